@@ -1,0 +1,84 @@
+// AlwaysPullImages: in a multi-tenant cluster, an image pulled to a node by one tenant can be run
+// by any other pod scheduled there that names it, with no check of the other tenant's pull
+// credentials. Forcing imagePullPolicy: Always makes every start pull, so the registry checks
+// credentials each time. Upstream: plugin/pkg/admission/alwayspullimages.
+//
+// Served as a mutating webhook (upstream Admit: set Always everywhere) and a validating twin
+// (upstream Validate: refuse anything else), because a later mutating webhook may undo the change.
+
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import { isMainResource } from '../../lib/admission/request.js';
+import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
+import type { FieldError } from '../../lib/admission/field.js';
+import { notSupported } from '../../lib/admission/field.js';
+import { definePlugin } from '../../lib/admission/plugin.js';
+import type { Pod } from '../../lib/kube/pod.js';
+import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
+
+const ALWAYS = 'Always';
+const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+
+/** Other resources, subresources, and updates that bring no new image are left alone. */
+function shouldIgnore(request: AdmissionRequest): boolean {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
+  if (!isMainResource(request, '', 'pods')) return true;
+  return isUpdateWithNoNewImages(request);
+}
+
+function isUpdateWithNoNewImages(request: AdmissionRequest): boolean {
+  if (request.operation !== 'UPDATE' || !isPod(request.object) || !isPod(request.oldObject)) return false;
+  const oldImages = podImages(request.oldObject.spec);
+  for (const image of podImages(request.object.spec)) if (!oldImages.has(image)) return false;
+  return true;
+}
+
+function isPod(object: unknown): object is Pod {
+  if (object === null || typeof object !== 'object') return false;
+  const { kind, spec } = object as Pod;
+  return (kind === undefined || kind === 'Pod') && (spec === undefined || (typeof spec === 'object' && spec !== null));
+}
+
+const notAPod = () => badRequest('Resource was marked with kind Pod but was unable to be converted');
+
+function policyViolations(pod: Pod): FieldError[] {
+  const errors: FieldError[] = [];
+  visitContainers(pod.spec, (container, path) => {
+    if (container.imagePullPolicy !== ALWAYS) errors.push(notSupported(path.child('imagePullPolicy'), container.imagePullPolicy ?? '', [ALWAYS]));
+  });
+  for (const { volume, path } of imageVolumes(pod.spec)) {
+    if (volume.image?.pullPolicy !== ALWAYS) errors.push(notSupported(path.child('image', 'pullPolicy'), volume.image?.pullPolicy ?? '', [ALWAYS]));
+  }
+  return errors;
+}
+
+export default definePlugin({
+  metadata: {
+    upstreamName: 'AlwaysPullImages',
+    name: 'always-pull-images',
+    summary: 'Forces imagePullPolicy Always on every container and image volume of new or re-imaged pods.',
+    mutating: { rules: POD_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
+    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    writes: false,
+    needs: [],
+    systemNamespaces: 'exclude',
+  },
+
+  admit(request) {
+    if (shouldIgnore(request)) return allowed();
+    const pod = request.object;
+    if (!isPod(pod)) return notAPod();
+    if (policyViolations(pod).length === 0) return allowed();
+    const mutated = structuredClone(pod);
+    visitContainers(mutated.spec, (container) => void (container.imagePullPolicy = ALWAYS));
+    for (const { volume } of imageVolumes(mutated.spec)) volume.image!.pullPolicy = ALWAYS;
+    return patched(mutated);
+  },
+
+  validate(request) {
+    if (shouldIgnore(request)) return allowed();
+    const pod = request.object;
+    if (!isPod(pod)) return notAPod();
+    const errors = policyViolations(pod);
+    return errors.length === 0 ? allowed() : forbidden(request, errors);
+  },
+});

@@ -1,0 +1,95 @@
+import type { Decision } from './decision.js';
+import type { AdmissionRequest } from './request.js';
+import type { Operation } from './types.js';
+
+/** One admissionregistration.k8s.io/v1 rule, as it will be emitted. */
+export interface WebhookRule {
+  readonly operations: readonly (Operation | '*')[];
+  readonly apiGroups: readonly string[];
+  readonly apiVersions: readonly string[];
+  /** `pods`, `pods/ephemeralcontainers`, `*`... exactly as in a webhook rule. */
+  readonly resources: readonly string[];
+  readonly scope?: 'Cluster' | 'Namespaced' | '*';
+}
+
+export interface PhaseMetadata {
+  readonly rules: readonly WebhookRule[];
+  readonly failurePolicy: 'Fail' | 'Ignore';
+  readonly timeoutSeconds: number;
+  /** Mutations that other webhooks may undo ask to be called again. */
+  readonly reinvocationPolicy?: 'Never' | 'IfNeeded';
+  readonly matchConditions?: readonly { readonly name: string; readonly expression: string }[];
+}
+
+/** Cluster state a plugin reads; the emitted configuration subscribes to its writes. */
+export type ClusterStateNeed = 'namespaces' | 'resourcequotas';
+
+/**
+ * Everything the handler, the emitted webhook configuration and serverless.yml need to know about
+ * a plugin, declared once, next to its logic.
+ */
+export interface PluginMetadata {
+  /** The kube-apiserver's name: `AlwaysPullImages`. Also the AdmissionConfiguration entry name. */
+  readonly upstreamName: string;
+  /** kebab-case of upstreamName: the URL path segment, the Lambda name, the webhook name prefix. */
+  readonly name: string;
+  /** One sentence, for --help, the README and webhook descriptions. */
+  readonly summary: string;
+  /** Present when upstream mutates (Admit). */
+  readonly mutating?: PhaseMetadata;
+  /** Present when upstream validates (Validate), including the twin that checks a mutation held. */
+  readonly validating?: PhaseMetadata;
+  /** True when the plugin records side effects (sideEffects: NoneOnDryRun, write access). */
+  readonly writes: boolean;
+  readonly needs: readonly ClusterStateNeed[];
+  /**
+   * Whether requests in kube-system, kube-node-lease and the webhook's own namespace are sent.
+   * Upstream plugins see every namespace; most of ours skip these to keep the cluster recoverable.
+   */
+  readonly systemNamespaces: 'exclude' | 'include';
+}
+
+export interface PluginContext<Config> {
+  readonly config: Config;
+}
+
+export type PhaseFunction<Config> = (request: AdmissionRequest, context: PluginContext<Config>) => Decision | Promise<Decision>;
+
+/** Where a plugin's configuration came from, for error messages. */
+export interface ConfigSource {
+  /** The AdmissionConfiguration file, or a description of where the configuration came from. */
+  readonly file: string;
+  /** The directory relative paths in the configuration resolve against. */
+  readonly baseDir: string;
+}
+
+export interface AdmissionPlugin<Config = undefined> {
+  readonly metadata: PluginMetadata;
+  /**
+   * Turns the plugin's AdmissionConfiguration entry (undefined when there is none) into its
+   * configuration. Throws a ConfigError naming the field; called once, at start.
+   */
+  readonly configure?: (raw: unknown, source: ConfigSource) => Config;
+  /** Upstream's Admit: may mutate. */
+  readonly admit?: PhaseFunction<Config>;
+  /** Upstream's Validate: may only allow or deny. */
+  readonly validate?: PhaseFunction<Config>;
+}
+
+/** Keeps the Config type parameter inferred from `configure`. */
+export function definePlugin<Config = undefined>(plugin: AdmissionPlugin<Config>): AdmissionPlugin<Config> {
+  return plugin;
+}
+
+// A registry holds plugins of different configuration types side by side.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyAdmissionPlugin = AdmissionPlugin<any>;
+
+/** `AlwaysPullImages` → `always-pull-images`, `DenyServiceExternalIPs` → `deny-service-external-ips`. */
+export function kebabCase(upstreamName: string): string {
+  return upstreamName
+    .replace(/([A-Z]{2,})s(?=[A-Z]|$)/g, (_, acronym: string) => `${acronym[0]}${acronym.slice(1).toLowerCase()}s`)
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase();
+}

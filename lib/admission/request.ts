@@ -1,0 +1,150 @@
+import type {
+  AdmissionRequestWire,
+  GroupVersionKind,
+  GroupVersionResource,
+  KubeObject,
+  Operation,
+  ReviewApiVersion,
+  UserInfo,
+} from './types.js';
+import { OPERATIONS, SUPPORTED_REVIEW_VERSIONS } from './types.js';
+
+/**
+ * One read-only view of an admission request, whatever AdmissionReview version carried it.
+ * Plugins read this and nothing else: no HTTP, no base64, no API Gateway event.
+ */
+export interface AdmissionRequest {
+  readonly reviewVersion: ReviewApiVersion;
+  readonly uid: string;
+  readonly kind: Readonly<GroupVersionKind>;
+  readonly resource: Readonly<GroupVersionResource>;
+  /** '' when the request is for the main resource. */
+  readonly subResource: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly operation: Operation;
+  readonly userInfo: Readonly<UserInfo>;
+  readonly object: Readonly<KubeObject> | null;
+  readonly oldObject: Readonly<KubeObject> | null;
+  readonly dryRun: boolean;
+  readonly options: Readonly<Record<string, unknown>> | null;
+}
+
+/** A body the apiserver would never send: answered with HTTP 400 and this one-line reason. */
+export class MalformedReviewError extends Error {
+  override readonly name = 'MalformedReviewError';
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function requireString(owner: Record<string, unknown>, key: string, path: string, allowEmpty = true): string {
+  const value = owner[key];
+  if (typeof value !== 'string' || (!allowEmpty && value === '')) {
+    throw new MalformedReviewError(`${path}.${key} must be a${allowEmpty ? '' : ' non-empty'} string`);
+  }
+  return value;
+}
+
+function optionalString(owner: Record<string, unknown>, key: string, path: string): string {
+  const value = owner[key];
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw new MalformedReviewError(`${path}.${key} must be a string`);
+  return value;
+}
+
+function groupVersion<K extends 'kind' | 'resource'>(
+  owner: Record<string, unknown>,
+  key: string,
+  leaf: K,
+): K extends 'kind' ? GroupVersionKind : GroupVersionResource {
+  const value = owner[key];
+  const path = `request.${key}`;
+  if (!isPlainObject(value)) throw new MalformedReviewError(`${path} must be an object`);
+  const gv = {
+    group: optionalString(value, 'group', path),
+    version: requireString(value, 'version', path),
+    [leaf]: requireString(value, leaf, path, false),
+  };
+  return gv as never;
+}
+
+function objectOrNull(owner: Record<string, unknown>, key: 'object' | 'oldObject'): KubeObject | null {
+  const value = owner[key];
+  if (value === undefined || value === null) return null;
+  if (!isPlainObject(value)) throw new MalformedReviewError(`request.${key} must be an object or null`);
+  if (value.metadata !== undefined && value.metadata !== null && !isPlainObject(value.metadata)) {
+    throw new MalformedReviewError(`request.${key}.metadata must be an object`);
+  }
+  return value as KubeObject;
+}
+
+function userInfoOf(owner: Record<string, unknown>): UserInfo {
+  const value = owner.userInfo;
+  if (value === undefined || value === null) return {};
+  if (!isPlainObject(value)) throw new MalformedReviewError('request.userInfo must be an object');
+  if (value.groups !== undefined && value.groups !== null) {
+    if (!Array.isArray(value.groups) || value.groups.some((g) => typeof g !== 'string')) {
+      throw new MalformedReviewError('request.userInfo.groups must be a list of strings');
+    }
+  }
+  return value as UserInfo;
+}
+
+/**
+ * Checks the shape of a parsed body and returns the request view. The body is not copied: the
+ * view points into it, and nothing in this project writes through the view.
+ */
+export function decodeAdmissionReview(body: unknown): AdmissionRequest {
+  if (!isPlainObject(body)) throw new MalformedReviewError('body is not a JSON object');
+  if (body.kind !== 'AdmissionReview') {
+    throw new MalformedReviewError(`kind must be AdmissionReview, got ${JSON.stringify(body.kind ?? null)}`);
+  }
+  const apiVersion = body.apiVersion;
+  if (!SUPPORTED_REVIEW_VERSIONS.includes(apiVersion as ReviewApiVersion)) {
+    throw new MalformedReviewError(
+      `unsupported AdmissionReview apiVersion ${JSON.stringify(apiVersion ?? null)}: supported are ${SUPPORTED_REVIEW_VERSIONS.join(', ')}`,
+    );
+  }
+  const request = body.request;
+  if (!isPlainObject(request)) throw new MalformedReviewError('request must be an object');
+  const uid = requireString(request, 'uid', 'request', false);
+  const operation = request.operation;
+  if (!OPERATIONS.includes(operation as Operation)) {
+    throw new MalformedReviewError(`request.operation must be one of ${OPERATIONS.join(', ')}`);
+  }
+  if (request.dryRun !== undefined && request.dryRun !== null && typeof request.dryRun !== 'boolean') {
+    throw new MalformedReviewError('request.dryRun must be a boolean');
+  }
+  const options = request.options;
+  if (options !== undefined && options !== null && !isPlainObject(options)) {
+    throw new MalformedReviewError('request.options must be an object');
+  }
+  const wire = request as unknown as AdmissionRequestWire;
+  return {
+    reviewVersion: apiVersion as ReviewApiVersion,
+    uid,
+    kind: groupVersion(request, 'kind', 'kind'),
+    resource: groupVersion(request, 'resource', 'resource'),
+    subResource: optionalString(request, 'subResource', 'request'),
+    name: optionalString(request, 'name', 'request'),
+    namespace: optionalString(request, 'namespace', 'request'),
+    operation: operation as Operation,
+    userInfo: userInfoOf(request),
+    object: objectOrNull(request, 'object'),
+    oldObject: objectOrNull(request, 'oldObject'),
+    dryRun: wire.dryRun === true,
+    options: (options as Record<string, unknown> | undefined) ?? null,
+  };
+}
+
+/** `pods`, `deployments.apps`: the group-qualified resource as the apiserver prints it. */
+export function qualifiedResource(resource: Pick<GroupVersionResource, 'group' | 'resource'>): string {
+  return resource.group === '' ? resource.resource : `${resource.resource}.${resource.group}`;
+}
+
+/** True when the request is for `resource` in `group` itself, not a subresource of it. */
+export function isMainResource(request: AdmissionRequest, group: string, resource: string): boolean {
+  return request.subResource === '' && request.resource.group === group && request.resource.resource === resource;
+}

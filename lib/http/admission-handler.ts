@@ -1,0 +1,62 @@
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import type { AnyAdmissionPlugin, PhaseFunction } from '../admission/plugin.js';
+import type { Phase } from '../admission/response.js';
+import { encodeAdmissionResponse } from '../admission/response.js';
+import { configurePlugin, loadAdmissionConfiguration } from '../config/admission-configuration.js';
+import { admissionReviewParser } from './admission-review-parser.js';
+import { bodyLimit } from './body-limit.js';
+import type { CallerAuth } from './caller-identity.js';
+import { callerAuthFromEnv, callerIdentity } from './caller-identity.js';
+import { notFound } from './errors.js';
+import type { GatewayEvent, GatewayResult } from './event.js';
+import { requestPhase } from './event.js';
+import { httpErrors } from './http-errors.js';
+import { requestLog } from './request-log.js';
+
+export interface AdmissionHandlerOptions<Config> {
+  /** Already validated configuration (the local server loads every plugin's at start). */
+  readonly config?: Config;
+  readonly callerAuth?: CallerAuth;
+  readonly maxBodyBytes?: number;
+}
+
+export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
+
+/**
+ * The Lambda entry of one plugin: the lib's middlewares around the plugin's pure functions.
+ * Configuration and caller policy are read once, when the module loads (Lambda's init phase), so
+ * a bad configuration fails the cold start instead of a request.
+ */
+export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
+  const config = 'config' in options ? options.config : configurePlugin<Config>(plugin, loadAdmissionConfiguration());
+  const callerAuth = options.callerAuth ?? callerAuthFromEnv();
+  const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
+  const context = { config: config as Config };
+
+  const admissionRoute = {
+    before: function admissionRouteBefore(request: { event: GatewayEvent }): void {
+      const phase = requestPhase(request.event);
+      if (phase === undefined || phases[phase] === undefined) {
+        throw notFound(`${plugin.metadata.name} serves ${Object.keys(phases).filter((p) => phases[p as Phase]).join(' and ')} only`);
+      }
+    },
+  };
+
+  return middy<GatewayEvent, GatewayResult>()
+    .use(requestLog(plugin.metadata.name))
+    .use(httpErrors())
+    .use(admissionRoute)
+    .use(callerIdentity(callerAuth))
+    .use(bodyLimit({ maxBytes: options.maxBodyBytes }))
+    .use(admissionReviewParser())
+    .handler(async function admissionReview(event: GatewayEvent): Promise<GatewayResult> {
+      const phase = requestPhase(event) as Phase;
+      const request = event.admissionRequest!;
+      const decision = await phases[phase]!(request, context);
+      const review = encodeAdmissionResponse(request, decision, phase);
+      const { response } = review;
+      event.outcome = { allowed: response!.allowed, patched: response!.patch !== undefined, ...(response!.status && { code: response!.status.code }) };
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) };
+    }) as unknown as AdmissionHandler;
+}

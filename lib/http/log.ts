@@ -1,0 +1,18 @@
+/**
+ * One structured JSON line per request on stdout, which Lambda ships to CloudWatch Logs.
+ * LOG_LEVEL=silent turns it off (tests); a sink can be swapped in to read the lines.
+ */
+export type LogRecord = Record<string, unknown>;
+export type LogSink = (line: string) => void;
+
+const stdoutSink: LogSink = (line) => process.stdout.write(`${line}\n`);
+let sink: LogSink = stdoutSink;
+
+export function setLogSink(next: LogSink | undefined): void {
+  sink = next ?? stdoutSink;
+}
+
+export function logRecord(record: LogRecord): void {
+  if (sink === stdoutSink && process.env.LOG_LEVEL === 'silent') return;
+  sink(JSON.stringify({ time: new Date().toISOString(), ...record }));
+}

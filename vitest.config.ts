@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // The end-to-end suites start real servers (HTTPS, DynamoDB Local); give them room on 2 cores.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    env: { LOG_LEVEL: 'silent' },
+  },
+});

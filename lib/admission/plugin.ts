@@ -1,6 +1,7 @@
 import type { Decision } from './decision.js';
 import type { AdmissionRequest } from './request.js';
 import type { Operation } from './types.js';
+import type { PluginState } from '../state/ports.js';
 
 /** One admissionregistration.k8s.io/v1 rule, as it will be emitted. */
 export interface WebhookRule {
@@ -51,6 +52,8 @@ export interface PluginMetadata {
 
 export interface PluginContext<Config> {
   readonly config: Config;
+  /** Learned cluster state and side effects, scoped to the request (dry runs never write). */
+  readonly state: PluginState;
 }
 
 export type PhaseFunction<Config> = (request: AdmissionRequest, context: PluginContext<Config>) => Decision | Promise<Decision>;

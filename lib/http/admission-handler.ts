@@ -13,12 +13,17 @@ import type { GatewayEvent, GatewayResult } from './event.js';
 import { requestPhase } from './event.js';
 import { httpErrors } from './http-errors.js';
 import { requestLog } from './request-log.js';
+import type { AdmissionRequest } from '../admission/request.js';
+import type { PluginState } from '../state/ports.js';
+import { NO_STATE } from '../state/ports.js';
 
 export interface AdmissionHandlerOptions<Config> {
   /** Already validated configuration (the local server loads every plugin's at start). */
   readonly config?: Config;
   readonly callerAuth?: CallerAuth;
   readonly maxBodyBytes?: number;
+  /** The request-scoped state ports (lib/state); plugins that need none get NO_STATE. */
+  readonly state?: (request: AdmissionRequest) => PluginState;
 }
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
@@ -32,7 +37,7 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
   const config = 'config' in options ? options.config : configurePlugin<Config>(plugin, loadAdmissionConfiguration());
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
-  const context = { config: config as Config };
+  const stateFor = options.state ?? (() => NO_STATE);
 
   const admissionRoute = {
     before: function admissionRouteBefore(request: { event: GatewayEvent }): void {
@@ -53,7 +58,7 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
     .handler(async function admissionReview(event: GatewayEvent): Promise<GatewayResult> {
       const phase = requestPhase(event) as Phase;
       const request = event.admissionRequest!;
-      const decision = await phases[phase]!(request, context);
+      const decision = await phases[phase]!(request, { config: config as Config, state: stateFor(request) });
       const review = encodeAdmissionResponse(request, decision, phase);
       const { response } = review;
       event.outcome = { allowed: response!.allowed, patched: response!.patch !== undefined, ...(response!.status && { code: response!.status.code }) };

@@ -9,6 +9,8 @@ import { decodeAdmissionReview } from '../../lib/admission/request.js';
 import type { Phase } from '../../lib/admission/response.js';
 import { encodeAdmissionResponse } from '../../lib/admission/response.js';
 import type { AdmissionRequestWire, AdmissionReviewWire, KubeObject, Operation } from '../../lib/admission/types.js';
+import type { PluginState } from '../../lib/state/ports.js';
+import { NO_STATE } from '../../lib/state/ports.js';
 
 let counter = 0;
 
@@ -76,11 +78,11 @@ export interface PhaseResult {
  * RFC 6902 implementation, validating every operation against the document (a patch that does not
  * apply fails the test, as it would fail the user's request).
  */
-export async function runPhase(plugin: AnyAdmissionPlugin, phase: Phase, input: ReviewInput | AdmissionRequest, config?: unknown): Promise<PhaseResult> {
+export async function runPhase(plugin: AnyAdmissionPlugin, phase: Phase, input: ReviewInput | AdmissionRequest, config?: unknown, state: PluginState = NO_STATE): Promise<PhaseResult> {
   const request = 'reviewVersion' in input ? input : requestOf(input);
   const fn = phase === 'mutate' ? plugin.admit : plugin.validate;
   if (!fn) throw new Error(`${plugin.metadata.name} has no ${phase} phase`);
-  const decision = await fn(request, { config });
+  const decision = await fn(request, { config, state });
   const wire = encodeAdmissionResponse(request, decision, phase);
   const response = wire.response!;
   expect(response.uid).toBe(request.uid);
@@ -99,10 +101,10 @@ export async function runPhase(plugin: AnyAdmissionPlugin, phase: Phase, input: 
  * Mutates, applies the patch, then runs the mutation again on its own output: the second run must
  * change nothing (reinvocation and webhook retries rely on it). Returns the first run.
  */
-export async function mutateIdempotently(plugin: AnyAdmissionPlugin, input: ReviewInput, config?: unknown): Promise<PhaseResult> {
-  const first = await runPhase(plugin, 'mutate', input, config);
+export async function mutateIdempotently(plugin: AnyAdmissionPlugin, input: ReviewInput, config?: unknown, state: PluginState = NO_STATE): Promise<PhaseResult> {
+  const first = await runPhase(plugin, 'mutate', input, config, state);
   if (first.patch.length > 0) {
-    const again = await runPhase(plugin, 'mutate', { ...input, object: first.patchedObject }, config);
+    const again = await runPhase(plugin, 'mutate', { ...input, object: first.patchedObject }, config, state);
     expect(again.patch, 'a second run of the mutation on its own output changed something').toEqual([]);
   }
   return first;

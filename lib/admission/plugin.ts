@@ -77,6 +77,11 @@ export interface AdmissionPlugin<Config = undefined> {
   readonly admit?: PhaseFunction<Config>;
   /** Upstream's Validate: may only allow or deny. */
   readonly validate?: PhaseFunction<Config>;
+  /**
+   * For plugins whose matching depends on configuration (ValidatingAdmissionPolicy): the
+   * validating rules to emit for this configuration, replacing metadata.validating.rules.
+   */
+  readonly validatingRulesFor?: (config: Config) => readonly WebhookRule[];
 }
 
 /** Keeps the Config type parameter inferred from `configure`. */

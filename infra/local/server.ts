@@ -1,0 +1,212 @@
+// The local webhook host: a Node HTTPS server that asks for client certificates and hands each
+// request, as API Gateway would, to the same Lambda handlers that are deployed. serverless-offline
+// cannot ask for client certificates (ecosystem notes), hence our own ~150 lines.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
+import { MAX_BODY_BYTES } from '../../lib/http/body-limit.js';
+
+export interface LocalServerOptions {
+  /** Plugin name → its Lambda handler. */
+  readonly handlers: ReadonlyMap<string, AdmissionHandler>;
+  readonly tls: { readonly caPem: string; readonly certPem: string; readonly keyPem: string };
+  /** mTLS refuses the handshake without a certificate from the CA; url-secret mode cannot ask for one. */
+  readonly requireClientCertificate: boolean;
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port?: number;
+  readonly maxBodyBytes?: number;
+  /** A Lambda's timeout: what context.getRemainingTimeInMillis counts down from. */
+  readonly functionTimeoutMs?: number;
+}
+
+export interface LocalServer {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+interface Route {
+  readonly plugin: string;
+  readonly handler: AdmissionHandler;
+}
+
+/** Routes on the path only (the apiserver appends `?timeout=10s`): `[/<secret>]/<plugin>/<phase>`. */
+export function routeOf(path: string, handlers: ReadonlyMap<string, AdmissionHandler>): Route | undefined {
+  const segments = path.split('/').filter(Boolean);
+  const phase = segments[segments.length - 1];
+  const plugin = segments[segments.length - 2];
+  if (segments.length > 3 || (phase !== 'mutate' && phase !== 'validate') || plugin === undefined) return undefined;
+  const handler = handlers.get(plugin);
+  return handler ? { plugin, handler } : undefined;
+}
+
+function pemOf(der: Buffer): string {
+  const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+}
+
+function distinguishedName(name: PeerCertificate['subject']): string {
+  const entries = Object.entries(name ?? {}).flatMap(([key, value]) => (Array.isArray(value) ? value.map((v) => [key, v]) : [[key, value]]));
+  entries.sort(([a], [b]) => (a === 'CN' ? -1 : b === 'CN' ? 1 : 0));
+  return entries.map(([key, value]) => `${key}=${value}`).join(',');
+}
+
+/** The certificate as API Gateway puts it in `requestContext.identity.clientCert`. */
+export function apiGatewayClientCert(socket: TLSSocket): APIGatewayEventClientCertificate | null {
+  const peer = socket.getPeerCertificate();
+  if (!peer || !peer.raw || !socket.authorized) return null;
+  return {
+    clientCertPem: pemOf(peer.raw),
+    subjectDN: distinguishedName(peer.subject),
+    issuerDN: distinguishedName(peer.issuer),
+    serialNumber: peer.serialNumber.match(/.{1,2}/g)?.join(':').toLowerCase() ?? '',
+    validity: { notBefore: peer.valid_from, notAfter: peer.valid_to },
+  };
+}
+
+function singleValued(headers: IncomingMessage['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers)) if (value !== undefined) out[key] = Array.isArray(value) ? value.join(',') : value;
+  return out;
+}
+
+function restEvent(req: IncomingMessage, route: Route, path: string, query: URLSearchParams, body: string): APIGatewayProxyEvent {
+  const phase = path.split('/').filter(Boolean).pop()!;
+  const resourcePath = `/${route.plugin}/${phase}`;
+  const clientCert = apiGatewayClientCert(req.socket as TLSSocket);
+  const queryParameters = Object.fromEntries(query.entries());
+  return {
+    resource: resourcePath,
+    path,
+    httpMethod: req.method ?? 'POST',
+    headers: singleValued(req.headers),
+    multiValueHeaders: {},
+    queryStringParameters: Object.keys(queryParameters).length ? queryParameters : null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      authorizer: null,
+      protocol: `HTTP/${req.httpVersion}`,
+      httpMethod: req.method ?? 'POST',
+      path,
+      stage: 'local',
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        user: null,
+        userAgent: req.headers['user-agent'] ?? null,
+        userArn: null,
+      },
+    },
+  };
+}
+
+function lambdaContext(plugin: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  const name = `serverless-admission-local-${plugin}`;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function answer(res: ServerResponse, statusCode: number, body: string, headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' }): void {
+  res.writeHead(statusCode, { ...headers, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const functionTimeoutMs = options.functionTimeoutMs ?? 10_000;
+
+  async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://local');
+    const route = routeOf(url.pathname, options.handlers);
+    if (!route) return answer(res, 404, `no webhook at ${url.pathname}\n`);
+    if (req.method !== 'POST') return answer(res, 405, 'admission webhooks answer POST only\n', { 'content-type': 'text/plain; charset=utf-8', allow: 'POST' });
+    const event = restEvent(req, route, url.pathname, url.searchParams, body);
+    const result = await route.handler(event, lambdaContext(route.plugin, functionTimeoutMs));
+    const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
+    answer(res, result.statusCode, result.body, headers);
+  }
+
+  const server = createServer(
+    {
+      key: options.tls.keyPem,
+      cert: options.tls.certPem,
+      ca: options.tls.caPem,
+      requestCert: options.requireClientCertificate,
+      rejectUnauthorized: options.requireClientCertificate,
+      minVersion: 'TLSv1.2',
+    },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      let received = 0;
+      req.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        // Past the limit, keep draining (so the client reads our answer) but keep nothing.
+        if (received <= maxBodyBytes) chunks.push(chunk);
+      });
+      req.on('end', () => {
+        if (received > maxBodyBytes) {
+          return answer(res, 413, `body of ${received} bytes exceeds the limit of ${maxBodyBytes} bytes\n`);
+        }
+        serve(req, res, Buffer.concat(chunks).toString('utf8')).catch((error: Error) => {
+          // The handlers answer their own failures; this is the server's last line of defence.
+          if (!res.headersSent) answer(res, 500, `internal error: ${error.message}\n`);
+        });
+      });
+      req.on('error', () => res.destroy());
+    },
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `https://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,137 @@
+// The local PKI: a CA, the webhook server's certificate, and the client certificate the
+// kube-apiserver presents (the mTLS half that lives on the cluster side). Made with node-forge so
+// that nothing but `npm ci` is needed; RSA keys come from Node's native generator through forge.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import forge from 'node-forge';
+
+export const DEFAULT_PKI_DIR = '.local/pki';
+export const CLIENT_COMMON_NAME = 'kube-apiserver-admission-client';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface KeyAndCertificate {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+export interface LocalPki {
+  readonly dir: string;
+  readonly ca: KeyAndCertificate;
+  readonly server: KeyAndCertificate;
+  readonly client: KeyAndCertificate;
+  readonly files: { readonly ca: string; readonly serverCert: string; readonly serverKey: string; readonly clientCert: string; readonly clientKey: string };
+}
+
+export interface CertificateRequest {
+  readonly commonName: string;
+  readonly organization?: string;
+  readonly days: number;
+  /** For server certificates: DNS names and IP addresses. */
+  readonly dnsNames?: readonly string[];
+  readonly ipAddresses?: readonly string[];
+  readonly usage: 'ca' | 'server' | 'client';
+}
+
+function subjectOf(request: CertificateRequest): forge.pki.CertificateField[] {
+  const subject: forge.pki.CertificateField[] = [{ name: 'commonName', value: request.commonName }];
+  if (request.organization) subject.push({ name: 'organizationName', value: request.organization });
+  return subject;
+}
+
+function extensionsOf(request: CertificateRequest): object[] {
+  if (request.usage === 'ca') {
+    return [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+      { name: 'subjectKeyIdentifier' },
+    ];
+  }
+  const altNames = [
+    ...(request.dnsNames ?? []).map((value) => ({ type: 2, value })),
+    ...(request.ipAddresses ?? []).map((ip) => ({ type: 7, ip })),
+  ];
+  return [
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: request.usage === 'server', clientAuth: request.usage === 'client' },
+    ...(altNames.length ? [{ name: 'subjectAltName', altNames }] : []),
+  ];
+}
+
+/** Issues a certificate signed by `issuer`, or self-signed when there is none (a CA). */
+export function issueCertificate(request: CertificateRequest, issuer?: KeyAndCertificate): KeyAndCertificate {
+  const keys = forge.pki.rsa.generateKeyPair({ bits: 2048 });
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = keys.publicKey;
+  // A positive serial: clear the top bit of the first byte.
+  cert.serialNumber = (randomBytes(16)[0] & 0x7f).toString(16).padStart(2, '0') + randomBytes(15).toString('hex');
+  const now = Date.now();
+  cert.validity.notBefore = new Date(now - 60_000);
+  cert.validity.notAfter = new Date(now + request.days * DAY_MS);
+  cert.setSubject(subjectOf(request));
+  const issuerCert = issuer ? forge.pki.certificateFromPem(issuer.certPem) : undefined;
+  cert.setIssuer(issuerCert ? issuerCert.subject.attributes : subjectOf(request));
+  cert.setExtensions(extensionsOf(request));
+  const signingKey = issuer ? forge.pki.privateKeyFromPem(issuer.keyPem) : keys.privateKey;
+  cert.sign(signingKey, forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(cert), keyPem: forge.pki.privateKeyToPem(keys.privateKey) };
+}
+
+export function pkiFiles(dir: string): LocalPki['files'] {
+  return {
+    ca: join(dir, 'ca.crt'),
+    serverCert: join(dir, 'server.crt'),
+    serverKey: join(dir, 'server.key'),
+    clientCert: join(dir, 'client.crt'),
+    clientKey: join(dir, 'client.key'),
+  };
+}
+
+/** Everything a fresh PKI needs: the CA signs one server and one client certificate. */
+export function createPki(options: { serverHosts?: readonly string[]; clientCommonName?: string } = {}): Pick<LocalPki, 'ca' | 'server' | 'client'> {
+  const hosts = options.serverHosts ?? ['localhost', '127.0.0.1', '::1'];
+  const isIp = (h: string) => /^[\d.]+$/.test(h) || h.includes(':');
+  const ca = issueCertificate({ commonName: 'serverless-admission local CA', organization: 'serverless-admission', days: 3650, usage: 'ca' });
+  const server = issueCertificate(
+    { commonName: hosts[0], days: 825, usage: 'server', dnsNames: hosts.filter((h) => !isIp(h)), ipAddresses: hosts.filter(isIp) },
+    ca,
+  );
+  const client = issueCertificate({ commonName: options.clientCommonName ?? CLIENT_COMMON_NAME, organization: 'serverless-admission', days: 825, usage: 'client' }, ca);
+  return { ca, server, client };
+}
+
+/**
+ * Reads the PKI under `dir`, creating it on first use. Keys are written 0600; an existing PKI is
+ * never overwritten (rotation is explicit: `npm run pki -- --rotate`).
+ */
+export function ensureLocalPki(dir = DEFAULT_PKI_DIR, options: { rotate?: boolean } = {}): LocalPki & { created: boolean } {
+  const files = pkiFiles(dir);
+  const present = Object.values(files).every((f) => existsSync(f));
+  if (!present || options.rotate) {
+    mkdirSync(dir, { recursive: true });
+    const { ca, server, client } = createPki();
+    const write = (file: string, text: string, secret: boolean) => {
+      writeFileSync(file, text);
+      if (secret) chmodSync(file, 0o600);
+    };
+    write(files.ca, ca.certPem, false);
+    write(files.serverCert, server.certPem, false);
+    write(files.serverKey, server.keyPem, true);
+    write(files.clientCert, client.certPem, false);
+    write(files.clientKey, client.keyPem, true);
+    // The CA key stays beside the CA so that more client certificates can be issued later.
+    write(join(dir, 'ca.key'), ca.keyPem, true);
+    return { dir, ca, server, client, files, created: true };
+  }
+  const read = (f: string) => readFileSync(f, 'utf8');
+  const caKey = join(dir, 'ca.key');
+  return {
+    dir,
+    ca: { certPem: read(files.ca), keyPem: existsSync(caKey) ? read(caKey) : '' },
+    server: { certPem: read(files.serverCert), keyPem: read(files.serverKey) },
+    client: { certPem: read(files.clientCert), keyPem: read(files.clientKey) },
+    files,
+    created: false,
+  };
+}

@@ -1,0 +1,132 @@
+// End to end through the local server: a real HTTPS server that requires client certificates,
+// the deployed Lambda handler behind an API Gateway event adapter, real reviews captured from a
+// kube-apiserver, and the hostile bodies the apiserver would never send.
+import { readFileSync } from 'node:fs';
+import jsonpatch from 'fast-json-patch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import alwaysPullImages from '../../functions/always-pull-images/plugin.js';
+import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
+import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
+import type { LocalServer } from '../../infra/local/server.js';
+import { startLocalServer } from '../../infra/local/server.js';
+import { createPki } from '../../infra/pki/pki.js';
+import type { ClientIdentity } from '../support/https-client.js';
+import { post } from '../support/https-client.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/apiserver/${name}`, import.meta.url), 'utf8');
+const podCreate = fixture('admissionreview-v1-pod-create-k8s-v1.20.2.json');
+const podCreateDryRun = fixture('admissionreview-v1-pod-create-dryrun-k8s-v1.20.2.json');
+
+const pki = createPki();
+const stranger = createPki(); // another CA entirely
+const apiserver: ClientIdentity = { caPem: pki.ca.certPem, certPem: pki.client.certPem, keyPem: pki.client.keyPem };
+
+let server: LocalServer;
+let picky: LocalServer;
+
+function handlers(allowedSubjects: string[] = []) {
+  const handler = createAdmissionHandler(alwaysPullImages, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects } });
+  return new Map([[alwaysPullImages.metadata.name, handler]]);
+}
+
+beforeAll(async () => {
+  const tls = { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem };
+  server = await startLocalServer({ handlers: handlers(), tls, requireClientCertificate: true, port: 0 });
+  picky = await startLocalServer({ handlers: handlers(['someone-else']), tls, requireClientCertificate: true, port: 0 });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await picky?.close();
+});
+
+const mutateUrl = () => `${server.url}/always-pull-images/mutate?timeout=10s`;
+
+function reviewOf(body: string): AdmissionReviewWire {
+  return JSON.parse(body) as AdmissionReviewWire;
+}
+
+describe('callers', () => {
+  it('answers the apiserver presenting a certificate from the local CA', async () => {
+    const answer = await post(mutateUrl(), podCreate, apiserver);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('application/json');
+  });
+
+  it('refuses the handshake without a client certificate', async () => {
+    await expect(post(mutateUrl(), podCreate, { caPem: pki.ca.certPem })).rejects.toThrow(/certificate|socket hang up|ECONNRESET/i);
+  });
+
+  it('refuses the handshake with a certificate from another CA', async () => {
+    const outsider = { caPem: pki.ca.certPem, certPem: stranger.client.certPem, keyPem: stranger.client.keyPem };
+    await expect(post(mutateUrl(), podCreate, outsider)).rejects.toThrow(/certificate|unknown ca|socket hang up|ECONNRESET/i);
+  });
+
+  it('refuses a valid certificate whose subject is not on the allowlist with 403', async () => {
+    const answer = await post(`${picky.url}/always-pull-images/mutate`, podCreate, apiserver);
+    expect(answer.status).toBe(403);
+    expect(answer.body).toContain('kube-apiserver-admission-client');
+  });
+});
+
+describe('protocol', () => {
+  it('answers a captured v1 pod create in kind, same uid, with a patch that applies', async () => {
+    const sent = JSON.parse(podCreate);
+    const review = reviewOf((await post(mutateUrl(), podCreate, apiserver)).body);
+    expect(review).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: sent.request.uid, allowed: true, patchType: 'JSONPatch' } });
+    const patch = JSON.parse(Buffer.from(review.response!.patch!, 'base64').toString('utf8'));
+    const result = jsonpatch.applyPatch(sent.request.object, patch, true, false).newDocument as KubeObject & { spec: { containers: { imagePullPolicy: string }[] } };
+    expect(result.spec.containers[0].imagePullPolicy).toBe('Always');
+  });
+
+  it('answers the same request as v1beta1 with a v1beta1 review', async () => {
+    const sent = JSON.parse(podCreate);
+    sent.apiVersion = 'admission.k8s.io/v1beta1';
+    const review = reviewOf((await post(mutateUrl(), JSON.stringify(sent), apiserver)).body);
+    expect(review.apiVersion).toBe('admission.k8s.io/v1beta1');
+    expect(review.response!.uid).toBe(sent.request.uid);
+  });
+
+  it('denies through the validating twin with 403 and the field path', async () => {
+    const answer = await post(`${server.url}/always-pull-images/validate?timeout=5s`, podCreateDryRun, apiserver);
+    const review = reviewOf(answer.body);
+    expect(review.response).toMatchObject({ allowed: false, status: { code: 403, message: 'pods "p2" is forbidden: spec.containers[0].imagePullPolicy: Unsupported value: "IfNotPresent": supported values: "Always"' } });
+    expect(review.response!.patch).toBeUndefined();
+  });
+
+  it('answers 404 for unknown paths and 405 for other methods', async () => {
+    expect((await post(`${server.url}/no-such-plugin/mutate`, podCreate, apiserver)).status).toBe(404);
+    expect((await post(`${server.url}/always-pull-images`, podCreate, apiserver)).status).toBe(404);
+    expect((await post(mutateUrl(), '', apiserver, { method: 'PUT' })).status).toBe(405);
+  });
+});
+
+describe('hostile bodies get a 4xx with a one-line reason, and the server keeps answering', () => {
+  const valid = JSON.parse(podCreate);
+  const withRequest = (patch: Record<string, unknown>) => JSON.stringify({ ...valid, request: { ...valid.request, ...patch } });
+  const { uid: _uid, ...withoutUid } = valid.request;
+
+  it.each([
+    ['malformed JSON', '{"kind":"AdmissionReview",', 400, /not valid JSON/],
+    ['not an AdmissionReview', JSON.stringify({ kind: 'Pod', apiVersion: 'v1' }), 400, /kind must be AdmissionReview/],
+    ['an unknown version', JSON.stringify({ ...valid, apiVersion: 'admission.k8s.io/v2' }), 400, /unsupported AdmissionReview apiVersion "admission.k8s.io\/v2"/],
+    ['no uid', JSON.stringify({ ...valid, request: withoutUid }), 400, /request\.uid/],
+    ['a non-object object', withRequest({ object: 'a string' }), 400, /request\.object must be an object/],
+    ['an array object', withRequest({ object: [1, 2] }), 400, /request\.object must be an object/],
+    ['100,000-deep nesting', `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, 400, /nests deeper than 1000/],
+    ['an empty body', '', 400, /empty body/],
+    ['a 7 MB body', JSON.stringify({ ...valid, padding: 'x'.repeat(7_000_000) }), 413, /exceeds the limit/],
+  ])('%s', async (_name, body, status, reason) => {
+    const answer = await post(mutateUrl(), body, apiserver);
+    expect(answer.status).toBe(status);
+    expect(answer.body).toMatch(reason);
+    expect(answer.body.trim().split('\n')).toHaveLength(1);
+    const after = reviewOf((await post(mutateUrl(), podCreate, apiserver)).body);
+    expect(after.response!.uid).toBe(valid.request.uid);
+  });
+
+  it('a non-JSON content type gets 415', async () => {
+    const answer = await post(mutateUrl(), podCreate, apiserver, { contentType: 'text/plain' });
+    expect(answer.status).toBe(415);
+  });
+});

@@ -12,7 +12,7 @@ import { allowed, badRequest, forbidden, patched } from '../../lib/admission/dec
 import type { FieldError } from '../../lib/admission/field.js';
 import { notSupported } from '../../lib/admission/field.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
-import type { Pod } from '../../lib/kube/pod.js';
+import type { Pod, PodSpecWithImageVolumes } from '../../lib/kube/pod.js';
 import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
 
 const ALWAYS = 'Always';
@@ -51,6 +51,18 @@ function policyViolations(pod: Pod): FieldError[] {
   return errors;
 }
 
+/** A copy of the pod sharing every part it does not change: only the lists on the path are new. */
+function withPullAlways(pod: Pod): Pod {
+  const spec: Partial<PodSpecWithImageVolumes> = { ...pod.spec };
+  const always = <C extends { imagePullPolicy?: string }>(list: C[] | undefined) => (Array.isArray(list) ? list.map((c) => ({ ...c, imagePullPolicy: ALWAYS })) : list);
+  spec.initContainers = always(spec.initContainers);
+  spec.containers = always(spec.containers);
+  spec.ephemeralContainers = always(spec.ephemeralContainers);
+  if (Array.isArray(spec.volumes)) spec.volumes = spec.volumes.map((v) => (v?.image ? { ...v, image: { ...v.image, pullPolicy: ALWAYS } } : v));
+  for (const list of ['initContainers', 'containers', 'ephemeralContainers', 'volumes'] as const) if (spec[list] === undefined) delete spec[list];
+  return { ...pod, spec: spec as PodSpecWithImageVolumes };
+}
+
 export default definePlugin({
   metadata: {
     upstreamName: 'AlwaysPullImages',
@@ -68,10 +80,7 @@ export default definePlugin({
     const pod = request.object;
     if (!isPod(pod)) return notAPod();
     if (policyViolations(pod).length === 0) return allowed();
-    const mutated = structuredClone(pod);
-    visitContainers(mutated.spec, (container) => void (container.imagePullPolicy = ALWAYS));
-    for (const { volume } of imageVolumes(mutated.spec)) volume.image!.pullPolicy = ALWAYS;
-    return patched(mutated);
+    return patched(withPullAlways(pod));
   },
 
   validate(request) {

@@ -56,8 +56,22 @@ function distinguishedName(name: PeerCertificate['subject']): string {
   return entries.map(([key, value]) => `${key}=${value}`).join(',');
 }
 
-/** The certificate as API Gateway puts it in `requestContext.identity.clientCert`. */
+const clientCertBySocket = new WeakMap<TLSSocket, APIGatewayEventClientCertificate | null>();
+
+/**
+ * The certificate as API Gateway puts it in `requestContext.identity.clientCert`, worked out once
+ * per TLS connection: the apiserver keeps connections alive across many reviews.
+ */
 export function apiGatewayClientCert(socket: TLSSocket): APIGatewayEventClientCertificate | null {
+  let cert = clientCertBySocket.get(socket);
+  if (cert === undefined) {
+    cert = clientCertOf(socket);
+    clientCertBySocket.set(socket, cert);
+  }
+  return cert;
+}
+
+function clientCertOf(socket: TLSSocket): APIGatewayEventClientCertificate | null {
   const peer = socket.getPeerCertificate();
   if (!peer || !peer.raw || !socket.authorized) return null;
   return {

@@ -14,6 +14,17 @@ const CLOSE_BRACKET = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
+/** Counts `{` and `[` (strings included) with native searches, stopping past `limit`. */
+function openingsAtMost(text: string, limit: number): boolean {
+  let count = 0;
+  for (const open of ['{', '[']) {
+    for (let i = text.indexOf(open); i !== -1; i = text.indexOf(open, i + 1)) {
+      if (++count > limit) return false;
+    }
+  }
+  return true;
+}
+
 /** The deepest nesting of objects and arrays in JSON text, skipping strings; stops past `limit`. */
 export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
   let depth = 0;
@@ -41,7 +52,9 @@ export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
 
 /** JSON.parse with a nesting bound; both failures are the caller's, so HTTP 400. */
 export function parseBoundedJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
-  if (jsonDepth(text, maxDepth) > maxDepth) {
+  // A review has a few hundred brackets at most: too few to nest past the limit, so the exact
+  // scan runs only for bodies that could.
+  if (!openingsAtMost(text, maxDepth) && jsonDepth(text, maxDepth) > maxDepth) {
     throw badRequest(`body nests deeper than ${maxDepth} levels`);
   }
   try {

@@ -1,0 +1,82 @@
+// `npm run bench`: every figure side by side with its floor, printed and written to
+// bench/results.json (stable keys; the README summarises it). Figures, never assertions.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import { benchColdStart } from './cold-start.js';
+import { benchHandlers } from './handlers.js';
+import { table } from './stats.js';
+import { benchThroughput } from './throughput.js';
+
+const SECTIONS = ['handlers', 'cold-start', 'throughput', 'cel', 'store'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE]
+
+Measures, next to a floor in the same run:
+  handlers    each plugin's full Lambda handler in-process vs JSON.parse+stringify of the review
+  cold-start  each function's esbuild bundle: size, SDK bytes, fresh-process load+answer vs bare node
+  throughput  the local mTLS server at 16 connections vs a bare https server with the same TLS
+  cel         ValidatingAdmissionPolicy evaluation, and a request with 1 vs 1,000 policies loaded
+  store       DynamoDB calls per admitted request for each writing plugin
+Writes bench/results.json unless --out names another file.
+`;
+
+async function optional(modulePath: string, exportName: string): Promise<(() => Promise<unknown>) | undefined> {
+  if (!existsSync(new URL(modulePath.replace(/\.js$/, '.ts'), import.meta.url))) return undefined;
+  const module = (await import(modulePath)) as Record<string, () => Promise<unknown>>;
+  return module[exportName];
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) return void process.stdout.write(USAGE);
+  const only = new Set((values.only ?? SECTIONS.join(',')).split(',') as Section[]);
+  for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}: choose from ${SECTIONS.join(', ')}`);
+  process.env.LOG_LEVEL = 'silent';
+  const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model };
+  const report = (title: string, rows: Record<string, unknown>[]) => process.stdout.write(`\n## ${title}\n${table(rows)}\n`);
+
+  if (only.has('handlers')) {
+    process.stderr.write('handlers: timing each plugin in-process...\n');
+    results.handlers = await benchHandlers();
+    report('In-process handler vs parse floor (µs)', results.handlers as Record<string, unknown>[]);
+  }
+  if (only.has('cold-start')) {
+    process.stderr.write('cold-start: bundling and starting fresh processes...\n');
+    results.coldStart = await benchColdStart();
+    report('Cold start per function', results.coldStart as Record<string, unknown>[]);
+  }
+  if (only.has('throughput')) {
+    process.stderr.write('throughput: local server vs floor server, alternating...\n');
+    const throughput = await benchThroughput();
+    results.throughput = throughput;
+    report('Throughput rounds', throughput.rounds as unknown as Record<string, unknown>[]);
+    report('Throughput summary', [throughput.summary]);
+  }
+  for (const [section, modulePath, exportName] of [
+    ['cel', './cel.js', 'benchCel'],
+    ['store', './store.js', 'benchStore'],
+  ] as const) {
+    if (!only.has(section)) continue;
+    const run = await optional(modulePath, exportName);
+    if (!run) {
+      process.stderr.write(`${section}: no benchmark module yet, skipped\n`);
+      continue;
+    }
+    process.stderr.write(`${section}: measuring...\n`);
+    const figures = await run();
+    results[section] = figures;
+    report(section, Array.isArray(figures) ? (figures as Record<string, unknown>[]) : [figures as Record<string, unknown>]);
+  }
+
+  const out = values.out ?? 'bench/results.json';
+  mkdirSync(out.substring(0, out.lastIndexOf('/')) || '.', { recursive: true });
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`\nwritten to ${out}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { plugins } from '../../functions/index.js';
+import { gatewayEvent } from '../support/gateway-event.js';
 import { sampleReviewFor } from './samples.js';
 import { distribution, round } from './stats.js';
 
@@ -41,7 +42,7 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
       .filter(([path]) => path.includes('@aws-sdk/') || path.includes('@smithy/'))
       .reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
     const phase = plugin.metadata.validating ? 'validate' : 'mutate';
-    const event = { path: `/${name}/${phase}`, httpMethod: 'POST', headers: { 'content-type': 'application/json' }, body: sampleReviewFor(plugin).body, isBase64Encoded: false, requestContext: { identity: { clientCert: { subjectDN: 'CN=bench' } } } };
+    const event = gatewayEvent(`/${name}/${phase}`, sampleReviewFor(plugin).body);
     const eventFile = join(OUT, `${name}.event.json`);
     writeFileSync(eventFile, JSON.stringify(event));
     const driver = `const t0=performance.now();const {handler}=require('./${name}.cjs');const t1=performance.now();const e=require('./${name}.event.json');handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();process.stdout.write(JSON.stringify({load:t1-t0,invoke:t2-t1,status:r.statusCode}))})`;

@@ -1,13 +1,11 @@
 // In-process cost of each plugin's full Lambda handler (API Gateway event in, result out) on a
 // realistic review, next to the floor: JSON.parse + JSON.stringify of the same review.
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { plugins } from '../../functions/index.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
+import { gatewayEvent, lambdaContext as context } from '../support/gateway-event.js';
 import { sampleReviewFor } from './samples.js';
 import { round, timeEach } from './stats.js';
-
-const context = { getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 export async function benchHandlers(iterations = 3000): Promise<Record<string, unknown>[]> {
   const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/admission.yaml' });
@@ -19,14 +17,7 @@ export async function benchHandlers(iterations = 3000): Promise<Record<string, u
     const floor = await timeEach(() => JSON.stringify(JSON.parse(body)), iterations);
     for (const phase of ['mutate', 'validate'] as const) {
       if (!(phase === 'mutate' ? plugin.admit : plugin.validate)) continue;
-      const event = {
-        path: `/${plugin.metadata.name}/${phase}`,
-        httpMethod: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        isBase64Encoded: false,
-        requestContext: { identity: { clientCert: { subjectDN: 'CN=bench' } } },
-      } as unknown as APIGatewayProxyEvent;
+      const event = gatewayEvent(`/${plugin.metadata.name}/${phase}`, body);
       const status = (await handler(event, context)).statusCode;
       if (status !== 200) throw new Error(`${plugin.metadata.name}/${phase} answered ${status} on its sample`);
       const cost = await timeEach(() => handler(event, context), iterations);

@@ -2,7 +2,6 @@
 // arbitrary JSON and mutated real reviews never crash the process, never answer with another
 // uid, and every answer either passes the apiserver's response rules or is a 4xx.
 import { readFileSync } from 'node:fs';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { plugins } from '../../functions/index.js';
@@ -10,25 +9,16 @@ import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
 import { apiserverRuleViolations } from '../support/apiserver-rules.js';
+import { gatewayEvent, lambdaContext as context } from '../support/gateway-event.js';
 
 const captured = JSON.parse(readFileSync(new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8'));
-const context = { getRemainingTimeInMillis: () => 5000 } as unknown as Context;
 const noConfiguration = parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'fuzz.yaml');
 const RUNS = 150;
 
 // Plugins that need the store are fuzzed where the store runs (test/state).
 const stateless = plugins.filter((p) => !p.metadata.writes && p.metadata.needs.length === 0);
 
-function eventFor(plugin: AnyAdmissionPlugin, phase: 'mutate' | 'validate', body: string): APIGatewayProxyEvent {
-  return {
-    path: `/${plugin.metadata.name}/${phase}`,
-    httpMethod: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    isBase64Encoded: false,
-    requestContext: { identity: { clientCert: { subjectDN: 'CN=fuzz' } } },
-  } as unknown as APIGatewayProxyEvent;
-}
+const eventFor = (plugin: AnyAdmissionPlugin, phase: 'mutate' | 'validate', body: string) => gatewayEvent(`/${plugin.metadata.name}/${phase}`, body);
 
 const phasesOf = (plugin: AnyAdmissionPlugin) => (['mutate', 'validate'] as const).filter((p) => (p === 'mutate' ? plugin.admit : plugin.validate));
 

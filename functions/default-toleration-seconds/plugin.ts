@@ -1,0 +1,132 @@
+// DefaultTolerationSeconds: when a node becomes not-ready or unreachable, the node lifecycle
+// controller taints it NoExecute and evicts pods that do not tolerate the taint. Evicting at once
+// would turn every network blip into a rescheduling storm, so every pod that does not say otherwise
+// tolerates both taints for a bounded time (300 seconds unless configured). Upstream:
+// plugin/pkg/admission/defaulttolerationseconds.
+//
+// Upstream reads the two durations from kube-apiserver flags; here they come from the plugin's
+// AdmissionConfiguration entry:
+//
+//   - name: DefaultTolerationSeconds
+//     configuration: {defaultNotReadyTolerationSeconds: 300, defaultUnreachableTolerationSeconds: 300}
+//
+// Served as a mutating webhook (upstream Admit: add the tolerations) and a validating twin that
+// checks the pod still tolerates both taints once every other mutating webhook has run. Pod
+// updates may only add tolerations, so the twin never refuses an otherwise valid later change.
+
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import { isMainResource } from '../../lib/admission/request.js';
+import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
+import { FieldPath, required } from '../../lib/admission/field.js';
+import { definePlugin } from '../../lib/admission/plugin.js';
+import { ConfigError } from '../../lib/config/errors.js';
+import type { Pod } from '../../lib/kube/pod.js';
+import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import type { Toleration } from '../../lib/kube/tolerations.js';
+import { isToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
+
+const PLUGIN = 'DefaultTolerationSeconds';
+const TAINT_NODE_NOT_READY = 'node.kubernetes.io/not-ready';
+const TAINT_NODE_UNREACHABLE = 'node.kubernetes.io/unreachable';
+const NO_EXECUTE = 'NoExecute';
+const UPSTREAM_DEFAULT_SECONDS = 300;
+
+const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+
+export interface DefaultTolerationSecondsConfig {
+  /** --default-not-ready-toleration-seconds */
+  readonly defaultNotReadyTolerationSeconds: number;
+  /** --default-unreachable-toleration-seconds */
+  readonly defaultUnreachableTolerationSeconds: number;
+}
+
+const CONFIG_FIELDS = ['defaultNotReadyTolerationSeconds', 'defaultUnreachableTolerationSeconds'] as const;
+
+const UPSTREAM_DEFAULTS: DefaultTolerationSecondsConfig = {
+  defaultNotReadyTolerationSeconds: UPSTREAM_DEFAULT_SECONDS,
+  defaultUnreachableTolerationSeconds: UPSTREAM_DEFAULT_SECONDS,
+};
+
+function configure(raw: unknown): DefaultTolerationSecondsConfig {
+  if (raw === undefined || raw === null) return UPSTREAM_DEFAULTS;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(PLUGIN, 'configuration', `must be an object with ${CONFIG_FIELDS.join(' and ')}`);
+  }
+  const entry = raw as Record<string, unknown>;
+  for (const field of Object.keys(entry)) {
+    if (!(CONFIG_FIELDS as readonly string[]).includes(field)) {
+      throw new ConfigError(PLUGIN, field, `unknown field; supported fields are ${CONFIG_FIELDS.join(', ')}`);
+    }
+  }
+  const seconds = (field: (typeof CONFIG_FIELDS)[number]): number => {
+    const value = entry[field] ?? UPSTREAM_DEFAULT_SECONDS;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+      throw new ConfigError(PLUGIN, field, `must be a non-negative integer number of seconds, got ${JSON.stringify(value)}`);
+    }
+    return value;
+  };
+  return { defaultNotReadyTolerationSeconds: seconds(CONFIG_FIELDS[0]), defaultUnreachableTolerationSeconds: seconds(CONFIG_FIELDS[1]) };
+}
+
+/** Other resources and subresources (pods/status, pods/ephemeralcontainers...) are left alone. */
+function shouldIgnore(request: AdmissionRequest): boolean {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
+  return !isMainResource(request, '', 'pods');
+}
+
+const notAPod = (request: AdmissionRequest) => badRequest(`expected *api.Pod but got ${goTypeName(request.object)}`);
+
+/**
+ * Upstream's test, kept as is: a toleration with this key or no key, for NoExecute or every effect.
+ * The operator and value are not looked at.
+ */
+function toleratesNoExecute(tolerations: readonly Toleration[], taintKey: string): boolean {
+  return tolerations.some((t) => isToleration(t) && ((t.key ?? '') === taintKey || (t.key ?? '') === '') && ((t.effect ?? '') === NO_EXECUTE || (t.effect ?? '') === ''));
+}
+
+export default definePlugin({
+  metadata: {
+    upstreamName: PLUGIN,
+    name: 'default-toleration-seconds',
+    summary: 'Adds not-ready and unreachable NoExecute tolerations with default tolerationSeconds to pods that have none.',
+    mutating: { rules: POD_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
+    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    writes: false,
+    needs: [],
+    systemNamespaces: 'exclude',
+  },
+
+  configure,
+
+  admit(request, context) {
+    if (shouldIgnore(request)) return allowed();
+    // A caller that skipped configure gets upstream's flag defaults, never NaN seconds.
+    const config = context.config ?? UPSTREAM_DEFAULTS;
+    const pod = request.object;
+    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+    const tolerations = tolerationsOf(pod.spec);
+    const added: Toleration[] = [];
+    if (!toleratesNoExecute(tolerations, TAINT_NODE_NOT_READY)) {
+      added.push({ key: TAINT_NODE_NOT_READY, operator: 'Exists', effect: NO_EXECUTE, tolerationSeconds: config.defaultNotReadyTolerationSeconds });
+    }
+    if (!toleratesNoExecute(tolerations, TAINT_NODE_UNREACHABLE)) {
+      added.push({ key: TAINT_NODE_UNREACHABLE, operator: 'Exists', effect: NO_EXECUTE, tolerationSeconds: config.defaultUnreachableTolerationSeconds });
+    }
+    if (added.length === 0) return allowed();
+    // Copies only the path that changes; a pod without a spec gets one holding just the tolerations.
+    const spec = { ...pod.spec, tolerations: [...tolerations, ...added] } as NonNullable<Pod['spec']>;
+    return patched({ ...pod, spec });
+  },
+
+  validate(request) {
+    if (shouldIgnore(request)) return allowed();
+    const pod = request.object;
+    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+    const tolerations = tolerationsOf(pod.spec);
+    const path = FieldPath.of('spec', 'tolerations');
+    const errors = [TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE]
+      .filter((key) => !toleratesNoExecute(tolerations, key))
+      .map((key) => required(path, `a toleration for the taint ${key}:${NO_EXECUTE} is needed (${PLUGIN} adds one with tolerationSeconds)`));
+    return errors.length === 0 ? allowed() : forbidden(request, errors);
+  },
+});

@@ -1,0 +1,93 @@
+// ExtendedResourceToleration: nodes with special hardware (GPUs, FPGAs...) are tainted with the
+// name of their extended resource, so pods that do not need the hardware stay off them. A pod that
+// does request the resource gets the matching toleration automatically, so users need not know the
+// taint convention (kubernetes/kubernetes#55080). Upstream:
+// plugin/pkg/admission/extendedresourcetoleration.
+//
+// Served as a mutating webhook (upstream Admit: add the tolerations) and a validating twin that
+// checks they are still there once every other mutating webhook has run. Pod updates may only add
+// tolerations, so the twin never refuses a change the mutation would not have made possible.
+
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import { isMainResource } from '../../lib/admission/request.js';
+import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
+import { FieldPath, required } from '../../lib/admission/field.js';
+import { definePlugin } from '../../lib/admission/plugin.js';
+import type { Pod } from '../../lib/kube/pod.js';
+import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { isExtendedResourceName } from '../../lib/kube/resources.js';
+import type { Toleration } from '../../lib/kube/tolerations.js';
+import { addOrUpdateToleration, isToleration, matchToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
+
+const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+
+/** Other resources and subresources (pods/resize, pods/binding...) are left alone. */
+function shouldIgnore(request: AdmissionRequest): boolean {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
+  return !isMainResource(request, '', 'pods');
+}
+
+const notAPod = (request: AdmissionRequest) => badRequest(`expected *core.Pod but got ${goTypeName(request.object)}`);
+
+/**
+ * Extended resources requested by regular and init containers, sorted (upstream sorts, so several
+ * tolerations are added in a stable order). Ephemeral containers cannot request resources.
+ */
+function requestedExtendedResources(pod: Pod): string[] {
+  const names = new Set<string>();
+  for (const containers of [pod.spec?.containers, pod.spec?.initContainers]) {
+    if (!Array.isArray(containers)) continue;
+    for (const container of containers) {
+      const requests = container?.resources?.requests;
+      if (requests === null || typeof requests !== 'object' || Array.isArray(requests)) continue;
+      for (const name of Object.keys(requests)) if (isExtendedResourceName(name)) names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
+function tolerationFor(resource: string): Toleration {
+  return { key: resource, operator: 'Exists', effect: 'NoSchedule' };
+}
+
+export default definePlugin({
+  metadata: {
+    upstreamName: 'ExtendedResourceToleration',
+    name: 'extended-resource-toleration',
+    summary: 'Adds a NoSchedule toleration (operator Exists) for every extended resource a pod requests.',
+    mutating: { rules: POD_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
+    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    writes: false,
+    needs: [],
+    systemNamespaces: 'exclude',
+  },
+
+  admit(request) {
+    if (shouldIgnore(request)) return allowed();
+    const pod = request.object;
+    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+    let tolerations = tolerationsOf(pod.spec);
+    let changed = false;
+    for (const resource of requestedExtendedResources(pod)) {
+      const next = addOrUpdateToleration(tolerations, tolerationFor(resource));
+      if (next !== undefined) [tolerations, changed] = [next, true];
+    }
+    if (!changed) return allowed();
+    // Only a pod with a spec requests resources. Copies only the path that changes.
+    return patched({ ...pod, spec: { ...pod.spec!, tolerations } });
+  },
+
+  validate(request) {
+    if (shouldIgnore(request)) return allowed();
+    const pod = request.object;
+    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+    const tolerations = tolerationsOf(pod.spec);
+    const path = FieldPath.of('spec', 'tolerations');
+    const errors = requestedExtendedResources(pod)
+      .filter((resource) => !tolerations.some((t) => isToleration(t) && matchToleration(tolerationFor(resource), t)))
+      .map((resource) =>
+        required(path, `a toleration with key ${JSON.stringify(resource)}, operator "Exists" and effect "NoSchedule" is needed for the requested extended resource ${JSON.stringify(resource)}`),
+      );
+    return errors.length === 0 ? allowed() : forbidden(request, errors);
+  },
+});

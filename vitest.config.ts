@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One DynamoDB Local for the whole run (each stateful test file uses its own table).
+    globalSetup: ['test/support/dynamodb-global-setup.ts'],
     env: { LOG_LEVEL: 'silent' },
   },
 });

@@ -6,6 +6,9 @@ import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
 import denyServiceExternalIps from './deny-service-external-ips/plugin.js';
 import extendedResourceToleration from './extended-resource-toleration/plugin.js';
 import limitPodHardAntiAffinityTopology from './limit-pod-hard-anti-affinity-topology/plugin.js';
+import namespaceLifecycle from './namespace-lifecycle/plugin.js';
+import podNodeSelector from './pod-node-selector/plugin.js';
+import resourceQuota from './resource-quota/plugin.js';
 import storageObjectInUseProtection from './storage-object-in-use-protection/plugin.js';
 import taintNodesByCondition from './taint-nodes-by-condition/plugin.js';
 
@@ -15,6 +18,9 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   denyServiceExternalIps,
   extendedResourceToleration,
   limitPodHardAntiAffinityTopology,
+  namespaceLifecycle,
+  podNodeSelector,
+  resourceQuota,
   storageObjectInUseProtection,
   taintNodesByCondition,
 ];

@@ -16,14 +16,20 @@ import { requestLog } from './request-log.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { PluginState } from '../state/ports.js';
 import { NO_STATE } from '../state/ports.js';
+import type { Decision } from '../admission/decision.js';
 
 export interface AdmissionHandlerOptions<Config> {
   /** Already validated configuration (the local server loads every plugin's at start). */
   readonly config?: Config;
   readonly callerAuth?: CallerAuth;
   readonly maxBodyBytes?: number;
-  /** The request-scoped state ports (lib/state); plugins that need none get NO_STATE. */
+  /**
+   * The request-scoped state ports. Stateless plugins get NO_STATE; stateful ones are built with
+   * lib/state's createStatefulAdmissionHandler, so that only their bundles carry the AWS SDK.
+   */
   readonly state?: (request: AdmissionRequest) => PluginState;
+  /** Runs after the plugin decided and before the answer is encoded (lib/state learns here). */
+  readonly observe?: (request: AdmissionRequest, phase: Phase, decision: Decision, state: PluginState) => Promise<void>;
 }
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
@@ -37,7 +43,12 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
   const config = 'config' in options ? options.config : configurePlugin<Config>(plugin, loadAdmissionConfiguration());
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
+  const stateful = plugin.metadata.writes || plugin.metadata.needs.length > 0;
+  if (stateful && !options.state) {
+    throw new Error(`${plugin.metadata.upstreamName} needs the store: build its handler with createStatefulAdmissionHandler (lib/state)`);
+  }
   const stateFor = options.state ?? (() => NO_STATE);
+  const { observe } = options;
 
   const admissionRoute = {
     before: function admissionRouteBefore(request: { event: GatewayEvent }): void {
@@ -58,7 +69,9 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
     .handler(async function admissionReview(event: GatewayEvent): Promise<GatewayResult> {
       const phase = requestPhase(event) as Phase;
       const request = event.admissionRequest!;
-      const decision = await phases[phase]!(request, { config: config as Config, state: stateFor(request) });
+      const state = stateFor(request);
+      const decision = await phases[phase]!(request, { config: config as Config, state });
+      if (observe) await observe(request, phase, decision, state);
       const review = encodeAdmissionResponse(request, decision, phase);
       const { response } = review;
       event.outcome = { allowed: response!.allowed, patched: response!.patch !== undefined, ...(response!.status && { code: response!.status.code }) };

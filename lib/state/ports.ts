@@ -16,11 +16,108 @@ export interface LearnedNamespace {
 export interface LearnedNamespaces {
   /** undefined when the namespace was never seen: each plugin documents what it then does. */
   get(name: string): Promise<LearnedNamespace | undefined>;
+  /**
+   * True when the namespace is known not to exist: its final DELETE was seen, or it was absent from
+   * a complete listing loaded by `npm run sync` and has not been seen since. Never-seen is not
+   * known-absent unless such a listing exists.
+   */
+  knownAbsent(name: string): Promise<boolean>;
+}
+
+/** Object identity a charge is keyed by: forged or repeated reviews of one object count once. */
+export interface ChargedObject {
+  readonly namespace: string;
+  /** `pods`, `deployments.apps`: the group-qualified resource. */
+  readonly resource: string;
+  readonly name: string;
+  /** metadata.uid when the request carries it (validating webhooks see it on CREATE). */
+  readonly uid?: string;
+}
+
+/** A ResourceQuota as learned from its writes: only what admission needs. */
+export interface LearnedQuota {
+  readonly namespace: string;
+  readonly name: string;
+  /** spec.hard, quantities as written. */
+  readonly hard: Readonly<Record<string, string>>;
+  readonly scopes: readonly string[];
+  /** spec.scopeSelector as written (matchExpressions). */
+  readonly scopeSelector?: unknown;
+}
+
+/** What one object consumes, and the facts quota scopes are matched against. */
+export interface Charge {
+  /** resource name (`pods`, `requests.cpu`, `count/deployments.apps`) → quantity as a string. */
+  readonly usage: Readonly<Record<string, string>>;
+  /** Scope facts (BestEffort, Terminating, PriorityClass...) of the charged object, plugin-defined. */
+  readonly facts: Readonly<Record<string, string | boolean>>;
+}
+
+/** A live charge of the namespace, as the quota check sees it. */
+export interface LiveCharge extends Charge {
+  readonly object: ChargedObject;
+  readonly state: 'reserved' | 'confirmed';
+}
+
+export interface QuotaSnapshot {
+  readonly quotas: readonly LearnedQuota[];
+  /** Confirmed charges and unexpired reservations; expired ones never count. */
+  readonly charges: readonly LiveCharge[];
+}
+
+export type ReserveOutcome<Refusal> =
+  | { readonly kind: 'reserved' }
+  /** The same request (by uid) already reserved this object: a retry counts once. */
+  | { readonly kind: 'already-counted' }
+  /** Another request already holds the object's name: the apiserver will answer AlreadyExists. */
+  | { readonly kind: 'name-taken' }
+  | { readonly kind: 'refused'; readonly refusal: Refusal };
+
+export interface QuotaLedger {
+  /** The learned quotas of a namespace. */
+  quotas(namespace: string): Promise<LearnedQuota[]>;
+  /**
+   * Atomically: reads the namespace's quotas and live charges, asks `check` whether the charge
+   * fits, and reserves it when it does. Concurrent reservations in one namespace are serialised by
+   * a conditional write, so quotas are never overshot. A dry run checks and writes nothing.
+   */
+  reserve<Refusal>(object: ChargedObject, charge: Charge, check: (snapshot: QuotaSnapshot) => Refusal | undefined): Promise<ReserveOutcome<Refusal>>;
+  /** A later observation proves the object exists: its charge stops expiring (or is re-created). */
+  confirm(object: ChargedObject, charge: Charge): Promise<void>;
+  /** The object is being deleted: its charge stops counting. */
+  release(object: ChargedObject): Promise<void>;
+  /** A ResourceQuota write seen by the webhook. */
+  recordQuota(quota: LearnedQuota): Promise<void>;
+  forgetQuota(namespace: string, name: string): Promise<void>;
+}
+
+/** Token bucket parameters, as EventRateLimit's limits give them. */
+export interface BucketSpec {
+  readonly qps: number;
+  readonly burst: number;
+}
+
+export interface TokenBuckets {
+  /**
+   * Takes one token from every named bucket (all or none), shared by every Lambda instance.
+   * Returns the index of the first bucket without a token, or -1 when all had one. A retry of the
+   * same request uid takes nothing twice. A dry run takes nothing.
+   */
+  take(buckets: readonly { readonly key: string; readonly spec: BucketSpec }[]): Promise<number>;
+}
+
+/** Cached answers of an external backend (ImagePolicyWebhook), shared across Lambda instances. */
+export interface DecisionCache {
+  get(key: string): Promise<{ allowed: boolean; reason: string; annotations: Record<string, string> } | undefined>;
+  put(key: string, value: { allowed: boolean; reason: string; annotations: Record<string, string> }, ttlSeconds: number): Promise<void>;
 }
 
 /** The state a plugin's phase functions receive, scoped to one request. */
 export interface PluginState {
   readonly learnedNamespaces: LearnedNamespaces;
+  readonly quotaLedger: QuotaLedger;
+  readonly tokenBuckets: TokenBuckets;
+  readonly decisionCache: DecisionCache;
 }
 
 /** Thrown when the store cannot be reached or refuses: answered as HTTP 5xx, never an allow. */
@@ -28,11 +125,14 @@ export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
 }
 
+const unavailable = async (): Promise<never> => {
+  throw new StoreUnavailableError('no store is configured for this plugin (DYNAMODB_ENDPOINT / STATE_TABLE)');
+};
+
 /** The state of a deployment without a store: every read fails loudly (HTTP 500). */
 export const NO_STATE: PluginState = {
-  learnedNamespaces: {
-    get: async () => {
-      throw new StoreUnavailableError('no store is configured for this plugin (DYNAMODB_ENDPOINT / STATE_TABLE)');
-    },
-  },
+  learnedNamespaces: { get: unavailable, knownAbsent: unavailable },
+  quotaLedger: { quotas: unavailable, reserve: unavailable, confirm: unavailable, release: unavailable, recordQuota: unavailable, forgetQuota: unavailable },
+  tokenBuckets: { take: unavailable },
+  decisionCache: { get: unavailable, put: unavailable },
 };

@@ -1,0 +1,163 @@
+// PodNodeSelector: lets cluster operators pin a namespace's pods to a set of nodes (dedicated
+// tenants, special hardware) through the namespace's `scheduler.alpha.kubernetes.io/node-selector`
+// annotation or a cluster default, and bound what a namespace's pods may select (a whitelist).
+// Upstream: plugin/pkg/admission/podnodeselector.
+//
+// Served as a mutating webhook (upstream Admit: merge the namespace selector into the pod's) and a
+// validating twin (upstream Validate: refuse conflicts and whitelist violations in the final pod).
+// Namespaces come from this plugin's own Namespace webhook (learned state). A namespace never seen
+// gets the cluster default (POD_NODE_SELECTOR_UNKNOWN_NAMESPACE=default) or is refused as upstream
+// refuses a namespace it cannot find (=reject).
+
+import type { Decision } from '../../lib/admission/decision.js';
+import { allowed, denied, errored, patched } from '../../lib/admission/decision.js';
+import { definePlugin } from '../../lib/admission/plugin.js';
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import { ConfigError } from '../../lib/config/errors.js';
+import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import type { PluginState } from '../../lib/state/ports.js';
+
+const UPSTREAM_NAME = 'PodNodeSelector';
+const NAME = 'pod-node-selector';
+export const NODE_SELECTOR_ANNOTATION = 'scheduler.alpha.kubernetes.io/node-selector';
+const POD_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+
+type LabelSet = Record<string, string>;
+
+export interface PodNodeSelectorConfig {
+  /** clusterDefaultNodeSelector and per-namespace whitelists, as upstream's podNodeSelectorPluginConfig. */
+  readonly clusterNodeSelectors: Readonly<Record<string, string>>;
+  readonly unknownNamespace: 'default' | 'reject';
+}
+
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** labels.ConvertSelectorToLabelsMap: `k=v, k2 = v2`, whitespace trimmed. */
+export function selectorToLabels(selector: string | undefined): LabelSet {
+  const set: LabelSet = {};
+  if (!selector) return set;
+  for (const term of selector.split(',')) {
+    const parts = term.split('=');
+    if (parts.length !== 2) throw new Error(`invalid selector: [${parts.join(' ')}]`);
+    const key = parts[0].trim();
+    const value = parts[1].trim();
+    if (!LABEL_KEY.test(key) || key.length > 316) throw new Error(`invalid label key "${key}"`);
+    if (!LABEL_VALUE.test(value) || value.length > 63) throw new Error(`invalid label value: "${value}": at key: "${key}"`);
+    set[key] = value;
+  }
+  return set;
+}
+
+const conflicts = (a: LabelSet, b: LabelSet) => Object.keys(a).some((k) => k in b && a[k] !== b[k]);
+
+function isSubset(subset: LabelSet, superset: LabelSet): boolean {
+  if (Object.keys(superset).length === 0) return true;
+  return Object.entries(subset).every(([k, v]) => superset[k] === v);
+}
+
+interface PodLike extends KubeObject {
+  spec?: { nodeSelector?: LabelSet; [key: string]: unknown };
+}
+
+const isPod = (o: unknown): o is PodLike => typeof o === 'object' && o !== null && ((o as PodLike).kind === undefined || (o as PodLike).kind === 'Pod');
+
+/** errors.NewForbidden(resource, pod.Name, err): the pod's own name, as upstream prints it. */
+function podForbidden(request: AdmissionRequest, pod: PodLike, message: string): Decision {
+  const resource = qualifiedResource(request.resource);
+  const name = pod.metadata?.name ?? '';
+  const text = name === '' ? `${resource} is forbidden: ${message}` : `${resource} ${JSON.stringify(name)} is forbidden: ${message}`;
+  return denied(text, 403, 'Forbidden', { name, group: request.resource.group, kind: request.resource.resource });
+}
+
+const internal = (message: string) => errored(500, 'InternalError', `Internal error occurred: ${message}`);
+
+/** getNamespaceNodeSelectorMap: the namespace's annotation, else the cluster default. */
+async function namespaceSelector(request: AdmissionRequest, config: PodNodeSelectorConfig, state: PluginState): Promise<{ labels: LabelSet } | { decision: Decision }> {
+  const namespace = await state.learnedNamespaces.get(request.namespace);
+  if (namespace === undefined && config.unknownNamespace === 'reject') return { decision: internal(`namespace ${request.namespace} does not exist`) };
+  const annotation = namespace?.annotations[NODE_SELECTOR_ANNOTATION];
+  try {
+    return { labels: selectorToLabels(annotation !== undefined ? annotation : config.clusterNodeSelectors.clusterDefaultNodeSelector) };
+  } catch (error) {
+    return { decision: internal((error as Error).message) };
+  }
+}
+
+const shouldIgnore = (request: AdmissionRequest) => request.operation !== 'CREATE' || !isMainResource(request, '', 'pods') || !isPod(request.object);
+
+async function check(request: AdmissionRequest, config: PodNodeSelectorConfig, state: PluginState, nodeSelector: LabelSet, nsSelector: LabelSet): Promise<Decision | undefined> {
+  const pod = request.object as PodLike;
+  if (conflicts(nsSelector, nodeSelector)) return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
+  let whitelist: LabelSet;
+  try {
+    whitelist = selectorToLabels(config.clusterNodeSelectors[request.namespace]);
+  } catch (error) {
+    return internal((error as Error).message);
+  }
+  if (!isSubset(nodeSelector, whitelist)) return podForbidden(request, pod, 'pod node label selector labels conflict with its namespace whitelist');
+  return undefined;
+}
+
+function parseConfig(raw: unknown): Record<string, string> {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with podNodeSelectorPluginConfig');
+  const selectors = (raw as Record<string, unknown>).podNodeSelectorPluginConfig ?? {};
+  if (typeof selectors !== 'object' || selectors === null || Array.isArray(selectors)) throw new ConfigError(UPSTREAM_NAME, 'podNodeSelectorPluginConfig', 'must be a map of namespace (or clusterDefaultNodeSelector) to a node selector');
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(selectors)) {
+    if (typeof value !== 'string') throw new ConfigError(UPSTREAM_NAME, `podNodeSelectorPluginConfig.${key}`, 'must be a string like "env=dev, infra=false"');
+    try {
+      selectorToLabels(value);
+    } catch (error) {
+      throw new ConfigError(UPSTREAM_NAME, `podNodeSelectorPluginConfig.${key}`, (error as Error).message);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+export default definePlugin({
+  metadata: {
+    upstreamName: UPSTREAM_NAME,
+    name: NAME,
+    summary: "Merges the namespace's node selector (or the cluster default) into new pods and refuses conflicts and whitelist violations.",
+    mutating: { rules: POD_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
+    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    writes: true,
+    needs: ['namespaces'],
+    systemNamespaces: 'exclude',
+  },
+
+  configure(raw): PodNodeSelectorConfig {
+    return { clusterNodeSelectors: parseConfig(raw), unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['default', 'reject'] as const, 'default') };
+  },
+
+  async admit(request, { config, state }) {
+    if (shouldIgnore(request)) return allowed();
+    const nsSelector = await namespaceSelector(request, config as PodNodeSelectorConfig, state);
+    if ('decision' in nsSelector) return nsSelector.decision;
+    const labels = nsSelector.labels;
+    const pod = request.object as PodLike;
+    const own = pod.spec?.nodeSelector ?? {};
+    if (conflicts(labels, own)) return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
+    // labels.Merge(namespace, pod): the pod's own value wins.
+    const merged = { ...labels, ...own };
+    const refusal = await check(request, config as PodNodeSelectorConfig, state, merged, labels);
+    if (refusal) return refusal;
+    if (Object.keys(merged).length === Object.keys(own).length) return allowed();
+    const mutated = structuredClone(pod);
+    mutated.spec = { ...(mutated.spec ?? {}), nodeSelector: merged };
+    return patched(mutated);
+  },
+
+  async validate(request, { config, state }) {
+    if (shouldIgnore(request)) return allowed();
+    const nsSelector = await namespaceSelector(request, config as PodNodeSelectorConfig, state);
+    if ('decision' in nsSelector) return nsSelector.decision;
+    const pod = request.object as PodLike;
+    return (await check(request, config as PodNodeSelectorConfig, state, pod.spec?.nodeSelector ?? {}, nsSelector.labels)) ?? allowed();
+  },
+});

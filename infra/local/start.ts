@@ -1,0 +1,121 @@
+// `npm start`: every plugin on https://127.0.0.1:8443 through the deployed Lambda handlers, with
+// the local PKI and an embedded DynamoDB-compatible store whose data survives restarts.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { plugins } from '../../functions/index.js';
+import type { AdmissionPlugin } from '../../lib/admission/plugin.js';
+import { configurePlugin, DEFAULT_ADMISSION_CONFIG, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { ConfigError } from '../../lib/config/errors.js';
+import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
+import { createPluginHandler } from '../../lib/state/handler.js';
+import { callerAuthFromEnv, sha256 } from '../../lib/http/caller-identity.js';
+import { DEFAULT_PKI_DIR, ensureLocalPki } from '../pki/pki.js';
+import { ensureStateTable, startEmbeddedDynamoDb } from './dynamodb.js';
+import { startLocalServer } from './server.js';
+
+const USAGE = `Usage: npm start [-- --port N] [-- --help]
+
+Serves every admission plugin on https://127.0.0.1:8443 (PORT overrides) through the same
+Lambda handlers that are deployed. Client certificates signed by ${DEFAULT_PKI_DIR}/ca.crt are
+required (created on first run, with the apiserver's ${DEFAULT_PKI_DIR}/client.crt and .key).
+
+Environment:
+  PORT                     listening port (default 8443)
+  ADMISSION_CONFIG         AdmissionConfiguration file (default ${DEFAULT_ADMISSION_CONFIG})
+  DYNAMODB_ENDPOINT        use this DynamoDB endpoint instead of the embedded store (.local/dynamodb)
+  CALLER_AUTH              mtls (default) or url-secret (secret path segment in .local/url-secret)
+  ALLOWED_CLIENT_SUBJECTS  mtls: only these certificate subjects (CN or DN, ';'-separated)
+`;
+
+const URL_SECRET_FILE = '.local/url-secret';
+
+function progress(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** url-secret mode: the per-cluster secret lives in .local/url-secret; the handlers get its hash. */
+function localUrlSecret(): string {
+  if (!existsSync(URL_SECRET_FILE)) {
+    mkdirSync(dirname(URL_SECRET_FILE), { recursive: true });
+    writeFileSync(URL_SECRET_FILE, `${randomBytes(32).toString('base64url')}\n`);
+    chmodSync(URL_SECRET_FILE, 0o600);
+    progress(`created a URL secret in ${URL_SECRET_FILE}`);
+  }
+  return readFileSync(URL_SECRET_FILE, 'utf8').trim();
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const port = Number(values.port ?? process.env.PORT ?? 8443);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${values.port ?? process.env.PORT}`);
+
+  // Configuration first: a bad file fails the start before anything listens.
+  const admissionConfiguration = loadAdmissionConfiguration();
+  const configs = new Map(plugins.map((plugin) => [plugin, configurePlugin<unknown>(plugin, admissionConfiguration)] as const));
+  progress(`configuration: ${admissionConfiguration.source.file}`);
+
+  const pki = ensureLocalPki(DEFAULT_PKI_DIR);
+  progress(pki.created ? `created a local PKI in ${pki.dir}` : `PKI: ${pki.dir}`);
+
+  const urlSecretMode = process.env.CALLER_AUTH === 'url-secret';
+  if (urlSecretMode && !process.env.URL_SECRET_SHA256) process.env.URL_SECRET_SHA256 = sha256(localUrlSecret()).toString('hex');
+  const callerAuth = callerAuthFromEnv();
+
+  process.env.AWS_REGION ??= 'local';
+  process.env.AWS_ACCESS_KEY_ID ??= 'local';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  let stopStore = async () => {};
+  if (!process.env.DYNAMODB_ENDPOINT) {
+    const store = await startEmbeddedDynamoDb({ dataDir: '.local/dynamodb' });
+    process.env.DYNAMODB_ENDPOINT = store.endpoint;
+    stopStore = store.stop;
+    progress(`store: DynamoDB Local at ${store.endpoint}, data in .local/dynamodb`);
+  } else {
+    progress(`store: ${process.env.DYNAMODB_ENDPOINT}`);
+  }
+  await ensureStateTable(process.env.DYNAMODB_ENDPOINT);
+
+  const handlers = new Map<string, AdmissionHandler>();
+  for (const [plugin, config] of configs) {
+    handlers.set(plugin.metadata.name, createPluginHandler(plugin as AdmissionPlugin<unknown>, { config, callerAuth }));
+  }
+  const server = await startLocalServer({
+    handlers,
+    tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+    requireClientCertificate: !urlSecretMode,
+    host: '127.0.0.1',
+    port,
+  });
+
+  const prefix = urlSecretMode ? `${server.url}/<secret in ${URL_SECRET_FILE}>` : server.url;
+  for (const plugin of plugins) {
+    const { name, mutating, validating } = plugin.metadata;
+    if (mutating) process.stdout.write(`${prefix}/${name}/mutate\n`);
+    if (validating) process.stdout.write(`${prefix}/${name}/validate\n`);
+  }
+  process.stdout.write(`ready: ${plugins.length} plugins on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    progress(`${signal}: stopping`);
+    await server.close();
+    await stopStore();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) process.stderr.write(`invalid configuration: ${error.message}\n`);
+  else process.stderr.write(`cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,30 @@
+// The Lambda entry of a stateful plugin: the lib's handler with the store's ports and namespace
+// learning. Kept apart from lib/http so that stateless functions' bundles never import the AWS SDK.
+import type { AnyAdmissionPlugin } from '../admission/plugin.js';
+import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
+import { createAdmissionHandler } from '../http/admission-handler.js';
+import type { RequestState } from './index.js';
+import { isNamespaceRequest, learningPhase, stateFromEnv } from './index.js';
+
+export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
+  const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
+  const learnIn = learningPhase(plugin);
+  return createAdmissionHandler(plugin, {
+    state: stateFromEnv(),
+    // Learned namespaces: recorded once, for every plugin that needs them, from the Namespace
+    // writes its own webhook receives. A write the plugin refused never happened, so it teaches
+    // nothing; a dry run writes nothing (the gate in store.ts).
+    observe: async (request, phase, decision, state) => {
+      if (learnsNamespaces && phase === learnIn && decision.kind !== 'denied' && isNamespaceRequest(request)) {
+        await (state as RequestState).namespaceLearner.observe(request);
+      }
+    },
+    ...options,
+  });
+}
+
+/** Any plugin's handler: stateful ones with the store, the others without (local server, bench). */
+export function createPluginHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
+  const stateful = plugin.metadata.writes || plugin.metadata.needs.length > 0;
+  return stateful ? createStatefulAdmissionHandler(plugin, options) : createAdmissionHandler(plugin, options);
+}

@@ -1,0 +1,57 @@
+// lib/state: learned cluster state and the side-effect ledger over one DynamoDB table, behind the
+// ports plugins see (ports.ts). Every write passes the dryRun gate in store.ts.
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AdmissionRequest } from '../admission/request.js';
+import { sharedDynamoDbClient, stateTableName } from './client.js';
+import { DecisionCacheStore } from './decision-cache.js';
+import { LearnedNamespaceStore } from './namespaces.js';
+import type { PluginState } from './ports.js';
+import { QuotaLedgerStore } from './quota-ledger.js';
+import { StateStore } from './store.js';
+import { TokenBucketStore } from './token-buckets.js';
+
+export { DEFAULT_STATE_TABLE, localDynamoDbClient, sharedDynamoDbClient, stateTableName } from './client.js';
+export { isNamespaceRequest, learningPhase, learningRules, LearnedNamespaceStore, namespaceObservation } from './namespaces.js';
+export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
+export { createStateTable, TTL_ATTRIBUTE } from './table.js';
+export { StateStore } from './store.js';
+export * from './ports.js';
+
+/** The request-scoped state of a plugin and the learning port the handler uses. */
+export interface RequestState extends PluginState {
+  /** Records a Namespace write (the handler calls it; dry runs write nothing). */
+  readonly namespaceLearner: LearnedNamespaceStore;
+}
+
+export interface StateOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** For tests of expiry: the clock the store compares TTLs with. */
+  readonly now?: () => number;
+}
+
+/** State for one request over an explicit client and table (tests, the sync CLI). */
+export function createRequestState(request: Pick<AdmissionRequest, 'uid' | 'dryRun'>, options: StateOptions): RequestState {
+  const store = new StateStore(options.client, options.tableName, request.dryRun, options.now);
+  const namespaces = new LearnedNamespaceStore(store);
+  return {
+    learnedNamespaces: namespaces,
+    namespaceLearner: namespaces,
+    quotaLedger: new QuotaLedgerStore(store, request.uid),
+    tokenBuckets: new TokenBucketStore(store, request.uid),
+    decisionCache: new DecisionCacheStore(store, 'image-policy'),
+  };
+}
+
+export function stateFor(options: StateOptions): (request: AdmissionRequest) => RequestState {
+  return (request) => createRequestState(request, options);
+}
+
+/**
+ * The deployed wiring: the module-scope client (DYNAMODB_ENDPOINT locally, the real service when
+ * deployed) and STATE_TABLE (default serverless-admission-state), read at each request so a test
+ * or the local server may set them after import.
+ */
+export function stateFromEnv(): (request: AdmissionRequest) => RequestState {
+  return (request) => createRequestState(request, { client: sharedDynamoDbClient(), tableName: stateTableName() });
+}

@@ -1,0 +1,137 @@
+// The thin storage layer under every state port: reads, conditional writes, transactions, and the
+// one dryRun gate. Ports never send a write command themselves; they hand it to `write`, which
+// sends nothing for a dry run. SDK failures become StoreUnavailableError (HTTP 500, so the
+// apiserver's failurePolicy decides); failed conditions become typed domain errors.
+import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { StoreUnavailableError } from './ports.js';
+import { TTL_ATTRIBUTE } from './table.js';
+
+export type Item = Record<string, AttributeValue>;
+
+/** A conditional write lost: `old` is the item that made the condition false (ALL_OLD). */
+export class ConditionFailed extends Error {
+  override readonly name = 'ConditionFailed';
+  constructor(readonly old: Item | undefined) {
+    super('condition failed');
+  }
+}
+
+/** A transaction was cancelled by a condition or a concurrent transaction; one reason per item. */
+export class TransactionConflict extends Error {
+  override readonly name = 'TransactionConflict';
+  constructor(readonly reasons: readonly { code: string; old?: Item }[]) {
+    super(`transaction cancelled: ${reasons.map((r) => r.code).join(', ')}`);
+  }
+}
+
+export const S = (value: string): AttributeValue => ({ S: value });
+export const N = (value: number): AttributeValue => ({ N: String(value) });
+export const str = (item: Item | undefined, name: string): string | undefined => item?.[name]?.S;
+export const num = (item: Item | undefined, name: string): number | undefined => (item?.[name]?.N === undefined ? undefined : Number(item[name].N));
+export function json<T>(item: Item | undefined, name: string): T | undefined {
+  const text = str(item, name);
+  return text === undefined ? undefined : (JSON.parse(text) as T);
+}
+
+function storeError(error: unknown): Error {
+  const e = error as Error & { Item?: Item; CancellationReasons?: { Code?: string; Item?: Item }[] };
+  if (e?.name === 'ConditionalCheckFailedException') return new ConditionFailed(e.Item);
+  if (e?.name === 'TransactionCanceledException' && Array.isArray(e.CancellationReasons)) {
+    const reasons = e.CancellationReasons.map((r) => ({ code: r.Code ?? 'None', ...(r.Item && { old: r.Item }) }));
+    if (reasons.every((r) => r.code === 'None' || r.code === 'ConditionalCheckFailed' || r.code === 'TransactionConflict')) return new TransactionConflict(reasons);
+  }
+  if (e?.name === 'TransactionConflictException') return new TransactionConflict([{ code: 'TransactionConflict' }]);
+  if (error instanceof StoreUnavailableError) return error;
+  return new StoreUnavailableError(`state store: ${e?.name ?? 'Error'}: ${e?.message ?? String(error)}`);
+}
+
+export class StateStore {
+  constructor(
+    readonly client: DynamoDBClient,
+    readonly table: string,
+    /** The request is a dry run: `write` sends nothing. */
+    readonly dryRun: boolean,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  /** True when an item's TTL has passed: it no longer counts, whether or not DynamoDB deleted it. */
+  expired(item: Item | undefined): boolean {
+    const expiresAt = num(item, TTL_ATTRIBUTE);
+    return expiresAt !== undefined && expiresAt <= this.nowSeconds();
+  }
+
+  private async call<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  async get(pk: string, sk: string): Promise<Item | undefined> {
+    const out = await this.call(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: { pk: S(pk), sk: S(sk) }, ConsistentRead: true })));
+    return out.Item;
+  }
+
+  /** Every item of a partition (whose sort key begins with `prefix`), all pages. */
+  async query(pk: string, prefix = ''): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const out = await this.call(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.table,
+            ConsistentRead: true,
+            KeyConditionExpression: prefix ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
+            ExpressionAttributeValues: prefix ? { ':pk': S(pk), ':prefix': S(prefix) } : { ':pk': S(pk) },
+            ...(start && { ExclusiveStartKey: start }),
+          }),
+        ),
+      );
+      items.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+    } while (start !== undefined);
+    return items;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The dryRun gate. Every write of every plugin passes here, and only here is the client sent a
+  // write command: a dry run returns `false` (not written) having sent nothing.
+  // ---------------------------------------------------------------------------------------------
+
+  private async write(send: () => Promise<unknown>): Promise<boolean> {
+    if (this.dryRun) return false;
+    await this.call(send);
+    return true;
+  }
+
+  put(input: Omit<PutItemCommandInput, 'TableName'>): Promise<boolean> {
+    return this.write(() => this.client.send(new PutItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+  }
+
+  update(input: Omit<UpdateItemCommandInput, 'TableName'>): Promise<boolean> {
+    return this.write(() => this.client.send(new UpdateItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+  }
+
+  delete(input: Omit<DeleteItemCommandInput, 'TableName'>): Promise<boolean> {
+    return this.write(() => this.client.send(new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+  }
+
+  /** All or nothing: no request half-writes state. Items name no table; this store's is added. */
+  transact(items: readonly TransactWriteItem[]): Promise<boolean> {
+    const withTable = items.map((item) => {
+      const [kind, body] = Object.entries(item)[0] as [keyof TransactWriteItem, Record<string, unknown>];
+      return { [kind]: { ...body, TableName: this.table } } as TransactWriteItem;
+    });
+    // No ClientRequestToken: a retry after a conflict re-sends other values under the same request,
+    // which DynamoDB would refuse as an idempotency mismatch. Idempotency lives in the items.
+    return this.write(() => this.client.send(new TransactWriteItemsCommand({ TransactItems: withTable })));
+  }
+}

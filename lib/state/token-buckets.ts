@@ -1,0 +1,78 @@
+// Token buckets shared by every Lambda instance (EventRateLimit): a bucket is one item holding its
+// tokens at a time; refill is computed on read. A bucket that would be full again is as good as
+// absent, so each item expires when it would be full: DynamoDB's TTL sweeps idle buckets and an
+// expired one reads as full, exactly like a bucket upstream's LRU cache has evicted.
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { BucketSpec, TokenBuckets } from './ports.js';
+import { StoreUnavailableError } from './ports.js';
+import type { StateStore } from './store.js';
+import { N, num, S, TransactionConflict } from './store.js';
+import { TTL_ATTRIBUTE } from './table.js';
+
+const MAX_ATTEMPTS = 100;
+
+export class TokenBucketStore implements TokenBuckets {
+  constructor(
+    private readonly store: StateStore,
+    private readonly requestUid: string,
+  ) {}
+
+  async take(buckets: readonly { readonly key: string; readonly spec: BucketSpec }[]): Promise<number> {
+    if (buckets.length === 0) return -1;
+    const doneKey = { pk: S(`req#erl#${this.requestUid}`), sk: S('done') };
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const done = await this.store.get(doneKey.pk.S!, 'done');
+      if (done && !this.store.expired(done)) return -1; // a retry of a request that already paid
+      const nowMs = this.store.now();
+      const writes: TransactWriteItem[] = [];
+      for (let i = 0; i < buckets.length; i++) {
+        const { key, spec } = buckets[i];
+        const item = await this.store.get(`erl#${key}`, 'bucket');
+        const live = item && !this.store.expired(item) ? item : undefined;
+        const version = num(live, 'version');
+        const stored = num(live, 'tokens') ?? spec.burst;
+        const since = Math.max(0, nowMs - (num(live, 'updatedAtMs') ?? nowMs)) / 1000;
+        const tokens = Math.min(spec.burst, stored + since * spec.qps);
+        if (tokens < 1) return i;
+        const left = tokens - 1;
+        const fullInSeconds = spec.qps > 0 ? Math.ceil((spec.burst - left) / spec.qps) : 365 * 24 * 3600;
+        writes.push({
+          Put: {
+            TableName: this.store.table,
+            Item: {
+              pk: S(`erl#${key}`),
+              sk: S('bucket'),
+              tokens: N(left),
+              updatedAtMs: N(nowMs),
+              version: N((version ?? 0) + 1),
+              [TTL_ATTRIBUTE]: N(Math.floor(nowMs / 1000) + fullInSeconds + 1),
+            },
+            ...(version === undefined
+              ? { ConditionExpression: 'attribute_not_exists(pk) OR attribute_not_exists(version) OR #exp <= :now', ExpressionAttributeNames: { '#exp': TTL_ATTRIBUTE }, ExpressionAttributeValues: { ':now': N(this.store.nowSeconds()) } }
+              : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': N(version) } }),
+          },
+        });
+      }
+      writes.push({
+        Put: {
+          TableName: this.store.table,
+          Item: { ...doneKey, [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + 600) },
+          ConditionExpression: 'attribute_not_exists(pk) OR #exp <= :now',
+          ExpressionAttributeNames: { '#exp': TTL_ATTRIBUTE },
+          ExpressionAttributeValues: { ':now': N(this.store.nowSeconds()) },
+        },
+      });
+      try {
+        await this.store.transact(writes);
+        return -1;
+      } catch (error) {
+        if (!(error instanceof TransactionConflict)) throw error;
+        const last = error.reasons[writes.length - 1];
+        if (last?.code === 'ConditionalCheckFailed') return -1;
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(50, 2 + attempt * 2))));
+      }
+    }
+    throw new StoreUnavailableError(`token buckets too contended, gave up after ${MAX_ATTEMPTS} attempts`);
+  }
+}
+

@@ -1,0 +1,219 @@
+// ResourceQuota as a side effect: quotas learned from their own writes, charges per object in the
+// ledger, the dryRun gate, idempotency by uid, reservation expiry and confirmation, concurrency,
+// and a store restart. Upstream cases (staging/src/k8s.io/apiserver/pkg/admission/plugin/
+// resourcequota and plugin/pkg/admission/resourcequota admission_test.go) ported where they apply:
+// TestAdmissionIgnoresDelete, TestAdmissionIgnoresSubresources, TestAdmitBelowQuotaLimit,
+// TestAdmitExceedQuotaLimit, TestAdmitEnforceQuotaConstraints, TestAdmitPodInNamespaceWithoutQuota,
+// TestAdmitBelowTerminatingQuotaLimit, TestAdmitBelowBestEffortQuotaLimit,
+// TestAdmitBestEffortQuotaLimitIgnoresBurstable, TestAdmitLimitedResourceNoQuota,
+// TestAdmitLimitedResourceWithQuota, TestAdmitLimitedResourceWithMultipleQuota (usage comes from
+// earlier creates instead of a preset status.used).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import plugin from '../../functions/resource-quota/plugin.js';
+import type { ResourceQuotaConfig } from '../../functions/resource-quota/plugin.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
+import type { ReviewInput } from '../support/review.js';
+import { runPhase } from '../support/review.js';
+import type { TestStore } from '../support/dynamodb.js';
+import { lambdaFor, testStore } from '../support/dynamodb.js';
+
+const config: ResourceQuotaConfig = { limitedResources: [] };
+let store: TestStore;
+let invoke: ReturnType<typeof lambdaFor>;
+
+beforeAll(async () => {
+  store = await testStore('resource-quota');
+  invoke = lambdaFor(plugin, store, config);
+});
+afterAll(() => store.close());
+
+type Res = { requests?: Record<string, string>; limits?: Record<string, string> };
+const pod = (namespace: string, name: string, resources: Res = {}, extra: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace, uid: `uid-of-${namespace}-${name}` },
+  spec: { containers: [{ name: 'ctr', image: 'image', resources }], ...extra },
+});
+const quotaReview = (namespace: string, name: string, hard: Record<string, string>, spec: Record<string, unknown> = {}, operation: 'CREATE' | 'UPDATE' = 'CREATE'): ReviewInput => ({
+  operation,
+  kind: { kind: 'ResourceQuota' },
+  resource: { resource: 'resourcequotas' },
+  object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name, namespace }, spec: { hard, ...spec } },
+});
+const create = (object: KubeObject, extra: Partial<ReviewInput> = {}): ReviewInput => ({ object, ...extra });
+const remove = (object: KubeObject): ReviewInput => ({ operation: 'DELETE', object: null, oldObject: object, name: object.metadata!.name, namespace: object.metadata!.namespace });
+
+async function answer(input: ReviewInput, via = invoke) {
+  const result = await via('validate', input);
+  expect(result.statusCode, result.body).toBe(200);
+  return result.review!.response!;
+}
+
+describe('the done-when scenario: quota pods: "2" learned from a ResourceQuota CREATE', () => {
+  const ns = 'scenario';
+  beforeAll(async () => {
+    expect((await answer(quotaReview(ns, 'compute-quota', { pods: '2' }))).allowed).toBe(true);
+  });
+
+  it('three dry-run pod creates are admitted, send zero writes, and are not counted', async () => {
+    store.reset();
+    for (const name of ['dry-1', 'dry-2', 'dry-3']) expect((await answer(create(pod(ns, name), { dryRun: true }))).allowed).toBe(true);
+    expect(store.writes()).toBe(0);
+    expect(store.sent.length).toBeGreaterThan(0); // it did read
+  });
+
+  it('a request sent twice with the same uid counts once; a second pod fits; a third is refused naming the quota and pods', async () => {
+    expect((await answer(create(pod(ns, 'p1'), { uid: 'same-uid' }))).allowed).toBe(true);
+    expect((await answer(create(pod(ns, 'p1'), { uid: 'same-uid' }))).allowed).toBe(true);
+    expect((await answer(create(pod(ns, 'p2')))).allowed).toBe(true);
+    const third = await answer(create(pod(ns, 'p3')));
+    expect(third.allowed).toBe(false);
+    expect(third.status).toMatchObject({ code: 403, reason: 'Forbidden', message: 'pods "p3" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=2, limited: pods=2' });
+  });
+
+  it('a forged or duplicate create of an existing name does not inflate usage', async () => {
+    expect((await answer(create(pod(ns, 'p2')))).allowed).toBe(true); // the apiserver answers AlreadyExists
+    expect((await answer(create(pod(ns, 'p3')))).allowed).toBe(false);
+  });
+
+  it('deleting a pod frees its place (and a dry-run delete does not)', async () => {
+    store.reset();
+    expect((await answer({ ...remove(pod(ns, 'p1')), dryRun: true })).allowed).toBe(true);
+    expect(store.writes()).toBe(0);
+    expect((await answer(create(pod(ns, 'p3')))).allowed).toBe(false);
+    expect((await answer(remove(pod(ns, 'p1')))).allowed).toBe(true);
+    expect((await answer(create(pod(ns, 'p3')))).allowed).toBe(true);
+  });
+
+  it('a delete naming another object uid frees nothing', async () => {
+    const forged = pod(ns, 'p2');
+    forged.metadata!.uid = 'someone-else';
+    expect((await answer(remove(forged))).allowed).toBe(true);
+    expect((await answer(create(pod(ns, 'p4')))).allowed).toBe(false);
+  });
+
+  it('a dry-run ResourceQuota write teaches nothing', async () => {
+    store.reset();
+    await answer({ ...quotaReview(ns, 'compute-quota', { pods: '100' }, {}, 'UPDATE'), dryRun: true });
+    expect(store.writes()).toBe(0);
+    expect((await answer(create(pod(ns, 'p4')))).allowed).toBe(false);
+  });
+});
+
+describe('concurrency: 40 concurrent creates against a quota of 20', () => {
+  it('admits exactly 20', async () => {
+    await answer(quotaReview('busy', 'q', { pods: '20' }));
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => answer(create(pod('busy', `c${i}`)))));
+    expect(results.filter((r) => r.allowed)).toHaveLength(20);
+    expect(results.filter((r) => !r.allowed).every((r) => r.status?.message?.includes('exceeded quota: q, requested: pods=1, used: pods=20, limited: pods=20'))).toBe(true);
+  });
+});
+
+describe('reconciliation: reservations expire unless a later observation confirms them', () => {
+  const ns = 'reconcile';
+  let clock = Date.now();
+  const at = (uid: string) => store.state({ uid, dryRun: false }, () => clock);
+  const validate = (input: ReviewInput & { uid: string }) => runPhase(plugin, 'validate', input, config, at(input.uid));
+
+  it('an unconfirmed reservation stops counting once expired (before any TTL sweep); a confirmed one keeps counting', async () => {
+    await validate({ ...quotaReview(ns, 'q', { pods: '1' }), uid: 'rq-1' });
+    expect((await validate({ ...create(pod(ns, 'never-persisted')), uid: 'r-1' })).wire.response!.allowed).toBe(true);
+    expect((await validate({ ...create(pod(ns, 'other')), uid: 'r-2' })).wire.response!.allowed).toBe(false);
+    clock += 901_000; // past QUOTA_RESERVATION_SECONDS (900)
+    expect((await validate({ ...create(pod(ns, 'real')), uid: 'r-3' })).wire.response!.allowed).toBe(true);
+    // The kubelet's status update confirms `real`.
+    const status = { operation: 'UPDATE' as const, subResource: 'status', object: pod(ns, 'real'), oldObject: pod(ns, 'real'), uid: 'r-4' };
+    expect((await validate(status)).wire.response!.allowed).toBe(true);
+    clock += 901_000;
+    expect((await validate({ ...create(pod(ns, 'late')), uid: 'r-5' })).wire.response!.allowed).toBe(false);
+  });
+});
+
+describe('upstream cases', () => {
+  it('TestAdmissionIgnoresDelete and TestAdmissionIgnoresSubresources', async () => {
+    await answer(quotaReview('ign', 'q', { pods: '0' }));
+    expect((await answer(remove(pod('ign', 'x')))).allowed).toBe(true);
+    expect((await answer({ ...create(pod('ign', 'x')), subResource: 'eviction', operation: 'CREATE' })).allowed).toBe(true);
+  });
+
+  it('TestAdmitBelowQuotaLimit and TestAdmitExceedQuotaLimit (cpu, memory, pods)', async () => {
+    await answer(quotaReview('cpu', 'quota', { cpu: '3', memory: '100Gi', pods: '5' }));
+    expect((await answer(create(pod('cpu', 'a', { requests: { cpu: '1', memory: '2Gi' } })))).allowed).toBe(true);
+    expect((await answer(create(pod('cpu', 'b', { requests: { cpu: '1500m', memory: '2Gi' } })))).allowed).toBe(true);
+    const over = await answer(create(pod('cpu', 'c', { requests: { cpu: '600m', memory: '2Gi' } })));
+    expect(over.status?.message).toBe('pods "c" is forbidden: exceeded quota: quota, requested: cpu=600m, used: cpu=2500m, limited: cpu=3');
+  });
+
+  it('TestAdmitEnforceQuotaConstraints: a quota on limits.cpu needs every container to name one', async () => {
+    await answer(quotaReview('constraints', 'quota', { 'limits.cpu': '3', 'requests.cpu': '2' }));
+    const response = await answer(create(pod('constraints', 'a', { requests: { cpu: '100m' } })));
+    expect(response.status?.message).toBe('pods "a" is forbidden: failed quota: quota: must specify limits.cpu');
+  });
+
+  it('TestAdmitPodInNamespaceWithoutQuota', async () => {
+    expect((await answer(create(pod('no-quota', 'a', { requests: { cpu: '100' } })))).allowed).toBe(true);
+  });
+
+  it('TestAdmitBelowTerminatingQuotaLimit: a Terminating quota counts only pods with activeDeadlineSeconds', async () => {
+    await answer(quotaReview('term', 'quota-terminating', { pods: '1' }, { scopes: ['Terminating'] }));
+    expect((await answer(create(pod('term', 'long-1')))).allowed).toBe(true);
+    expect((await answer(create(pod('term', 'long-2')))).allowed).toBe(true);
+    expect((await answer(create(pod('term', 'short-1', {}, { activeDeadlineSeconds: 60 })))).allowed).toBe(true);
+    expect((await answer(create(pod('term', 'short-2', {}, { activeDeadlineSeconds: 60 })))).status?.message).toContain('exceeded quota: quota-terminating');
+  });
+
+  it('TestAdmitBelowBestEffortQuotaLimit and TestAdmitBestEffortQuotaLimitIgnoresBurstable', async () => {
+    await answer(quotaReview('be', 'quota-besteffort', { pods: '1' }, { scopes: ['BestEffort'] }));
+    expect((await answer(create(pod('be', 'burstable-1', { requests: { cpu: '100m' } })))).allowed).toBe(true);
+    expect((await answer(create(pod('be', 'burstable-2', { limits: { memory: '1Gi' } })))).allowed).toBe(true);
+    expect((await answer(create(pod('be', 'besteffort-1')))).allowed).toBe(true);
+    expect((await answer(create(pod('be', 'besteffort-2')))).allowed).toBe(false);
+  });
+
+  it('TestAdmitLimitedResourceNoQuota / WithQuota: limitedResources need a covering quota', async () => {
+    const limited: ResourceQuotaConfig = { limitedResources: [{ apiGroup: '', resource: 'pods', matchContains: ['requests.cpu'] }] };
+    const strict = lambdaFor(plugin, store, limited);
+    const response = await answer(create(pod('limited', 'a', { requests: { cpu: '1' } })), strict);
+    expect(response.status?.message).toBe('pods "a" is forbidden: insufficient quota to consume: requests.cpu');
+    expect((await answer(create(pod('limited', 'b')), strict)).allowed).toBe(true);
+    await answer(quotaReview('limited', 'quota', { 'requests.cpu': '10' }), strict);
+    expect((await answer(create(pod('limited', 'c', { requests: { cpu: '1' } })), strict)).allowed).toBe(true);
+  });
+
+  it('count/<resource>.<group> and legacy object counts', async () => {
+    await answer(quotaReview('counts', 'objects', { 'count/deployments.apps': '1', configmaps: '1' }));
+    const deployment = (name: string): ReviewInput => ({ kind: { group: 'apps', kind: 'Deployment' }, resource: { group: 'apps', resource: 'deployments' }, object: { kind: 'Deployment', metadata: { name, namespace: 'counts' }, spec: {} } });
+    const configMap = (name: string): ReviewInput => ({ kind: { kind: 'ConfigMap' }, resource: { resource: 'configmaps' }, object: { kind: 'ConfigMap', metadata: { name, namespace: 'counts' } } });
+    expect((await answer(deployment('d1'))).allowed).toBe(true);
+    expect((await answer(deployment('d2'))).status?.message).toBe('deployments.apps "d2" is forbidden: exceeded quota: objects, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1');
+    expect((await answer(configMap('c1'))).allowed).toBe(true);
+    expect((await answer(configMap('c2'))).status?.message).toContain('requested: configmaps=1, used: configmaps=1, limited: configmaps=1');
+  });
+});
+
+describe('a store restart: the ledger lives in the store (-dbPath)', () => {
+  it('the third pod is still refused after DynamoDB Local restarts on the same data', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'rq-ddb-'));
+    let db = await startEmbeddedDynamoDb({ dataDir });
+    const persistent = await testStore('rq-restart', db.endpoint);
+    const via = lambdaFor(plugin, persistent, config);
+    try {
+      await answer(quotaReview('restart', 'compute-quota', { pods: '2' }), via);
+      expect((await answer(create(pod('restart', 'p1')), via)).allowed).toBe(true);
+      expect((await answer(create(pod('restart', 'p2')), via)).allowed).toBe(true);
+      await db.stop();
+      db = await startEmbeddedDynamoDb({ dataDir });
+      persistent.reconnect(db.endpoint);
+      const third = await answer(create(pod('restart', 'p3')), via);
+      expect(third.status?.message).toBe('pods "p3" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=2, limited: pods=2');
+    } finally {
+      persistent.close();
+      await db.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,79 @@
+// lib/state core: the table (keys, TTL enabled), the one dryRun gate, learning rules, expiry that
+// counts before DynamoDB's TTL sweep, shared token buckets, and store failures as StoreUnavailableError.
+import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureStateTable } from '../../infra/local/dynamodb.js';
+import { createRequestState, learningRules, localDynamoDbClient, StoreUnavailableError } from '../../lib/state/index.js';
+import type { TestStore } from '../support/dynamodb.js';
+import { testStore } from '../support/dynamodb.js';
+
+let store: TestStore;
+beforeAll(async () => {
+  store = await testStore('state-core');
+});
+afterAll(() => store.close());
+
+describe('the table', () => {
+  it('has pk/sk string keys and TTL on expiresAt; ensureStateTable is idempotent', async () => {
+    await ensureStateTable(store.endpoint, store.tableName);
+    const table = await store.client.send(new DescribeTableCommand({ TableName: store.tableName }));
+    expect(table.Table!.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
+    const ttl = await store.client.send(new DescribeTimeToLiveCommand({ TableName: store.tableName }));
+    expect(ttl.TimeToLiveDescription).toMatchObject({ AttributeName: 'expiresAt', TimeToLiveStatus: 'ENABLED' });
+  });
+});
+
+describe('the dryRun gate', () => {
+  it('a dry run reads but sends no write command, whatever port it uses', async () => {
+    const dry = store.state({ uid: 'dry-1', dryRun: true });
+    store.reset();
+    await dry.quotaLedger.recordQuota({ namespace: 'n', name: 'q', hard: { pods: '1' }, scopes: [] });
+    await dry.quotaLedger.reserve({ namespace: 'n', resource: 'pods', name: 'p' }, { usage: { pods: '1' }, facts: {} }, () => undefined);
+    await dry.quotaLedger.release({ namespace: 'n', resource: 'pods', name: 'p' });
+    await dry.tokenBuckets.take([{ key: 'k', spec: { qps: 1, burst: 1 } }]);
+    await dry.decisionCache.put('k', { allowed: true, reason: '', annotations: {} }, 60);
+    expect(store.writes()).toBe(0);
+    expect(store.sent.length).toBeGreaterThan(0);
+  });
+});
+
+describe('learningRules (for the emitter)', () => {
+  it('subscribes namespace-aware plugins to Namespace writes and quota plugins to ResourceQuota writes', () => {
+    expect(learningRules({ needs: [] })).toEqual([]);
+    expect(learningRules({ needs: ['namespaces'] })).toEqual([{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status'], scope: 'Cluster' }]);
+    expect(learningRules({ needs: ['resourcequotas'] })[0].resources).toEqual(['resourcequotas']);
+  });
+});
+
+describe('expiry counts before the TTL sweep', () => {
+  it('a cached decision past its TTL is a miss', async () => {
+    let clock = Date.now();
+    const state = store.state({ uid: 'c1', dryRun: false }, () => clock);
+    await state.decisionCache.put('image', { allowed: true, reason: 'ok', annotations: {} }, 30);
+    expect(await state.decisionCache.get('image')).toEqual({ allowed: true, reason: 'ok', annotations: {} });
+    clock += 31_000;
+    expect(await state.decisionCache.get('image')).toBeUndefined();
+  });
+});
+
+describe('token buckets shared through the store', () => {
+  it('burst then refusal, refill with time, and a retried uid pays once', async () => {
+    let clock = Date.now();
+    const take = (uid: string) => store.state({ uid, dryRun: false }, () => clock).tokenBuckets.take([{ key: 'server', spec: { qps: 1, burst: 2 } }]);
+    expect(await take('t1')).toBe(-1);
+    expect(await take('t1')).toBe(-1); // retry: free
+    expect(await take('t2')).toBe(-1);
+    expect(await take('t3')).toBe(0);
+    clock += 1000;
+    expect(await take('t4')).toBe(-1);
+  });
+});
+
+describe('store failures', () => {
+  it('an unreachable store is a StoreUnavailableError', async () => {
+    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const state = createRequestState({ uid: 'x', dryRun: false }, { client, tableName: 't' });
+    await expect(state.learnedNamespaces.get('a')).rejects.toBeInstanceOf(StoreUnavailableError);
+    client.destroy();
+  });
+});

@@ -1,0 +1,100 @@
+// State over the run's DynamoDB Local for one test file: its own table, its own client with a
+// middleware that counts every command reaching the store (the dryRun tests count writes there).
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { inject } from 'vitest';
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import type { RequestState } from '../../lib/state/index.js';
+import { createRequestState, createStateTable, localDynamoDbClient } from '../../lib/state/index.js';
+import './dynamodb-global-setup.js';
+import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
+import type { AdmissionReviewWire } from '../../lib/admission/types.js';
+import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
+import { gatewayEvent, lambdaContext } from './gateway-event.js';
+import type { ReviewInput } from './review.js';
+import { review } from './review.js';
+
+const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
+
+export interface TestStore {
+  endpoint: string;
+  tableName: string;
+  client: DynamoDBClient;
+  /** Commands sent to the store, by name, since the last reset. */
+  readonly sent: string[];
+  writes(): number;
+  reset(): void;
+  state(request: Pick<AdmissionRequest, 'uid' | 'dryRun'>, now?: () => number): RequestState;
+  /** The same table through a new client (a new Lambda instance), e.g. after a store restart. */
+  reconnect(endpoint: string): void;
+  close(): void;
+}
+
+export function countingClient(endpoint: string, sent: string[]): DynamoDBClient {
+  const client = localDynamoDbClient(endpoint);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      sent.push(context.commandName ?? 'unknown');
+      return next(args);
+    },
+    { step: 'initialize', name: 'countCommands' },
+  );
+  return client;
+}
+
+/** A fresh table on the run's DynamoDB Local (or `endpoint`), named after the test file. */
+export async function testStore(name: string, endpoint: string = inject('dynamodbEndpoint')): Promise<TestStore> {
+  const tableName = `${name}-${process.pid}-${Date.now()}`;
+  const sent: string[] = [];
+  let client = countingClient(endpoint, sent);
+  await createStateTable(client, tableName);
+  const store: TestStore = {
+    endpoint,
+    tableName,
+    get client() {
+      return client;
+    },
+    sent,
+    writes: () => sent.filter((c) => WRITE_COMMANDS.has(c)).length,
+    reset: () => void sent.splice(0),
+    state: (request, now) => createRequestState(request, { client, tableName, ...(now && { now }) }),
+    reconnect(next: string) {
+      client.destroy();
+      client = countingClient(next, sent);
+      store.endpoint = next;
+    },
+    close: () => client.destroy(),
+  };
+  return store;
+}
+
+
+export interface Invocation {
+  statusCode: number;
+  review?: AdmissionReviewWire;
+  body: string;
+}
+
+/** A plugin's real Lambda handler over a test store: what the apiserver would get back. */
+export function lambdaFor(plugin: AnyAdmissionPlugin, store: TestStore, config?: unknown) {
+  // The deployed stateful handler (namespace learning included), over the test store.
+  const handler = createStatefulAdmissionHandler(plugin, { config, callerAuth: { mode: 'mtls', allowedSubjects: [] }, state: (request) => store.state(request) });
+  return async function invoke(phase: 'mutate' | 'validate', input: ReviewInput): Promise<Invocation> {
+    const result = await handler(gatewayEvent(`/${plugin.metadata.name}/${phase}`, JSON.stringify(review(input))), lambdaContext);
+    return { statusCode: result.statusCode, body: result.body, ...(result.statusCode === 200 && { review: JSON.parse(result.body) as AdmissionReviewWire }) };
+  };
+}
+
+/** A Namespace write as the apiserver sends it to a plugin's webhook. */
+export function namespaceReview(operation: 'CREATE' | 'UPDATE' | 'DELETE', name: string, meta: { labels?: Record<string, string>; annotations?: Record<string, string>; phase?: string } = {}, extra: Partial<ReviewInput> = {}): ReviewInput {
+  const object = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(meta.labels && { labels: meta.labels }), ...(meta.annotations && { annotations: meta.annotations }) }, spec: { finalizers: ['kubernetes'] }, status: { phase: meta.phase ?? 'Active' } };
+  return {
+    operation,
+    kind: { kind: 'Namespace' },
+    resource: { resource: 'namespaces' },
+    name,
+    namespace: '',
+    object: operation === 'DELETE' ? null : object,
+    oldObject: operation === 'CREATE' ? null : object,
+    ...extra,
+  };
+}

@@ -11,6 +11,7 @@ import podNodeSelector from './pod-node-selector/plugin.js';
 import resourceQuota from './resource-quota/plugin.js';
 import storageObjectInUseProtection from './storage-object-in-use-protection/plugin.js';
 import taintNodesByCondition from './taint-nodes-by-condition/plugin.js';
+import validatingAdmissionPolicy from './validating-admission-policy/plugin.js';
 
 export const plugins: readonly AnyAdmissionPlugin[] = [
   alwaysPullImages,
@@ -23,6 +24,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   resourceQuota,
   storageObjectInUseProtection,
   taintNodesByCondition,
+  validatingAdmissionPolicy,
 ];
 
 export function pluginByName(name: string): AnyAdmissionPlugin | undefined {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AdmissionRequest } from './request.js';
 import { qualifiedResource } from './request.js';
 import type { FieldError } from './field.js';
@@ -61,6 +62,16 @@ export function badRequest(message: string): Denied {
 export function withWarnings<D extends Decision>(decision: D, ...warnings: string[]): D {
   if (warnings.length === 0) return decision;
   return { ...decision, warnings: [...(decision.warnings ?? []), ...warnings] };
+}
+
+/**
+ * An audit annotation key the apiserver keeps: segments joined by `_` into one name of at most 63
+ * characters (a longer one is cut and suffixed with a hash of the whole, so keys stay distinct).
+ */
+export function auditAnnotationKey(...segments: string[]): string {
+  const key = segments.join('_').replace(/[^-A-Za-z0-9_.]/g, '_').replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+  if (key.length <= 63) return key;
+  return `${key.slice(0, 54).replace(/[^A-Za-z0-9]+$/, '')}-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
 }
 
 export function withAuditAnnotations<D extends Decision>(decision: D, annotations: Record<string, string>): D {

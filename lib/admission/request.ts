@@ -20,6 +20,13 @@ export interface AdmissionRequest {
   readonly resource: Readonly<GroupVersionResource>;
   /** '' when the request is for the main resource. */
   readonly subResource: string;
+  /**
+   * What the user actually sent, before the apiserver converted it for a webhook registered with
+   * matchPolicy Equivalent (e.g. apps/v1beta1 for apps/v1); equal to kind/resource otherwise.
+   */
+  readonly requestKind: Readonly<GroupVersionKind>;
+  readonly requestResource: Readonly<GroupVersionResource>;
+  readonly requestSubResource: string;
   readonly name: string;
   readonly namespace: string;
   readonly operation: Operation;
@@ -122,12 +129,19 @@ export function decodeAdmissionReview(body: unknown): AdmissionRequest {
     throw new MalformedReviewError('request.options must be an object');
   }
   const wire = request as unknown as AdmissionRequestWire;
+  const kind = groupVersion(request, 'kind', 'kind');
+  const resource = groupVersion(request, 'resource', 'resource');
+  const subResource = optionalString(request, 'subResource', 'request');
+  const present = (key: string) => request[key] !== undefined && request[key] !== null;
   return {
     reviewVersion: apiVersion as ReviewApiVersion,
     uid,
-    kind: groupVersion(request, 'kind', 'kind'),
-    resource: groupVersion(request, 'resource', 'resource'),
-    subResource: optionalString(request, 'subResource', 'request'),
+    kind,
+    resource,
+    subResource,
+    requestKind: present('requestKind') ? groupVersion(request, 'requestKind', 'kind') : kind,
+    requestResource: present('requestResource') ? groupVersion(request, 'requestResource', 'resource') : resource,
+    requestSubResource: present('requestSubResource') ? optionalString(request, 'requestSubResource', 'request') : subResource,
     name: optionalString(request, 'name', 'request'),
     namespace: optionalString(request, 'namespace', 'request'),
     operation: operation as Operation,

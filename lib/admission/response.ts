@@ -20,6 +20,12 @@ export function diffObjects(original: object, mutated: object): JsonPatchOperati
   return jsonpatch.compare(original, mutated);
 }
 
+/**
+ * The apiserver stores a webhook's audit annotation under `<webhook name>/<key>` and drops it
+ * unless that is a qualified name: the key is one name segment, at most 63 characters.
+ */
+const AUDIT_KEY = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
 /** The apiserver prints warnings on one line each; a newline would split or garble kubectl output. */
 function oneLine(warning: string): string {
   return warning.replace(/[\r\n]+/g, ' ');
@@ -49,6 +55,8 @@ export function encodeAdmissionResponse(request: AdmissionRequest, decision: Dec
   }
   if (decision.warnings?.length) response.warnings = decision.warnings.map(oneLine);
   if (decision.auditAnnotations && Object.keys(decision.auditAnnotations).length) {
+    const invalid = Object.keys(decision.auditAnnotations).find((key) => !AUDIT_KEY.test(key));
+    if (invalid !== undefined) throw new ProtocolViolation(`audit annotation key ${JSON.stringify(invalid)} is not a name the apiserver accepts`);
     response.auditAnnotations = { ...decision.auditAnnotations };
   }
   return { apiVersion: request.reviewVersion, kind: 'AdmissionReview', response };

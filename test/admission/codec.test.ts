@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import { allowed, badRequest, denied, forbidden, patched, withAuditAnnotations, withWarnings } from '../../lib/admission/decision.js';
+import { allowed, auditAnnotationKey, badRequest, denied, forbidden, patched, withAuditAnnotations, withWarnings } from '../../lib/admission/decision.js';
 import { FieldPath, notSupported, forbiddenField, invalid, required, aggregateMessage } from '../../lib/admission/field.js';
 import { decodeAdmissionReview, MalformedReviewError } from '../../lib/admission/request.js';
 import { encodeAdmissionResponse, ProtocolViolation } from '../../lib/admission/response.js';
@@ -155,5 +155,31 @@ describe('field errors and Forbidden, printed as upstream prints them', () => {
 
   it('gives BadRequest as upstream apierrors.NewBadRequest', () => {
     expect(badRequest('nope').status).toEqual({ code: 400, reason: 'BadRequest', message: 'nope' });
+  });
+});
+
+describe('audit annotation keys', () => {
+  const request = decodeAdmissionReview(captured);
+
+  it('refuses a key the apiserver would drop (a second "/" once it prefixes the webhook name)', () => {
+    expect(() => encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { 'policy/key': 'v' }), 'validate')).toThrow(ProtocolViolation);
+    expect(() => encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { ['k'.repeat(64)]: 'v' }), 'validate')).toThrow(ProtocolViolation);
+  });
+
+  it('makes one-segment keys of at most 63 characters that stay distinct', () => {
+    expect(auditAnnotationKey('demo-policy.example.com', 'high-replica-count')).toBe('demo-policy.example.com_high-replica-count');
+    const long = auditAnnotationKey('p'.repeat(70), 'a');
+    expect(long).toHaveLength(63);
+    expect(long).not.toBe(auditAnnotationKey('p'.repeat(70), 'b'));
+    expect(() => encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { [long]: 'v' }), 'validate')).not.toThrow();
+  });
+});
+
+describe('the request view keeps what the user sent', () => {
+  it('reads requestKind and requestResource, defaulting to kind and resource', () => {
+    const converted = { ...captured, request: { ...captured.request, requestKind: { group: 'apps', version: 'v1beta1', kind: 'Deployment' }, requestResource: { group: 'apps', version: 'v1beta1', resource: 'deployments' } } };
+    expect(decodeAdmissionReview(converted)).toMatchObject({ requestKind: { version: 'v1beta1' }, requestResource: { version: 'v1beta1' }, requestSubResource: '' });
+    const { requestKind: _k, requestResource: _r, ...bare } = captured.request;
+    expect(decodeAdmissionReview({ ...captured, request: bare }).requestResource).toEqual(decodeAdmissionReview(captured).resource);
   });
 });

@@ -1,0 +1,172 @@
+// Kubernetes' CEL ip, cidr and url libraries (k8s.io/apiserver/pkg/cel/library/{ip,cidr,urls}.go).
+// Addresses are parsed here (no Node API parses CIDRs or keeps Go's strictness): no zones, no
+// IPv4-mapped IPv6, no leading zeros in IPv4 octets, as upstream refuses them.
+import { CelScalar, celFunc, celMethod, mapType, listType } from '@bufbuild/cel';
+import type { CelFunc } from '@bufbuild/cel';
+import { CIDR_TYPE, IP_TYPE, URL_TYPE, opaqueText } from './types.js';
+
+const { BOOL, INT, STRING } = CelScalar;
+
+interface Address { readonly family: 4 | 6; readonly bits: bigint }
+const width = (family: 4 | 6) => (family === 4 ? 32 : 128);
+
+function parseIPv4(text: string): bigint | undefined {
+  const parts = text.split('.');
+  if (parts.length !== 4) return undefined;
+  let value = 0n;
+  for (const part of parts) {
+    if (!/^(0|[1-9][0-9]{0,2})$/.test(part) || Number(part) > 255) return undefined;
+    value = (value << 8n) | BigInt(part);
+  }
+  return value;
+}
+
+function parseIPv6(text: string): bigint | undefined {
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = (half: string): bigint[] | undefined => {
+    if (half === '') return [];
+    const out: bigint[] = [];
+    const pieces = half.split(':');
+    for (let i = 0; i < pieces.length; i++) {
+      const piece = pieces[i];
+      if (i === pieces.length - 1 && piece.includes('.')) {
+        const v4 = parseIPv4(piece);
+        if (v4 === undefined) return undefined;
+        out.push(v4 >> 16n, v4 & 0xffffn);
+      } else if (/^[0-9a-fA-F]{1,4}$/.test(piece)) out.push(BigInt(`0x${piece}`));
+      else return undefined;
+    }
+    return out;
+  };
+  const head = groups(halves[0]);
+  const tail = halves.length === 2 ? groups(halves[1]) : [];
+  if (!head || !tail) return undefined;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
+  return [...head, ...Array<bigint>(missing).fill(0n), ...tail].reduce((acc, g) => (acc << 16n) | g, 0n);
+}
+
+function parseAddress(text: string): Address {
+  if (text.includes('%')) throw new Error(`IP address with zone value is not allowed: ${text}`);
+  const v4 = parseIPv4(text);
+  if (v4 !== undefined) return { family: 4, bits: v4 };
+  const v6 = text.includes(':') ? parseIPv6(text) : undefined;
+  if (v6 === undefined) throw new Error(`IP Address ${JSON.stringify(text)} parse error during conversion from string: ParseAddr(${JSON.stringify(text)}): unable to parse IP`);
+  if (v6 >> 32n === 0xffffn) throw new Error(`IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`);
+  return { family: 6, bits: v6 };
+}
+
+/** RFC 5952 text: lower case, the longest run (2+) of zero groups compressed. */
+function formatAddress({ family, bits }: Address): string {
+  if (family === 4) return [24n, 16n, 8n, 0n].map((s) => String((bits >> s) & 0xffn)).join('.');
+  const groups = Array.from({ length: 8 }, (_, i) => (bits >> BigInt(112 - 16 * i)) & 0xffffn);
+  let best = -1, bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === 0n) j++;
+    if (j - i > bestLength) [best, bestLength] = [i, j - i];
+    i = j === i ? i + 1 : j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (best < 0) return hex.join(':');
+  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLength).join(':')}`;
+}
+
+interface Prefix { readonly address: Address; readonly length: number }
+
+function parsePrefix(text: string): Prefix {
+  const slash = text.indexOf('/');
+  const error = new Error(`network address parse error during conversion from string: netip.ParsePrefix(${JSON.stringify(text)}): invalid prefix`);
+  if (slash < 0 || !/^(0|[1-9][0-9]{0,2})$/.test(text.slice(slash + 1))) throw error;
+  const address = parseAddress(text.slice(0, slash));
+  const length = Number(text.slice(slash + 1));
+  if (length > width(address.family)) throw error;
+  return { address, length };
+}
+
+const mask = (family: 4 | 6, length: number) => ((1n << BigInt(width(family))) - 1n) ^ ((1n << BigInt(width(family) - length)) - 1n);
+const masked = ({ address, length }: Prefix): Prefix => ({ address: { family: address.family, bits: address.bits & mask(address.family, length) }, length });
+const contains = (prefix: Prefix, address: Address) =>
+  prefix.address.family === address.family && (address.bits & mask(address.family, prefix.length)) === (prefix.address.bits & mask(address.family, prefix.length));
+const inRange = (address: Address, family: 4 | 6, text: string) => contains(parsePrefix(text), address) && address.family === family;
+
+const ipOf = (value: unknown) => parseAddress(opaqueText(value));
+const cidrOf = (value: unknown) => parsePrefix(opaqueText(value));
+const wrapIP = (address: Address) => IP_TYPE.wrap(formatAddress(address)) as never;
+const wrapCIDR = (prefix: Prefix) => CIDR_TYPE.wrap(`${formatAddress(prefix.address)}/${prefix.length}`) as never;
+const succeeds = (f: () => unknown) => { try { f(); return true; } catch { return false; } };
+
+function isGlobalUnicast(a: Address): boolean {
+  if (a.bits === 0n || inRange(a, 4, '127.0.0.0/8') || inRange(a, 6, '::1/128')) return false;
+  if (inRange(a, 4, '224.0.0.0/4') || inRange(a, 6, 'ff00::/8')) return false;
+  if (inRange(a, 4, '169.254.0.0/16') || inRange(a, 6, 'fe80::/10')) return false;
+  return !(a.family === 4 && a.bits === 0xffffffffn);
+}
+
+const ipLibrary: CelFunc[] = [
+  celFunc('ip', [STRING], IP_TYPE.type, (text) => wrapIP(parseAddress(text))),
+  celFunc('isIP', [STRING], BOOL, (text) => succeeds(() => parseAddress(text))),
+  celFunc('ip.isCanonical', [STRING], BOOL, (text) => formatAddress(parseAddress(text)) === text),
+  celFunc('string', [IP_TYPE.type], STRING, (ip) => opaqueText(ip)),
+  celMethod('family', IP_TYPE.type, [], INT, function () { return BigInt(ipOf(this).family); }),
+  celMethod('isUnspecified', IP_TYPE.type, [], BOOL, function () { return ipOf(this).bits === 0n; }),
+  celMethod('isLoopback', IP_TYPE.type, [], BOOL, function () { const a = ipOf(this); return inRange(a, 4, '127.0.0.0/8') || inRange(a, 6, '::1/128'); }),
+  celMethod('isLinkLocalMulticast', IP_TYPE.type, [], BOOL, function () { const a = ipOf(this); return inRange(a, 4, '224.0.0.0/24') || inRange(a, 6, 'ff02::/16'); }),
+  celMethod('isLinkLocalUnicast', IP_TYPE.type, [], BOOL, function () { const a = ipOf(this); return inRange(a, 4, '169.254.0.0/16') || inRange(a, 6, 'fe80::/10'); }),
+  celMethod('isGlobalUnicast', IP_TYPE.type, [], BOOL, function () { return isGlobalUnicast(ipOf(this)); }),
+];
+
+const cidrLibrary: CelFunc[] = [
+  celFunc('cidr', [STRING], CIDR_TYPE.type, (text) => wrapCIDR(parsePrefix(text))),
+  celFunc('isCIDR', [STRING], BOOL, (text) => succeeds(() => parsePrefix(text))),
+  celFunc('string', [CIDR_TYPE.type], STRING, (cidr) => opaqueText(cidr)),
+  celMethod('containsIP', CIDR_TYPE.type, [IP_TYPE.type], BOOL, function (ip) { return contains(cidrOf(this), ipOf(ip)); }),
+  celMethod('containsIP', CIDR_TYPE.type, [STRING], BOOL, function (ip) { return contains(cidrOf(this), parseAddress(ip)); }),
+  celMethod('containsCIDR', CIDR_TYPE.type, [CIDR_TYPE.type], BOOL, function (other) { const o = cidrOf(other); const p = cidrOf(this); return o.length >= p.length && contains(p, o.address); }),
+  celMethod('containsCIDR', CIDR_TYPE.type, [STRING], BOOL, function (other) { const o = parsePrefix(other); const p = cidrOf(this); return o.length >= p.length && contains(p, o.address); }),
+  celMethod('ip', CIDR_TYPE.type, [], IP_TYPE.type, function () { return wrapIP(cidrOf(this).address); }),
+  celMethod('masked', CIDR_TYPE.type, [], CIDR_TYPE.type, function () { return wrapCIDR(masked(cidrOf(this))); }),
+  celMethod('prefixLength', CIDR_TYPE.type, [], INT, function () { return BigInt(cidrOf(this).length); }),
+];
+
+// Go's url.ParseRequestURI: an absolute URI or an absolute path, no fragment.
+const URI = /^(?:([a-zA-Z][a-zA-Z0-9+.-]*):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?$/;
+interface Url { scheme: string; host: string; path: string; query: string }
+
+function parseUrl(text: string): Url {
+  const match = URI.exec(text);
+  const [, scheme = '', host = '', path = '', query = ''] = match ?? [];
+  if (!match || (scheme === '' && !path.startsWith('/')) || /[\s\x00-\x1f]/.test(text)) {
+    throw new Error(`URL parse error during conversion from string: parse ${JSON.stringify(text)}: invalid URI for request`);
+  }
+  return { scheme, host, path, query };
+}
+
+const urlOf = (value: unknown) => parseUrl(opaqueText(value));
+const hostname = (host: string) => { const h = host.replace(/^[^@]*@/, ''); return h.startsWith('[') ? h.slice(1, h.indexOf(']')) : h.replace(/:[0-9]*$/, ''); };
+const port = (host: string) => { const m = /:([0-9]*)$/.exec(host.replace(/^[^@]*@/, '').replace(/^\[[^\]]*\]/, '')); return m ? m[1] : ''; };
+const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+
+function queryMap(query: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const pair of query.split('&')) {
+    if (pair === '') continue;
+    const [key, value = ''] = pair.split(/=(.*)/s);
+    out.set(decode(key), [...(out.get(decode(key)) ?? []), decode(value)]);
+  }
+  return out;
+}
+
+const urlLibrary: CelFunc[] = [
+  celFunc('url', [STRING], URL_TYPE.type, (text) => { parseUrl(text); return URL_TYPE.wrap(text) as never; }),
+  celFunc('isURL', [STRING], BOOL, (text) => succeeds(() => parseUrl(text))),
+  celMethod('getScheme', URL_TYPE.type, [], STRING, function () { return urlOf(this).scheme; }),
+  celMethod('getHost', URL_TYPE.type, [], STRING, function () { return urlOf(this).host.replace(/^[^@]*@/, ''); }),
+  celMethod('getHostname', URL_TYPE.type, [], STRING, function () { return hostname(urlOf(this).host); }),
+  celMethod('getPort', URL_TYPE.type, [], STRING, function () { return port(urlOf(this).host); }),
+  celMethod('getEscapedPath', URL_TYPE.type, [], STRING, function () { return urlOf(this).path; }),
+  celMethod('getQuery', URL_TYPE.type, [], mapType(STRING, listType(STRING)), function () { return queryMap(urlOf(this).query) as never; }),
+];
+
+export const networkLibrary: CelFunc[] = [...ipLibrary, ...cidrLibrary, ...urlLibrary];

@@ -1,0 +1,75 @@
+// Where policies come from: `configuration.manifests` (inline objects) and `configuration.paths`
+// (multi-document YAML files relative to the AdmissionConfiguration's directory), read as
+// `kubectl apply -f` reads them, `kind: List` included. Each object remembers where it came from,
+// for error messages.
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { ConfigSource } from '../../lib/admission/plugin.js';
+import { ConfigError } from '../../lib/config/errors.js';
+
+export const UPSTREAM_NAME = 'ValidatingAdmissionPolicy';
+export const ADMISSION_REGISTRATION_VERSIONS = ['admissionregistration.k8s.io/v1', 'admissionregistration.k8s.io/v1beta1', 'admissionregistration.k8s.io/v1alpha1'];
+
+export interface Manifest {
+  readonly object: Record<string, unknown>;
+  /** `configuration.manifests[2]`, `policies.yaml document 3`... */
+  readonly origin: string;
+}
+
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function expand(object: unknown, origin: string, out: Manifest[]): void {
+  if (object === null || object === undefined) return; // an empty YAML document
+  if (!isRecord(object)) throw new ConfigError(UPSTREAM_NAME, origin, 'must be a Kubernetes object');
+  if (object.kind === 'List' || (typeof object.kind === 'string' && object.kind.endsWith('List') && Array.isArray(object.items))) {
+    const items = Array.isArray(object.items) ? object.items : [];
+    items.forEach((item, i) => expand(item, `${origin} items[${i}]`, out));
+    return;
+  }
+  out.push({ object, origin });
+}
+
+function readFile(path: unknown, field: string, source: ConfigSource, out: Manifest[]): void {
+  if (typeof path !== 'string' || path === '') throw new ConfigError(UPSTREAM_NAME, field, 'must be a non-empty string');
+  const file = isAbsolute(path) ? path : resolve(source.baseDir, path);
+  if (!existsSync(file)) throw new ConfigError(UPSTREAM_NAME, field, `file ${file} does not exist`);
+  const documents = parseAllDocuments(readFileSync(file, 'utf8'));
+  documents.forEach((document, i) => {
+    if (document.errors.length > 0) {
+      throw new ConfigError(UPSTREAM_NAME, field, `cannot parse ${file} document ${i + 1}: ${document.errors[0].message.split('\n')[0]}`);
+    }
+    expand(document.toJS(), `${path} document ${i + 1}`, out);
+  });
+}
+
+export interface PluginOptions {
+  readonly manifests: readonly Manifest[];
+  /** What a namespaceSelector sees for a namespace the webhook has never seen. */
+  readonly unknownNamespace: 'NoLabels' | 'Fail';
+}
+
+const OPTION_KEYS = new Set(['apiVersion', 'kind', 'manifests', 'paths', 'unknownNamespace']);
+
+/** Reads the AdmissionConfiguration entry (undefined: no policies, every request admitted). */
+export function readOptions(raw: unknown, source: ConfigSource): PluginOptions {
+  if (raw === undefined || raw === null) return { manifests: [], unknownNamespace: 'NoLabels' };
+  if (!isRecord(raw)) throw new ConfigError(UPSTREAM_NAME, 'configuration', `must be an object in ${source.file}`);
+  for (const key of Object.keys(raw)) {
+    if (!OPTION_KEYS.has(key)) throw new ConfigError(UPSTREAM_NAME, key, `unknown field in ${source.file}: supported are manifests, paths, unknownNamespace`);
+  }
+  const unknownNamespace = raw.unknownNamespace ?? 'NoLabels';
+  if (unknownNamespace !== 'NoLabels' && unknownNamespace !== 'Fail') {
+    throw new ConfigError(UPSTREAM_NAME, 'unknownNamespace', `Unsupported value: ${JSON.stringify(unknownNamespace)}: supported values: "Fail", "NoLabels"`);
+  }
+  const manifests: Manifest[] = [];
+  if (raw.manifests !== undefined && raw.manifests !== null) {
+    if (!Array.isArray(raw.manifests)) throw new ConfigError(UPSTREAM_NAME, 'manifests', 'must be a list of objects');
+    raw.manifests.forEach((object, i) => expand(object, `manifests[${i}]`, manifests));
+  }
+  if (raw.paths !== undefined && raw.paths !== null) {
+    if (!Array.isArray(raw.paths)) throw new ConfigError(UPSTREAM_NAME, 'paths', 'must be a list of file paths');
+    raw.paths.forEach((path, i) => readFile(path, `paths[${i}]`, source, manifests));
+  }
+  return { manifests, unknownNamespace };
+}

@@ -1,0 +1,145 @@
+// Which policies and bindings apply to a request: upstream's policy/matching and webhook
+// predicates (rules, namespace and object selectors), and an index so that a request no policy
+// names costs the same with 1 or 1,000 policies loaded.
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import type { Operation } from '../../lib/admission/types.js';
+
+export interface NamedRule {
+  readonly operations: readonly (Operation | '*')[];
+  readonly apiGroups: readonly string[];
+  readonly apiVersions: readonly string[];
+  readonly resources: readonly string[];
+  readonly scope: 'Cluster' | 'Namespaced' | '*';
+  readonly resourceNames: readonly string[];
+}
+
+export type LabelPredicate = (labels: Readonly<Record<string, string>>) => boolean;
+
+export interface Selector {
+  /** An empty selector selects everything without looking at labels. */
+  readonly empty: boolean;
+  readonly matches: LabelPredicate;
+}
+
+export interface MatchResources {
+  readonly namespaceSelector: Selector;
+  readonly objectSelector: Selector;
+  readonly resourceRules: readonly NamedRule[];
+  readonly excludeResourceRules: readonly NamedRule[];
+  readonly matchPolicy: 'Exact' | 'Equivalent';
+}
+
+export interface SelectorRequirement {
+  readonly key: string;
+  readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  readonly values: readonly string[];
+}
+
+/** metav1.LabelSelectorAsSelector: every matchLabels entry and every requirement must hold. */
+export function labelSelector(matchLabels: Readonly<Record<string, string>>, requirements: readonly SelectorRequirement[]): Selector {
+  const all: SelectorRequirement[] = [...Object.entries(matchLabels).map(([key, value]) => ({ key, operator: 'In' as const, values: [value] })), ...requirements];
+  const matches: LabelPredicate = (labels) =>
+    all.every(({ key, operator, values }) => {
+      const has = Object.prototype.hasOwnProperty.call(labels, key);
+      switch (operator) {
+        case 'In': return has && values.includes(labels[key]);
+        case 'NotIn': return !has || !values.includes(labels[key]);
+        case 'Exists': return has;
+        case 'DoesNotExist': return !has;
+      }
+    });
+  return { empty: all.length === 0, matches };
+}
+
+export const EVERYTHING: Selector = { empty: true, matches: () => true };
+
+const contains = (list: readonly string[], value: string) => list.includes('*') || list.includes(value);
+
+/** webhook/predicates/rules.Matcher, plus resourceNames as policy matching adds them. */
+function ruleMatches(rule: NamedRule, request: AdmissionRequest): boolean {
+  const { group, version, resource } = request.resource;
+  const isNamespace = group === '' && version === 'v1' && resource === 'namespaces';
+  if (rule.scope === 'Namespaced' && (isNamespace || request.namespace === '')) return false;
+  if (rule.scope === 'Cluster' && !(isNamespace || request.namespace === '')) return false;
+  if (!contains(rule.operations, request.operation)) return false;
+  if (!contains(rule.apiGroups, group) || !contains(rule.apiVersions, version)) return false;
+  const resourceMatches = rule.resources.some((entry) => {
+    const slash = entry.indexOf('/');
+    const [res, sub] = slash < 0 ? [entry, ''] : [entry.slice(0, slash), entry.slice(slash + 1)];
+    return (res === '*' || res === resource) && (sub === '*' || sub === request.subResource);
+  });
+  if (!resourceMatches) return false;
+  return rule.resourceNames.length === 0 || rule.resourceNames.includes(request.name);
+}
+
+/**
+ * The resource rules of policy matching. The webhook is registered with matchPolicy Equivalent and
+ * the union of the policies' rules, so the apiserver already sends each request in a version some
+ * rule names: matching the request as received gives Equivalent's answer. Exact cannot be told
+ * apart (the original requestResource is not in the request view): see the README.
+ */
+export function rulesMatch(rules: readonly NamedRule[], request: AdmissionRequest): boolean {
+  return rules.some((rule) => ruleMatches(rule, request));
+}
+
+/** `labels` of the request's namespace, or null for a never-seen one; asked for only when needed. */
+export type NamespaceLabels = () => Promise<Readonly<Record<string, string>> | null>;
+
+export class UnknownNamespaceError extends Error {
+  override readonly name = 'UnknownNamespaceError';
+}
+
+/** upstream namespace.Matcher: cluster-scoped requests (other than namespaces) always match. */
+async function namespaceMatches(selector: Selector, request: AdmissionRequest, labels: NamespaceLabels): Promise<boolean> {
+  if (selector.empty) return true;
+  if (request.namespace === '' && request.resource.resource !== 'namespaces') return true;
+  const known = await labels();
+  if (known === null) throw new UnknownNamespaceError(`namespace ${JSON.stringify(request.namespace)} has never been seen by this webhook (unknownNamespace: Fail)`);
+  return selector.matches(known);
+}
+
+/** upstream object.Matcher: the new or the old object's labels. */
+function objectMatches(selector: Selector, request: AdmissionRequest): boolean {
+  if (selector.empty) return true;
+  return [request.object, request.oldObject].some((o) => o !== null && selector.matches(o.metadata?.labels ?? {}));
+}
+
+/** policy/matching.Matcher.Matches. Throws UnknownNamespaceError (unknownNamespace: Fail). */
+export async function resourcesMatch(match: MatchResources, request: AdmissionRequest, labels: NamespaceLabels): Promise<boolean> {
+  if (!objectMatches(match.objectSelector, request)) return false;
+  if (rulesMatch(match.excludeResourceRules, request)) return false;
+  if (match.resourceRules.length > 0 && !rulesMatch(match.resourceRules, request)) return false;
+  return namespaceMatches(match.namespaceSelector, request, labels);
+}
+
+/**
+ * Policies by (group, resource) of their matchConstraints rules, `*` kept as its own key. A lookup
+ * reads four buckets whatever the number of policies, and keeps the configuration's order.
+ */
+export class PolicyIndex<P extends { readonly order: number; readonly matchConstraints: MatchResources }> {
+  private readonly buckets = new Map<string, P[]>();
+
+  constructor(policies: readonly P[]) {
+    for (const policy of policies) {
+      const keys = new Set<string>();
+      for (const rule of policy.matchConstraints.resourceRules) {
+        for (const group of rule.apiGroups) for (const entry of rule.resources) keys.add(`${group}\u0000${entry.split('/')[0]}`);
+      }
+      for (const key of keys) {
+        const bucket = this.buckets.get(key) ?? [];
+        bucket.push(policy);
+        this.buckets.set(key, bucket);
+      }
+    }
+  }
+
+  candidates(request: AdmissionRequest): P[] {
+    const { group, resource } = request.resource;
+    const found = new Set<P>();
+    for (const key of [`${group}\u0000${resource}`, `${group}\u0000*`, `*\u0000${resource}`, '*\u0000*']) {
+      const bucket = this.buckets.get(key);
+      if (bucket) for (const p of bucket) found.add(p);
+    }
+    return found.size > 1 ? [...found].sort((a, b) => a.order - b.order) : [...found];
+  }
+}

@@ -1,0 +1,50 @@
+// JSON as CEL sees it. JSON has one number type; Kubernetes' CEL gets ints for integer fields and
+// doubles for the rest from the OpenAPI schema. Without schemas, every integral JSON number becomes
+// a CEL int (BigInt) and every other number a double: `object.spec.replicas <= 5` and
+// `string(object.spec.replicas)` then behave as upstream. (A double field that holds a whole
+// number, `1.0`, is an int here.)
+import type { KubeObject } from '../../lib/admission/types.js';
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import type { LearnedNamespace } from '../../lib/state/ports.js';
+
+export function toCel(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
+  if (Array.isArray(value)) return value.map(toCel);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toCel(v);
+    return out;
+  }
+  return value;
+}
+
+/** The `request` variable: upstream's admission.k8s.io AdmissionRequest, empty optional fields omitted. */
+export function requestVariable(request: AdmissionRequest): unknown {
+  const out: Record<string, unknown> = {
+    uid: request.uid,
+    kind: request.kind,
+    resource: request.resource,
+    // The view carries the kind and resource the webhook was called for; see the README on
+    // requestKind/requestResource (equal to kind/resource here).
+    requestKind: request.requestKind,
+    requestResource: request.requestResource,
+    operation: request.operation,
+    userInfo: request.userInfo,
+    dryRun: request.dryRun,
+  };
+  if (request.subResource !== '') out.subResource = out.requestSubResource = request.subResource;
+  if (request.name !== '') out.name = request.name;
+  if (request.namespace !== '') out.namespace = request.namespace;
+  if (request.options !== null) out.options = request.options;
+  return toCel(out);
+}
+
+/** The `namespaceObject` variable, from what the Namespace webhook learned (upstream's subset). */
+export function namespaceVariable(name: string, learned: LearnedNamespace | undefined): unknown {
+  const metadata: KubeObject['metadata'] = { name };
+  if (learned) {
+    metadata.labels = { ...learned.labels };
+    metadata.annotations = { ...learned.annotations };
+  }
+  return { apiVersion: 'v1', kind: 'Namespace', metadata, spec: {}, status: { phase: learned?.phase ?? 'Active' } };
+}

@@ -2,11 +2,15 @@
 // serverless.yml's function list derive from this list; a test proves they agree.
 import type { AnyAdmissionPlugin } from '../lib/admission/plugin.js';
 import alwaysPullImages from './always-pull-images/plugin.js';
+import certificateSubjectRestriction from './certificate-subject-restriction/plugin.js';
 import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
 import denyServiceExternalIps from './deny-service-external-ips/plugin.js';
 import extendedResourceToleration from './extended-resource-toleration/plugin.js';
+import externalIpRanger from './external-ip-ranger/plugin.js';
 import limitPodHardAntiAffinityTopology from './limit-pod-hard-anti-affinity-topology/plugin.js';
 import namespaceLifecycle from './namespace-lifecycle/plugin.js';
+import namespaceReservation from './namespace-reservation/plugin.js';
+import nodeRestriction from './node-restriction/plugin.js';
 import podNodeSelector from './pod-node-selector/plugin.js';
 import resourceQuota from './resource-quota/plugin.js';
 import storageObjectInUseProtection from './storage-object-in-use-protection/plugin.js';
@@ -15,11 +19,15 @@ import validatingAdmissionPolicy from './validating-admission-policy/plugin.js';
 
 export const plugins: readonly AnyAdmissionPlugin[] = [
   alwaysPullImages,
+  certificateSubjectRestriction,
   defaultTolerationSeconds,
   denyServiceExternalIps,
   extendedResourceToleration,
+  externalIpRanger,
   limitPodHardAntiAffinityTopology,
   namespaceLifecycle,
+  namespaceReservation,
+  nodeRestriction,
   podNodeSelector,
   resourceQuota,
   storageObjectInUseProtection,

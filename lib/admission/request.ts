@@ -91,9 +91,18 @@ function userInfoOf(owner: Record<string, unknown>): UserInfo {
   const value = owner.userInfo;
   if (value === undefined || value === null) return {};
   if (!isPlainObject(value)) throw new MalformedReviewError('request.userInfo must be an object');
-  if (value.groups !== undefined && value.groups !== null) {
-    if (!Array.isArray(value.groups) || value.groups.some((g) => typeof g !== 'string')) {
-      throw new MalformedReviewError('request.userInfo.groups must be a list of strings');
+  for (const key of ['username', 'uid'] as const) {
+    if (value[key] !== undefined && value[key] !== null && typeof value[key] !== 'string') {
+      throw new MalformedReviewError(`request.userInfo.${key} must be a string`);
+    }
+  }
+  const isStringList = (list: unknown) => Array.isArray(list) && list.every((g) => typeof g === 'string');
+  if (value.groups !== undefined && value.groups !== null && !isStringList(value.groups)) {
+    throw new MalformedReviewError('request.userInfo.groups must be a list of strings');
+  }
+  if (value.extra !== undefined && value.extra !== null) {
+    if (!isPlainObject(value.extra) || !Object.values(value.extra).every(isStringList)) {
+      throw new MalformedReviewError('request.userInfo.extra must map names to lists of strings');
     }
   }
   return value as UserInfo;

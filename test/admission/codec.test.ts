@@ -57,6 +57,8 @@ describe('decodeAdmissionReview', () => {
     ['a non-object metadata', { ...captured, request: { ...captured.request, object: { metadata: 3 } } }, /request\.object\.metadata/],
     ['a string dryRun', { ...captured, request: { ...captured.request, dryRun: 'true' } }, /request\.dryRun/],
     ['non-string groups', { ...captured, request: { ...captured.request, userInfo: { groups: [1] } } }, /userInfo\.groups/],
+    ['an object username (found by the fuzz suite)', { ...captured, request: { ...captured.request, userInfo: { username: {} } } }, /userInfo\.username must be a string/],
+    ['a malformed extra', { ...captured, request: { ...captured.request, userInfo: { extra: { scopes: 'x' } } } }, /userInfo\.extra/],
   ])('refuses %s', (_name, body, reason) => {
     expect(() => decodeAdmissionReview(body)).toThrow(MalformedReviewError);
     expect(() => decodeAdmissionReview(body)).toThrow(reason);

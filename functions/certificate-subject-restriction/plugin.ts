@@ -1,0 +1,62 @@
+// CertificateSubjectRestriction: a client certificate whose subject carries the organization
+// system:masters is a cluster-admin credential that no RBAC binding can take away. Anyone allowed
+// to create and approve CertificateSigningRequests for the kube-apiserver-client signer could mint
+// one, so such requests are refused outright, whoever asks. Upstream:
+// plugin/pkg/admission/certificates/subjectrestriction (CSR parsing: pkg/apis/certificates.ParseCSR).
+//
+// Validating only: upstream only validates. No configuration.
+
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import { isMainResource } from '../../lib/admission/request.js';
+import { allowed, forbidden } from '../../lib/admission/decision.js';
+import { definePlugin } from '../../lib/admission/plugin.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
+import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+
+const KUBE_APISERVER_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
+const SYSTEM_MASTERS = 'system:masters';
+
+interface CertificateSigningRequest extends KubeObject {
+  spec?: { signerName?: string; request?: string };
+}
+
+const CSR_RULES = [{ operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['v1'], resources: ['certificatesigningrequests'], scope: 'Cluster' }] as const;
+
+/** Only creates of the CSR itself: approval and status subresources are left alone, as upstream. */
+function shouldIgnore(request: AdmissionRequest): boolean {
+  return request.operation !== 'CREATE' || !isMainResource(request, 'certificates.k8s.io', 'certificatesigningrequests');
+}
+
+export default definePlugin({
+  metadata: {
+    upstreamName: 'CertificateSubjectRestriction',
+    name: 'certificate-subject-restriction',
+    summary: 'Refuses CertificateSigningRequests for the kube-apiserver-client signer that ask for the system:masters group.',
+    validating: { rules: CSR_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    writes: false,
+    needs: [],
+    // CSRs are cluster-scoped, so no namespaceSelector can skip them anyway; 'include' says so.
+    systemNamespaces: 'include',
+  },
+
+  validate(request) {
+    if (shouldIgnore(request)) return allowed();
+    const csr = request.object;
+    if (!isObjectOfKind<CertificateSigningRequest>(csr, 'CertificateSigningRequest')) {
+      return forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]);
+    }
+    if (csr.spec?.signerName !== KUBE_APISERVER_CLIENT_SIGNER) return allowed();
+    let organization: readonly string[];
+    try {
+      ({ organization } = parseCertificateRequestSubject(csr.spec.request));
+    } catch (error) {
+      if (!(error instanceof CertificateRequestParseError)) throw error;
+      return forbidden(request, [`failed to parse CSR: ${error.message}`]);
+    }
+    if (organization.includes(SYSTEM_MASTERS)) {
+      return forbidden(request, [`use of ${KUBE_APISERVER_CLIENT_SIGNER} signer with ${SYSTEM_MASTERS} group is not allowed`]);
+    }
+    return allowed();
+  },
+});

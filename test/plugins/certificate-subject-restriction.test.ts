@@ -1,0 +1,188 @@
+// Upstream's table (plugin/pkg/admission/certificates/subjectrestriction/admission_test.go,
+// TestPlugin_Validate) ported with real CSRs made by node-forge; plus other resources and
+// subresources, the operations it handles, an ECDSA CSR (what kubelets send), v1beta1.
+import { createSign, generateKeyPairSync } from 'node:crypto';
+import forge from 'node-forge';
+import { beforeAll, describe, expect, it } from 'vitest';
+import plugin from '../../functions/certificate-subject-restriction/plugin.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import type { ReviewInput } from '../support/review.js';
+import { deniedMessage, runPhase } from '../support/review.js';
+
+const CSRS = { kind: { group: 'certificates.k8s.io', kind: 'CertificateSigningRequest' }, resource: { group: 'certificates.k8s.io', resource: 'certificatesigningrequests' } };
+const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
+const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+
+let rsaKeys: forge.pki.rsa.KeyPair;
+beforeAll(() => {
+  // Small keys keep the test fast; the plugin never looks at the key.
+  rsaKeys = forge.pki.rsa.generateKeyPair({ bits: 1024, e: 0x10001 });
+});
+
+/** pemWithGroup: a real, signed PKCS#10 request whose subject has these attributes. */
+function pemWithSubject(attributes: { shortName?: string; name?: string; value: string }[]): string {
+  const csr = forge.pki.createCertificationRequest();
+  csr.publicKey = rsaKeys.publicKey;
+  csr.setSubject(attributes);
+  csr.sign(rsaKeys.privateKey, forge.md.sha256.create());
+  return forge.pki.certificationRequestToPem(csr);
+}
+const pemWithGroup = (group: string) => pemWithSubject([{ shortName: 'O', value: group }]);
+
+/** An ECDSA P-256 request, built from its ASN.1 and signed by node:crypto (forge signs only RSA). */
+function ecdsaPemWithGroup(group: string): string {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const { asn1 } = forge;
+  const spki = asn1.fromDer(publicKey.export({ type: 'spki', format: 'der' }).toString('binary'));
+  const info = asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, '\x00'),
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+      asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SET, true, [
+        asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+          asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer('2.5.4.10').getBytes()),
+          asn1.create(asn1.Class.UNIVERSAL, asn1.Type.UTF8, false, forge.util.encodeUtf8(group)),
+        ]),
+      ]),
+    ]),
+    spki,
+    asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, []),
+  ]);
+  const infoDer = asn1.toDer(info).getBytes();
+  const signature = createSign('sha256').update(Buffer.from(infoDer, 'binary')).sign(privateKey).toString('binary');
+  const request = asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+    info,
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer('1.2.840.10045.4.3.2').getBytes())]),
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BITSTRING, false, `\x00${signature}`),
+  ]);
+  return forge.pem.encode({ type: 'CERTIFICATE REQUEST', body: asn1.toDer(request).getBytes() });
+}
+
+function csr(request: string, signerName: string, name?: string): KubeObject {
+  return {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: name === undefined ? {} : { name },
+    spec: { request: Buffer.from(request).toString('base64'), signerName, usages: ['client auth'] },
+  };
+}
+
+const validate = (input: ReviewInput) => runPhase(plugin, 'validate', { ...CSRS, ...input });
+const expectAllowed = (result: Awaited<ReturnType<typeof validate>>) => expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
+
+describe('TestPlugin_Validate', () => {
+  it('ignored resource', async () => {
+    expectAllowed(await validate({ kind: { group: 'foo', kind: 'Bar' }, resource: { group: 'foo', resource: 'bar' }, object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER) }));
+  });
+
+  it('ignored subresource', async () => {
+    expectAllowed(await validate({ subResource: 'approve', object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'panda') }));
+  });
+
+  it('wrong type', async () => {
+    const list: KubeObject = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequestList', metadata: {}, items: [] };
+    const result = await validate({ object: list, name: 'panda' });
+    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "panda" is forbidden: expected type CertificateSigningRequest, got: *certificates.CertificateSigningRequestList');
+  });
+
+  it('some other signer', async () => {
+    expectAllowed(await validate({ object: csr(pemWithGroup('system:masters'), KUBELET_CLIENT_SIGNER) }));
+  });
+
+  it('invalid request', async () => {
+    const result = await validate({ object: csr('this is not a CSR', CLIENT_SIGNER, 'bear') });
+    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "bear" is forbidden: failed to parse CSR: PEM block type must be CERTIFICATE REQUEST');
+    expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden' });
+  });
+
+  it('some other group', async () => {
+    expectAllowed(await validate({ object: csr(pemWithGroup('system:admin'), CLIENT_SIGNER) }));
+  });
+
+  it('request for system:masters', async () => {
+    const result = await validate({ object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'pooh') });
+    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "pooh" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed');
+    expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', status: 'Failure', details: { name: 'pooh', group: 'certificates.k8s.io', kind: 'certificatesigningrequests' } });
+  });
+});
+
+describe('the subject as Go reads it', () => {
+  it('finds system:masters among several organizations and next to a common name', async () => {
+    const pem = pemWithSubject([
+      { shortName: 'CN', value: 'alice' },
+      { shortName: 'O', value: 'developers' },
+      { shortName: 'O', value: 'system:masters' },
+    ]);
+    expect(deniedMessage(await validate({ object: csr(pem, CLIENT_SIGNER, 'x') }))).toContain('with system:masters group is not allowed');
+  });
+
+  it('does not confuse a common name of system:masters with the group', async () => {
+    expectAllowed(await validate({ object: csr(pemWithSubject([{ shortName: 'CN', value: 'system:masters' }]), CLIENT_SIGNER) }));
+  });
+
+  it('compares the group exactly (case and prefixes matter)', async () => {
+    for (const group of ['System:Masters', 'system:masters-lite', 'system:master']) {
+      expectAllowed(await validate({ object: csr(pemWithGroup(group), CLIENT_SIGNER) }));
+    }
+  });
+
+  it('reads ECDSA requests, which kubelets and most tools send', async () => {
+    const result = await validate({ object: csr(ecdsaPemWithGroup('system:masters'), CLIENT_SIGNER, 'ec') });
+    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "ec" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed');
+    expectAllowed(await validate({ object: csr(ecdsaPemWithGroup('system:authenticated'), CLIENT_SIGNER) }));
+  });
+
+  it('takes the first PEM block: a certificate first is not a request', async () => {
+    const pem = `-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n${pemWithGroup('system:masters')}`;
+    expect(deniedMessage(await validate({ object: csr(pem, CLIENT_SIGNER, 'two') }))).toBe(
+      'certificatesigningrequests.certificates.k8s.io "two" is forbidden: failed to parse CSR: PEM block type must be CERTIFICATE REQUEST',
+    );
+  });
+
+  it('an empty request block fails as Go fails it', async () => {
+    const result = await validate({ object: csr('-----BEGIN CERTIFICATE REQUEST-----\n-----END CERTIFICATE REQUEST-----', CLIENT_SIGNER, 'empty') });
+    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "empty" is forbidden: failed to parse CSR: asn1: syntax error: sequence truncated');
+  });
+
+  it('a request block that is not DER of a request is refused, never allowed', async () => {
+    const body = Buffer.from('not der at all').toString('base64');
+    const result = await validate({ object: csr(`-----BEGIN CERTIFICATE REQUEST-----\n${body}\n-----END CERTIFICATE REQUEST-----\n`, CLIENT_SIGNER, 'junk') });
+    expect(deniedMessage(result)).toMatch(/^certificatesigningrequests\.certificates\.k8s\.io "junk" is forbidden: failed to parse CSR: asn1: /);
+  });
+});
+
+describe('other resources and subresources are ignored', () => {
+  const masters = () => csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'c');
+  it.each([
+    { name: 'csr approval subresource', kind: CSRS.kind, resource: CSRS.resource, subResource: 'approval' },
+    { name: 'csr status subresource', kind: CSRS.kind, resource: CSRS.resource, subResource: 'status' },
+    { name: 'certificatesigningrequests of another group', kind: { group: 'example.com', kind: 'CertificateSigningRequest' }, resource: { group: 'example.com', resource: 'certificatesigningrequests' }, subResource: undefined },
+    { name: 'another resource of certificates.k8s.io', kind: { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle' }, resource: { group: 'certificates.k8s.io', resource: 'clustertrustbundles' }, subResource: undefined },
+  ])('$name', async ({ kind, resource, subResource }) => {
+    expectAllowed(await runPhase(plugin, 'validate', { object: masters(), kind, resource, subResource }));
+  });
+
+  it('declares only CSR creates in its webhook rules', () => {
+    expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['v1'], resources: ['certificatesigningrequests'], scope: 'Cluster' }]);
+    expect(plugin.metadata.mutating).toBeUndefined();
+    expect(plugin.metadata.validating).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 5 });
+  });
+});
+
+describe('handles these operations', () => {
+  it.each([
+    { operation: 'CREATE' as const, handled: true },
+    { operation: 'UPDATE' as const, handled: false },
+    { operation: 'DELETE' as const, handled: false },
+    { operation: 'CONNECT' as const, handled: false },
+  ])('$operation: handled=$handled', async ({ operation, handled }) => {
+    const object = csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'c');
+    const result = await validate({ operation, object: operation === 'DELETE' ? null : object, oldObject: operation === 'CREATE' ? null : object, name: 'c' });
+    expect(result.wire.response!.allowed).toBe(!handled);
+  });
+
+  it('answers a v1beta1 review in kind, with the same uid', async () => {
+    const result = await validate({ apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta-uid', object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'b') });
+    expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
+    expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: false, status: { code: 403 } });
+  });
+});

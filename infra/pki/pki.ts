@@ -2,7 +2,7 @@
 // kube-apiserver presents (the mTLS half that lives on the cluster side). Made with node-forge so
 // that nothing but `npm ci` is needed; RSA keys come from Node's native generator through forge.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import forge from 'node-forge';
 
@@ -89,10 +89,10 @@ export function pkiFiles(dir: string): LocalPki['files'] {
 }
 
 /** Everything a fresh PKI needs: the CA signs one server and one client certificate. */
-export function createPki(options: { serverHosts?: readonly string[]; clientCommonName?: string } = {}): Pick<LocalPki, 'ca' | 'server' | 'client'> {
+export function createPki(options: { serverHosts?: readonly string[]; clientCommonName?: string; caCommonName?: string } = {}): Pick<LocalPki, 'ca' | 'server' | 'client'> {
   const hosts = options.serverHosts ?? ['localhost', '127.0.0.1', '::1'];
   const isIp = (h: string) => /^[\d.]+$/.test(h) || h.includes(':');
-  const ca = issueCertificate({ commonName: 'serverless-admission local CA', organization: 'serverless-admission', days: 3650, usage: 'ca' });
+  const ca = issueCertificate({ commonName: options.caCommonName ?? 'serverless-admission local CA', organization: 'serverless-admission', days: 3650, usage: 'ca' });
   const server = issueCertificate(
     { commonName: hosts[0], days: 825, usage: 'server', dnsNames: hosts.filter((h) => !isIp(h)), ipAddresses: hosts.filter(isIp) },
     ca,
@@ -105,12 +105,12 @@ export function createPki(options: { serverHosts?: readonly string[]; clientComm
  * Reads the PKI under `dir`, creating it on first use. Keys are written 0600; an existing PKI is
  * never overwritten (rotation is explicit: `npm run pki -- --rotate`).
  */
-export function ensureLocalPki(dir = DEFAULT_PKI_DIR, options: { rotate?: boolean } = {}): LocalPki & { created: boolean } {
+export function ensureLocalPki(dir = DEFAULT_PKI_DIR, options: { rotate?: boolean; caCommonName?: string } = {}): LocalPki & { created: boolean } {
   const files = pkiFiles(dir);
   const present = Object.values(files).every((f) => existsSync(f));
   if (!present || options.rotate) {
     mkdirSync(dir, { recursive: true });
-    const { ca, server, client } = createPki();
+    const { ca, server, client } = createPki({ caCommonName: options.caCommonName });
     const write = (file: string, text: string, secret: boolean) => {
       writeFileSync(file, text);
       if (secret) chmodSync(file, 0o600);
@@ -134,4 +134,52 @@ export function ensureLocalPki(dir = DEFAULT_PKI_DIR, options: { rotate?: boolea
     files,
     created: false,
   };
+}
+
+// --- Rotation and the API Gateway truststore -------------------------------------------------
+//
+// API Gateway's mTLS truststore is a PEM bundle of CA certificates in S3. A rotation keeps the
+// old CA in the bundle until every apiserver presents a certificate from the new one:
+//
+//   rotateLocalPki          new CA + server + client; old CA kept as ca.previous.crt;
+//                           truststore = new CA + old CA   (upload; both clients accepted)
+//   (install the new client certificate on the control plane: npm run emit -- --out ...)
+//   finishPkiRotation       drop ca.previous.crt; truststore = new CA   (upload; old refused)
+
+export const PREVIOUS_CA_FILE = 'ca.previous.crt';
+export const TRUSTSTORE_FILE = 'truststore.pem';
+
+/** The CA certificates API Gateway must trust now: the current CA, and the previous one mid-rotation. */
+export function truststoreCertificates(dir = DEFAULT_PKI_DIR): string[] {
+  const previous = join(dir, PREVIOUS_CA_FILE);
+  return [pkiFiles(dir).ca, ...(existsSync(previous) ? [previous] : [])].map((f) => readFileSync(f, 'utf8').trim());
+}
+
+/** Writes the truststore bundle (default `<dir>/truststore.pem`) and returns its path. */
+export function writeTruststore(dir = DEFAULT_PKI_DIR, file = join(dir, TRUSTSTORE_FILE)): string {
+  writeFileSync(file, `${truststoreCertificates(dir).join('\n')}\n`);
+  return file;
+}
+
+export function rotationInProgress(dir = DEFAULT_PKI_DIR): boolean {
+  return existsSync(join(dir, PREVIOUS_CA_FILE));
+}
+
+/** Starts a rotation: refuses while one is in progress, since a third CA would strand a client. */
+export function rotateLocalPki(dir = DEFAULT_PKI_DIR): LocalPki & { created: boolean } {
+  if (rotationInProgress(dir)) throw new Error(`a rotation is in progress (${join(dir, PREVIOUS_CA_FILE)} exists): finish it first`);
+  const files = pkiFiles(dir);
+  if (!existsSync(files.ca)) throw new Error(`no PKI in ${dir} to rotate: run without --rotate to create one`);
+  writeFileSync(join(dir, PREVIOUS_CA_FILE), readFileSync(files.ca, 'utf8'));
+  // A distinct CA name: verifiers pick issuers by subject, and two CAs of one name in a
+  // truststore could send the chain to the wrong one.
+  return ensureLocalPki(dir, { rotate: true, caCommonName: `serverless-admission local CA ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}` });
+}
+
+/** Ends a rotation: the old CA leaves the truststore. Returns whether there was one. */
+export function finishPkiRotation(dir = DEFAULT_PKI_DIR): boolean {
+  const previous = join(dir, PREVIOUS_CA_FILE);
+  if (!existsSync(previous)) return false;
+  rmSync(previous);
+  return true;
 }

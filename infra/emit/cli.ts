@@ -1,0 +1,263 @@
+// `npm run emit`: the cluster-side configuration of every plugin (or of --plugins), as YAML on
+// stdout; with --out, also the files the kube-apiserver needs to present its client certificate.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { plugins as registry } from '../../functions/index.js';
+import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
+import { configurePlugin, DEFAULT_ADMISSION_CONFIG, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
+import { apiserverAdmissionConfiguration, kubeconfigUserName, webhookKubeconfig } from './apiserver.js';
+import { ruleViolations, validateSchema } from './checks.js';
+import { DEFAULT_URL_SECRET_FILE, readUrlSecret, urlSecretDigest, writeNewUrlSecret } from './url-secret.js';
+import type { CallerAuthOption, WebhookConfiguration } from './webhooks.js';
+import { checkBaseUrl, EmitError, SYSTEM_NAMESPACES, webhookConfigurations } from './webhooks.js';
+
+const USAGE = `Usage: npm run emit -- --base-url URL [options]
+
+Prints one MutatingWebhookConfiguration and/or ValidatingWebhookConfiguration per plugin
+(admissionregistration.k8s.io/v1, YAML documents on stdout; progress on stderr), named
+serverless-admission-<plugin>, with webhooks <plugin>.mutate|validate.serverless-admission.io
+calling <URL>/<plugin>/mutate|validate.
+
+Options:
+  --base-url URL            https://host[:port][/prefix] of the webhook host (required)
+  --plugins a,b             only these plugins (default: every registered plugin)
+  --auth MODE               mtls (default) or url-secret (EKS, GKE, AKS: a secret path segment)
+  --secret-file FILE        url-secret: the secret to use (default: DIR/url-secret with --out,
+                            else ${DEFAULT_URL_SECRET_FILE}; created there, 0600, when missing)
+  --new-secret              url-secret: create a new secret (for rotation; refuses to overwrite)
+  --ca-bundle FILE          PEM of the CA that signs the webhook host's certificate (caBundle);
+                            not needed for a publicly trusted certificate (API Gateway with ACM)
+  --staged NAMESPACE        staged rollout: failurePolicy Ignore, only NAMESPACE
+  --webhook-namespace NS    also exclude NS (where the webhook itself runs, if in the cluster)
+  --no-match-conditions     drop matchConditions (clusters older than Kubernetes 1.28)
+  --admission-config FILE   plugin configuration for rules that depend on it
+                            (default: ADMISSION_CONFIG or ${DEFAULT_ADMISSION_CONFIG})
+  --out DIR                 also write DIR/webhooks.yaml and, in mtls mode, the apiserver's
+                            DIR/admission-configuration.yaml and DIR/kubeconfig.yaml (0600)
+  --client-cert FILE        mtls: the apiserver's client certificate (default ${DEFAULT_PKI_DIR}/client.crt)
+  --client-key FILE         mtls: its key (default ${DEFAULT_PKI_DIR}/client.key)
+  --kubeconfig-path PATH    where the apiserver will read the kubeconfig (default: its absolute
+                            path under --out); goes into admission-configuration.yaml
+  -h, --help                this text
+
+Exit status: 0 done, 2 bad arguments, 1 anything else.
+`;
+
+export interface EmitIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: NodeJS.ProcessEnv;
+  readonly plugins?: readonly AnyAdmissionPlugin[];
+}
+
+class UsageError extends Error {}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        'base-url': { type: 'string' },
+        plugins: { type: 'string' },
+        auth: { type: 'string', default: 'mtls' },
+        'secret-file': { type: 'string' },
+        'new-secret': { type: 'boolean', default: false },
+        'ca-bundle': { type: 'string' },
+        staged: { type: 'string' },
+        'webhook-namespace': { type: 'string' },
+        'no-match-conditions': { type: 'boolean', default: false },
+        'admission-config': { type: 'string' },
+        out: { type: 'string' },
+        'client-cert': { type: 'string' },
+        'client-key': { type: 'string' },
+        'kubeconfig-path': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function readFileArg(option: string, file: string): string {
+  if (!existsSync(file)) throw new UsageError(`${option}: file ${file} does not exist`);
+  return readFileSync(file, 'utf8');
+}
+
+function selectPlugins(all: readonly AnyAdmissionPlugin[], list: string | undefined): AnyAdmissionPlugin[] {
+  if (list === undefined) return [...all];
+  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 0) throw new UsageError('--plugins needs at least one plugin name');
+  const known = new Map(all.map((p) => [p.metadata.name, p]));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length > 0) throw new UsageError(`--plugins: unknown ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
+  return [...new Set(names)].map((n) => known.get(n)!);
+}
+
+function readSecret(file: string): string {
+  try {
+    return readUrlSecret(file);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function writePrivate(file: string, text: string): void {
+  writeFileSync(file, text, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
+
+export function toYamlDocuments(docs: readonly object[]): string {
+  return docs.map((doc) => stringify(doc, { lineWidth: 0 })).join('---\n');
+}
+
+/** The whole command, without process globals, so tests run it in-process. Returns the exit code. */
+export async function emitCommand(argv: string[], io: EmitIo): Promise<number> {
+  try {
+    return await emit(argv, io);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof EmitError) {
+      io.stderr(`emit: ${error.message}\n${error instanceof UsageError ? 'Run npm run emit -- --help for usage.\n' : ''}`);
+      return 2;
+    }
+    io.stderr(`emit: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+async function emit(argv: string[], io: EmitIo): Promise<number> {
+  const values = parse(argv);
+  if (values.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  if (values['base-url'] === undefined) throw new UsageError('--base-url is required');
+  const baseUrl = checkBaseUrl(values['base-url']);
+  const mode = values.auth;
+  if (mode !== 'mtls' && mode !== 'url-secret') throw new UsageError(`--auth must be mtls or url-secret, got ${JSON.stringify(mode)}`);
+  if (mode === 'mtls' && (values['secret-file'] !== undefined || values['new-secret'])) throw new UsageError('--secret-file and --new-secret need --auth url-secret');
+  if (mode === 'url-secret' && (values['client-cert'] !== undefined || values['client-key'] !== undefined)) {
+    throw new UsageError('--client-cert/--client-key are for --auth mtls (url-secret callers present no certificate)');
+  }
+  if (values['secret-file'] !== undefined && values['new-secret']) throw new UsageError('--secret-file reads a secret, --new-secret creates one: choose one');
+  for (const option of ['staged', 'webhook-namespace'] as const) {
+    const ns = values[option];
+    if (ns !== undefined && (!DNS_LABEL.test(ns) || ns.length > 63)) throw new UsageError(`--${option}: ${JSON.stringify(ns)} is not a namespace name`);
+  }
+  if (values.staged !== undefined && (SYSTEM_NAMESPACES as readonly string[]).includes(values.staged)) {
+    throw new UsageError(`--staged ${values.staged}: stage in a test namespace, not a system one`);
+  }
+  const selected = selectPlugins(io.plugins ?? registry, values.plugins);
+
+  let caBundle: string | undefined;
+  if (values['ca-bundle'] !== undefined) {
+    const pem = readFileArg('--ca-bundle', values['ca-bundle']);
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--ca-bundle: ${values['ca-bundle']} holds no PEM certificate`);
+    caBundle = Buffer.from(pem, 'utf8').toString('base64');
+  }
+
+  // mTLS client identity is only needed for the --out kubeconfig; check it before writing anything.
+  const out = values.out;
+  const clientFiles = pkiFiles(DEFAULT_PKI_DIR);
+  const clientCertFile = values['client-cert'] ?? clientFiles.clientCert;
+  const clientKeyFile = values['client-key'] ?? clientFiles.clientKey;
+  let client: { certPem: string; keyPem: string } | undefined;
+  if (out !== undefined && mode === 'mtls') {
+    const hint = values['client-cert'] === undefined ? ' (run npm run pki first, or pass --client-cert/--client-key)' : '';
+    if (!existsSync(clientCertFile) || !existsSync(clientKeyFile)) throw new UsageError(`client certificate ${clientCertFile} / key ${clientKeyFile} not found${hint}`);
+    client = { certPem: readFileSync(clientCertFile, 'utf8'), keyPem: readFileSync(clientKeyFile, 'utf8') };
+    if (!client.certPem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`${clientCertFile} holds no PEM certificate`);
+    if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(client.keyPem)) throw new UsageError(`${clientKeyFile} holds no PEM private key`);
+  }
+
+  // Plugins whose rules follow their configuration (ValidatingAdmissionPolicy) get it loaded.
+  const configs = new Map<string, unknown>();
+  if (selected.some((p) => p.validatingRulesFor)) {
+    const env = { ...io.env, ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }) };
+    const admissionConfiguration = loadAdmissionConfiguration(env);
+    for (const plugin of selected.filter((p) => p.validatingRulesFor)) configs.set(plugin.metadata.name, configurePlugin(plugin, admissionConfiguration));
+    io.stderr(`rules from configuration: ${admissionConfiguration.source.file}\n`);
+  }
+
+  if (out !== undefined) mkdirSync(out, { recursive: true });
+  let auth: CallerAuthOption = { mode: 'mtls' };
+  if (mode === 'url-secret') {
+    const file = values['secret-file'] ?? (out !== undefined ? join(out, 'url-secret') : DEFAULT_URL_SECRET_FILE);
+    let secret: string;
+    if (values['secret-file'] !== undefined) {
+      if (!existsSync(file)) throw new UsageError(`--secret-file: file ${file} does not exist`);
+      secret = readSecret(file);
+    } else if (values['new-secret'] && existsSync(file)) {
+      throw new UsageError(`--new-secret: ${file} already exists and may be live in a cluster; rotate into another --out DIR`);
+    } else if (values['new-secret'] || !existsSync(file)) {
+      secret = writeNewUrlSecret(file);
+      io.stderr(`created a new URL secret in ${file} (0600); keep it secret: it is the cluster's credential\n`);
+    } else secret = readSecret(file);
+    auth = { mode: 'url-secret', secret };
+    const digest = urlSecretDigest(secret);
+    io.stderr(`url-secret ${file}: deploy with URL_SECRET_SHA256=${digest}\n`);
+    io.stderr(`  npx sls deploy --stage STAGE --param="callerAuth=url-secret" --param="urlSecretSha256=${digest}"\n`);
+    io.stderr(`  while rotating, give both digests: --param="urlSecretSha256=OLD,${digest}"\n`);
+  }
+
+  const docs = webhookConfigurations(selected, {
+    baseUrl,
+    auth,
+    caBundle,
+    stagedNamespace: values.staged,
+    webhookNamespace: values['webhook-namespace'],
+    matchConditions: !values['no-match-conditions'],
+    configs,
+  });
+  check(docs, selected);
+  const yaml = `# serverless-admission webhook configurations (npm run emit); ${auth.mode === 'url-secret' ? 'the URLs hold the cluster secret' : 'mTLS'}\n${toYamlDocuments(docs)}`;
+  io.stdout(yaml);
+  io.stderr(`${docs.length} configuration(s) for ${selected.map((p) => p.metadata.name).join(', ')}${values.staged ? ` (staged in ${values.staged})` : ''}\n`);
+
+  if (out !== undefined) {
+    const webhooksFile = join(out, 'webhooks.yaml');
+    if (auth.mode === 'url-secret') writePrivate(webhooksFile, yaml);
+    else writeFileSync(webhooksFile, yaml);
+    io.stderr(`wrote ${webhooksFile}\n`);
+    if (client !== undefined) {
+      const kubeconfigFile = join(out, 'kubeconfig.yaml');
+      const kubeConfigPath = values['kubeconfig-path'] ?? resolve(kubeconfigFile);
+      writePrivate(kubeconfigFile, stringify(webhookKubeconfig(baseUrl, client), { lineWidth: 0 }));
+      writeFileSync(join(out, 'admission-configuration.yaml'), stringify(apiserverAdmissionConfiguration(kubeConfigPath), { lineWidth: 0 }));
+      io.stderr(`wrote ${kubeconfigFile} (user ${kubeconfigUserName(baseUrl)}, 0600) and ${join(out, 'admission-configuration.yaml')} (kubeConfigFile ${kubeConfigPath})\n`);
+      io.stderr(`  on the control plane: --admission-control-config-file=<admission-configuration.yaml>, kubeconfig at ${kubeConfigPath}\n`);
+    } else {
+      io.stderr('url-secret mode: no kubeconfig or AdmissionConfiguration (the apiserver presents no client certificate)\n');
+    }
+  }
+  return 0;
+}
+
+/** Refuses to print what the apiserver would reject or what breaks our rules: a bug, exit 1. */
+function check(docs: readonly WebhookConfiguration[], selected: readonly AnyAdmissionPlugin[]): void {
+  for (const doc of docs) {
+    try {
+      validateSchema(doc);
+    } catch (error) {
+      throw new Error(`${doc.kind} ${doc.metadata?.name} fails the admissionregistration.k8s.io/v1 schema: ${(error as Error).message}`);
+    }
+  }
+  const problems = ruleViolations(docs, selected.map((p) => p.metadata.name));
+  if (problems.length > 0) throw new Error(`emitted configuration breaks our rules:\n  ${problems.join('\n  ')}`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const code = await emitCommand(process.argv.slice(2), {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    env: process.env,
+  });
+  process.exitCode = code;
+}

@@ -1,0 +1,239 @@
+// The cluster-side registration of our plugins: admissionregistration.k8s.io/v1 webhook
+// configurations with URL clientConfigs, built from each plugin's metadata with the defaults of
+// Kubernetes' admission webhook good-practice guide (design.md, "Webhook configuration defaults").
+//
+// One MutatingWebhookConfiguration and one ValidatingWebhookConfiguration *per plugin*, named
+// `serverless-admission-<plugin>`: a plugin is deployed, staged, rolled back and removed on its
+// own (`kubectl delete mutatingwebhookconfiguration serverless-admission-<plugin>`), exactly as
+// its Lambda is, and applying a subset (`--plugins`) never removes the webhooks of the others.
+// kubernetes-models' interfaces (type-only, nothing bundled): kubernetes-types 1.30 lacks
+// RuleWithOperations.resources and .scope.
+import type {
+  IMutatingWebhook as MutatingWebhook,
+  IMutatingWebhookConfiguration as MutatingWebhookConfiguration,
+  IRuleWithOperations as RuleWithOperations,
+  IValidatingWebhook as ValidatingWebhook,
+  IValidatingWebhookConfiguration as ValidatingWebhookConfiguration,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import type { AnyAdmissionPlugin, PhaseMetadata, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
+import { learningPhase, learningRules } from '../../lib/state/namespaces.js';
+
+export type Phase = 'mutate' | 'validate';
+export type WebhookConfiguration = MutatingWebhookConfiguration | ValidatingWebhookConfiguration;
+
+/** The suffix that turns a plugin name into a webhook name of a DNS-subdomain shape. */
+export const WEBHOOK_DOMAIN = 'serverless-admission.io';
+export const CONFIGURATION_PREFIX = 'serverless-admission-';
+export const SYSTEM_NAMESPACES = ['kube-system', 'kube-node-lease'] as const;
+/** Set by the apiserver on every namespace since Kubernetes 1.21. */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+export const ADMISSION_REVIEW_VERSIONS = ['v1', 'v1beta1'];
+
+/**
+ * Objects no webhook of ours may ever match (the guide: leader election, authentication and
+ * authorization must keep working when a webhook is down or slow).
+ */
+export const PROTECTED_RESOURCES = [
+  { group: 'coordination.k8s.io', resource: 'leases', scope: 'Namespaced' },
+  { group: 'authentication.k8s.io', resource: 'tokenreviews', scope: 'Cluster' },
+  { group: 'authorization.k8s.io', resource: 'subjectaccessreviews', scope: 'Cluster' },
+] as const;
+export type ProtectedResource = (typeof PROTECTED_RESOURCES)[number];
+
+/** The matchCondition that keeps a wildcard rule off the protected resources it would reach. */
+export const EXCLUDE_PROTECTED_CONDITION = 'exclude-protected-resources';
+
+export class EmitError extends Error {
+  override readonly name = 'EmitError';
+}
+
+export type CallerAuthOption = { readonly mode: 'mtls' } | { readonly mode: 'url-secret'; readonly secret: string };
+
+export interface EmitOptions {
+  /** https://host[:port][/prefix], already checked by checkBaseUrl. */
+  readonly baseUrl: string;
+  readonly auth: CallerAuthOption;
+  /** base64 of the PEM bundle that signs the webhook host's certificate. */
+  readonly caBundle?: string;
+  /** Staged rollout: failurePolicy Ignore everywhere and only this namespace. */
+  readonly stagedNamespace?: string;
+  /** The namespace the webhook itself runs in, if any: excluded like the system namespaces. */
+  readonly webhookNamespace?: string;
+  /** Drop matchConditions for clusters older than 1.28 (where the field is unknown). */
+  readonly matchConditions?: boolean;
+  /** Configuration of plugins whose rules depend on it (validatingRulesFor). */
+  readonly configs?: ReadonlyMap<string, unknown>;
+}
+
+/** Checks and normalises --base-url: https, a host, no credentials, query or fragment. */
+export function checkBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new EmitError(`--base-url ${JSON.stringify(raw)} is not a URL`);
+  }
+  if (url.protocol !== 'https:') throw new EmitError(`--base-url must be https (the apiserver only calls webhooks over TLS), got ${url.protocol}`);
+  if (url.hostname === '') throw new EmitError('--base-url needs a host');
+  if (url.username !== '' || url.password !== '') throw new EmitError('--base-url must not carry credentials');
+  if (url.search !== '' || raw.includes('?')) throw new EmitError('--base-url must not have a query (the apiserver appends ?timeout=)');
+  if (url.hash !== '' || raw.includes('#')) throw new EmitError('--base-url must not have a fragment');
+  return url.href.replace(/\/+$/, '');
+}
+
+export function webhookUrl(baseUrl: string, plugin: string, phase: Phase, auth: CallerAuthOption): string {
+  const secret = auth.mode === 'url-secret' ? `/${encodeURIComponent(auth.secret)}` : '';
+  return `${baseUrl}${secret}/${plugin}/${phase}`;
+}
+
+export function webhookName(plugin: string, phase: Phase): string {
+  return `${plugin}.${phase}.${WEBHOOK_DOMAIN}`;
+}
+
+export function configurationName(plugin: string): string {
+  return `${CONFIGURATION_PREFIX}${plugin}`;
+}
+
+/** The protected resources a rule reaches, wildcards and scope considered. */
+export function protectedResourcesReached(rule: Pick<WebhookRule, 'apiGroups' | 'resources' | 'scope'>): ProtectedResource[] {
+  const scope = rule.scope ?? '*';
+  return PROTECTED_RESOURCES.filter(
+    (p) =>
+      (scope === '*' || scope === p.scope) &&
+      rule.apiGroups.some((g) => g === '*' || g === p.group) &&
+      rule.resources.some((r) => ['*', p.resource].includes(r.split('/')[0])),
+  );
+}
+
+/** The protected resources a rule names outright: never acceptable. */
+function protectedResourcesNamed(rule: WebhookRule): ProtectedResource[] {
+  return protectedResourcesReached(rule).filter((p) => rule.apiGroups.includes(p.group) && rule.resources.some((r) => r.split('/')[0] === p.resource));
+}
+
+/** A CEL matchCondition that is false exactly for the given resources. */
+export function excludeProtectedCondition(reached: readonly ProtectedResource[]): { name: string; expression: string } {
+  const terms = reached.map((p) => `(request.resource.group == '${p.group}' && request.resource.resource == '${p.resource}')`);
+  return { name: EXCLUDE_PROTECTED_CONDITION, expression: `!(${terms.join(' || ')})` };
+}
+
+function toRule(rule: WebhookRule): RuleWithOperations {
+  return {
+    operations: [...rule.operations],
+    apiGroups: [...rule.apiGroups],
+    apiVersions: [...rule.apiVersions],
+    resources: [...rule.resources],
+    scope: rule.scope ?? '*',
+  } as RuleWithOperations;
+}
+
+function rulesOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookRule[] {
+  const { metadata } = plugin;
+  let rules: readonly WebhookRule[];
+  if (phase === 'mutate') rules = metadata.mutating?.rules ?? [];
+  else if (plugin.validatingRulesFor) rules = plugin.validatingRulesFor(options.configs?.get(metadata.name));
+  else rules = metadata.validating?.rules ?? [];
+  // Learned cluster state arrives on the phase that learns (lib/state): the validating webhook,
+  // which sees final objects, or the mutating one of a plugin without a validating phase.
+  if (learns(plugin, phase)) rules = [...rules, ...learningRules(metadata)];
+  const unique = [...new Map(rules.map((r) => [JSON.stringify(toRule(r)), r])).values()];
+  for (const rule of unique) {
+    const named = protectedResourcesNamed(rule);
+    if (named.length > 0) {
+      const list = named.map((p) => `${p.group}/${p.resource}`).join(', ');
+      throw new EmitError(`${metadata.name}: a ${phase} rule (${JSON.stringify(toRule(rule))}) names ${list}; the good-practice guide forbids webhooks on those`);
+    }
+  }
+  return unique;
+}
+
+type LabelSelector = NonNullable<MutatingWebhook['namespaceSelector']>;
+
+function namespaceSelector(metadata: PluginMetadata, options: EmitOptions): LabelSelector {
+  if (options.stagedNamespace !== undefined) {
+    return { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: [options.stagedNamespace] }] };
+  }
+  if (metadata.systemNamespaces === 'include') return {};
+  const excluded = [...SYSTEM_NAMESPACES, ...(options.webhookNamespace ? [options.webhookNamespace] : [])];
+  return { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...new Set(excluded)] }] };
+}
+
+function learns(plugin: AnyAdmissionPlugin, phase: Phase): boolean {
+  return plugin.metadata.needs.length > 0 && learningPhase(plugin) === phase;
+}
+
+function phaseMetadata(metadata: PluginMetadata, phase: Phase): PhaseMetadata | undefined {
+  return phase === 'mutate' ? metadata.mutating : metadata.validating;
+}
+
+function commonFields(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): ValidatingWebhook {
+  const { metadata } = plugin;
+  const meta = phaseMetadata(metadata, phase)!;
+  if (!Number.isInteger(meta.timeoutSeconds) || meta.timeoutSeconds < 1 || meta.timeoutSeconds > 10) {
+    throw new EmitError(`${metadata.name}: ${phase} timeoutSeconds must be an integer from 1 to 10, got ${meta.timeoutSeconds}`);
+  }
+  // Learning cluster state is a write too (dry runs excluded), hence NoneOnDryRun.
+  const writes = metadata.writes || learns(plugin, phase);
+  const rules = rulesOf(plugin, phase, options);
+  // Wildcard rules (NamespaceLifecycle: every namespaced resource) reach leases and the like; a
+  // matchCondition keeps the apiserver from calling us for them. Without matchConditions
+  // (clusters before 1.28) such a plugin cannot be registered safely.
+  const reached = [...new Set(rules.flatMap(protectedResourcesReached))];
+  if (reached.length > 0 && options.matchConditions === false) {
+    const list = reached.map((p) => `${p.group}/${p.resource}`).join(', ');
+    throw new EmitError(`${metadata.name}: its ${phase} rules reach ${list}, which only a matchCondition can exclude; drop --no-match-conditions (Kubernetes 1.28+) or leave the plugin out (--plugins)`);
+  }
+  const matchConditions = [
+    ...(options.matchConditions === false ? [] : (meta.matchConditions ?? [])),
+    ...(reached.length > 0 ? [excludeProtectedCondition(reached)] : []),
+  ];
+  return {
+    name: webhookName(metadata.name, phase),
+    clientConfig: { url: webhookUrl(options.baseUrl, metadata.name, phase, options.auth), ...(options.caBundle && { caBundle: options.caBundle }) },
+    rules: rules.map(toRule),
+    failurePolicy: options.stagedNamespace !== undefined ? 'Ignore' : meta.failurePolicy,
+    matchPolicy: 'Equivalent',
+    namespaceSelector: namespaceSelector(metadata, options),
+    objectSelector: {},
+    sideEffects: writes ? 'NoneOnDryRun' : 'None',
+    timeoutSeconds: meta.timeoutSeconds,
+    admissionReviewVersions: [...ADMISSION_REVIEW_VERSIONS],
+    ...(matchConditions.length > 0 && { matchConditions: matchConditions.map((c) => ({ name: c.name, expression: c.expression })) }),
+  };
+}
+
+function objectMeta(metadata: PluginMetadata, options: EmitOptions) {
+  return {
+    name: configurationName(metadata.name),
+    labels: {
+      'app.kubernetes.io/name': 'serverless-admission',
+      'app.kubernetes.io/component': metadata.name,
+      'app.kubernetes.io/managed-by': 'serverless-admission-emit',
+      [`${WEBHOOK_DOMAIN}/rollout`]: options.stagedNamespace !== undefined ? 'staged' : 'full',
+    },
+    annotations: {
+      [`${WEBHOOK_DOMAIN}/plugin`]: metadata.upstreamName,
+      [`${WEBHOOK_DOMAIN}/summary`]: metadata.summary,
+      [`${WEBHOOK_DOMAIN}/caller-auth`]: options.auth.mode,
+      ...(options.stagedNamespace !== undefined && { [`${WEBHOOK_DOMAIN}/staged-namespace`]: options.stagedNamespace }),
+    },
+  };
+}
+
+export function mutatingConfiguration(plugin: AnyAdmissionPlugin, options: EmitOptions): MutatingWebhookConfiguration | undefined {
+  const { metadata } = plugin;
+  if (!metadata.mutating) return undefined;
+  const webhook: MutatingWebhook = { ...commonFields(plugin, 'mutate', options), reinvocationPolicy: metadata.mutating.reinvocationPolicy ?? 'Never' };
+  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks: [webhook] };
+}
+
+export function validatingConfiguration(plugin: AnyAdmissionPlugin, options: EmitOptions): ValidatingWebhookConfiguration | undefined {
+  const { metadata } = plugin;
+  if (!phaseMetadata(metadata, 'validate')) return undefined;
+  const webhook: ValidatingWebhook = commonFields(plugin, 'validate', options);
+  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks: [webhook] };
+}
+
+/** Every configuration for the given plugins: per plugin, its mutating one, then its validating one. */
+export function webhookConfigurations(plugins: readonly AnyAdmissionPlugin[], options: EmitOptions): WebhookConfiguration[] {
+  return plugins.flatMap((plugin) => [mutatingConfiguration(plugin, options), validatingConfiguration(plugin, options)].filter((c) => c !== undefined));
+}

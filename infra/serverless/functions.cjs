@@ -1,0 +1,59 @@
+// Resolved by osls for `${file(./infra/serverless/functions.cjs):...}` in serverless.yml: loads
+// the TypeScript plugin registry in-process (tsx's scoped import, no network, no build step) and
+// returns the per-plugin functions and IAM roles, so serverless.yml's function list is the
+// registry, always. It also refuses parameter combinations that would deploy an open endpoint.
+'use strict';
+
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+
+let modules;
+
+/** A configuration mistake: the message is the whole story, no stack trace in osls's output. */
+function paramError(message) {
+  const error = new Error(message);
+  error.stack = message;
+  return error;
+}
+
+/** The registry and the generator, imported once per process (osls calls us once per reference). */
+function loadModules() {
+  modules ??= (async () => {
+    // tsx's CommonJS build of this API mis-resolves its own loader (4.23); its ESM build works.
+    const { tsImport } = await import('tsx/esm/api');
+    const parentURL = pathToFileURL(__filename).href;
+    const { plugins } = await tsImport(pathToFileURL(path.join(__dirname, '../../functions/index.ts')).href, parentURL);
+    const { serverlessPart } = await tsImport(pathToFileURL(path.join(__dirname, 'functions.ts')).href, parentURL);
+    return { plugins, serverlessPart };
+  })().catch((error) => {
+    modules = undefined;
+    throw error;
+  });
+  return modules;
+}
+
+module.exports = async function serverlessAdmissionFunctions({ resolveVariable }) {
+  const param = async (name) => String((await resolveVariable(`param:${name}`)) ?? '');
+  const service = String(await resolveVariable('self:service'));
+  const stage = String(await resolveVariable('sls:stage'));
+  const auth = await param('callerAuth');
+  if (auth !== 'mtls' && auth !== 'url-secret') throw paramError(`param callerAuth must be mtls or url-secret, got ${JSON.stringify(auth)}`);
+
+  const domainName = await param('domainName');
+  if (auth === 'mtls') {
+    // Without the custom domain's truststore nothing checks the client certificate, and the
+    // execute-api endpoint would bypass it anyway: refuse rather than deploy an open webhook.
+    const missing = [];
+    for (const name of ['domainName', 'certificateArn', 'truststoreUri']) if ((await param(name)) === '') missing.push(name);
+    if (missing.length > 0) throw paramError(`callerAuth mtls needs the params ${missing.join(', ')} (stage ${stage}); see README "Deploy"`);
+  } else if ((await param('urlSecretSha256')) === '') {
+    throw paramError('callerAuth url-secret needs the param urlSecretSha256 (printed by npm run emit -- --auth url-secret)');
+  }
+
+  const provisionedConcurrency = Number(await param('provisionedConcurrency')) || 0;
+  const { plugins, serverlessPart } = await loadModules();
+  const part = serverlessPart(plugins, { service, stage, auth, provisionedConcurrency });
+  // mTLS only holds if the custom domain is the only way in; url-secret without a domain of its
+  // own is served on the execute-api endpoint.
+  return { ...part, disableDefaultEndpoint: auth === 'mtls' || domainName !== '' };
+};

@@ -1,0 +1,166 @@
+// serverless.yml's per-plugin part, derived from the plugin registry so that it can never drift:
+// one Lambda per plugin with its http events, and one IAM role per Lambda holding only what that
+// plugin needs. serverless.yml reads it through functions.cjs at package time;
+// `npx tsx infra/serverless/functions.ts [--auth url-secret]` prints it as YAML for review.
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
+
+export type CallerAuthMode = 'mtls' | 'url-secret';
+export type Phase = 'mutate' | 'validate';
+
+/** The CloudFormation logical ID of the shared state table in serverless.yml. */
+export const STATE_TABLE_LOGICAL_ID = 'StateTable';
+
+/** What serverless.yml's variables resolve to; only the caller-auth mode changes the shape. */
+export interface ServerlessInputs {
+  readonly service: string;
+  readonly stage: string;
+  readonly auth: CallerAuthMode;
+  readonly provisionedConcurrency: number;
+}
+
+/** `always-pull-images` → `AlwaysPullImages`: serverless's own normalisation of function names. */
+export function functionKey(name: string): string {
+  return name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}
+
+/** `alwaysPullImages`: the key under `functions:` (serverless derives logical IDs from it). */
+export function functionName(metadata: PluginMetadata): string {
+  const key = functionKey(metadata.name);
+  return key.charAt(0).toLowerCase() + key.slice(1);
+}
+
+export function phasesOf(metadata: PluginMetadata): Phase[] {
+  const phases: Phase[] = [];
+  if (metadata.mutating) phases.push('mutate');
+  if (metadata.validating) phases.push('validate');
+  return phases;
+}
+
+/** The API Gateway paths of one plugin; url-secret mode puts the caller's secret first. */
+export function httpPaths(metadata: PluginMetadata, auth: CallerAuthMode): string[] {
+  return phasesOf(metadata).map((phase) => (auth === 'url-secret' ? `{secret}/${metadata.name}/${phase}` : `${metadata.name}/${phase}`));
+}
+
+/** Only plugins that record side effects or learned state may touch the table. */
+export function needsStateTable(metadata: PluginMetadata): boolean {
+  return metadata.writes || metadata.needs.length > 0;
+}
+
+/** A Lambda gives up with the apiserver: its timeout is the longest webhook timeout it serves. */
+export function lambdaTimeout(metadata: PluginMetadata): number {
+  return Math.max(...[metadata.mutating, metadata.validating].filter((p) => p !== undefined).map((p) => p.timeoutSeconds), 1);
+}
+
+export function roleLogicalId(metadata: PluginMetadata): string {
+  return `${functionKey(metadata.name)}LambdaRole`;
+}
+
+function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs): Record<string, unknown> {
+  const { metadata } = plugin;
+  return {
+    handler: `functions/${metadata.name}/handler.handler`,
+    description: metadata.summary.slice(0, 256),
+    timeout: lambdaTimeout(metadata),
+    role: roleLogicalId(metadata),
+    ...(inputs.provisionedConcurrency > 0 && { provisionedConcurrency: inputs.provisionedConcurrency }),
+    events: httpPaths(metadata, inputs.auth).map((path) => ({ http: { method: 'post', path } })),
+  };
+}
+
+export function serverlessFunctions(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(plugins.map((plugin) => [functionName(plugin.metadata), serverlessFunction(plugin, inputs)]));
+}
+
+/**
+ * One role per Lambda: write its own log group, and, for plugins that keep state, read and write
+ * the state table (items only: no table management, no scans of other tables).
+ */
+function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<string, unknown> {
+  const lambdaName = `${inputs.service}-${inputs.stage}-${functionName(metadata)}`;
+  const logGroup = { 'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${lambdaName}:*` };
+  const statements: unknown[] = [
+    { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [logGroup] },
+  ];
+  if (needsStateTable(metadata)) {
+    statements.push({
+      Effect: 'Allow',
+      Action: [
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:ConditionCheckItem',
+      ],
+      Resource: [{ 'Fn::GetAtt': [STATE_TABLE_LOGICAL_ID, 'Arn'] }, { 'Fn::Sub': `\${${STATE_TABLE_LOGICAL_ID}.Arn}/index/*` }],
+    });
+  }
+  return {
+    Type: 'AWS::IAM::Role',
+    Properties: {
+      AssumeRolePolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],
+      },
+      Policies: [{ PolicyName: `${lambdaName}-policy`.slice(0, 128), PolicyDocument: { Version: '2012-10-17', Statement: statements } }],
+    },
+  };
+}
+
+export function serverlessRoles(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, unknown> {
+  return Object.fromEntries(plugins.map((plugin) => [roleLogicalId(plugin.metadata), lambdaRole(plugin.metadata, inputs)]));
+}
+
+export interface ServerlessPart {
+  readonly functions: Record<string, Record<string, unknown>>;
+  /** Merged into serverless.yml's `resources` (it is a list of fragments). */
+  readonly resources: { readonly Resources: Record<string, unknown> };
+}
+
+export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): ServerlessPart {
+  return { functions: serverlessFunctions(plugins, inputs), resources: { Resources: serverlessRoles(plugins, inputs) } };
+}
+
+const USAGE = `Usage: tsx infra/serverless/functions.ts [--auth mtls|url-secret] [--stage STAGE] [--json]
+
+Prints the functions and per-function IAM roles that serverless.yml gets from the plugin registry
+(through infra/serverless/functions.cjs), for review. Nothing to copy: serverless.yml already
+references the generator.
+`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      auth: { type: 'string', default: 'mtls' },
+      stage: { type: 'string', default: 'dev' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (values.auth !== 'mtls' && values.auth !== 'url-secret') {
+    process.stderr.write(`--auth must be mtls or url-secret\n${USAGE}`);
+    process.exit(2);
+  }
+  const { plugins } = await import('../../functions/index.js');
+  const part = serverlessPart(plugins, { service: 'serverless-admission', stage: values.stage!, auth: values.auth, provisionedConcurrency: 0 });
+  process.stdout.write(values.json ? `${JSON.stringify(part, null, 2)}\n` : stringify(part));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  });
+}

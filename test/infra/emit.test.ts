@@ -1,0 +1,378 @@
+// `npm run emit`, run in-process: its documents must pass the admissionregistration.k8s.io/v1
+// OpenAPI schema (kubernetes-models' validating classes) and the good-practice rules, for every
+// plugin in the registry and for synthetic plugins that exercise each metadata branch.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '@bufbuild/cel';
+import { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { plugins as registry } from '../../functions/index.js';
+import type { AnyAdmissionPlugin, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
+import { definePlugin } from '../../lib/admission/plugin.js';
+import { allowed } from '../../lib/admission/decision.js';
+import { emitCommand } from '../../infra/emit/cli.js';
+import { learningRules } from '../../lib/state/namespaces.js';
+import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
+import { createPki } from '../../infra/pki/pki.js';
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function emit(argv: string[], plugins?: readonly AnyAdmissionPlugin[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await emitCommand(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env, plugins });
+  return { code, stdout, stderr };
+}
+
+type Doc = Record<string, any>;
+const documents = (yaml: string): Doc[] => parseAllDocuments(yaml).map((d) => d.toJS() as Doc);
+
+const PROTECTED = [
+  ['coordination.k8s.io', 'leases', 'Namespaced'],
+  ['authentication.k8s.io', 'tokenreviews', 'Cluster'],
+  ['authorization.k8s.io', 'subjectaccessreviews', 'Cluster'],
+];
+
+/** The checks the issue lists, written independently of the emitter's own. */
+function expectGoodPractice(docs: Doc[], plugins: readonly AnyAdmissionPlugin[]): void {
+  const names = plugins.map((p) => p.metadata.name);
+  const seen = new Set<string>();
+  for (const doc of docs) {
+    // The schema, by the library: throws a ValidationError naming the field.
+    if (doc.kind === 'MutatingWebhookConfiguration') new MutatingWebhookConfiguration(doc as never).validate();
+    else if (doc.kind === 'ValidatingWebhookConfiguration') new ValidatingWebhookConfiguration(doc as never).validate();
+    else throw new Error(`unexpected kind ${doc.kind}`);
+    expect(doc.apiVersion).toBe('admissionregistration.k8s.io/v1');
+    for (const webhook of doc.webhooks) {
+      const key = `${doc.kind}/${webhook.name}`;
+      expect(seen.has(key), `${key} unique`).toBe(false);
+      seen.add(key);
+      expect(names.some((n) => webhook.name.startsWith(`${n}.`)), `${webhook.name} begins with a plugin name`).toBe(true);
+      expect(webhook.name).toMatch(/^[a-z0-9-]+(\.[a-z0-9-]+){2,}$/);
+      const url = new URL(webhook.clientConfig.url);
+      expect(url.protocol).toBe('https:');
+      expect(webhook.clientConfig.url).not.toMatch(/[?#]/);
+      expect(webhook.clientConfig.service).toBeUndefined();
+      expect(Number.isInteger(webhook.timeoutSeconds) && webhook.timeoutSeconds >= 1 && webhook.timeoutSeconds <= 10).toBe(true);
+      expect(['None', 'NoneOnDryRun']).toContain(webhook.sideEffects);
+      expect(webhook.admissionReviewVersions).toEqual(['v1', 'v1beta1']);
+      expect(webhook.matchPolicy).toBe('Equivalent');
+      for (const [group, resource, scope] of PROTECTED) {
+        const reached = webhook.rules.some(
+          (rule: Doc) =>
+            (rule.apiGroups.includes('*') || rule.apiGroups.includes(group)) &&
+            rule.resources.some((r: string) => r.split('/')[0] === '*' || r.split('/')[0] === resource) &&
+            [undefined, '*', scope].includes(rule.scope),
+        );
+        // Reached by a wildcard rule: some matchCondition (CEL, evaluated here) must turn it away.
+        const request = { resource: { group, version: 'v1', resource }, subResource: '', operation: 'CREATE', namespace: 'kube-system', name: 'x', userInfo: { username: 'system:kube-controller-manager', groups: [] } };
+        const skipped = (webhook.matchConditions ?? []).some((c: Doc) => run(c.expression, { request, object: {}, oldObject: null }) === false);
+        expect(!reached || skipped, `${webhook.name} must never be called for ${group}/${resource}`).toBe(true);
+      }
+    }
+  }
+  const webhookNames = (kind: string) => docs.filter((d) => d.kind === kind).flatMap((d) => d.webhooks.map((w: Doc) => w.name as string));
+  for (const { metadata } of plugins) {
+    if (metadata.mutating) expect(webhookNames('MutatingWebhookConfiguration').some((n) => n.startsWith(`${metadata.name}.`)), `${metadata.name} mutating`).toBe(true);
+    if (metadata.validating) expect(webhookNames('ValidatingWebhookConfiguration').some((n) => n.startsWith(`${metadata.name}.`)), `${metadata.name} validating`).toBe(true);
+  }
+}
+
+const podRule: WebhookRule = { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' };
+
+function fakePlugin(name: string, overrides: Partial<PluginMetadata>, extra: Partial<AnyAdmissionPlugin> = {}): AnyAdmissionPlugin {
+  return definePlugin({
+    metadata: {
+      upstreamName: name,
+      name: name.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase(),
+      summary: `${name} for tests.`,
+      validating: { rules: [podRule], failurePolicy: 'Fail', timeoutSeconds: 3 },
+      writes: false,
+      needs: [],
+      systemNamespaces: 'exclude',
+      ...overrides,
+    },
+    validate: () => allowed(),
+    ...extra,
+  });
+}
+
+const stateful = fakePlugin('ResourceCounter', {
+  mutating: { rules: [podRule], failurePolicy: 'Ignore', timeoutSeconds: 4, reinvocationPolicy: 'Never', matchConditions: [{ name: 'not-a-node', expression: "!request.userInfo.username.startsWith('system:node:')" }] },
+  writes: true,
+  needs: ['namespaces', 'resourcequotas'],
+  systemNamespaces: 'include',
+});
+const configDriven = fakePlugin('PolicyEvaluator', {}, {
+  configure: (raw: unknown) => raw,
+  validatingRulesFor: (config: { resources?: string[] } | undefined) => [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: config?.resources ?? ['deployments'] }],
+});
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'emit-'));
+});
+
+describe('every registered plugin, mTLS', () => {
+  it('passes the schema and the good-practice rules, one configuration per plugin and phase', async () => {
+    const run = await emit(['--base-url', 'https://admission.example.com']);
+    expect(run.code, run.stderr).toBe(0);
+    const docs = documents(run.stdout);
+    expectGoodPractice(docs, registry);
+    for (const { metadata } of registry) {
+      const mine = docs.filter((d) => d.metadata.name === `serverless-admission-${metadata.name}`);
+      expect(mine.map((d) => d.kind)).toEqual([
+        ...(metadata.mutating ? ['MutatingWebhookConfiguration'] : []),
+        ...(metadata.validating ? ['ValidatingWebhookConfiguration'] : []),
+      ]);
+      for (const doc of mine) {
+        const [webhook] = doc.webhooks;
+        const phase = doc.kind === 'MutatingWebhookConfiguration' ? 'mutate' : 'validate';
+        const meta = phase === 'mutate' ? metadata.mutating! : metadata.validating!;
+        expect(webhook.name).toBe(`${metadata.name}.${phase}.serverless-admission.io`);
+        expect(webhook.clientConfig.url).toBe(`https://admission.example.com/${metadata.name}/${phase}`);
+        expect(webhook.timeoutSeconds).toBe(meta.timeoutSeconds);
+        expect(webhook.failurePolicy).toBe(meta.failurePolicy);
+        const learns = metadata.needs.length > 0 && (metadata.validating ? 'validate' : 'mutate') === phase;
+        for (const rule of learningRules(metadata)) expect(webhook.rules, `${metadata.name} learns on ${phase}`).toEqual(learns ? expect.arrayContaining([rule]) : expect.not.arrayContaining([rule]));
+        if (phase === 'mutate') expect(webhook.reinvocationPolicy).toBe(metadata.mutating!.reinvocationPolicy ?? 'Never');
+        else expect(webhook.reinvocationPolicy).toBeUndefined();
+        expect(webhook.sideEffects).toBe(metadata.writes || learns ? 'NoneOnDryRun' : 'None');
+      }
+    }
+  });
+
+  it('AlwaysPullImages: mutating Ignore + IfNeeded with a validating Fail twin, system namespaces excluded', async () => {
+    const docs = documents((await emit(['--base-url', 'https://admission.example.com', '--plugins', 'always-pull-images'])).stdout);
+    expect(docs).toHaveLength(2);
+    const [mutating, validating] = docs.map((d) => d.webhooks[0]);
+    expect(mutating).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', sideEffects: 'None', timeoutSeconds: 5 });
+    expect(validating).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None' });
+    for (const webhook of [mutating, validating]) {
+      expect(webhook.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
+      expect(webhook.namespaceSelector).toEqual({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kube-node-lease'] }] });
+      expect(webhook.clientConfig.caBundle).toBeUndefined();
+    }
+  });
+
+  it('fills caBundle from --ca-bundle, excludes --webhook-namespace, and stages in one namespace with Ignore', async () => {
+    const caFile = join(dir, 'ca.crt');
+    writeFileSync(caFile, createPki().ca.certPem);
+    const run = await emit(['--base-url', 'https://127.0.0.1:8443/', '--ca-bundle', caFile, '--webhook-namespace', 'admission']);
+    for (const doc of documents(run.stdout)) {
+      const [webhook] = doc.webhooks;
+      expect(Buffer.from(webhook.clientConfig.caBundle, 'base64').toString('utf8')).toBe(readFileSync(caFile, 'utf8'));
+      expect(webhook.clientConfig.url).toMatch(/^https:\/\/127\.0\.0\.1:8443\/[a-z-]+\/(mutate|validate)$/);
+      const plugin = registry.find((p) => `serverless-admission-${p.metadata.name}` === doc.metadata.name)!;
+      if (plugin.metadata.systemNamespaces === 'exclude') expect(webhook.namespaceSelector.matchExpressions[0].values).toEqual(['kube-system', 'kube-node-lease', 'admission']);
+      else expect(webhook.namespaceSelector).toEqual({});
+    }
+    const staged = await emit(['--base-url', 'https://admission.example.com', '--staged', 'admission-canary']);
+    const docs = documents(staged.stdout);
+    expectGoodPractice(docs, registry);
+    for (const doc of docs) {
+      expect(doc.metadata.labels['serverless-admission.io/rollout']).toBe('staged');
+      expect(doc.webhooks[0].failurePolicy).toBe('Ignore');
+      expect(doc.webhooks[0].namespaceSelector).toEqual({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['admission-canary'] }] });
+    }
+  });
+});
+
+describe('metadata branches (synthetic plugins)', () => {
+  it('learning rules, NoneOnDryRun for writers, matchConditions, included system namespaces', async () => {
+    const run = await emit(['--base-url', 'https://admission.example.com'], [stateful]);
+    expect(run.code, run.stderr).toBe(0);
+    const docs = documents(run.stdout);
+    expectGoodPractice(docs, [stateful]);
+    const mutating = docs.find((d) => d.kind === 'MutatingWebhookConfiguration')!.webhooks[0];
+    const validating = docs.find((d) => d.kind === 'ValidatingWebhookConfiguration')!.webhooks[0];
+    expect(mutating).toMatchObject({ sideEffects: 'NoneOnDryRun', reinvocationPolicy: 'Never', timeoutSeconds: 4, namespaceSelector: {} });
+    expect(mutating.matchConditions).toEqual([{ name: 'not-a-node', expression: "!request.userInfo.username.startsWith('system:node:')" }]);
+    expect(mutating.rules).toHaveLength(1);
+    expect(validating.sideEffects).toBe('NoneOnDryRun');
+    expect(validating.rules).toEqual([
+      { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+      ...learningRules(stateful.metadata),
+    ]);
+    expect(validating.rules.some((r: Doc) => r.resources.includes('namespaces') && r.scope === 'Cluster' && r.operations.join() === 'CREATE,UPDATE,DELETE')).toBe(true);
+    expect(validating.rules.some((r: Doc) => r.resources.includes('resourcequotas') && r.operations.join() === 'CREATE,UPDATE,DELETE')).toBe(true);
+
+    // Without a validating phase, the mutating webhook learns.
+    const mutatorOnly = fakePlugin('NamespaceMutator', { validating: undefined, mutating: { rules: [podRule], failurePolicy: 'Ignore', timeoutSeconds: 2 }, needs: ['namespaces'] });
+    const [onlyDoc] = documents((await emit(['--base-url', 'https://admission.example.com'], [mutatorOnly])).stdout);
+    expect(onlyDoc.kind).toBe('MutatingWebhookConfiguration');
+    expect(onlyDoc.webhooks[0].rules).toEqual([podRule, ...learningRules(mutatorOnly.metadata)].map((r) => ({ ...r })));
+    expect(onlyDoc.webhooks[0].sideEffects).toBe('NoneOnDryRun');
+    const old = documents((await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [stateful])).stdout);
+    expect(old[0].webhooks[0].matchConditions).toBeUndefined();
+  });
+
+  it('configuration-driven rules come from the loaded AdmissionConfiguration', async () => {
+    const config = join(dir, 'admission.yaml');
+    writeFileSync(config, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PolicyEvaluator\n  configuration:\n    resources: [statefulsets, daemonsets]\n');
+    const run = await emit(['--base-url', 'https://admission.example.com', '--admission-config', config], [configDriven]);
+    expect(run.code, run.stderr).toBe(0);
+    const docs = documents(run.stdout);
+    expectGoodPractice(docs, [configDriven]);
+    expect(docs[0].webhooks[0].rules).toEqual([{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['statefulsets', 'daemonsets'], scope: '*' }]);
+    const viaEnv = await emit(['--base-url', 'https://admission.example.com'], [configDriven], { ADMISSION_CONFIG: config });
+    expect(documents(viaEnv.stdout)[0].webhooks[0].rules[0].resources).toEqual(['statefulsets', 'daemonsets']);
+  });
+
+  it('never lets a webhook be called for leases, tokenreviews or subjectaccessreviews', async () => {
+    // Named outright: refused.
+    for (const rule of [
+      { operations: ['UPDATE'], apiGroups: ['coordination.k8s.io'], apiVersions: ['v1'], resources: ['leases'] },
+      { operations: ['CREATE'], apiGroups: ['authorization.k8s.io'], apiVersions: ['v1'], resources: ['subjectaccessreviews'] },
+    ] as WebhookRule[]) {
+      const greedy = fakePlugin('GreedyPlugin', { validating: { rules: [rule], failurePolicy: 'Fail', timeoutSeconds: 3 } });
+      const run = await emit(['--base-url', 'https://admission.example.com'], [greedy]);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/greedy-plugin: a validate rule .* names/);
+    }
+    // Reached by wildcards: excluded with a matchCondition, scope considered.
+    const everything = fakePlugin('EverythingPlugin', { validating: { rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }], failurePolicy: 'Fail', timeoutSeconds: 3 } });
+    const namespaced = fakePlugin('NamespacedPlugin', { validating: { rules: [{ operations: ['CREATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }], failurePolicy: 'Fail', timeoutSeconds: 3 } });
+    const run = await emit(['--base-url', 'https://admission.example.com'], [everything, namespaced]);
+    expect(run.code, run.stderr).toBe(0);
+    const docs = documents(run.stdout);
+    expectGoodPractice(docs, [everything, namespaced]);
+    const conditionOf = (i: number) => docs[i].webhooks[0].matchConditions.find((c: Doc) => c.name === 'exclude-protected-resources').expression;
+    expect(conditionOf(0)).toMatch(/leases.*tokenreviews.*subjectaccessreviews/);
+    expect(conditionOf(1)).toMatch(/leases/);
+    expect(conditionOf(1)).not.toMatch(/tokenreviews|subjectaccessreviews/);
+    // Which clusters without matchConditions cannot have.
+    const old = await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [everything]);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toMatch(/only a matchCondition can exclude/);
+  });
+
+  it('refuses timeouts over 10 s', async () => {
+    const slow = fakePlugin('SlowPlugin', { validating: { rules: [podRule], failurePolicy: 'Fail', timeoutSeconds: 30 } });
+    expect((await emit(['--base-url', 'https://admission.example.com'], [slow])).stderr).toMatch(/timeoutSeconds must be an integer from 1 to 10/);
+  });
+});
+
+describe('url-secret mode', () => {
+  it('creates a 0600 secret, puts it in every URL and prints only its SHA-256 for the deployment', async () => {
+    const out = join(dir, 'url-secret-out');
+    const run = await emit(['--base-url', 'https://abc.execute-api.eu-west-1.amazonaws.com/prod', '--auth', 'url-secret', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    const secretFile = join(out, 'url-secret');
+    expect(statSync(secretFile).mode & 0o777).toBe(0o600);
+    expect(statSync(join(out, 'webhooks.yaml')).mode & 0o777).toBe(0o600);
+    const secret = readFileSync(secretFile, 'utf8').trim();
+    expect(Buffer.from(secret, 'base64url')).toHaveLength(32);
+    const digest = createHash('sha256').update(secret).digest('hex');
+    expect(run.stderr).toContain(`URL_SECRET_SHA256=${digest}`);
+    expect(run.stderr).not.toContain(secret);
+    const docs = documents(run.stdout);
+    expectGoodPractice(docs, registry);
+    for (const doc of docs) {
+      expect(doc.webhooks[0].clientConfig.url).toMatch(new RegExp(`^https://abc\\.execute-api\\.eu-west-1\\.amazonaws\\.com/prod/${secret}/[a-z-]+/(mutate|validate)$`));
+      expect(doc.metadata.annotations['serverless-admission.io/caller-auth']).toBe('url-secret');
+    }
+
+    // Re-running reuses it; --secret-file reads it; --new-secret refuses to overwrite a live one.
+    const again = await emit(['--base-url', 'https://h.example.com', '--auth', 'url-secret', '--out', out]);
+    expect(again.stdout).toContain(`/${secret}/`);
+    const fromFile = await emit(['--base-url', 'https://h.example.com', '--auth', 'url-secret', '--secret-file', secretFile]);
+    expect(fromFile.stdout).toContain(`https://h.example.com/${secret}/`);
+    const overwrite = await emit(['--base-url', 'https://h.example.com', '--auth', 'url-secret', '--new-secret', '--out', out]);
+    expect(overwrite.code).toBe(2);
+    expect(overwrite.stderr).toMatch(/already exists/);
+  });
+});
+
+describe('--out for mTLS: the apiserver side', () => {
+  /** k8s.io/apiserver/pkg/util/webhook/authentication.go, as the fixtures README describes it. */
+  function apiserverPicksUser(users: { name: string }[], webhookUrl: string): string | undefined {
+    const url = new URL(webhookUrl);
+    const host = url.port === '' ? `${url.hostname}:443` : `${url.hostname}:${url.port}`;
+    const names = new Set(users.map((u) => u.name));
+    if (names.has(host)) return host;
+    const [bare, port] = [host.slice(0, host.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), host.slice(host.lastIndexOf(':') + 1)];
+    if (port === '443' && names.has(bare)) return bare;
+    return names.has('*') ? '*' : undefined;
+  }
+
+  it.each([
+    ['https://127.0.0.1:8443', '127.0.0.1:8443'],
+    ['https://admission.example.com', 'admission.example.com'],
+    ['https://admission.example.com:443/prefix', 'admission.example.com'],
+    ['https://admission.example.com:9443', 'admission.example.com:9443'],
+  ])('%s: kubeconfig user %s with the client certificate, and the AdmissionConfiguration naming it', async (baseUrl, user) => {
+    const pki = createPki();
+    const out = join(dir, `out-${user.replace(/[^a-z0-9]/gi, '_')}`);
+    writeFileSync(join(dir, 'client.crt'), pki.client.certPem);
+    writeFileSync(join(dir, 'client.key'), pki.client.keyPem);
+    const run = await emit(['--base-url', baseUrl, '--out', out, '--client-cert', join(dir, 'client.crt'), '--client-key', join(dir, 'client.key')]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(out, 'webhooks.yaml'), 'utf8')).toBe(run.stdout);
+
+    const kubeconfig = parseYaml(readFileSync(join(out, 'kubeconfig.yaml'), 'utf8'));
+    expect(statSync(join(out, 'kubeconfig.yaml')).mode & 0o777).toBe(0o600);
+    expect(kubeconfig).toMatchObject({ apiVersion: 'v1', kind: 'Config' });
+    expect(kubeconfig.users.map((u: Doc) => u.name)).toEqual([user]);
+    expect(kubeconfigUserName(baseUrl)).toBe(user);
+    const entry = kubeconfig.users[0].user;
+    expect(Buffer.from(entry['client-certificate-data'], 'base64').toString()).toBe(pki.client.certPem);
+    expect(Buffer.from(entry['client-key-data'], 'base64').toString()).toBe(pki.client.keyPem);
+    // Every emitted webhook URL gets this user, as the apiserver resolves it.
+    for (const doc of documents(run.stdout)) expect(apiserverPicksUser(kubeconfig.users, doc.webhooks[0].clientConfig.url)).toBe(user);
+
+    const admission = parseYaml(readFileSync(join(out, 'admission-configuration.yaml'), 'utf8'));
+    expect(admission).toMatchObject({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration' });
+    expect(admission.plugins.map((p: Doc) => p.name).sort()).toEqual(['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook']);
+    for (const plugin of admission.plugins) {
+      expect(plugin.configuration).toEqual({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: join(out, 'kubeconfig.yaml') });
+    }
+  });
+
+  it('--kubeconfig-path sets where the apiserver reads it', async () => {
+    const pki = createPki();
+    writeFileSync(join(dir, 'c.crt'), pki.client.certPem);
+    writeFileSync(join(dir, 'c.key'), pki.client.keyPem);
+    const out = join(dir, 'out-path');
+    const args = ['--base-url', 'https://a.example.com', '--out', out, '--client-cert', join(dir, 'c.crt'), '--client-key', join(dir, 'c.key')];
+    await emit([...args, '--kubeconfig-path', '/etc/kubernetes/admission/kubeconfig.yaml']);
+    expect(parseYaml(readFileSync(join(out, 'admission-configuration.yaml'), 'utf8')).plugins[0].configuration.kubeConfigFile).toBe('/etc/kubernetes/admission/kubeconfig.yaml');
+  });
+});
+
+describe('arguments', () => {
+  it('prints --help on stdout', async () => {
+    const run = await emit(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Usage: npm run emit/);
+  });
+
+  it.each([
+    [[], /--base-url is required/],
+    [['--base-url', 'http://admission.example.com'], /must be https/],
+    [['--base-url', 'https://admission.example.com/?x=1'], /must not have a query/],
+    [['--base-url', 'https://admission.example.com/#f'], /must not have a fragment/],
+    [['--base-url', 'not a url'], /is not a URL/],
+    [['--base-url', 'https://a.example.com', '--plugins', 'no-such-plugin'], /unknown no-such-plugin; known: /],
+    [['--base-url', 'https://a.example.com', '--auth', 'basic'], /--auth must be mtls or url-secret/],
+    [['--base-url', 'https://a.example.com', '--ca-bundle', '/nonexistent/ca.crt'], /does not exist/],
+    [['--base-url', 'https://a.example.com', '--staged', 'kube-system'], /not a system one/],
+    [['--base-url', 'https://a.example.com', '--staged', 'Not_A_Namespace'], /is not a namespace name/],
+    [['--base-url', 'https://a.example.com', '--secret-file', 'x'], /need --auth url-secret/],
+    [['--base-url', 'https://a.example.com', '--out', '/tmp/x', '--client-cert', '/nonexistent.crt'], /not found/],
+    [['--base-url', 'https://a.example.com', '--bogus'], /Unknown option '--bogus'/],
+  ])('%j exits 2 with a clear message', async (argv, message) => {
+    const run = await emit(argv as string[]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(message);
+  });
+});

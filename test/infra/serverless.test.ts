@@ -1,0 +1,215 @@
+// serverless.yml against the plugin registry, then a real `sls package` (osls, offline, no AWS
+// credentials) and the CloudFormation template and zips it produces: one Lambda per plugin, the
+// mTLS custom domain, no execute-api endpoint, the TTL table, least-privilege roles, small zips
+// whose bundles run on the local Node.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { plugins } from '../../functions/index.js';
+import type { PluginMetadata } from '../../lib/admission/plugin.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const require = createRequire(import.meta.url);
+const serverlessYml = parseYaml(readFileSync(join(root, 'serverless.yml'), 'utf8'));
+const GENERATOR = './infra/serverless/functions.cjs';
+
+/** serverless's function key: `always-pull-images` → `alwaysPullImages`. */
+const functionKey = (name: string) => name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const logicalPrefix = (name: string) => functionKey(name).charAt(0).toUpperCase() + functionKey(name).slice(1);
+const phases = (m: PluginMetadata) => [...(m.mutating ? ['mutate'] : []), ...(m.validating ? ['validate'] : [])];
+const usesTable = (m: PluginMetadata) => m.writes || m.needs.length > 0;
+
+type Generated = { functions: Record<string, any>; resources: { Resources: Record<string, any> }; disableDefaultEndpoint: boolean };
+
+async function generate(params: Record<string, string>): Promise<Generated> {
+  const generator = require(join(root, GENERATOR)) as (arg: { resolveVariable: (v: string) => Promise<unknown> }) => Promise<Generated>;
+  const defaults = serverlessYml.params.default as Record<string, unknown>;
+  const values: Record<string, unknown> = { 'self:service': 'serverless-admission', 'sls:stage': 'test' };
+  for (const [k, v] of Object.entries({ ...defaults, ...params })) values[`param:${k}`] = v;
+  return generator({ resolveVariable: async (v) => values[v] });
+}
+
+describe('serverless.yml', () => {
+  it('takes its functions and their roles from the registry generator, not a hand-written list', () => {
+    expect(serverlessYml.functions).toBe(`\${file(${GENERATOR}):functions}`);
+    expect(serverlessYml.resources).toContain(`\${file(${GENERATOR}):resources}`);
+    expect(serverlessYml.provider.apiGateway.disableDefaultEndpoint).toBe(`\${file(${GENERATOR}):disableDefaultEndpoint}`);
+  });
+
+  it('runs nodejs22.x, bundles each function with esbuild for node20, SDK included, config packaged', () => {
+    expect(serverlessYml.frameworkVersion).toBe('4');
+    expect(serverlessYml.plugins).toEqual(['serverless-esbuild']);
+    expect(serverlessYml.provider.runtime).toBe('nodejs22.x');
+    expect(serverlessYml.package.individually).toBe(true);
+    expect(serverlessYml.package.patterns).toContain('config/**');
+    expect(serverlessYml.custom.esbuild).toMatchObject({ bundle: true, minify: true, target: 'node20', platform: 'node', exclude: [] });
+    expect(Object.keys(serverlessYml.provider.environment).sort()).toEqual(
+      ['ADMISSION_CONFIG', 'ALLOWED_CLIENT_SUBJECTS', 'CALLER_AUTH', 'LOG_LEVEL', 'STATE_TABLE', 'URL_SECRET_SHA256'].sort(),
+    );
+  });
+
+  const domain = { domainName: 'a.example.com', certificateArn: 'arn:x', truststoreUri: 's3://b/t.pem' };
+
+  it.each(['mtls', 'url-secret'] as const)('%s: one function per registered plugin, its handler and its http paths', async (callerAuth) => {
+    const generated = await generate({ ...domain, callerAuth, urlSecretSha256: 'a'.repeat(64) });
+    expect(Object.keys(generated.functions).sort()).toEqual(plugins.map((p) => functionKey(p.metadata.name)).sort());
+    for (const { metadata } of plugins) {
+      const fn = generated.functions[functionKey(metadata.name)];
+      expect(fn.handler).toBe(`functions/${metadata.name}/handler.handler`);
+      expect(existsSync(join(root, 'functions', metadata.name, 'handler.ts')), `functions/${metadata.name}/handler.ts`).toBe(true);
+      const prefix = callerAuth === 'url-secret' ? '{secret}/' : '';
+      expect(fn.events.map((e: any) => `${e.http.method} ${e.http.path}`)).toEqual(phases(metadata).map((p) => `post ${prefix}${metadata.name}/${p}`));
+      expect(fn.role).toBe(`${logicalPrefix(metadata.name)}LambdaRole`);
+      expect(fn.timeout).toBe(Math.max(metadata.mutating?.timeoutSeconds ?? 1, metadata.validating?.timeoutSeconds ?? 1));
+    }
+    expect(generated.disableDefaultEndpoint).toBe(true);
+  });
+
+  it('url-secret without a domain keeps the execute-api endpoint; mtls without a truststore is refused', async () => {
+    const open = await generate({ callerAuth: 'url-secret', urlSecretSha256: 'a'.repeat(64), domainName: '' });
+    expect(open.disableDefaultEndpoint).toBe(false);
+    await expect(generate({ callerAuth: 'mtls', truststoreUri: '' })).rejects.toThrow(/callerAuth mtls needs the params domainName, certificateArn, truststoreUri/);
+    await expect(generate({ callerAuth: 'url-secret', urlSecretSha256: '' })).rejects.toThrow(/needs the param urlSecretSha256/);
+    await expect(generate({ callerAuth: 'none' })).rejects.toThrow(/callerAuth must be mtls or url-secret/);
+  });
+
+  it('provisioned concurrency only when asked for', async () => {
+    const base = { callerAuth: 'mtls', ...domain };
+    const none = await generate(base);
+    const warm = await generate({ ...base, provisionedConcurrency: '2' });
+    for (const { metadata } of plugins) {
+      expect(none.functions[functionKey(metadata.name)].provisionedConcurrency).toBeUndefined();
+      expect(warm.functions[functionKey(metadata.name)].provisionedConcurrency).toBe(2);
+    }
+  });
+});
+
+describe('npm run package (osls, offline, no credentials)', () => {
+  let out: string;
+  let template: { Resources: Record<string, any>; Conditions: Record<string, any>; Outputs: Record<string, any> };
+  const resourcesOf = (type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+
+  beforeAll(() => {
+    out = mkdtempSync(join(tmpdir(), 'sls-package-'));
+    // No AWS credentials, profile or config: packaging must not need any.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    const run = spawnSync(join(root, 'node_modules/.bin/sls'), ['package', '--stage', 'dev', '--package', out], {
+      cwd: root,
+      env: { ...env, AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', CI: '1' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    if (run.status !== 0) throw new Error(`sls package failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
+    template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
+  }, 150_000);
+
+  it('one Lambda per plugin, nodejs22.x, each with its own role', () => {
+    const lambdas = resourcesOf('AWS::Lambda::Function');
+    expect(lambdas.map(([id]) => id).sort()).toEqual(plugins.map((p) => `${logicalPrefix(p.metadata.name)}LambdaFunction`).sort());
+    for (const [id, lambda] of lambdas) {
+      expect(lambda.Properties.Runtime).toBe('nodejs22.x');
+      expect(lambda.Properties.Role).toEqual({ 'Fn::GetAtt': [id.replace(/LambdaFunction$/, 'LambdaRole'), 'Arn'] });
+      expect(Object.keys(lambda.Properties.Environment.Variables)).toEqual(expect.arrayContaining(['ADMISSION_CONFIG', 'STATE_TABLE', 'CALLER_AUTH', 'ALLOWED_CLIENT_SUBJECTS', 'URL_SECRET_SHA256']));
+    }
+    // No shared role with every permission.
+    expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
+  });
+
+  it('gives DynamoDB access only to plugins that write or learn state, and only on the state table', () => {
+    for (const { metadata } of plugins) {
+      const role = template.Resources[`${logicalPrefix(metadata.name)}LambdaRole`];
+      expect(role.Type).toBe('AWS::IAM::Role');
+      const statements = role.Properties.Policies.flatMap((p: any) => p.PolicyDocument.Statement);
+      const dynamo = statements.filter((s: any) => s.Action.some((a: string) => a.startsWith('dynamodb:')));
+      expect(dynamo.length > 0, `${metadata.name} table access`).toBe(usesTable(metadata));
+      for (const s of dynamo) {
+        expect(s.Resource[0]).toEqual({ 'Fn::GetAtt': ['StateTable', 'Arn'] });
+        expect(s.Action).not.toContain('dynamodb:*');
+        expect(s.Action).not.toContain('dynamodb:Scan');
+      }
+      for (const s of statements) expect(s.Resource).not.toContain('*');
+    }
+  });
+
+  it('serves http POST <plugin>/<phase> on a REST API whose execute-api endpoint is disabled', () => {
+    const [[, api]] = resourcesOf('AWS::ApiGateway::RestApi');
+    expect(api.Properties.DisableExecuteApiEndpoint).toBe(true);
+    expect(api.Properties.EndpointConfiguration.Types).toEqual(['REGIONAL']);
+    const paths = resourcesOf('AWS::ApiGateway::Resource').map(([, r]) => r.Properties.PathPart);
+    for (const { metadata } of plugins) {
+      expect(paths).toContain(metadata.name);
+      for (const phase of phases(metadata)) expect(paths).toContain(phase);
+    }
+    expect(resourcesOf('AWS::ApiGateway::Method').length).toBe(plugins.reduce((n, p) => n + phases(p.metadata).length, 0));
+  });
+
+  it('has the regional mTLS custom domain with its truststore and a base path mapping to the stage', () => {
+    const domain = template.Resources.WebhookDomain;
+    expect(domain.Type).toBe('AWS::ApiGateway::DomainName');
+    expect(domain.Properties).toMatchObject({ DomainName: 'admission.dev.example.com', SecurityPolicy: 'TLS_1_2', EndpointConfiguration: { Types: ['REGIONAL'] } });
+    expect(domain.Properties.MutualTlsAuthentication['Fn::If'][0]).toBe('HasTruststore');
+    expect(domain.Properties.MutualTlsAuthentication['Fn::If'][1].TruststoreUri).toBe('s3://serverless-admission-dev-truststore/truststore.pem');
+    expect(template.Conditions.HasTruststore).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['s3://serverless-admission-dev-truststore/truststore.pem', ''] }] });
+    const mapping = template.Resources.WebhookBasePathMapping;
+    expect(mapping.Properties).toMatchObject({ DomainName: { Ref: 'WebhookDomain' }, RestApiId: { Ref: 'ApiGatewayRestApi' }, Stage: 'dev' });
+    const [[deploymentId]] = resourcesOf('AWS::ApiGateway::Deployment');
+    expect([mapping.DependsOn].flat()).toEqual([deploymentId]);
+  });
+
+  it('has the state table: pk/sk strings, TTL on expiresAt, point-in-time recovery', () => {
+    const table = template.Resources.StateTable;
+    expect(table.Type).toBe('AWS::DynamoDB::Table');
+    expect(table.Properties.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
+    expect(table.Properties.AttributeDefinitions).toEqual([{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }]);
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  });
+
+  it('keeps logs for a bounded time', () => {
+    const groups = resourcesOf('AWS::Logs::LogGroup');
+    expect(groups).toHaveLength(plugins.length);
+    for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
+  });
+
+  it('packages each function on its own, at most 1 MB, with its minified bundle and the configuration', () => {
+    const zips = readdirSync(out).filter((f) => f.endsWith('.zip'));
+    expect(zips.sort()).toEqual(plugins.map((p) => `${functionKey(p.metadata.name)}.zip`).sort());
+    for (const { metadata } of plugins) {
+      const zip = join(out, `${functionKey(metadata.name)}.zip`);
+      expect(statSync(zip).size, `${zip} size`).toBeLessThanOrEqual(1024 * 1024);
+      const listing = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
+      expect(listing).toEqual(expect.arrayContaining(['config/admission.yaml', `functions/${metadata.name}/handler.mjs`]));
+      // Only this plugin's bundle: no other plugin's code, no node_modules.
+      expect(listing.filter((f) => f.startsWith('functions/'))).toEqual([`functions/${metadata.name}/handler.mjs`]);
+      expect(listing.some((f) => f.startsWith('node_modules/'))).toBe(false);
+    }
+  });
+
+  it('builds bundles that run on the local Node: the handler answers a real apiserver review', () => {
+    const { metadata } = plugins.find((p) => p.metadata.mutating)!;
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
+    expect(spawnSync('unzip', ['-q', join(out, `${functionKey(metadata.name)}.zip`), '-d', dir]).status).toBe(0);
+    const review = readFileSync(join(root, 'test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json'), 'utf8');
+    const script = `
+      const { handler } = await import('./functions/${metadata.name}/handler.mjs');
+      const event = { path: '/${metadata.name}/mutate', httpMethod: 'POST', headers: { 'content-type': 'application/json' },
+        body: process.env.REVIEW, isBase64Encoded: false,
+        requestContext: { identity: { clientCert: { subjectDN: 'CN=kube-apiserver-admission-client' } } } };
+      const result = await handler(event, { getRemainingTimeInMillis: () => 5000 });
+      process.stdout.write(JSON.stringify(result));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, ADMISSION_CONFIG: 'config/admission.yaml', LOG_LEVEL: 'silent', CALLER_AUTH: 'mtls', REVIEW: review },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout);
+    expect(result.statusCode).toBe(200);
+    const answer = JSON.parse(result.body);
+    expect(answer).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: JSON.parse(review).request.uid } });
+  });
+});

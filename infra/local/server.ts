@@ -13,6 +13,7 @@ import { MAX_BODY_BYTES } from '../../lib/http/body-limit.js';
 export interface LocalServerOptions {
   /** Plugin name → its Lambda handler. */
   readonly handlers: ReadonlyMap<string, AdmissionHandler>;
+  /** caPem may hold several CAs (during a rotation, the old and the new). */
   readonly tls: { readonly caPem: string; readonly certPem: string; readonly keyPem: string };
   /** mTLS refuses the handshake without a certificate from the CA; url-secret mode cannot ask for one. */
   readonly requireClientCertificate: boolean;
@@ -35,12 +36,15 @@ interface Route {
   readonly handler: AdmissionHandler;
 }
 
-/** Routes on the path only (the apiserver appends `?timeout=10s`): `[/<secret>]/<plugin>/<phase>`. */
-export function routeOf(path: string, handlers: ReadonlyMap<string, AdmissionHandler>): Route | undefined {
+/**
+ * Routes on the path only (the apiserver appends `?timeout=10s`), as API Gateway's routes do:
+ * `/<plugin>/<phase>` with mTLS, `/<secret>/<plugin>/<phase>` in url-secret mode.
+ */
+export function routeOf(path: string, handlers: ReadonlyMap<string, AdmissionHandler>, secretSegment = false): Route | undefined {
   const segments = path.split('/').filter(Boolean);
   const phase = segments[segments.length - 1];
   const plugin = segments[segments.length - 2];
-  if (segments.length > 3 || (phase !== 'mutate' && phase !== 'validate') || plugin === undefined) return undefined;
+  if (segments.length !== (secretSegment ? 3 : 2) || (phase !== 'mutate' && phase !== 'validate')) return undefined;
   const handler = handlers.get(plugin);
   return handler ? { plugin, handler } : undefined;
 }
@@ -169,7 +173,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://local');
-    const route = routeOf(url.pathname, options.handlers);
+    const route = routeOf(url.pathname, options.handlers, !options.requireClientCertificate);
     if (!route) return answer(res, 404, `no webhook at ${url.pathname}\n`);
     if (req.method !== 'POST') return answer(res, 405, 'admission webhooks answer POST only\n', { 'content-type': 'text/plain; charset=utf-8', allow: 'POST' });
     const event = restEvent(req, route, url.pathname, url.searchParams, body);

@@ -11,7 +11,7 @@ import { ConfigError } from '../../lib/config/errors.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import { callerAuthFromEnv, sha256 } from '../../lib/http/caller-identity.js';
-import { DEFAULT_PKI_DIR, ensureLocalPki } from '../pki/pki.js';
+import { DEFAULT_PKI_DIR, ensureLocalPki, truststoreCertificates } from '../pki/pki.js';
 import { ensureStateTable, startEmbeddedDynamoDb } from './dynamodb.js';
 import { startLocalServer } from './server.js';
 
@@ -87,7 +87,8 @@ async function main(): Promise<void> {
   }
   const server = await startLocalServer({
     handlers,
-    tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+    // During a rotation (npm run pki -- --rotate) both CAs are trusted, as API Gateway's truststore.
+    tls: { caPem: `${truststoreCertificates(pki.dir).join('\n')}\n`, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
     requireClientCertificate: !urlSecretMode,
     host: '127.0.0.1',
     port,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import alwaysPullImages from '../../functions/always-pull-images/plugin.js';
 import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
+import { sha256 } from '../../lib/http/caller-identity.js';
 import type { LocalServer } from '../../infra/local/server.js';
 import { startLocalServer } from '../../infra/local/server.js';
 import { createPki } from '../../infra/pki/pki.js';
@@ -23,6 +24,8 @@ const apiserver: ClientIdentity = { caPem: pki.ca.certPem, certPem: pki.client.c
 
 let server: LocalServer;
 let picky: LocalServer;
+let secretPath: LocalServer;
+const SECRET = 'a-per-cluster-secret';
 
 function handlers(allowedSubjects: string[] = []) {
   const handler = createAdmissionHandler(alwaysPullImages, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects } });
@@ -33,11 +36,14 @@ beforeAll(async () => {
   const tls = { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem };
   server = await startLocalServer({ handlers: handlers(), tls, requireClientCertificate: true, port: 0 });
   picky = await startLocalServer({ handlers: handlers(['someone-else']), tls, requireClientCertificate: true, port: 0 });
+  const urlSecret = createAdmissionHandler(alwaysPullImages, { config: undefined, callerAuth: { mode: 'url-secret', secretDigests: [sha256(SECRET)] } });
+  secretPath = await startLocalServer({ handlers: new Map([[alwaysPullImages.metadata.name, urlSecret]]), tls, requireClientCertificate: false, port: 0 });
 });
 
 afterAll(async () => {
   await server?.close();
   await picky?.close();
+  await secretPath?.close();
 });
 
 const mutateUrl = () => `${server.url}/always-pull-images/mutate?timeout=10s`;
@@ -69,6 +75,21 @@ describe('callers', () => {
   });
 });
 
+describe('url-secret mode (EKS, GKE, AKS: no client certificate)', () => {
+  const noCertificate = { caPem: pki.ca.certPem };
+
+  it('answers on the secret path without a client certificate', async () => {
+    const answer = await post(`${secretPath.url}/${SECRET}/always-pull-images/mutate?timeout=10s`, podCreate, noCertificate);
+    expect(answer.status).toBe(200);
+    expect(reviewOf(answer.body).response!.uid).toBe(JSON.parse(podCreate).request.uid);
+  });
+
+  it('refuses a wrong secret with 403 and the bare path with 404', async () => {
+    expect((await post(`${secretPath.url}/wrong/always-pull-images/mutate`, podCreate, noCertificate)).status).toBe(403);
+    expect((await post(`${secretPath.url}/always-pull-images/mutate`, podCreate, noCertificate)).status).toBe(404);
+  });
+});
+
 describe('protocol', () => {
   it('answers a captured v1 pod create in kind, same uid, with a patch that applies', async () => {
     const sent = JSON.parse(podCreate);
@@ -96,6 +117,7 @@ describe('protocol', () => {
 
   it('answers 404 for unknown paths and 405 for other methods', async () => {
     expect((await post(`${server.url}/no-such-plugin/mutate`, podCreate, apiserver)).status).toBe(404);
+    expect((await post(`${server.url}/extra/always-pull-images/mutate`, podCreate, apiserver)).status).toBe(404);
     expect((await post(`${server.url}/always-pull-images`, podCreate, apiserver)).status).toBe(404);
     expect((await post(mutateUrl(), '', apiserver, { method: 'PUT' })).status).toBe(405);
   });

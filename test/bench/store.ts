@@ -1,0 +1,95 @@
+// Store cost: DynamoDB calls per admitted request for each plugin that writes or learns, counted
+// at the client as they leave for DynamoDB Local; and the same request as a dry run (0 writes).
+import { existsSync } from 'node:fs';
+import { plugins } from '../../functions/index.js';
+import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import { configurePlugin, loadAdmissionConfiguration, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { createRequestState, createStateTable } from '../../lib/state/index.js';
+import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
+import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
+import { countingClient } from '../support/dynamodb.js';
+import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
+import type { ReviewInput } from '../support/review.js';
+import { review } from '../support/review.js';
+
+const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
+const NS = 'bench';
+
+const namespace: ReviewInput = { kind: { kind: 'Namespace' }, resource: { resource: 'namespaces' }, object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { environment: 'test' } } } };
+const pod = (name: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: NS, uid: `uid-${name}` },
+  spec: { containers: [{ name: 'c', image: 'registry.example/app:1', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }] },
+});
+const quota: ReviewInput = { kind: { kind: 'ResourceQuota' }, resource: { resource: 'resourcequotas' }, object: { kind: 'ResourceQuota', metadata: { name: 'q', namespace: NS }, spec: { hard: { pods: '1000', 'requests.cpu': '100', 'requests.memory': '100Gi' } } } };
+const event = (name: string): ReviewInput => ({
+  kind: { kind: 'Event' },
+  resource: { resource: 'events' },
+  object: { apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: NS }, involvedObject: { kind: 'Pod', name: 'p', namespace: NS }, reason: 'Started', source: { component: 'kubelet', host: 'node-1' } },
+});
+
+/** What each stateful plugin sees in real use: state it learns first, then the measured request. */
+const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => ReviewInput }> = {
+  'namespace-lifecycle': { setup: [namespace], request: (i) => ({ object: pod(`nl-${i}`) }) },
+  'pod-node-selector': { setup: [namespace], request: (i) => ({ object: pod(`pns-${i}`) }) },
+  'pod-toleration-restriction': { setup: [namespace], request: (i) => ({ object: pod(`ptr-${i}`) }) },
+  'resource-quota': { setup: [namespace, quota], request: (i) => ({ object: pod(`rq-${i}`) }) },
+  'event-rate-limit': { setup: [], request: (i) => event(`e-${i}`) },
+  'validating-admission-policy': { setup: [namespace], request: (i) => ({ object: pod(`vap-${i}`) }) },
+};
+
+function configFor(plugin: AnyAdmissionPlugin): unknown {
+  const example = `config/examples/${plugin.metadata.name}.yaml`;
+  const configuration = existsSync(example) ? loadAdmissionConfiguration({ ADMISSION_CONFIG: example }) : parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'bench');
+  return configurePlugin(plugin, configuration);
+}
+
+export async function benchStore(requests = 20): Promise<Record<string, unknown>[]> {
+  const db = await startEmbeddedDynamoDb({});
+  const sent: string[] = [];
+  const client = countingClient(db.endpoint, sent);
+  const tableName = 'bench-store';
+  const rows: Record<string, unknown>[] = [];
+  try {
+    await createStateTable(client, tableName);
+    for (const plugin of plugins) {
+      const { metadata } = plugin;
+      if (!metadata.writes && metadata.needs.length === 0) continue;
+      const sample = SAMPLES[metadata.name];
+      if (!sample) {
+        rows.push({ plugin: metadata.name, 'calls/request': '-', 'writes/request': '-', 'dry-run calls': '-', 'dry-run writes': '-', commands: 'no sample request' });
+        continue;
+      }
+      const handler = createStatefulAdmissionHandler(plugin, { config: configFor(plugin), callerAuth: { mode: 'mtls', allowedSubjects: [] }, state: (request) => createRequestState(request, { client, tableName }) });
+      const phase = metadata.validating ? 'validate' : 'mutate';
+      const call = async (input: ReviewInput) => {
+        const result = await handler(gatewayEvent(`/${metadata.name}/${phase}`, JSON.stringify(review(input))), lambdaContext);
+        if (result.statusCode !== 200) throw new Error(`${metadata.name}: HTTP ${result.statusCode} ${result.body}`);
+      };
+      for (const input of sample.setup) await call(input);
+      const measure = async (dryRun: boolean) => {
+        sent.splice(0);
+        for (let i = 0; i < requests; i++) await call({ ...sample.request(i + (dryRun ? 10_000 : 0)), dryRun });
+        const byCommand = new Map<string, number>();
+        for (const command of sent) byCommand.set(command, (byCommand.get(command) ?? 0) + 1);
+        return { calls: sent.length / requests, writes: sent.filter((c) => WRITES.has(c)).length / requests, byCommand };
+      };
+      const admitted = await measure(false);
+      const dry = await measure(true);
+      rows.push({
+        plugin: metadata.name,
+        'calls/request': admitted.calls,
+        'writes/request': admitted.writes,
+        'dry-run calls': dry.calls,
+        'dry-run writes': dry.writes,
+        commands: [...admitted.byCommand].map(([c, n]) => `${c.replace(/Command$/, '')}:${n / requests}`).join(' '),
+      });
+    }
+  } finally {
+    client.destroy();
+    await db.stop();
+  }
+  return rows;
+}

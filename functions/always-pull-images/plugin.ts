@@ -11,7 +11,7 @@ import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
 import { notSupported } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { Pod, PodSpecWithImageVolumes } from '../../lib/kube/pod.js';
 import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
 
@@ -68,8 +68,7 @@ export default definePlugin({
     upstreamName: 'AlwaysPullImages',
     name: 'always-pull-images',
     summary: 'Forces imagePullPolicy Always on every container and image volume of new or re-imaged pods.',
-    mutating: { rules: POD_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
-    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...mutatingWithTwin(POD_RULES),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

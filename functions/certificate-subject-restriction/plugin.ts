@@ -9,7 +9,7 @@
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden } from '../../lib/admission/decision.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
 import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
@@ -33,7 +33,7 @@ export default definePlugin({
     upstreamName: 'CertificateSubjectRestriction',
     name: 'certificate-subject-restriction',
     summary: 'Refuses CertificateSigningRequests for the kube-apiserver-client signer that ask for the system:masters group.',
-    validating: { rules: CSR_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...validatingOnly(CSR_RULES),
     writes: false,
     needs: [],
     // CSRs are cluster-scoped, so no namespaceSelector can skip them anyway; 'include' says so.

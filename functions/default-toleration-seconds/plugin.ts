@@ -18,7 +18,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
@@ -89,8 +89,7 @@ export default definePlugin({
     upstreamName: PLUGIN,
     name: 'default-toleration-seconds',
     summary: 'Adds not-ready and unreachable NoExecute tolerations with default tolerationSeconds to pods that have none.',
-    mutating: { rules: POD_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
-    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...mutatingWithTwin(POD_RULES),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

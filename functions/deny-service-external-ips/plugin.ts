@@ -9,7 +9,7 @@
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, errored, forbidden } from '../../lib/admission/decision.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 
@@ -50,7 +50,7 @@ export default definePlugin({
     upstreamName: 'DenyServiceExternalIPs',
     name: 'deny-service-external-ips',
     summary: 'Refuses Services that add spec.externalIPs; IPs a Service already has may stay or be removed.',
-    validating: { rules: SERVICE_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...validatingOnly(SERVICE_RULES),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

@@ -12,7 +12,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
 import { isExtendedResourceName } from '../../lib/kube/resources.js';
@@ -55,8 +55,7 @@ export default definePlugin({
     upstreamName: 'ExtendedResourceToleration',
     name: 'extended-resource-toleration',
     summary: 'Adds a NoSchedule toleration (operator Exists) for every extended resource a pod requests.',
-    mutating: { rules: POD_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
-    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...mutatingWithTwin(POD_RULES),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

@@ -26,7 +26,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { allowed, denied, forbiddenMessage, resourceNameForMessage } from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
 import { aggregateMessage, FieldPath, fieldErrorMessage, forbiddenField } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { IPNet } from '../../lib/kube/net.js';
@@ -149,7 +149,7 @@ export default definePlugin({
     upstreamName: PLUGIN,
     name: 'external-ip-ranger',
     summary: 'Limits Service externalIPs to configured CIDRs (OpenShift network.openshift.io/ExternalIPRanger).',
-    validating: { rules: SERVICE_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...validatingOnly(SERVICE_RULES),
     writes: false,
     needs: [],
     // As deny-service-external-ips: kube-system and our own namespace stay writable if the webhook

@@ -10,7 +10,7 @@ import type { PodAffinityTerm } from 'kubernetes-types/core/v1.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, denied } from '../../lib/admission/decision.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 
@@ -49,7 +49,7 @@ export default definePlugin({
     upstreamName: 'LimitPodHardAntiAffinityTopology',
     name: 'limit-pod-hard-anti-affinity-topology',
     summary: 'Refuses pods whose required pod anti-affinity uses a topologyKey other than kubernetes.io/hostname.',
-    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...validatingOnly(POD_RULES),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

@@ -23,7 +23,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, denied } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
 
 const PLUGIN = 'NamespaceReservation';
@@ -85,7 +85,7 @@ export default definePlugin({
     upstreamName: PLUGIN,
     name: 'namespace-reservation',
     summary: 'Refuses Namespaces and OpenShift ProjectRequests whose names are reserved by configuration.',
-    validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...validatingOnly(RULES),
     writes: false,
     needs: [],
     // The selector that skips kube-system, kube-node-lease and our own namespace also matches

@@ -31,7 +31,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
@@ -477,7 +477,7 @@ export default definePlugin({
     upstreamName: PLUGIN,
     name: 'node-restriction',
     summary: 'Limits kubelets to their own Node, Lease, CSINode, ResourceSlices and CSRs, and to mirror pods and pods bound to themselves.',
-    validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...validatingOnly(RULES),
     writes: false,
     needs: [],
     // Kubelets write their Leases in kube-node-lease and mirror pods in kube-system: exactly the

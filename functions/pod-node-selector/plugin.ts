@@ -11,7 +11,7 @@
 
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, denied, errored, patched } from '../../lib/admission/decision.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -124,8 +124,7 @@ export default definePlugin({
     upstreamName: UPSTREAM_NAME,
     name: NAME,
     summary: "Merges the namespace's node selector (or the cluster default) into new pods and refuses conflicts and whitelist violations.",
-    mutating: { rules: POD_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
-    validating: { rules: POD_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    ...mutatingWithTwin(POD_RULES),
     writes: true,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',

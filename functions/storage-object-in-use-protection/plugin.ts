@@ -12,7 +12,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 
@@ -71,10 +71,9 @@ export default definePlugin({
     upstreamName: 'StorageObjectInUseProtection',
     name: 'storage-object-in-use-protection',
     summary: 'Adds the pvc-protection, pv-protection or vac-protection finalizer to new PersistentVolumeClaims, PersistentVolumes and VolumeAttributesClasses.',
-    mutating: { rules: RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
     // The twin fails open: with Fail, a webhook outage would stop new objects of this kind (Nodes
     // could not register), while the in-cluster controller adds the same taint or finalizer anyway.
-    validating: { rules: RULES, failurePolicy: 'Ignore', timeoutSeconds: 5 },
+    ...mutatingWithTwin(RULES, { twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

@@ -13,7 +13,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
 
@@ -50,10 +50,9 @@ export default definePlugin({
     upstreamName: 'TaintNodesByCondition',
     name: 'taint-nodes-by-condition',
     summary: 'Taints every new Node node.kubernetes.io/not-ready:NoSchedule until the node controller sees it Ready.',
-    mutating: { rules: NODE_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'IfNeeded' },
     // The twin fails open: with Fail, a webhook outage would stop new objects of this kind (Nodes
     // could not register), while the in-cluster controller adds the same taint or finalizer anyway.
-    validating: { rules: NODE_RULES, failurePolicy: 'Ignore', timeoutSeconds: 5 },
+    ...mutatingWithTwin(NODE_RULES, { twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
     // Nodes are cluster-scoped: a namespaceSelector never applies to them, so there is no system

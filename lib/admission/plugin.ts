@@ -84,6 +84,26 @@ export interface AdmissionPlugin<Config = undefined> {
   readonly validatingRulesFor?: (config: Config) => readonly WebhookRule[];
 }
 
+/** Upstream plugins answer in microseconds; the good-practice guide asks for small timeouts. */
+export const DEFAULT_TIMEOUT_SECONDS = 5;
+
+/**
+ * Upstream's Admit + Validate as webhooks: the mutation fails open (Ignore) and asks to be called
+ * again when a later webhook undoes it; the validating twin checks the final object and fails
+ * closed, unless a plugin has a reason to let it fail open (`twinFailurePolicy`).
+ */
+export function mutatingWithTwin(rules: readonly WebhookRule[], options: { twinFailurePolicy?: 'Fail' | 'Ignore' } = {}): Pick<PluginMetadata, 'mutating' | 'validating'> {
+  return {
+    mutating: { rules, failurePolicy: 'Ignore', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS, reinvocationPolicy: 'IfNeeded' },
+    validating: { rules, failurePolicy: options.twinFailurePolicy ?? 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
+  };
+}
+
+/** Upstream's Validate alone: a validating webhook that fails closed. */
+export function validatingOnly(rules: readonly WebhookRule[]): Pick<PluginMetadata, 'validating'> {
+  return { validating: { rules, failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS } };
+}
+
 /** Keeps the Config type parameter inferred from `configure`. */
 export function definePlugin<Config = undefined>(plugin: AdmissionPlugin<Config>): AdmissionPlugin<Config> {
   return plugin;

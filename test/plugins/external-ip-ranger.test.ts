@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import plugin, { type ExternalIPRangerConfig } from '../../functions/external-ip-ranger/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
 import { cidrContains, parseCIDRSloppy, parseIPSloppy } from '../../lib/kube/net.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as ExternalIPRangerConfig;
@@ -183,14 +183,8 @@ describe('configuration errors name the plugin and the field', () => {
     { raw: { ...base, allowedUsers: [''] }, field: 'allowedUsers[0]' },
     { raw: { ...base, externalIPCIDRs: [] }, field: 'externalIPCIDRs' },
   ])('$field', ({ raw, field, detail }) => {
-    let error: unknown;
-    try {
-      configure(raw);
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
+    const error = configErrorOf(() => configure(raw));
     expect(error).toMatchObject({ plugin: 'network.openshift.io/ExternalIPRanger', field });
-    if (detail) expect((error as Error).message).toBe(`network.openshift.io/ExternalIPRanger: ${field}: ${detail}`);
+    if (detail) expect(error.message).toBe(`network.openshift.io/ExternalIPRanger: ${field}: ${detail}`);
   });
 });

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import plugin, { type NamespaceReservationConfig } from '../../functions/namespace-reservation/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as NamespaceReservationConfig;
@@ -111,13 +111,7 @@ describe('configuration errors name the plugin and the field', () => {
     { raw: { reservedPrefixes: [42] }, field: 'reservedPrefixes[0]' },
     { raw: { reservedPrefix: ['kube-'] }, field: 'reservedPrefix' },
   ])('$field', ({ raw, field }) => {
-    let error: unknown;
-    try {
-      configure(raw);
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
+    const error = configErrorOf(() => configure(raw));
     expect(error).toMatchObject({ plugin: 'NamespaceReservation', field });
   });
 });

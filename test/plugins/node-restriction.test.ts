@@ -10,9 +10,9 @@ import forge from 'node-forge';
 import { describe, expect, it } from 'vitest';
 import plugin, { modifiedLabels, type NodeRestrictionConfig } from '../../functions/node-restriction/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw?: unknown) => plugin.configure!(raw, SOURCE) as NodeRestrictionConfig;
@@ -597,13 +597,7 @@ describe('configuration', () => {
     { raw: { featureGates: { NoSuchGate: true } }, field: 'featureGates.NoSuchGate' },
     { raw: { featureGates: { RecoverVolumeExpansionFailure: 'true' } }, field: 'featureGates.RecoverVolumeExpansionFailure' },
   ])('rejects $raw naming $field', ({ raw, field }) => {
-    let error: unknown;
-    try {
-      configure(raw);
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
+    const error = configErrorOf(() => configure(raw));
     expect(error).toMatchObject({ plugin: 'NodeRestriction', field });
   });
 });

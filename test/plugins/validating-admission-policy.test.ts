@@ -7,11 +7,11 @@ import plugin from '../../functions/validating-admission-policy/plugin.js';
 import type { PluginConfig } from '../../functions/validating-admission-policy/config.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
-import { ConfigError } from '../../lib/config/errors.js';
 import type { LearnedNamespace, LearnedNamespaces, PluginState } from '../../lib/state/ports.js';
 import { NO_STATE } from '../../lib/state/ports.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, requestOf as requestFor, runPhase } from '../support/review.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const FIXTURES = resolve(import.meta.dirname, '../fixtures/vap');
 const source = { file: 'test AdmissionConfiguration', baseDir: FIXTURES };
@@ -250,15 +250,9 @@ describe('auditAnnotations (the page\'s example)', () => {
 
 describe('compile errors fail the start, naming the policy, the field and the position', () => {
   it('a syntax error in a validation', () => {
-    let error: unknown;
-    try {
-      policy({ validations: [{ expression: 'object.spec.replicas <= ' }] }, ['Deny'], {}, 'broken.example.com');
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).field).toBe('ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression');
-    expect((error as ConfigError).message).toBe(
+    const error = configErrorOf(() => policy({ validations: [{ expression: 'object.spec.replicas <= ' }] }, ['Deny'], {}, 'broken.example.com'));
+    expect(error.field).toBe('ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression');
+    expect(error.message).toBe(
       'ValidatingAdmissionPolicy: ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression: ' +
         'Invalid value: "object.spec.replicas <= ": compilation failed: ERROR: <input>:1:22: Syntax error: found < but expecting end of input\n' +
         ' | object.spec.replicas <= \n' +

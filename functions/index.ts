@@ -5,13 +5,16 @@ import alwaysPullImages from './always-pull-images/plugin.js';
 import certificateSubjectRestriction from './certificate-subject-restriction/plugin.js';
 import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
 import denyServiceExternalIps from './deny-service-external-ips/plugin.js';
+import eventRateLimit from './event-rate-limit/plugin.js';
 import extendedResourceToleration from './extended-resource-toleration/plugin.js';
 import externalIpRanger from './external-ip-ranger/plugin.js';
+import imagePolicyWebhook from './image-policy-webhook/plugin.js';
 import limitPodHardAntiAffinityTopology from './limit-pod-hard-anti-affinity-topology/plugin.js';
 import namespaceLifecycle from './namespace-lifecycle/plugin.js';
 import namespaceReservation from './namespace-reservation/plugin.js';
 import nodeRestriction from './node-restriction/plugin.js';
 import podNodeSelector from './pod-node-selector/plugin.js';
+import podTolerationRestriction from './pod-toleration-restriction/plugin.js';
 import resourceQuota from './resource-quota/plugin.js';
 import storageObjectInUseProtection from './storage-object-in-use-protection/plugin.js';
 import taintNodesByCondition from './taint-nodes-by-condition/plugin.js';
@@ -22,13 +25,16 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   certificateSubjectRestriction,
   defaultTolerationSeconds,
   denyServiceExternalIps,
+  eventRateLimit,
   extendedResourceToleration,
   externalIpRanger,
+  imagePolicyWebhook,
   limitPodHardAntiAffinityTopology,
   namespaceLifecycle,
   namespaceReservation,
   nodeRestriction,
   podNodeSelector,
+  podTolerationRestriction,
   resourceQuota,
   storageObjectInUseProtection,
   taintNodesByCondition,

@@ -104,6 +104,11 @@ export interface TokenBuckets {
    * same request uid takes nothing twice. A dry run takes nothing.
    */
   take(buckets: readonly { readonly key: string; readonly spec: BucketSpec }[]): Promise<number>;
+  /**
+   * As `take`, but reports every bucket without a token (ascending indices; [] when the tokens were
+   * taken), for messages that name each limit reached. Nothing is taken unless every bucket has one.
+   */
+  takeAll(buckets: readonly { readonly key: string; readonly spec: BucketSpec }[]): Promise<number[]>;
 }
 
 /** Cached answers of an external backend (ImagePolicyWebhook), shared across Lambda instances. */
@@ -133,6 +138,6 @@ const unavailable = async (): Promise<never> => {
 export const NO_STATE: PluginState = {
   learnedNamespaces: { get: unavailable, knownAbsent: unavailable },
   quotaLedger: { quotas: unavailable, reserve: unavailable, confirm: unavailable, release: unavailable, recordQuota: unavailable, forgetQuota: unavailable },
-  tokenBuckets: { take: unavailable },
+  tokenBuckets: { take: unavailable, takeAll: unavailable },
   decisionCache: { get: unavailable, put: unavailable },
 };

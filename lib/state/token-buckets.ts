@@ -18,13 +18,19 @@ export class TokenBucketStore implements TokenBuckets {
   ) {}
 
   async take(buckets: readonly { readonly key: string; readonly spec: BucketSpec }[]): Promise<number> {
-    if (buckets.length === 0) return -1;
+    const empty = await this.takeAll(buckets);
+    return empty.length > 0 ? empty[0] : -1;
+  }
+
+  async takeAll(buckets: readonly { readonly key: string; readonly spec: BucketSpec }[]): Promise<number[]> {
+    if (buckets.length === 0) return [];
     const doneKey = { pk: S(`req#erl#${this.requestUid}`), sk: S('done') };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const done = await this.store.get(doneKey.pk.S!, 'done');
-      if (done && !this.store.expired(done)) return -1; // a retry of a request that already paid
+      if (done && !this.store.expired(done)) return []; // a retry of a request that already paid
       const nowMs = this.store.now();
       const writes: TransactWriteItem[] = [];
+      const empty: number[] = [];
       for (let i = 0; i < buckets.length; i++) {
         const { key, spec } = buckets[i];
         const item = await this.store.get(`erl#${key}`, 'bucket');
@@ -33,7 +39,10 @@ export class TokenBucketStore implements TokenBuckets {
         const stored = num(live, 'tokens') ?? spec.burst;
         const since = Math.max(0, nowMs - (num(live, 'updatedAtMs') ?? nowMs)) / 1000;
         const tokens = Math.min(spec.burst, stored + since * spec.qps);
-        if (tokens < 1) return i;
+        if (tokens < 1) {
+          empty.push(i);
+          continue;
+        }
         const left = tokens - 1;
         const fullInSeconds = spec.qps > 0 ? Math.ceil((spec.burst - left) / spec.qps) : 365 * 24 * 3600;
         writes.push({
@@ -53,6 +62,7 @@ export class TokenBucketStore implements TokenBuckets {
           },
         });
       }
+      if (empty.length > 0) return empty;
       writes.push({
         Put: {
           TableName: this.store.table,
@@ -64,11 +74,11 @@ export class TokenBucketStore implements TokenBuckets {
       });
       try {
         await this.store.transact(writes);
-        return -1;
+        return [];
       } catch (error) {
         if (!(error instanceof TransactionConflict)) throw error;
         const last = error.reasons[writes.length - 1];
-        if (last?.code === 'ConditionalCheckFailed') return -1;
+        if (last?.code === 'ConditionalCheckFailed') return [];
         await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(50, 2 + attempt * 2))));
       }
     }

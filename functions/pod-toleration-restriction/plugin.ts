@@ -1,0 +1,228 @@
+// PodTolerationRestriction: taints keep workloads off nodes (dedicated tenants, special hardware),
+// and a toleration is all it takes to get past one. In a shared cluster the operator, not the pod
+// author, should decide which taints a namespace's pods may tolerate. This plugin gives each
+// namespace default tolerations (merged into its new pods) and a whitelist (tolerations outside it
+// are refused), through the namespace annotations `scheduler.alpha.kubernetes.io/defaultTolerations`
+// and `scheduler.alpha.kubernetes.io/tolerationsWhitelist`, with cluster-wide fallbacks in the
+// plugin's configuration. Upstream: plugin/pkg/admission/podtolerationrestriction.
+//
+// Served as a mutating webhook (upstream Admit: merge the defaults, add the memory-pressure
+// toleration to pods that are not BestEffort, then check the whitelist) and a validating twin
+// (upstream Validate: check the final pod against the whitelist once every mutation has run).
+// Namespaces come from this plugin's own Namespace webhook (learned state) or `npm run sync`. A
+// namespace never seen is treated as a namespace without the annotations, so the cluster default
+// and whitelist apply (POD_TOLERATION_RESTRICTION_UNKNOWN_NAMESPACE=default), or is refused as
+// upstream refuses a namespace it cannot find (=reject).
+
+import type { Decision } from '../../lib/admission/decision.js';
+import { allowed, badRequest, denied, errored, patched } from '../../lib/admission/decision.js';
+import { fieldErrorMessage, FieldPath } from '../../lib/admission/field.js';
+import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import { isMainResource } from '../../lib/admission/request.js';
+import { ConfigError } from '../../lib/config/errors.js';
+import { isObjectOfKind } from '../../lib/kube/objects.js';
+import type { Pod } from '../../lib/kube/pod.js';
+import { Quantity } from '../../lib/kube/quantity.js';
+import { equalTolerations, mergeTolerations, verifyAgainstWhitelist } from '../../lib/kube/toleration-sets.js';
+import { validateTolerations } from '../../lib/kube/toleration-validation.js';
+import type { Toleration } from '../../lib/kube/tolerations.js';
+import { isToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
+import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import type { LearnedNamespace, PluginState } from '../../lib/state/ports.js';
+
+const UPSTREAM_NAME = 'PodTolerationRestriction';
+const NAME = 'pod-toleration-restriction';
+export const NS_DEFAULT_TOLERATIONS = 'scheduler.alpha.kubernetes.io/defaultTolerations';
+export const NS_WHITELIST_TOLERATIONS = 'scheduler.alpha.kubernetes.io/tolerationsWhitelist';
+const CONFIG_VERSIONS = ['podtolerationrestriction.admission.k8s.io/v1alpha1', 'podtolerationrestriction.admission.k8s.io/v1'];
+const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+
+/** Pods that request or limit any CPU or memory may be evicted under memory pressure last. */
+const MEMORY_PRESSURE: Toleration = { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' };
+
+export interface PodTolerationRestrictionConfig {
+  /** Configuration.default: merged into new pods of namespaces without their own defaults. */
+  readonly default: readonly Toleration[];
+  /** Configuration.whitelist: for namespaces without their own whitelist; empty allows any. */
+  readonly whitelist: readonly Toleration[];
+  readonly unknownNamespace: 'default' | 'reject';
+}
+
+/** A toleration decoded from JSON the way Go decodes a v1.Toleration: typed fields, others ignored. */
+function decodeToleration(value: unknown, where: string): Toleration {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${where}: cannot unmarshal ${JSON.stringify(value)} into a Toleration`);
+  const raw = value as Record<string, unknown>;
+  const t: Toleration = {};
+  for (const field of ['key', 'operator', 'value', 'effect'] as const) {
+    const v = raw[field];
+    if (v === undefined || v === null || v === '') continue;
+    if (typeof v !== 'string') throw new Error(`${where}.${field}: cannot unmarshal ${JSON.stringify(v)} into a string`);
+    t[field] = v;
+  }
+  const seconds = raw.tolerationSeconds;
+  if (seconds !== undefined && seconds !== null) {
+    if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds)) throw new Error(`${where}.tolerationSeconds: cannot unmarshal ${JSON.stringify(seconds)} into an int64`);
+    t.tolerationSeconds = seconds;
+  }
+  return t;
+}
+
+function decodeTolerations(value: unknown, where: string): Toleration[] {
+  if (value === null || value === undefined) return [];
+  if (!Array.isArray(value)) throw new Error(`${where}: cannot unmarshal ${JSON.stringify(value)} into a list of tolerations`);
+  return value.map((t, i) => decodeToleration(t, `${where}[${i}]`));
+}
+
+/**
+ * extractNSTolerations: undefined when the namespace does not carry the annotation (fall back to
+ * the cluster's), [] when it is set to "" (override the cluster's with nothing), else its list.
+ */
+function namespaceTolerations(namespace: LearnedNamespace | undefined, key: string): Toleration[] | undefined {
+  const annotation = namespace?.annotations[key];
+  if (annotation === undefined) return undefined;
+  if (annotation === '') return [];
+  return decodeTolerations(JSON.parse(annotation), key);
+}
+
+/** qos.ComputePodQOS: BestEffort when no container requests or limits any CPU or memory. */
+export function isBestEffort(pod: Pod): boolean {
+  const spec = pod.spec as (Pod['spec'] & { resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> } }) | undefined;
+  const sets: (Record<string, unknown> | undefined)[] = [spec?.resources?.requests, spec?.resources?.limits];
+  for (const containers of [spec?.containers, spec?.initContainers]) {
+    if (!Array.isArray(containers)) continue;
+    for (const c of containers) sets.push(c?.resources?.requests as Record<string, unknown> | undefined, c?.resources?.limits as Record<string, unknown> | undefined);
+  }
+  for (const set of sets) {
+    if (typeof set !== 'object' || set === null) continue;
+    for (const name of ['cpu', 'memory']) {
+      const quantity = set[name];
+      if (typeof quantity !== 'string' && typeof quantity !== 'number') continue;
+      try {
+        if (Quantity.parse(String(quantity)).cmp(Quantity.zero()) > 0) return false;
+      } catch {
+        // An unparsable quantity is refused by validation after admission; it sets no QoS here.
+      }
+    }
+  }
+  return true;
+}
+
+const internal = (message: string) => errored(500, 'InternalError', `Internal error occurred: ${message}`);
+/** apierrors.NewNotFound(namespaces, name): what upstream answers for a namespace it cannot find. */
+const namespaceNotFound = (name: string) => errored(404, 'NotFound', `namespaces ${JSON.stringify(name)} not found`);
+
+/** A pod whose tolerations are not objects would not have decoded upstream: a bad request. */
+const malformed = (tolerations: readonly unknown[]) => (tolerations.every(isToleration) ? undefined : badRequest('spec.tolerations: every toleration must be an object'));
+
+/** Upstream's shouldIgnore, plus its Handles: CREATE and UPDATE of pods proper. */
+function shouldIgnore(request: AdmissionRequest): boolean {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
+  return !isMainResource(request, '', 'pods') || !isObjectOfKind<Pod>(request.object, 'Pod');
+}
+
+type Lookup = { namespace: LearnedNamespace | undefined } | { decision: Decision };
+
+async function lookupNamespace(request: AdmissionRequest, config: PodTolerationRestrictionConfig, state: PluginState): Promise<Lookup> {
+  const namespace = await state.learnedNamespaces.get(request.namespace);
+  if (namespace === undefined && config.unknownNamespace === 'reject') return { decision: namespaceNotFound(request.namespace) };
+  return { namespace };
+}
+
+/** Upstream's Validate: the pod's tolerations must fall inside the namespace (or cluster) whitelist. */
+async function checkWhitelist(request: AdmissionRequest, tolerations: readonly Toleration[], config: PodTolerationRestrictionConfig, state: PluginState, known?: Lookup): Promise<Decision> {
+  if (tolerations.length === 0) return allowed();
+  const lookup = known ?? (await lookupNamespace(request, config, state));
+  if ('decision' in lookup) return lookup.decision;
+  let whitelist: readonly Toleration[] | undefined;
+  try {
+    whitelist = namespaceTolerations(lookup.namespace, NS_WHITELIST_TOLERATIONS);
+  } catch (error) {
+    return internal((error as Error).message);
+  }
+  const scope = whitelist === undefined ? 'cluster' : 'namespace';
+  whitelist ??= config.whitelist;
+  if (verifyAgainstWhitelist(tolerations, whitelist)) return allowed();
+  return denied(`pod tolerations (possibly merged with namespace default tolerations) conflict with its ${scope} whitelist`, 403, 'Forbidden', {
+    name: request.name || (request.object?.metadata?.name ?? ''),
+    group: '',
+    kind: 'pods',
+  });
+}
+
+function parseConfig(raw: unknown): Pick<PodTolerationRestrictionConfig, 'default' | 'whitelist'> {
+  if (raw === undefined || raw === null) return { default: [], whitelist: [] };
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, '', 'must be a podtolerationrestriction.admission.k8s.io/v1alpha1 Configuration');
+  const { apiVersion, kind, ...fields } = raw as Record<string, unknown>;
+  if (apiVersion !== undefined && !CONFIG_VERSIONS.includes(apiVersion as string)) throw new ConfigError(UPSTREAM_NAME, 'apiVersion', `must be one of ${CONFIG_VERSIONS.join(', ')}, got ${JSON.stringify(apiVersion)}`);
+  if (kind !== undefined && kind !== 'Configuration') throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
+  for (const field of Object.keys(fields)) {
+    if (field !== 'default' && field !== 'whitelist') throw new ConfigError(UPSTREAM_NAME, field, 'unknown field; supported fields are default, whitelist');
+  }
+  const list = (field: 'default' | 'whitelist'): Toleration[] => {
+    let tolerations: Toleration[];
+    try {
+      tolerations = decodeTolerations(fields[field], field);
+    } catch (error) {
+      throw new ConfigError(UPSTREAM_NAME, field, (error as Error).message);
+    }
+    const errors = validateTolerations(tolerations, FieldPath.of(field));
+    if (errors.length > 0) {
+      const [first, ...rest] = errors.map(fieldErrorMessage);
+      throw new ConfigError(UPSTREAM_NAME, errors[0].field, [first.slice(errors[0].field.length + 2), ...rest].join('; '));
+    }
+    return tolerations;
+  };
+  return { default: list('default'), whitelist: list('whitelist') };
+}
+
+export default definePlugin({
+  metadata: {
+    upstreamName: UPSTREAM_NAME,
+    name: NAME,
+    summary: "Merges the namespace's default tolerations (or the cluster's) into new pods and refuses tolerations outside the namespace's whitelist.",
+    ...mutatingWithTwin(POD_RULES),
+    writes: true,
+    needs: ['namespaces'],
+    systemNamespaces: 'exclude',
+  },
+
+  configure(raw): PodTolerationRestrictionConfig {
+    return { ...parseConfig(raw), unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['default', 'reject'] as const, 'default') };
+  },
+
+  async admit(request, { config, state }) {
+    if (shouldIgnore(request)) return allowed();
+    const cfg = config as PodTolerationRestrictionConfig;
+    const pod = request.object as Pod;
+    const own = tolerationsOf(pod.spec);
+    const bad = malformed(own);
+    if (bad) return bad;
+    let extra: Toleration[] = [];
+    let lookup: Lookup | undefined;
+    if (request.operation === 'CREATE') {
+      lookup = await lookupNamespace(request, cfg, state);
+      if ('decision' in lookup) return lookup.decision;
+      try {
+        extra = [...(namespaceTolerations(lookup.namespace, NS_DEFAULT_TOLERATIONS) ?? cfg.default)];
+      } catch (error) {
+        return internal((error as Error).message);
+      }
+    }
+    if (!isBestEffort(pod)) extra.push(MEMORY_PRESSURE);
+    const merged = extra.length > 0 ? mergeTolerations(own, extra) : own;
+    const verdict = await checkWhitelist(request, merged, cfg, state, lookup);
+    if (verdict.kind === 'denied') return verdict;
+    const unchanged = merged.length === own.length && merged.every((t, i) => t === own[i] || equalTolerations(t, own[i]));
+    if (unchanged) return allowed();
+    const mutated = structuredClone(pod);
+    mutated.spec = { ...(mutated.spec ?? {}), tolerations: merged.map((t) => ({ ...t })) } as Pod['spec'];
+    return patched(mutated);
+  },
+
+  async validate(request, { config, state }) {
+    if (shouldIgnore(request)) return allowed();
+    const tolerations = tolerationsOf((request.object as Pod).spec);
+    return malformed(tolerations) ?? checkWhitelist(request, tolerations, config as PodTolerationRestrictionConfig, state);
+  },
+});

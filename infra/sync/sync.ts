@@ -1,0 +1,168 @@
+// What `npm run sync` loads into the store: objects that existed before the webhooks were
+// installed (their writes were never seen), from `kubectl get ... -o json` listings.
+//
+//   kubectl get namespaces -o json        learned namespaces, and a complete listing: a namespace
+//                                         absent from it is known not to exist (NamespaceLifecycle)
+//   kubectl get resourcequotas -A -o json learned quotas (ResourceQuota)
+//   kubectl get pods -A -o json           a recount of the quota ledger (and the other counted
+//                                         kinds: services, configmaps, deployments...)
+//
+// Records are written as the webhooks write them, through lib/state, never around it.
+import type { KubeObject } from '../../lib/admission/types.js';
+import { qualifiedResource } from '../../lib/admission/request.js';
+import type { NamespaceRecord } from '../../lib/state/namespaces.js';
+import { LearnedNamespaceStore } from '../../lib/state/namespaces.js';
+import type { Charge, ChargedObject, LearnedQuota } from '../../lib/state/ports.js';
+import { QuotaLedgerStore } from '../../lib/state/quota-ledger.js';
+import type { StateStore } from '../../lib/state/store.js';
+import { chargeOf, COUNTED } from '../../functions/resource-quota/plugin.js';
+
+/** A listing that cannot be loaded: exit 1 with this message. */
+export class SyncError extends Error {
+  override readonly name = 'SyncError';
+}
+
+/** Kinds the ledger counts, by kind, with their resource (from ResourceQuota's COUNTED list). */
+const COUNTED_KINDS: Readonly<Record<string, { group: string; resource: string }>> = (() => {
+  const kinds: Record<string, string> = {
+    pods: 'Pod',
+    services: 'Service',
+    configmaps: 'ConfigMap',
+    secrets: 'Secret',
+    persistentvolumeclaims: 'PersistentVolumeClaim',
+    replicationcontrollers: 'ReplicationController',
+    deployments: 'Deployment',
+    replicasets: 'ReplicaSet',
+    statefulsets: 'StatefulSet',
+    daemonsets: 'DaemonSet',
+    jobs: 'Job',
+    cronjobs: 'CronJob',
+  };
+  const out: Record<string, { group: string; resource: string }> = {};
+  for (const { group, resources } of COUNTED) for (const resource of resources) if (kinds[resource]) out[`${group}/${kinds[resource]}`] = { group, resource };
+  return out;
+})();
+
+export interface Listing {
+  readonly file: string;
+  /** The items of one kind (`Namespace`, `ResourceQuota`, `apps/Deployment`...). */
+  readonly byKind: ReadonlyMap<string, KubeObject[]>;
+}
+
+const groupOf = (apiVersion: unknown): string => (typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+
+/**
+ * Reads a `kubectl get -o json` output: a `List` (or a typed `NamespaceList`, `PodList`...) whose
+ * items name their kind. A single object is accepted as a list of one.
+ */
+export function parseListing(text: string, file: string): Listing {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw new SyncError(`${file}: not JSON (${(error as Error).message}); pass the output of kubectl get ... -o json`);
+  }
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new SyncError(`${file}: not a Kubernetes object or List`);
+  const doc = document as { kind?: unknown; apiVersion?: unknown; items?: unknown };
+  const listKind = typeof doc.kind === 'string' && doc.kind.endsWith('List') ? doc.kind : undefined;
+  const items = listKind ? doc.items ?? [] : [doc];
+  if (!Array.isArray(items)) throw new SyncError(`${file}: items is not a list`);
+  const byKind = new Map<string, KubeObject[]>();
+  items.forEach((item: unknown, i) => {
+    if (typeof item !== 'object' || item === null) throw new SyncError(`${file}: items[${i}] is not an object`);
+    const object = item as KubeObject;
+    // Typed lists (NamespaceList) may leave the kind out of their items.
+    const kind = typeof object.kind === 'string' && object.kind !== '' ? object.kind : listKind && listKind !== 'List' ? listKind.slice(0, -'List'.length) : '';
+    if (kind === '') throw new SyncError(`${file}: items[${i}] has no kind`);
+    if (typeof object.metadata?.name !== 'string' || object.metadata.name === '') throw new SyncError(`${file}: items[${i}] (${kind}) has no metadata.name`);
+    const group = groupOf(object.apiVersion ?? doc.apiVersion);
+    const key = kind === 'Namespace' || kind === 'ResourceQuota' ? kind : `${group}/${kind}`;
+    byKind.set(key, [...(byKind.get(key) ?? []), object]);
+  });
+  return { file, byKind };
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+}
+
+/** The namespace as its own webhook would have recorded a write of it. */
+function namespaceRecord(object: KubeObject): NamespaceRecord {
+  const status = object.status as { phase?: unknown } | undefined;
+  const terminating = status?.phase === 'Terminating' || (object.metadata?.deletionTimestamp !== undefined && object.metadata?.deletionTimestamp !== null);
+  return { labels: stringMap(object.metadata?.labels), annotations: stringMap(object.metadata?.annotations), phase: terminating ? 'Terminating' : 'Active' };
+}
+
+/** The quota as ResourceQuota's webhook learns it from a write: spec.hard, scopes, scopeSelector. */
+function learnedQuota(object: KubeObject): LearnedQuota {
+  const spec = (object.spec ?? {}) as { hard?: Record<string, unknown>; scopes?: unknown; scopeSelector?: unknown };
+  const hard = Object.fromEntries(Object.entries(spec.hard ?? {}).map(([k, v]) => [k, String(v)]));
+  return {
+    namespace: object.metadata?.namespace ?? '',
+    name: object.metadata!.name!,
+    hard,
+    scopes: Array.isArray(spec.scopes) ? spec.scopes.map(String) : [],
+    ...(spec.scopeSelector !== undefined && { scopeSelector: spec.scopeSelector }),
+  };
+}
+
+/**
+ * Loads the listings into the store, namespaces first, then quotas, then recounts. A recount
+ * covers every namespace that has objects of the kind in the listing, plus every namespace named
+ * in a namespace or quota listing of the same run (where the kind has none left).
+ */
+export async function applyListings(listings: readonly Listing[], store: StateStore, runId: string, progress: (line: string) => void): Promise<void> {
+  const all = (key: string) => listings.flatMap((l) => l.byKind.get(key) ?? []);
+  const knownNamespaces = new Set<string>();
+
+  const namespaces = all('Namespace');
+  if (namespaces.length > 0) {
+    const learner = new LearnedNamespaceStore(store);
+    for (const ns of namespaces) {
+      await learner.record(ns.metadata!.name!, namespaceRecord(ns), runId);
+      knownNamespaces.add(ns.metadata!.name!);
+    }
+    await learner.recordCompleteListing(store.now());
+    progress(`namespaces: ${namespaces.length} recorded (complete listing)`);
+  }
+
+  const ledger = new QuotaLedgerStore(store, runId);
+  const quotas = all('ResourceQuota');
+  if (quotas.length > 0) {
+    for (const quota of quotas) {
+      if (!quota.metadata?.namespace) throw new SyncError(`ResourceQuota ${quota.metadata?.name} has no metadata.namespace`);
+      await ledger.recordQuota(learnedQuota(quota));
+      knownNamespaces.add(quota.metadata.namespace);
+    }
+    progress(`resourcequotas: ${quotas.length} recorded`);
+  }
+
+  const kinds = new Set(listings.flatMap((l) => [...l.byKind.keys()]));
+  for (const key of [...kinds].sort()) {
+    if (key === 'Namespace' || key === 'ResourceQuota') continue;
+    const counted = COUNTED_KINDS[key];
+    const items = all(key);
+    if (!counted) {
+      progress(`${key.replace(/^\//, '')}: ${items.length} skipped (not a kind this project learns or counts)`);
+      continue;
+    }
+    const resource = qualifiedResource(counted);
+    const perNamespace = new Map<string, { object: ChargedObject; charge: Charge }[]>([...knownNamespaces].map((ns) => [ns, []]));
+    for (const item of items) {
+      const namespace = item.metadata?.namespace;
+      if (!namespace) throw new SyncError(`${key.replace(/^\//, '')} ${item.metadata?.name} has no metadata.namespace`);
+      const uid = item.metadata?.uid;
+      const object: ChargedObject = { namespace, resource, name: item.metadata!.name!, ...(typeof uid === 'string' && uid !== '' && { uid }) };
+      perNamespace.set(namespace, [...(perNamespace.get(namespace) ?? []), { object, charge: chargeOf({ resource: { group: counted.group, version: 'v1', resource: counted.resource } }, item) }]);
+    }
+    let written = 0;
+    let removed = 0;
+    for (const [namespace, objects] of perNamespace) {
+      const result = await ledger.recount(namespace, new Set([resource]), objects);
+      written += result.written;
+      removed += result.removed;
+    }
+    progress(`${resource}: ${written} counted in ${perNamespace.size} namespace${perNamespace.size === 1 ? '' : 's'}${removed ? `, ${removed} stale charge${removed === 1 ? '' : 's'} removed` : ''}`);
+  }
+}

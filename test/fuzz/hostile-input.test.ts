@@ -1,22 +1,48 @@
-// Hostile input against every stateless plugin in the registry, through the real Lambda handler:
-// arbitrary JSON and mutated real reviews never crash the process, never answer with another
-// uid, and every answer either passes the apiserver's response rules or is a 4xx.
-import { readFileSync } from 'node:fs';
+// Hostile input against every plugin in the registry, through the real Lambda handler (stateful
+// ones over DynamoDB Local): arbitrary JSON and mutated real reviews never crash the process,
+// never answer with another uid, and every answer either passes the apiserver's response rules or
+// is a 4xx.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { plugins } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
+import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
+import { createPki } from '../../infra/pki/pki.js';
+import { testStore } from '../support/dynamodb.js';
 import { apiserverRuleViolations } from '../support/apiserver-rules.js';
 import { gatewayEvent, lambdaContext as context } from '../support/gateway-event.js';
 
 const captured = JSON.parse(readFileSync(new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8'));
-const noConfiguration = parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'fuzz.yaml');
 const RUNS = 150;
+/** Each stateful answer costs store round trips: fewer runs keep the suite within its budget. */
+const STATEFUL_RUNS = 40;
 
-// Plugins that need the store are fuzzed where the store runs (test/state).
-const stateless = plugins.filter((p) => !p.metadata.writes && p.metadata.needs.length === 0);
+const isStateful = (plugin: AnyAdmissionPlugin) => plugin.metadata.writes || plugin.metadata.needs.length > 0;
+
+/**
+ * ImagePolicyWebhook needs a backend: its kubeconfig names a loopback port that refuses, with
+ * defaultAllow, so every review takes the fail-open path quickly.
+ */
+function imagePolicyConfiguration(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fuzz-image-policy-'));
+  const ca = Buffer.from(createPki().ca.certPem).toString('base64');
+  writeFileSync(join(dir, 'backend.kubeconfig'), `apiVersion: v1\nkind: Config\nclusters:\n- name: backend\n  cluster: {server: 'https://127.0.0.1:1/review', certificate-authority-data: ${ca}}\nusers:\n- name: webhook\n  user: {}\ncontexts:\n- name: default\n  context: {cluster: backend, user: webhook}\ncurrent-context: default\n`);
+  return `apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: ImagePolicyWebhook\n  configuration:\n    imagePolicy: {kubeConfigFile: ${join(dir, 'backend.kubeconfig')}, allowTTL: 50, denyTTL: 50, retryBackoff: 1, defaultAllow: true}\n`;
+}
+const fuzzConfiguration = parseAdmissionConfiguration(imagePolicyConfiguration(), join(tmpdir(), 'fuzz-admission.yaml'));
+
+async function handlerFor(plugin: AnyAdmissionPlugin): Promise<AdmissionHandler> {
+  const options = { config: configurePlugin(plugin, fuzzConfiguration), callerAuth: { mode: 'mtls' as const, allowedSubjects: [] } };
+  if (!isStateful(plugin)) return createAdmissionHandler(plugin, options);
+  const store = await testStore(`fuzz-${plugin.metadata.name}`);
+  return createStatefulAdmissionHandler(plugin, { ...options, state: (request) => store.state(request) });
+}
 
 const eventFor = (plugin: AnyAdmissionPlugin, phase: 'mutate' | 'validate', body: string) => gatewayEvent(`/${plugin.metadata.name}/${phase}`, body);
 
@@ -38,9 +64,12 @@ const kubeishValue = fc.oneof(
   fc.constantFrom('', 'Always', 'Never', 'CREATE', 'UPDATE', 'DELETE', 'pods', 'v1', 'Pod', null, [], {}, -1, 1e308, '\u0000', 'a/b~c'),
 );
 
-describe.each(stateless.map((p) => [p.metadata.name, p] as const))('%s', (_name, plugin) => {
-  const config = configurePlugin(plugin, noConfiguration);
-  const handler = createAdmissionHandler(plugin, { config, callerAuth: { mode: 'mtls', allowedSubjects: [] } });
+describe.each(plugins.map((p) => [p.metadata.name, p] as const))('%s', (_name, plugin) => {
+  let handler: AdmissionHandler;
+  const numRuns = isStateful(plugin) ? STATEFUL_RUNS : RUNS;
+  beforeAll(async () => {
+    handler = await handlerFor(plugin);
+  });
 
   it.each(phasesOf(plugin))('%s: arbitrary JSON bodies get a 4xx or a well-formed answer', async (phase) => {
     await fc.assert(
@@ -49,7 +78,7 @@ describe.each(stateless.map((p) => [p.metadata.name, p] as const))('%s', (_name,
         if (result.statusCode >= 400 && result.statusCode < 500) return;
         expect(apiserverRuleViolations(body as never, phase, result)).toEqual([]);
       }),
-      { numRuns: RUNS },
+      { numRuns },
     );
   });
 
@@ -61,7 +90,7 @@ describe.each(stateless.map((p) => [p.metadata.name, p] as const))('%s', (_name,
         if (result.statusCode >= 400 && result.statusCode < 500) return;
         expect(apiserverRuleViolations(sent, phase, result)).toEqual([]);
       }),
-      { numRuns: RUNS },
+      { numRuns },
     );
   });
 });

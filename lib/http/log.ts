@@ -12,7 +12,12 @@ export function setLogSink(next: LogSink | undefined): void {
   sink = next ?? stdoutSink;
 }
 
+/** False when LOG_LEVEL=silent and no sink listens: callers skip building the record. */
+export function logEnabled(): boolean {
+  return sink !== stdoutSink || process.env.LOG_LEVEL !== 'silent';
+}
+
 export function logRecord(record: LogRecord): void {
-  if (sink === stdoutSink && process.env.LOG_LEVEL === 'silent') return;
+  if (!logEnabled()) return;
   sink(JSON.stringify({ time: new Date().toISOString(), ...record }));
 }

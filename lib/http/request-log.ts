@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { GatewayEvent, GatewayResult } from './event.js';
 import { requestPath } from './event.js';
-import { logRecord } from './log.js';
+import { logEnabled, logRecord } from './log.js';
 
 /** One JSON line per request: who asked what, what we answered, how long it took. */
 export function requestLog(plugin: string): MiddlewareObj<GatewayEvent, GatewayResult> {
@@ -12,6 +12,7 @@ export function requestLog(plugin: string): MiddlewareObj<GatewayEvent, GatewayR
   };
 
   const requestLogAfter = (request: { event: GatewayEvent; response: GatewayResult | null }): void => {
+    if (!logEnabled()) return;
     const { event } = request;
     const review = event.admissionRequest;
     const start = started.get(event);

@@ -72,7 +72,7 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
  * configuration at all (every plugin on upstream's defaults). A named file that is missing fails.
  */
 export function loadAdmissionConfiguration(env: NodeJS.ProcessEnv = process.env): AdmissionConfiguration {
-  const named = env.ADMISSION_CONFIG;
+  const named = env.ADMISSION_CONFIG || undefined; // ADMISSION_CONFIG= means unset, as in a shell
   const file = named ?? DEFAULT_ADMISSION_CONFIG;
   if (!existsSync(file)) {
     if (named !== undefined) throw new ConfigError('AdmissionConfiguration', 'ADMISSION_CONFIG', `file ${file} does not exist`);

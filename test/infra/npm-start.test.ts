@@ -1,0 +1,97 @@
+// `npm start` as a user runs it, in a fresh directory: it makes its PKI, starts its embedded
+// store, prints one line per webhook URL and then `ready`, serves through the deployed handlers
+// with mTLS, stops on SIGTERM, and keeps what it counted across a restart.
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+import { plugins } from '../../functions/index.js';
+import type { AdmissionReviewWire } from '../../lib/admission/types.js';
+import { review } from '../support/review.js';
+import type { ClientIdentity } from '../support/https-client.js';
+import { post } from '../support/https-client.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const workdir = mkdtempSync(join(tmpdir(), 'npm-start-'));
+const running = new Set<ChildProcess>();
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  readonly url: string;
+}
+
+/** Runs infra/local/start.ts (what `npm start` runs) in `workdir` until it prints `ready`. */
+async function start(): Promise<Started> {
+  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/local/start.ts')], {
+    cwd: workdir,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', DYNAMODB_ENDPOINT: '', ADMISSION_CONFIG: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const lines: string[] = [];
+  const ready = await new Promise<string>((resolveReady, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      if (line.includes('ready')) resolveReady(line);
+    });
+    child.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${stderr}`)));
+  });
+  const url = /on (https:\/\/127\.0\.0\.1:\d+)/.exec(ready)![1];
+  return { child, lines, url };
+}
+
+function stop(started: Started): Promise<number | null> {
+  return new Promise((resolveStop) => {
+    started.child.once('exit', (code) => {
+      running.delete(started.child);
+      resolveStop(code);
+    });
+    started.child.kill('SIGTERM');
+  });
+}
+
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+  rmSync(workdir, { recursive: true, force: true });
+});
+
+function apiserver(): ClientIdentity {
+  const pki = (f: string) => readFileSync(join(workdir, '.local/pki', f), 'utf8');
+  return { caPem: pki('ca.crt'), certPem: pki('client.crt'), keyPem: pki('client.key') };
+}
+
+const NS = 'team-a';
+const pod = (name: string) => review({ object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, uid: `uid-${name}` }, spec: { containers: [{ name: 'c', image: 'i' }] } } });
+const quota = review({ kind: { kind: 'ResourceQuota' }, resource: { resource: 'resourcequotas' }, object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pods-quota', namespace: NS }, spec: { hard: { pods: '2' } } } });
+
+async function admit(url: string, body: object): Promise<AdmissionReviewWire['response']> {
+  const answer = await post(`${url}/resource-quota/validate?timeout=10s`, JSON.stringify(body), apiserver());
+  expect(answer.status, answer.body).toBe(200);
+  return (JSON.parse(answer.body) as AdmissionReviewWire).response;
+}
+
+describe('npm start in a fresh directory', () => {
+  it('serves every plugin with mTLS, stops on SIGTERM, and keeps its counts across a restart', async () => {
+    const first = await start();
+    const expected = plugins.flatMap((p) => [p.metadata.mutating && `${first.url}/${p.metadata.name}/mutate`, p.metadata.validating && `${first.url}/${p.metadata.name}/validate`].filter(Boolean));
+    expect(first.lines.slice(0, -1)).toEqual(expected);
+    for (const file of ['ca.crt', 'server.crt', 'server.key', 'client.crt', 'client.key']) expect(existsSync(join(workdir, '.local/pki', file))).toBe(true);
+    await expect(post(`${first.url}/resource-quota/validate`, JSON.stringify(quota), { caPem: apiserver().caPem })).rejects.toThrow();
+
+    expect((await admit(first.url, quota))!.allowed).toBe(true);
+    expect((await admit(first.url, pod('p1')))!.allowed).toBe(true);
+    expect((await admit(first.url, pod('p2')))!.allowed).toBe(true);
+    expect(await stop(first)).toBe(0);
+
+    const second = await start();
+    const third = await admit(second.url, pod('p3'));
+    expect(third).toMatchObject({ allowed: false, status: { code: 403, message: 'pods "p3" is forbidden: exceeded quota: pods-quota, requested: pods=1, used: pods=2, limited: pods=2' } });
+    expect(await stop(second)).toBe(0);
+  });
+});

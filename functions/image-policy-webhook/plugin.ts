@@ -208,8 +208,7 @@ async function decide(request: AdmissionRequest, config: ImagePolicyWebhookConfi
     if (!config.defaultAllow) return forbidden(request, [outcome.error.message]);
     const marked = { [FAILED_OPEN_AUDIT_KEY]: 'true' };
     if (phase === 'validate' || pod.metadata?.annotations?.[FAILED_OPEN_POD_ANNOTATION] === 'true') return withAuditAnnotations(allowed(), marked);
-    const mutated = structuredClone(pod);
-    mutated.metadata = { ...mutated.metadata, annotations: { ...mutated.metadata?.annotations, [FAILED_OPEN_POD_ANNOTATION]: 'true' } };
+    const mutated = { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [FAILED_OPEN_POD_ANNOTATION]: 'true' } } };
     return withAuditAnnotations(patched(mutated), marked);
   }
   const { status } = outcome;

@@ -147,9 +147,8 @@ export default definePlugin({
     const refusal = await check(request, config as PodNodeSelectorConfig, state, merged, labels);
     if (refusal) return refusal;
     if (Object.keys(merged).length === Object.keys(own).length) return allowed();
-    const mutated = structuredClone(pod);
-    mutated.spec = { ...(mutated.spec ?? {}), nodeSelector: merged };
-    return patched(mutated);
+    // Only the changed path is new; everything else is shared with the object as received.
+    return patched({ ...pod, spec: { ...(pod.spec ?? {}), nodeSelector: merged } });
   },
 
   async validate(request, { config, state }) {

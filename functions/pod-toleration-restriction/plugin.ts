@@ -215,9 +215,8 @@ export default definePlugin({
     if (verdict.kind === 'denied') return verdict;
     const unchanged = merged.length === own.length && merged.every((t, i) => t === own[i] || equalTolerations(t, own[i]));
     if (unchanged) return allowed();
-    const mutated = structuredClone(pod);
-    mutated.spec = { ...(mutated.spec ?? {}), tolerations: merged.map((t) => ({ ...t })) } as Pod['spec'];
-    return patched(mutated);
+    // Only the changed path is new; everything else is shared with the object as received.
+    return patched({ ...pod, spec: { ...(pod.spec ?? {}), tolerations: merged.map((t) => ({ ...t })) } as Pod['spec'] });
   },
 
   async validate(request, { config, state }) {

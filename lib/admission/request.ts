@@ -42,6 +42,10 @@ export class MalformedReviewError extends Error {
   override readonly name = 'MalformedReviewError';
 }
 
+function isPresent(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -141,16 +145,15 @@ export function decodeAdmissionReview(body: unknown): AdmissionRequest {
   const kind = groupVersion(request, 'kind', 'kind');
   const resource = groupVersion(request, 'resource', 'resource');
   const subResource = optionalString(request, 'subResource', 'request');
-  const present = (key: string) => request[key] !== undefined && request[key] !== null;
   return {
     reviewVersion: apiVersion as ReviewApiVersion,
     uid,
     kind,
     resource,
     subResource,
-    requestKind: present('requestKind') ? groupVersion(request, 'requestKind', 'kind') : kind,
-    requestResource: present('requestResource') ? groupVersion(request, 'requestResource', 'resource') : resource,
-    requestSubResource: present('requestSubResource') ? optionalString(request, 'requestSubResource', 'request') : subResource,
+    requestKind: isPresent(request.requestKind) ? groupVersion(request, 'requestKind', 'kind') : kind,
+    requestResource: isPresent(request.requestResource) ? groupVersion(request, 'requestResource', 'resource') : resource,
+    requestSubResource: isPresent(request.requestSubResource) ? optionalString(request, 'requestSubResource', 'request') : subResource,
     name: optionalString(request, 'name', 'request'),
     namespace: optionalString(request, 'namespace', 'request'),
     operation: operation as Operation,

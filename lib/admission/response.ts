@@ -1,4 +1,4 @@
-import jsonpatch from 'fast-json-patch';
+import { diffJson } from './diff.js';
 import type { Decision } from './decision.js';
 import type { AdmissionRequest } from './request.js';
 import type { AdmissionResponseWire, AdmissionReviewWire } from './types.js';
@@ -13,12 +13,6 @@ export class ProtocolViolation extends Error {
   override readonly name = 'ProtocolViolation';
 }
 
-export type JsonPatchOperation = ReturnType<typeof jsonpatch.compare>[number];
-
-/** RFC 6902 operations turning the object as received into the mutated one; [] when equal. */
-export function diffObjects(original: object, mutated: object): JsonPatchOperation[] {
-  return jsonpatch.compare(original, mutated);
-}
 
 /**
  * The apiserver stores a webhook's audit annotation under `<webhook name>/<key>` and drops it
@@ -47,7 +41,7 @@ export function encodeAdmissionResponse(request: AdmissionRequest, decision: Dec
   if (decision.kind === 'patched') {
     if (phase !== 'mutate') throw new ProtocolViolation('a validating webhook cannot patch');
     if (request.object === null) throw new ProtocolViolation(`a ${request.operation} without an object cannot be patched`);
-    const operations = diffObjects(request.object, decision.object);
+    const operations = diffJson(request.object, decision.object);
     if (operations.length > 0) {
       response.patchType = 'JSONPatch';
       response.patch = Buffer.from(JSON.stringify(operations)).toString('base64');

@@ -50,12 +50,15 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
   const stateFor = options.state ?? (() => NO_STATE);
   const { observe } = options;
 
+  // The phase is read from the path once, here; the handler below trusts it.
+  const phaseOf = new WeakMap<GatewayEvent, Phase>();
   const admissionRoute = {
     before: function admissionRouteBefore(request: { event: GatewayEvent }): void {
       const phase = requestPhase(request.event);
       if (phase === undefined || phases[phase] === undefined) {
         throw notFound(`${plugin.metadata.name} serves ${Object.keys(phases).filter((p) => phases[p as Phase]).join(' and ')} only`);
       }
+      phaseOf.set(request.event, phase);
     },
   };
 
@@ -67,7 +70,7 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
     .use(bodyLimit({ maxBytes: options.maxBodyBytes }))
     .use(admissionReviewParser())
     .handler(async function admissionReview(event: GatewayEvent): Promise<GatewayResult> {
-      const phase = requestPhase(event) as Phase;
+      const phase = phaseOf.get(event)!;
       const request = event.admissionRequest!;
       const state = stateFor(request);
       const decision = await phases[phase]!(request, { config: config as Config, state });

@@ -12,9 +12,13 @@ export function setLogSink(next: LogSink | undefined): void {
   sink = next ?? stdoutSink;
 }
 
+// process.env is slow to read on every request; LOG_LEVEL is read once, on first use.
+let silent: boolean | undefined;
+
 /** False when LOG_LEVEL=silent and no sink listens: callers skip building the record. */
 export function logEnabled(): boolean {
-  return sink !== stdoutSink || process.env.LOG_LEVEL !== 'silent';
+  silent ??= process.env.LOG_LEVEL === 'silent';
+  return sink !== stdoutSink || !silent;
 }
 
 export function logRecord(record: LogRecord): void {

@@ -8,7 +8,7 @@ export function requestLog(plugin: string): MiddlewareObj<GatewayEvent, GatewayR
   const started = new WeakMap<GatewayEvent, number>();
 
   const requestLogBefore = (request: { event: GatewayEvent }): void => {
-    started.set(request.event, performance.now());
+    if (logEnabled()) started.set(request.event, performance.now());
   };
 
   const requestLogAfter = (request: { event: GatewayEvent; response: GatewayResult | null }): void => {

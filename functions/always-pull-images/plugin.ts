@@ -12,6 +12,7 @@ import { allowed, badRequest, forbidden, patched } from '../../lib/admission/dec
 import type { FieldError } from '../../lib/admission/field.js';
 import { notSupported } from '../../lib/admission/field.js';
 import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { Pod, PodSpecWithImageVolumes } from '../../lib/kube/pod.js';
 import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
 
@@ -26,16 +27,10 @@ function shouldIgnore(request: AdmissionRequest): boolean {
 }
 
 function isUpdateWithNoNewImages(request: AdmissionRequest): boolean {
-  if (request.operation !== 'UPDATE' || !isPod(request.object) || !isPod(request.oldObject)) return false;
+  if (request.operation !== 'UPDATE' || !isObjectOfKind<Pod>(request.object, 'Pod') || !isObjectOfKind<Pod>(request.oldObject, 'Pod')) return false;
   const oldImages = podImages(request.oldObject.spec);
   for (const image of podImages(request.object.spec)) if (!oldImages.has(image)) return false;
   return true;
-}
-
-function isPod(object: unknown): object is Pod {
-  if (object === null || typeof object !== 'object') return false;
-  const { kind, spec } = object as Pod;
-  return (kind === undefined || kind === 'Pod') && (spec === undefined || (typeof spec === 'object' && spec !== null));
 }
 
 const notAPod = () => badRequest('Resource was marked with kind Pod but was unable to be converted');
@@ -78,7 +73,7 @@ export default definePlugin({
   admit(request) {
     if (shouldIgnore(request)) return allowed();
     const pod = request.object;
-    if (!isPod(pod)) return notAPod();
+    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod();
     if (policyViolations(pod).length === 0) return allowed();
     return patched(withPullAlways(pod));
   },
@@ -86,7 +81,7 @@ export default definePlugin({
   validate(request) {
     if (shouldIgnore(request)) return allowed();
     const pod = request.object;
-    if (!isPod(pod)) return notAPod();
+    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod();
     const errors = policyViolations(pod);
     return errors.length === 0 ? allowed() : forbidden(request, errors);
   },

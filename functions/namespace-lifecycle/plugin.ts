@@ -52,7 +52,11 @@ export default definePlugin({
         { operations: ['CREATE', 'UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' },
         { operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' },
       ],
-      failurePolicy: 'Fail',
+      // Fails open, unlike our other validating webhooks: it sees every namespaced write of the
+      // cluster, kube-system included (it must, to guard kube-system's deletion), so failing
+      // closed would turn a Lambda outage into a cluster outage. The kube-apiserver enables its
+      // own NamespaceLifecycle by default, managed clusters included; this webhook backs it up.
+      failurePolicy: 'Ignore',
       timeoutSeconds: 5,
     },
     // Learns namespaces (sideEffects: NoneOnDryRun).

@@ -18,6 +18,7 @@ import { qualifiedResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { Quantity } from '../../lib/kube/quantity.js';
+import { isExtendedResourceName } from '../../lib/kube/resources.js';
 import type { Charge, ChargedObject, LearnedQuota, QuotaSnapshot } from '../../lib/state/ports.js';
 
 const UPSTREAM_NAME = 'ResourceQuota';
@@ -59,7 +60,29 @@ interface PodLike extends KubeObject {
   status?: { phase?: string };
 }
 
+/** What a pod must name for quotas that cap it (upstream's pod evaluator constraints). */
 const COMPUTE = ['cpu', 'memory'] as const;
+/** Charged as `<r>`, `requests.<r>` and `limits.<r>` (upstream's podComputeUsageHelper). */
+const POD_COMPUTE_USAGE = ['cpu', 'memory', 'ephemeral-storage'] as const;
+const STORAGE_CLASS_SUFFIX = '.storageclass.storage.k8s.io/';
+
+interface ClaimLike extends KubeObject {
+  spec?: { storageClassName?: string; resources?: { requests?: Resources } };
+  status?: { allocatedResources?: Resources };
+}
+
+/** upstream's pvcEvaluator.Usage: the claim, its storage, and both again under its class. */
+function claimUsage(claim: ClaimLike, usage: Record<string, string>): void {
+  // storagehelpers.GetPersistentVolumeClaimClass: the beta annotation wins over the field.
+  const storageClass = claim.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? claim.spec?.storageClassName ?? '';
+  if (storageClass !== '') usage[`${storageClass}${STORAGE_CLASS_SUFFIX}persistentvolumeclaims`] = '1';
+  // The larger of what is requested and what a resize has already allocated.
+  const candidates = [claim.spec?.resources?.requests?.storage, claim.status?.allocatedResources?.storage].filter((v): v is string => v !== undefined);
+  if (candidates.length === 0) return;
+  const storage = candidates.map((v) => Quantity.parse(String(v))).reduce((a, b) => (b.cmp(a) > 0 ? b : a));
+  usage['requests.storage'] = storage.toString();
+  if (storageClass !== '') usage[`${storageClass}${STORAGE_CLASS_SUFFIX}requests.storage`] = storage.toString();
+}
 
 function sumInto(target: Map<string, Quantity>, resources: Resources | undefined): void {
   for (const [name, value] of Object.entries(resources ?? {})) target.set(name, (target.get(name) ?? Quantity.zero()).add(Quantity.parse(String(value))));
@@ -91,15 +114,21 @@ export function chargeOf(request: Pick<AdmissionRequest, 'resource'>, object: Ku
   const group = request.resource.group;
   const usage: Record<string, string> = { [`count/${qualifiedResource({ group, resource })}`]: '1' };
   if (group === '' && LEGACY_COUNTS.has(resource)) usage[resource] = '1';
+  if (group === '' && resource === 'persistentvolumeclaims') claimUsage(object as ClaimLike, usage);
   if (group !== '' || resource !== 'pods') return { usage, facts: {} };
   const pod = object as PodLike;
   // Pods in a terminal phase consume nothing (upstream's QuotaV1Pod).
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return { usage: {}, facts: { pod: true } };
   const requests = podResources(pod, 'requests');
   const limits = podResources(pod, 'limits');
-  for (const r of COMPUTE) {
+  for (const r of POD_COMPUTE_USAGE) {
     if (requests.has(r)) usage[`requests.${r}`] = usage[r] = requests.get(r)!.toString();
     if (limits.has(r)) usage[`limits.${r}`] = limits.get(r)!.toString();
+  }
+  for (const [r, q] of requests) {
+    if (r.startsWith('hugepages-')) usage[`requests.${r}`] = usage[r] = q.toString();
+    // Extended resources are only quotable as requests.<name>.
+    else if (isExtendedResourceName(r)) usage[`requests.${r}`] = q.toString();
   }
   const deadline = pod.spec?.activeDeadlineSeconds;
   return {

@@ -217,3 +217,35 @@ describe('a store restart: the ledger lives in the store (-dbPath)', () => {
     }
   });
 });
+
+describe("usage beyond pods' cpu and memory, as upstream's evaluators charge it", () => {
+  const claim = (namespace: string, name: string, storage: string, storageClassName?: string): ReviewInput => ({
+    kind: { kind: 'PersistentVolumeClaim' },
+    resource: { resource: 'persistentvolumeclaims' },
+    object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace, uid: `uid-${name}` }, spec: { ...(storageClassName && { storageClassName }), resources: { requests: { storage } } } },
+  });
+
+  it('charges claims requests.storage, and again under their storage class', async () => {
+    const ns = 'storage';
+    await answer(quotaReview(ns, 'disks', { 'requests.storage': '5Gi', 'gold.storageclass.storage.k8s.io/requests.storage': '4Gi', persistentvolumeclaims: '10' }));
+    expect((await answer(claim(ns, 'a', '3Gi', 'gold'))).allowed).toBe(true);
+    const overClass = await answer(claim(ns, 'b', '2Gi', 'gold'));
+    expect(overClass.status?.message).toBe(
+      'persistentvolumeclaims "b" is forbidden: exceeded quota: disks, requested: gold.storageclass.storage.k8s.io/requests.storage=2Gi, used: gold.storageclass.storage.k8s.io/requests.storage=3Gi, limited: gold.storageclass.storage.k8s.io/requests.storage=4Gi',
+    );
+    expect((await answer(claim(ns, 'c', '2Gi', 'silver'))).allowed).toBe(true);
+    const overTotal = await answer(claim(ns, 'd', '1Mi'));
+    expect(overTotal.status?.message).toBe('persistentvolumeclaims "d" is forbidden: exceeded quota: disks, requested: requests.storage=1Mi, used: requests.storage=5Gi, limited: requests.storage=5Gi');
+  });
+
+  it('charges pods ephemeral-storage and extended resources (as requests.<name> only)', async () => {
+    const ns = 'extended';
+    await answer(quotaReview(ns, 'node-local', { 'requests.ephemeral-storage': '1Gi', 'requests.example.com/gpu': '1' }));
+    expect((await answer(create(pod(ns, 'e1', { requests: { 'ephemeral-storage': '600Mi' } })))).allowed).toBe(true);
+    const second = await answer(create(pod(ns, 'e2', { requests: { 'ephemeral-storage': '600Mi' } })));
+    expect(second.status?.message).toBe('pods "e2" is forbidden: exceeded quota: node-local, requested: requests.ephemeral-storage=600Mi, used: requests.ephemeral-storage=600Mi, limited: requests.ephemeral-storage=1Gi');
+    expect((await answer(create(pod(ns, 'g1', { requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } })))).allowed).toBe(true);
+    const gpu = await answer(create(pod(ns, 'g2', { requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } })));
+    expect(gpu.status?.message).toBe('pods "g2" is forbidden: exceeded quota: node-local, requested: requests.example.com/gpu=1, used: requests.example.com/gpu=1, limited: requests.example.com/gpu=1');
+  });
+});

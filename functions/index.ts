@@ -40,7 +40,3 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   taintNodesByCondition,
   validatingAdmissionPolicy,
 ];
-
-export function pluginByName(name: string): AnyAdmissionPlugin | undefined {
-  return plugins.find((p) => p.metadata.name === name);
-}

@@ -8,7 +8,7 @@
 // A namespace never seen is admitted by default (NAMESPACE_LIFECYCLE_UNKNOWN_NAMESPACE=deny
 // refuses it as upstream refuses a namespace that does not exist).
 
-import { allowed, denied, forbidden } from '../../lib/admission/decision.js';
+import { allowed, denied, forbidden, notFound } from '../../lib/admission/decision.js';
 import type { Decision } from '../../lib/admission/decision.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
@@ -30,10 +30,7 @@ const isNamespaceKind = (request: AdmissionRequest) => request.kind.group === ''
 const isAccessReview = (request: AdmissionRequest) =>
   request.resource.group === 'authorization.k8s.io' && request.resource.resource === 'localsubjectaccessreviews';
 
-/** errors.NewNotFound(v1.Resource("namespaces"), name). */
-function namespaceNotFound(name: string): Decision {
-  return denied(`namespaces ${JSON.stringify(name)} not found`, 404, 'NotFound', { name, kind: 'namespaces' });
-}
+const namespaceNotFound = (name: string): Decision => notFound('namespaces', name);
 
 /** admission.NewForbidden plus the NamespaceTerminating cause clients look for. */
 function terminating(request: AdmissionRequest): Decision {

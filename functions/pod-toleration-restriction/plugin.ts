@@ -15,7 +15,7 @@
 // upstream refuses a namespace it cannot find (=reject).
 
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, badRequest, denied, errored, patched } from '../../lib/admission/decision.js';
+import { allowed, badRequest, denied, errored, notFound, patched } from '../../lib/admission/decision.js';
 import { fieldErrorMessage, FieldPath } from '../../lib/admission/field.js';
 import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
@@ -109,8 +109,7 @@ export function isBestEffort(pod: Pod): boolean {
 }
 
 const internal = (message: string) => errored(500, 'InternalError', `Internal error occurred: ${message}`);
-/** apierrors.NewNotFound(namespaces, name): what upstream answers for a namespace it cannot find. */
-const namespaceNotFound = (name: string) => errored(404, 'NotFound', `namespaces ${JSON.stringify(name)} not found`);
+const namespaceNotFound = (name: string) => notFound('namespaces', name);
 
 /** A pod whose tolerations are not objects would not have decoded upstream: a bad request. */
 const malformed = (tolerations: readonly unknown[]) => (tolerations.every(isToleration) ? undefined : badRequest('spec.tolerations: every toleration must be an object'));

@@ -55,6 +55,16 @@ export function errored(code: number, reason: string, message: string): Denied {
   return denied(message, code, reason);
 }
 
+/**
+ * apierrors.NewNotFound(resource, name): what upstream answers for an object its informer cannot
+ * find. `resource` is group-qualified (`pods`, `csidrivers.storage.k8s.io`).
+ */
+export function notFound(resource: string, name: string): Denied {
+  const dot = resource.indexOf('.');
+  const [kind, group] = dot < 0 ? [resource, ''] : [resource.slice(0, dot), resource.slice(dot + 1)];
+  return denied(`${resource} ${JSON.stringify(name)} not found`, 404, 'NotFound', { name, ...(group && { group }), kind });
+}
+
 export function badRequest(message: string): Denied {
   return errored(400, 'BadRequest', message);
 }

@@ -116,6 +116,29 @@ export function excludeProtectedCondition(reached: readonly ProtectedResource[])
   return { name: EXCLUDE_PROTECTED_CONDITION, expression: `!(${terms.join(' || ')})` };
 }
 
+const matchesAll = (have: readonly string[], want: readonly string[]) => have.includes('*') || want.every((w) => have.includes(w));
+
+// The apiserver's rule matching: `pods/*` matches every subresource of pods, `*` every resource
+// (no subresource), `*/*` everything.
+function resourceMatches(pattern: string, resource: string): boolean {
+  if (pattern === resource || pattern === '*/*') return true;
+  const [patternMain, patternSub = ''] = pattern.split('/');
+  const [main, sub = ''] = resource.split('/');
+  return (patternMain === '*' || patternMain === main) && (patternSub === '*' ? sub !== '' : patternSub === sub);
+}
+
+/** True when every request `inner` matches is also matched by `outer`: `inner` adds nothing. */
+export function ruleCovers(outer: WebhookRule, inner: WebhookRule): boolean {
+  const scope = (rule: WebhookRule) => rule.scope ?? '*';
+  return (
+    matchesAll(outer.operations, inner.operations) &&
+    matchesAll(outer.apiGroups, inner.apiGroups) &&
+    matchesAll(outer.apiVersions, inner.apiVersions) &&
+    inner.resources.every((r) => outer.resources.some((p) => resourceMatches(p, r))) &&
+    (scope(outer) === '*' || scope(outer) === scope(inner))
+  );
+}
+
 function toRule(rule: WebhookRule): RuleWithOperations {
   return {
     operations: [...rule.operations],
@@ -134,7 +157,7 @@ function rulesOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions)
   else rules = metadata.validating?.rules ?? [];
   // Learned cluster state arrives on the phase that learns (lib/state): the validating webhook,
   // which sees final objects, or the mutating one of a plugin without a validating phase.
-  if (learns(plugin, phase)) rules = [...rules, ...learningRules(metadata)];
+  if (learns(plugin, phase)) rules = [...rules, ...learningRules(metadata).filter((learning) => !rules.some((rule) => ruleCovers(rule, learning)))];
   const unique = [...new Map(rules.map((r) => [JSON.stringify(toRule(r)), r])).values()];
   for (const rule of unique) {
     const named = protectedResourcesNamed(rule);

@@ -22,8 +22,11 @@ export interface PhaseMetadata {
   readonly matchConditions?: readonly { readonly name: string; readonly expression: string }[];
 }
 
-/** Cluster state a plugin reads; the emitted configuration subscribes to its writes. */
-export type ClusterStateNeed = 'namespaces' | 'resourcequotas';
+/**
+ * Cluster state a plugin reads; the emitted configuration subscribes to its writes. `placements`:
+ * pods' nodes and Nodes' UIDs (lib/state/placements).
+ */
+export type ClusterStateNeed = 'namespaces' | 'resourcequotas' | 'placements';
 
 /**
  * Everything the handler, the emitted webhook configuration and serverless.yml need to know about

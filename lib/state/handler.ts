@@ -4,10 +4,11 @@ import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
 import { createAdmissionHandler } from '../http/admission-handler.js';
 import type { RequestState } from './index.js';
-import { isNamespaceRequest, learningPhase, stateFromEnv } from './index.js';
+import { isNamespaceRequest, isPlacementRequest, learningPhase, stateFromEnv } from './index.js';
 
 export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
+  const learnsPlacements = plugin.metadata.needs.includes('placements');
   const learnIn = learningPhase(plugin);
   return createAdmissionHandler(plugin, {
     state: stateFromEnv(),
@@ -15,8 +16,13 @@ export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugi
     // writes its own webhook receives. A write the plugin refused never happened, so it teaches
     // nothing; a dry run writes nothing (the gate in store.ts).
     observe: async (request, phase, decision, state) => {
-      if (learnsNamespaces && phase === learnIn && decision.kind !== 'denied' && isNamespaceRequest(request)) {
+      if (phase !== learnIn) return;
+      if (learnsNamespaces && decision.kind !== 'denied' && isNamespaceRequest(request)) {
         await (state as RequestState).namespaceLearner.observe(request);
+      }
+      // The stored object teaches even when the write is refused (lib/state/placements).
+      if (learnsPlacements && isPlacementRequest(request)) {
+        await (state as RequestState).placementLearner.observe(request, decision.kind !== 'denied');
       }
     },
     ...options,

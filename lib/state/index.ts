@@ -5,6 +5,7 @@ import type { AdmissionRequest } from '../admission/request.js';
 import { sharedDynamoDbClient, stateTableName } from './client.js';
 import { DecisionCacheStore } from './decision-cache.js';
 import { LearnedNamespaceStore } from './namespaces.js';
+import { LearnedPlacementStore } from './placements.js';
 import type { PluginState } from './ports.js';
 import { QuotaLedgerStore } from './quota-ledger.js';
 import { StateStore } from './store.js';
@@ -12,6 +13,7 @@ import { TokenBucketStore } from './token-buckets.js';
 
 export { DEFAULT_STATE_TABLE, localDynamoDbClient, sharedDynamoDbClient, stateTableName } from './client.js';
 export { isNamespaceRequest, learningPhase, learningRules, LearnedNamespaceStore, namespaceObservation } from './namespaces.js';
+export { isPlacementRequest, LearnedPlacementStore, placementObservation } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
 export { createStateTable, TTL_ATTRIBUTE } from './table.js';
 export { StateStore } from './store.js';
@@ -21,6 +23,8 @@ export * from './ports.js';
 export interface RequestState extends PluginState {
   /** Records a Namespace write (the handler calls it; dry runs write nothing). */
   readonly namespaceLearner: LearnedNamespaceStore;
+  /** Records a pod or Node write (the handler calls it; dry runs write nothing). */
+  readonly placementLearner: LearnedPlacementStore;
 }
 
 export interface StateOptions {
@@ -34,9 +38,12 @@ export interface StateOptions {
 export function createRequestState(request: Pick<AdmissionRequest, 'uid' | 'dryRun'>, options: StateOptions): RequestState {
   const store = new StateStore(options.client, options.tableName, request.dryRun, options.now);
   const namespaces = new LearnedNamespaceStore(store);
+  const placements = new LearnedPlacementStore(store);
   return {
     learnedNamespaces: namespaces,
     namespaceLearner: namespaces,
+    learnedPlacements: placements,
+    placementLearner: placements,
     quotaLedger: new QuotaLedgerStore(store, request.uid),
     tokenBuckets: new TokenBucketStore(store, request.uid),
     decisionCache: new DecisionCacheStore(store, 'image-policy'),

@@ -5,6 +5,7 @@ import type { AdmissionPlugin, PluginMetadata, WebhookRule } from '../admission/
 import type { AdmissionRequest } from '../admission/request.js';
 import type { KubeObject } from '../admission/types.js';
 import type { LearnedNamespace, LearnedNamespaces } from './ports.js';
+import { placementRules } from './placements.js';
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, json, N, S, str } from './store.js';
 
@@ -24,7 +25,7 @@ interface NamespaceRecord {
 /**
  * The webhook rules that feed learned state to a plugin: the emitter adds them to the plugin's
  * validating webhook (its mutating one when it has no validating phase), so the plugin's Lambda
- * sees every Namespace (and ResourceQuota) write it needs to learn from.
+ * sees every Namespace (ResourceQuota, pod and Node) write it needs to learn from.
  */
 export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
   const rules: WebhookRule[] = [];
@@ -34,6 +35,7 @@ export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookR
   if (metadata.needs.includes('resourcequotas')) {
     rules.push({ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['resourcequotas'], scope: 'Namespaced' });
   }
+  rules.push(...placementRules(metadata));
   return rules;
 }
 

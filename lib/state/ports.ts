@@ -24,6 +24,36 @@ export interface LearnedNamespaces {
   knownAbsent(name: string): Promise<boolean>;
 }
 
+/**
+ * Where a pod runs, as last seen: in the stored object the apiserver sends with every UPDATE and
+ * DELETE (`oldObject`), in a pod's CREATE, in the scheduler's Binding, or in `npm run sync`.
+ */
+export interface LearnedPod {
+  readonly namespace: string;
+  readonly name: string;
+  /** metadata.uid; '' when no observation carried it. */
+  readonly uid: string;
+  /** spec.nodeName; '' for a pod not yet bound. */
+  readonly nodeName: string;
+  /** ISO time of the observation. */
+  readonly observedAt: string;
+}
+
+/** A Node's identity, as last seen in a stored Node (an UPDATE's or DELETE's oldObject) or sync. */
+export interface LearnedNode {
+  readonly name: string;
+  readonly uid: string;
+  readonly observedAt: string;
+}
+
+/** Pods' node bindings and Nodes' UIDs (NodeRestriction's informer lookups). */
+export interface LearnedPlacements {
+  /** undefined when the pod was never seen, or its DELETE was. */
+  pod(namespace: string, name: string): Promise<LearnedPod | undefined>;
+  /** undefined when the Node was never seen, or its DELETE was. */
+  node(name: string): Promise<LearnedNode | undefined>;
+}
+
 /** Object identity a charge is keyed by: forged or repeated reviews of one object count once. */
 export interface ChargedObject {
   readonly namespace: string;
@@ -120,6 +150,7 @@ export interface DecisionCache {
 /** The state a plugin's phase functions receive, scoped to one request. */
 export interface PluginState {
   readonly learnedNamespaces: LearnedNamespaces;
+  readonly learnedPlacements: LearnedPlacements;
   readonly quotaLedger: QuotaLedger;
   readonly tokenBuckets: TokenBuckets;
   readonly decisionCache: DecisionCache;
@@ -137,6 +168,7 @@ const unavailable = async (): Promise<never> => {
 /** The state of a deployment without a store: every read fails loudly (HTTP 500). */
 export const NO_STATE: PluginState = {
   learnedNamespaces: { get: unavailable, knownAbsent: unavailable },
+  learnedPlacements: { pod: unavailable, node: unavailable },
   quotaLedger: { quotas: unavailable, reserve: unavailable, confirm: unavailable, release: unavailable, recordQuota: unavailable, forgetQuota: unavailable },
   tokenBuckets: { take: unavailable, takeAll: unavailable },
   decisionCache: { get: unavailable, put: unavailable },

@@ -5,6 +5,8 @@
 //   pk                         sk                            what
 //   ns#<name>                  namespace                     a learned namespace (or a tombstone)
 //   ns#                        listing                       a complete namespace listing was loaded (sync)
+//   pod#<namespace>/<name>     placement                     a learned pod's uid and node (or a tombstone)
+//   node#<name>                node                          a learned Node's uid (or a tombstone)
 //   rq#<namespace>             guard                         version counter serialising quota writes
 //   rq#<namespace>             quota#<name>                  a learned ResourceQuota (spec.hard, scopes)
 //   rq#<namespace>             charge#<resource>#<name>      what one object consumes; expiresAt while reserved

@@ -1,4 +1,4 @@
-import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
+import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import nodeRestriction from './plugin.js';
 
-export const handler = createAdmissionHandler(nodeRestriction);
+export const handler = createStatefulAdmissionHandler(nodeRestriction);

@@ -10,29 +10,30 @@
 // Upstream runs as a mutating-phase plugin that never mutates; here it is a validating webhook, so
 // it judges the object after every mutating webhook, which is the stricter reading.
 //
-// Upstream reads the apiserver's informers; a webhook only has the request. What we do instead:
+// Upstream reads the apiserver's pod and Node informers; a webhook has the request, and what it has
+// learned from earlier requests (`needs: ['placements']`, lib/state/placements): every pod and Node
+// write the webhook sees records the pod's node and uid, or the Node's uid, and `npm run sync`
+// loads those that predate the webhook. Where upstream looks up:
 //   - pod DELETE and pods/status: the pod's spec.nodeName comes from request.oldObject (the stored
-//     pod, which the apiserver sends with every DELETE and UPDATE) instead of the pod lister; a
-//     DELETE without oldObject is refused, since the binding cannot be shown.
-//   - pods/eviction: the request carries only the Eviction, never the pod, so the pod's node cannot
-//     be verified and every eviction by a node is refused (upstream allows evictions of pods bound
-//     to the node). Kubelets evict by deleting pods, not through this subresource.
-//   - mirror pod owner reference: everything but the Node UID is checked (upstream compares it to
-//     the Node object from its lister).
-//   - serviceaccounts/token: the bound-object checks that need only the TokenRequest run (bound
-//     to a pod, with a uid, at most one audience); the pod's UID, its node and the audience's
-//     presence in the pod's volumes are not verified. The Node authorizer still refuses tokens for
-//     service accounts not used by a pod bound to the node.
+//     pod, sent with every DELETE and UPDATE); a DELETE without one reads the learned pod.
+//   - pods/eviction: the learned pod; an unknown pod is NotFound, as upstream.
+//   - mirror pod owner reference: the learned Node's UID; an unknown Node is NotFound, as upstream.
+//   - serviceaccounts/token: the learned pod's uid and node are checked as upstream. A pod not
+//     learned yet is allowed (upstream: NotFound): refusing it would stop token refreshes for pods
+//     older than the webhook; the Node authorizer still limits tokens to the node's pods. Whether
+//     the audience appears in the pod's volumes (and CSIDriver, PV, authorizer lookups) is not
+//     checked.
 //   - PVC status: the denial lists the differing fields rather than Go's cmp.Diff output.
 //   - node Leases: checked when sent, but not subscribed to by default (see RULES).
 // Feature gates upstream consults come from configuration (`featureGates`, upstream defaults).
 
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, forbidden } from '../../lib/admission/decision.js';
+import { allowed, forbidden, notFound } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
 import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
+import type { LearnedPlacements } from '../../lib/state/ports.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
 import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
@@ -217,14 +218,22 @@ const q = goQuote;
 const deny = (request: AdmissionRequest, message: string) => forbidden(request, [message]);
 const unexpectedType = (request: AdmissionRequest, object: Readonly<KubeObject> | null) => deny(request, `unexpected type ${goTypeName(object)}`);
 
-function admitPod(node: string, request: AdmissionRequest): Decision {
+/** The pod's spec.nodeName from the stored pod the request carries, else as learned; undefined: not found. */
+async function storedPodNode(request: AdmissionRequest, podName: string, placements: LearnedPlacements): Promise<string | undefined> {
+  if (isObjectOfKind(request.oldObject, 'Pod')) return stringAt(request.oldObject, 'spec', 'nodeName');
+  return (await placements.pod(request.namespace, podName))?.nodeName;
+}
+
+async function admitPod(node: string, request: AdmissionRequest, placements: LearnedPlacements): Promise<Decision> {
   switch (request.operation) {
     case 'CREATE':
-      return admitPodCreate(node, request);
-    case 'DELETE':
-      // Upstream reads the pod from its lister; the stored pod travels as oldObject.
-      if (stringAt(request.oldObject, 'spec', 'nodeName') !== node) return deny(request, `node ${q(node)} can only delete pods with spec.nodeName set to itself`);
+      return admitPodCreate(node, request, placements);
+    case 'DELETE': {
+      const podNode = await storedPodNode(request, request.name, placements);
+      if (podNode === undefined) return notFound('pods', request.name);
+      if (podNode !== node) return deny(request, `node ${q(node)} can only delete pods with spec.nodeName set to itself`);
       return allowed();
+    }
     default:
       return deny(request, `unexpected operation ${q(request.operation)}, node ${q(node)} can only create and delete mirror pods`);
   }
@@ -266,7 +275,7 @@ function referencesConfigMaps(spec: Json): boolean {
   });
 }
 
-function admitPodCreate(node: string, request: AdmissionRequest): Decision {
+async function admitPodCreate(node: string, request: AdmissionRequest, placements: LearnedPlacements): Promise<Decision> {
   const pod = request.object;
   if (!isObjectOfKind(pod, 'Pod')) return unexpectedType(request, pod);
   const annotations = objectAt(pod, 'metadata', 'annotations');
@@ -284,7 +293,10 @@ function admitPodCreate(node: string, request: AdmissionRequest): Decision {
   }
   if (owner.controller !== true) return deny(request, `node ${q(node)} can only create pods with a controller owner reference set to itself`);
   if (owner.blockOwnerDeletion === true) return deny(request, `node ${q(node)} must not set blockOwnerDeletion on an owner reference`);
-  // Upstream also compares owner.uid with the Node's UID from its lister: not available here.
+  const known = await placements.node(node);
+  if (known === undefined) return notFound('nodes', node);
+  // Upstream's wording: "expected" is the owner reference's UID, "got" the Node's.
+  if (stringAt(owner, 'uid') !== known.uid) return deny(request, `node ${node} UID mismatch: expected ${stringAt(owner, 'uid')} got ${known.uid}`);
 
   if (stringAt(spec, 'serviceAccountName') !== '') return deny(request, `node ${q(node)} can not create pods that reference a service account`);
   if (referencesSecrets(spec)) return deny(request, `node ${q(node)} can not create pods that reference secrets`);
@@ -326,14 +338,17 @@ function admitPodStatus(node: string, request: AdmissionRequest): Decision {
   return allowed();
 }
 
-function admitPodEviction(node: string, request: AdmissionRequest): Decision {
+async function admitPodEviction(node: string, request: AdmissionRequest, placements: LearnedPlacements): Promise<Decision> {
   if (request.operation !== 'CREATE') return deny(request, `unexpected operation ${request.operation}`);
   const eviction = request.object;
   if (!isObjectOfKind(eviction, 'Eviction')) return unexpectedType(request, eviction);
-  if (request.name === '' && stringAt(eviction, 'metadata', 'name') === '') return deny(request, 'could not determine pod from request data');
-  // Upstream looks the pod up to compare its spec.nodeName; no request carries the pod, so the
-  // binding cannot be shown and the eviction is refused with upstream's message.
-  return deny(request, `node ${node} can only evict pods with spec.nodeName set to itself`);
+  // The pod's name from the request, else from the Eviction, as upstream.
+  const podName = request.name || stringAt(eviction, 'metadata', 'name');
+  if (podName === '') return deny(request, 'could not determine pod from request data');
+  const podNode = await storedPodNode(request, podName, placements);
+  if (podNode === undefined) return notFound('pods', podName);
+  if (podNode !== node) return deny(request, `node ${node} can only evict pods with spec.nodeName set to itself`);
+  return allowed();
 }
 
 const PVC_STATUS_FIELDS_NODES_MAY_CHANGE = ['capacity', 'conditions'];
@@ -403,7 +418,7 @@ function admitNode(node: string, request: AdmissionRequest): Decision {
   return allowed();
 }
 
-function admitServiceAccount(request: AdmissionRequest, config: NodeRestrictionConfig): Decision {
+async function admitServiceAccount(node: string, request: AdmissionRequest, config: NodeRestrictionConfig, placements: LearnedPlacements): Promise<Decision> {
   if (request.operation !== 'CREATE' || request.subResource !== 'token') return allowed();
   const tokenRequest = request.object;
   if (!isObjectOfKind(tokenRequest, 'TokenRequest')) return unexpectedType(request, tokenRequest);
@@ -411,8 +426,16 @@ function admitServiceAccount(request: AdmissionRequest, config: NodeRestrictionC
   if (!present(objectAt(tokenRequest, 'spec')['boundObjectRef']) || stringAt(ref, 'apiVersion') !== 'v1' || stringAt(ref, 'kind') !== 'Pod' || stringAt(ref, 'name') === '') {
     return deny(request, 'node requested token not bound to a pod');
   }
-  if (stringAt(ref, 'uid') === '') return deny(request, 'node requested token with a pod binding without a uid');
-  // Upstream now looks the pod up (UID, spec.nodeName); not available here.
+  const uid = stringAt(ref, 'uid');
+  if (uid === '') return deny(request, 'node requested token with a pod binding without a uid');
+  // A pod not learned yet is allowed (see the header); upstream answers NotFound.
+  const pod = await placements.pod(request.namespace, stringAt(ref, 'name'));
+  if (pod !== undefined) {
+    if (pod.uid !== '' && pod.uid !== uid) {
+      return deny(request, `the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+    }
+    if (pod.nodeName !== node) return deny(request, 'node requested token bound to a pod scheduled on a different node');
+  }
   if (config.featureGates.ServiceAccountNodeAudienceRestriction && listAt(tokenRequest, 'spec', 'audiences').length > 1) {
     return deny(request, 'node may only request 0 or 1 audiences');
   }
@@ -478,8 +501,9 @@ export default definePlugin({
     name: 'node-restriction',
     summary: 'Limits kubelets to their own Node, Lease, CSINode, ResourceSlices and CSRs, and to mirror pods and pods bound to themselves.',
     ...validatingOnly(RULES),
-    writes: false,
-    needs: [],
+    // Learns pods' nodes and Nodes' UIDs (sideEffects: NoneOnDryRun) from the writes RULES send.
+    writes: true,
+    needs: ['placements'],
     // Kubelets write their Leases in kube-node-lease and mirror pods in kube-system: exactly the
     // namespaces other plugins skip.
     systemNamespaces: 'include',
@@ -487,7 +511,7 @@ export default definePlugin({
 
   configure,
 
-  validate(request, { config }) {
+  async validate(request, { config, state }) {
     if (shouldIgnore(request)) return allowed();
     const node = nodeIdentity(request)!;
     if (node === '') return deny(request, `could not determine node from user ${q(request.userInfo.username ?? '')}`);
@@ -495,11 +519,11 @@ export default definePlugin({
       case 'pods':
         switch (request.subResource) {
           case '':
-            return admitPod(node, request);
+            return admitPod(node, request, state.learnedPlacements);
           case 'status':
             return admitPodStatus(node, request);
           case 'eviction':
-            return admitPodEviction(node, request);
+            return admitPodEviction(node, request, state.learnedPlacements);
           default:
             return deny(request, `unexpected pod subresource ${q(request.subResource)}, only 'status' and 'eviction' are allowed`);
         }
@@ -508,7 +532,7 @@ export default definePlugin({
       case 'persistentvolumeclaims':
         return request.subResource === 'status' ? admitPVCStatus(node, request, config) : deny(request, 'may only update PVC status');
       case 'serviceaccounts':
-        return admitServiceAccount(request, config);
+        return admitServiceAccount(node, request, config, state.learnedPlacements);
       case 'leases':
         return admitLease(node, request);
       case 'csinodes':

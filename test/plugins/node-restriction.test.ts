@@ -3,16 +3,22 @@
 // TestAdmitPVCStatus, TestAdmitResourceSlice; plus the ownerReferences rule of current upstream,
 // other resources and subresources, the operations it handles, configuration errors and v1beta1.
 //
-// Upstream's cases pass or fail on a substring of the error, as upstream's run() does. Where
-// upstream reads its informers (pods, nodes, CSI drivers, PVs), a webhook has only the request: the
-// case carries `differs` saying what we do instead, and asserts that.
+// Upstream's cases pass or fail on a substring of the error, as upstream's run() does. Upstream's
+// informers hold its `existingPods` and Node; ours are learned, so the same pods and Node are
+// taught first through the real Lambda handler, the way a cluster teaches them (a kubelet's status
+// update, an admin's create, the scheduler's Binding), into a real DynamoDB Local table. Cases that
+// upstream runs with `noExistingPods` (or no Node) read an empty table. Where a lookup still has no
+// counterpart (a token's audience in CSI drivers and PVs; a pod not learned yet), the case carries
+// `differs` saying what we do instead, and asserts that.
 import forge from 'node-forge';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin, { modifiedLabels, type NodeRestrictionConfig } from '../../functions/node-restriction/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 import { configErrorOf } from '../support/config-error.js';
+import type { TestStore } from '../support/dynamodb.js';
+import { lambdaFor, testStore } from '../support/dynamodb.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw?: unknown) => plugin.configure!(raw, SOURCE) as NodeRestrictionConfig;
@@ -95,6 +101,8 @@ interface Case {
   /** Upstream's expectation: '' allowed, else a substring of the denial. */
   err: string;
   config?: NodeRestrictionConfig;
+  /** Upstream's `noExistingPods` (and no Node): nothing learned. */
+  empty?: true;
   /** Where a lookup upstream makes is not available: what we answer instead ('' allowed). */
   differs?: { err: string; why: string };
 }
@@ -104,8 +112,11 @@ function rec(object: Obj, oldObject: Obj, target: Target, namespace: string, nam
   return { ...target, object, oldObject, namespace, name, subResource, operation, userInfo };
 }
 
-async function decide(c: Pick<Case, 'input' | 'config'>): Promise<string | undefined> {
-  return deniedMessage(await runPhase(plugin, 'validate', c.input, c.config ?? DEFAULTS));
+// Judged cases read the learned state but teach nothing (no observe): one case's DELETE must not
+// forget a pod the next case needs, as upstream's lister is fixed per case.
+async function decide(c: Pick<Case, 'input' | 'config' | 'empty'>): Promise<string | undefined> {
+  const state = (c.empty ? empty : learned).state({ uid: 'judge', dryRun: false });
+  return deniedMessage(await runPhase(plugin, 'validate', c.input, c.config ?? DEFAULTS, state));
 }
 
 async function expectOutcome(c: Case) {
@@ -156,9 +167,39 @@ const configmappod = withSpec(makeTestPod('ns', 'myconfigmappod', 'mynode', true
 const ctbpod = withSpec(makeTestPod('ns', 'myctbpod', 'mynode', true), { volumes: [{ projected: { sources: [{ clusterTrustBundle: { name: 'foo' } }] } }] });
 const pvcpod = withSpec(makeTestPod('ns', 'mypvcpod', 'mynode', true), { volumes: [{ persistentVolumeClaim: { claimName: 'foo' } }] });
 
-const EVICTION_UNVERIFIABLE = { err: 'can only evict pods with spec.nodeName set to itself', why: "the Eviction never carries the pod, so the pod's node cannot be verified: refused" };
-const POD_LOOKUP = { err: '', why: "upstream looks the pod up (UID, node, audiences in its volumes); the TokenRequest alone does not show them: allowed (the Node authorizer still binds tokens to the node's pods)" };
-const UNKNOWN_POD_DELETE = { err: 'can only delete pods with spec.nodeName set to itself', why: 'no stored pod in the request: refused as not bound to the node (upstream: NotFound)' };
+const UNLEARNED_POD = { err: '', why: "a token for a pod not learned yet is allowed, so pods older than the webhook keep refreshing tokens (upstream: NotFound)" };
+const AUDIENCE_LOOKUP = { err: '', why: "whether the audience is in the pod's volumes needs the pod spec, CSIDrivers, PVCs and PVs (and the authorizer): not checked, allowed" };
+
+// Upstream's existingPods and Node, taught as a cluster would teach them.
+const mynodeStatus: ReviewInput = rec(mynodeObj, mynodeObj, NODE as Target, '', 'mynode', 'status', 'UPDATE');
+const scheduler = { username: 'system:kube-scheduler', groups: ['system:authenticated'] };
+const binding = (pod: KubeObject, node: string): KubeObject => ({ apiVersion: 'v1', kind: 'Binding', metadata: { name: pod.metadata!.name, namespace: 'ns', uid: pod.metadata!.uid }, target: { kind: 'Node', name: node } });
+const teach: { what: string; input: ReviewInput }[] = [
+  { what: "mynode's status update (its stored Node)", input: mynodeStatus },
+  { what: 'mynode creates its mirror pod', input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', '', 'CREATE') },
+  { what: "othernode's status update of its mirror pod", input: rec(othermirrorpod, othermirrorpod, POD, 'ns', 'othermirrorpod', 'status', 'UPDATE', { username: 'system:node:othernode', groups: ['system:nodes'] }) },
+  { what: 'an admin creates the unbound mirror pod', input: rec(unboundmirrorpod, null, POD, 'ns', 'unboundmirrorpod', '', 'CREATE', bob) },
+  { what: 'an admin creates mypod unbound', input: rec(withSpec(mypod, { nodeName: '' }), null, POD, 'ns', 'mypod', '', 'CREATE', bob) },
+  { what: 'the scheduler binds mypod to mynode', input: rec(binding(mypod, 'mynode'), null, { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target, 'ns', 'mypod', 'binding', 'CREATE', scheduler) },
+  { what: 'an admin creates otherpod on othernode', input: rec(otherpod, null, POD, 'ns', 'otherpod', '', 'CREATE', bob) },
+  { what: 'an admin creates unboundpod', input: rec(unboundpod, null, POD, 'ns', 'unboundpod', '', 'CREATE', bob) },
+];
+
+let learned: TestStore;
+let empty: TestStore;
+beforeAll(async () => {
+  [learned, empty] = await Promise.all([testStore('node-restriction'), testStore('node-restriction-empty')]);
+  const invoke = lambdaFor(plugin, learned, DEFAULTS);
+  for (const { what, input } of teach) {
+    const result = await invoke('validate', input);
+    expect(result.statusCode, what).toBe(200);
+    expect(result.review!.response!.allowed, what).toBe(true);
+  }
+});
+afterAll(() => {
+  learned.close();
+  empty.close();
+});
 
 // Test_nodePlugin_Admit, in upstream's order.
 const admitCases: Case[] = [
@@ -169,10 +210,10 @@ const admitCases: Case[] = [
   { name: 'forbid create of mirror pod status bound to self', input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', 'status', 'CREATE'), err: 'forbidden: unexpected operation' },
   { name: 'allow update of mirror pod status bound to self', input: rec(mymirrorpod, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'UPDATE'), err: '' },
   { name: 'forbid delete of mirror pod status bound to self', input: rec(null, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow create of eviction for mirror pod bound to self', input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'CREATE'), err: '', differs: EVICTION_UNVERIFIABLE },
+  { name: 'allow create of eviction for mirror pod bound to self', input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'CREATE'), err: '' },
   { name: 'forbid update of eviction for mirror pod bound to self', input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
   { name: 'forbid delete of eviction for mirror pod bound to self', input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow create of unnamed eviction for mirror pod bound to self', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'CREATE'), err: '', differs: EVICTION_UNVERIFIABLE },
+  { name: 'allow create of unnamed eviction for mirror pod bound to self', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'CREATE'), err: '' },
 
   // Mirror pods bound to another node
   { name: 'forbid creating a mirror pod bound to another', input: rec(othermirrorpod, null, POD, 'ns', 'othermirrorpod', '', 'CREATE'), err: 'spec.nodeName set to itself' },
@@ -211,7 +252,7 @@ const admitCases: Case[] = [
   { name: 'forbid addition of pod status labels', input: rec(mypod, aLabeledPod, POD, 'ns', 'mypod', 'status', 'UPDATE'), err: 'cannot update labels through pod status' },
   { name: 'forbid update of eviction for normal pod bound to self', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
   { name: 'forbid delete of eviction for normal pod bound to self', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow create of unnamed eviction for normal pod bound to self', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: '', differs: EVICTION_UNVERIFIABLE },
+  { name: 'allow create of unnamed eviction for normal pod bound to self', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: '' },
 
   // Normal pods bound to another
   { name: 'forbid creating a normal pod bound to another', input: rec(otherpod, null, POD, 'ns', 'otherpod', '', 'CREATE'), err: 'can only create mirror pods' },
@@ -238,14 +279,14 @@ const admitCases: Case[] = [
   { name: 'forbid create of unnamed eviction for normal unbound', input: rec(unnamedEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
 
   // Missing pod
-  { name: 'forbid delete of unknown pod', input: rec(null, null, POD, 'ns', 'unboundpod', '', 'DELETE'), err: 'not found', differs: UNKNOWN_POD_DELETE },
-  { name: 'forbid create of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: 'not found', differs: EVICTION_UNVERIFIABLE },
-  { name: 'forbid update of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of unnamed eviction for unknown pod', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: 'not found', differs: EVICTION_UNVERIFIABLE },
+  { name: 'forbid delete of unknown pod', input: rec(null, null, POD, 'ns', 'unboundpod', '', 'DELETE'), err: 'not found', empty: true },
+  { name: 'forbid create of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: 'not found', empty: true },
+  { name: 'forbid update of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation', empty: true },
+  { name: 'forbid delete of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation', empty: true },
+  { name: 'forbid create of unnamed eviction for unknown pod', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: 'not found', empty: true },
 
   // Eviction for unnamed pod
-  { name: 'allow create of eviction for unnamed pod', input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'CREATE'), err: '', differs: EVICTION_UNVERIFIABLE },
+  { name: 'allow create of eviction for unnamed pod', input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'CREATE'), err: '' },
   { name: 'forbid update of eviction for unnamed pod', input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
   { name: 'forbid delete of eviction for unnamed pod', input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
   { name: 'forbid create of unnamed eviction for unnamed pod', input: rec(unnamedEviction, null, EVICTION, 'ns', '', 'eviction', 'CREATE'), err: 'could not determine pod from request data' },
@@ -294,9 +335,9 @@ const admitCases: Case[] = [
 
   // Service accounts
   { name: 'forbid create of unbound token', input: rec(makeTokenRequest('', '', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'not bound to a pod' },
-  { name: 'forbid create of token bound to nonexistant pod', input: rec(makeTokenRequest('nopod', 'someuid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'not found', differs: POD_LOOKUP },
+  { name: 'forbid create of token bound to nonexistant pod', input: rec(makeTokenRequest('nopod', 'someuid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'not found', differs: UNLEARNED_POD },
   { name: 'forbid create of token bound to pod without uid', input: rec(makeTokenRequest('mypod', '', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'pod binding without a uid' },
-  { name: 'forbid create of token bound to pod scheduled on another node', input: rec(makeTokenRequest('otherpod', 'pod-uid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'pod scheduled on a different node', differs: POD_LOOKUP },
+  { name: 'forbid create of token bound to pod scheduled on another node', input: rec(makeTokenRequest('otherpod', 'pod-uid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'pod scheduled on a different node' },
   { name: 'allow create of token bound to pod scheduled this node', input: rec(makeTokenRequest('mypod', 'pod-uid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: '' },
   // Service accounts tests with token audience restrictions
   ...[
@@ -323,7 +364,7 @@ const admitCases: Case[] = [
     name: name as string,
     input: rec(makeTokenRequest(pod as string, 'pod-uid', audiences as string[]), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'),
     err: err as string,
-    ...((err as string).includes('not found') ? { differs: POD_LOOKUP } : {}),
+    ...((err as string).includes('not found') ? { differs: AUDIENCE_LOOKUP } : {}),
   })),
 
   // Unrelated objects
@@ -440,23 +481,23 @@ describe('current upstream: a node may not change its ownerReferences', () => {
 
 describe('Test_nodePlugin_Admit_OwnerReference', () => {
   const validOwner = { apiVersion: 'v1', kind: 'Node', name: 'mynode', uid: 'mynode-uid', controller: true };
-  const cases: { name: string; owners: unknown[] | undefined; expectErr: string; differs?: { err: string; why: string } }[] = [
+  const cases: { name: string; owners: unknown[] | undefined; expectErr: string; empty?: true }[] = [
     { name: 'no owner', owners: undefined, expectErr: 'pods "test" is forbidden: node "mynode" can only create pods with an owner reference set to itself' },
     { name: 'valid owner', owners: [validOwner], expectErr: '' },
     { name: 'duplicate owner', owners: [validOwner, validOwner], expectErr: 'can only create pods with a single owner reference set to itself' },
     { name: 'invalid name', owners: [{ ...validOwner, name: 'other' }], expectErr: 'can only create pods with an owner reference set to itself' },
-    { name: 'invalid UID', owners: [{ ...validOwner, uid: 'mynode-unexpected-uid' }], expectErr: 'UID mismatch', differs: { err: '', why: "the Node's UID needs a lookup: not compared" } },
-    { name: 'node not found', owners: [validOwner], expectErr: 'not found', differs: { err: '', why: 'the Node needs a lookup: its existence is not checked' } },
+    { name: 'invalid UID', owners: [{ ...validOwner, uid: 'mynode-unexpected-uid' }], expectErr: 'UID mismatch' },
+    { name: 'node not found', owners: [validOwner], expectErr: 'not found', empty: true },
     { name: 'invalid API version', owners: [{ ...validOwner, apiVersion: 'v2' }], expectErr: 'can only create pods with an owner reference set to itself' },
     { name: 'invalid kind', owners: [{ ...validOwner, kind: 'Pod' }], expectErr: 'can only create pods with an owner reference set to itself' },
     { name: 'nil controller', owners: [{ ...validOwner, controller: undefined }], expectErr: 'can only create pods with a controller owner reference set to itself' },
     { name: 'false controller', owners: [{ ...validOwner, controller: false }], expectErr: 'can only create pods with a controller owner reference set to itself' },
     { name: 'invalid blockOwnerDeletion', owners: [{ ...validOwner, blockOwnerDeletion: true }], expectErr: 'must not set blockOwnerDeletion on an owner reference' },
   ];
-  it.each(cases)('$name', async ({ owners, expectErr, differs }) => {
+  it.each(cases)('$name', async ({ owners, expectErr, empty }) => {
     const pod = makeTestPod('ns', 'test', 'mynode', true);
     pod.metadata!.ownerReferences = owners;
-    await expectOutcome({ name: '', input: rec(pod, null, POD, 'ns', 'test', '', 'CREATE'), err: expectErr, differs });
+    await expectOutcome({ name: '', input: rec(pod, null, POD, 'ns', 'test', '', 'CREATE'), err: expectErr, ...(empty && { empty }) });
   });
 });
 
@@ -556,7 +597,8 @@ describe('other resources and subresources are ignored', () => {
       'certificates.k8s.io/certificatesigningrequests', 'resource.k8s.io/resourceslices', 'storage.k8s.io/csinodes',
     ]);
     expect(rules.every((r) => !r.operations.includes('CONNECT'))).toBe(true);
-    expect(plugin.metadata).toMatchObject({ systemNamespaces: 'include', writes: false, needs: [], validating: { failurePolicy: 'Fail', timeoutSeconds: 5 } });
+    // It learns placements from the pod and Node writes those rules already send.
+    expect(plugin.metadata).toMatchObject({ systemNamespaces: 'include', writes: true, needs: ['placements'], validating: { failurePolicy: 'Fail', timeoutSeconds: 5 } });
     expect(plugin.metadata.mutating).toBeUndefined();
   });
 });
@@ -599,5 +641,102 @@ describe('configuration', () => {
   ])('rejects $raw naming $field', ({ raw, field }) => {
     const error = configErrorOf(() => configure(raw));
     expect(error).toMatchObject({ plugin: 'NodeRestriction', field });
+  });
+});
+
+describe('what the webhook learns, through the real handler and store', () => {
+  // Each test teaches its own pods (names of its own) into one table, through the deployed handler.
+  let store: TestStore;
+  let invoke: ReturnType<typeof lambdaFor>;
+  beforeAll(async () => {
+    store = await testStore('node-restriction-learning');
+    invoke = lambdaFor(plugin, store, DEFAULTS);
+    await send(mynodeStatus);
+  });
+  afterAll(() => store.close());
+
+  async function send(input: ReviewInput) {
+    const result = await invoke('validate', input);
+    expect(result.statusCode).toBe(200);
+    return result.review!.response!;
+  }
+  const evict = (name: string) => send(rec(makeTestPodEviction(name), null, EVICTION, 'ns', name, 'eviction', 'CREATE'));
+  const pod = (name: string, node: string, uid = `${name}-uid`): KubeObject => ({ ...makeTestPod('ns', name, node, false), metadata: { namespace: 'ns', name, uid } });
+  const podStatus = (p: KubeObject, by = mynode) => rec(p, p, POD, 'ns', p.metadata!.name!, 'status', 'UPDATE', by);
+  const token = (name: string, uid: string) => send(rec(makeTokenRequest(name, uid, []), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'));
+
+  it('a pod never seen cannot be evicted (NotFound, 404); once its kubelet reports status it can', async () => {
+    expect(await evict('late')).toMatchObject({ allowed: false, status: { code: 404, reason: 'NotFound', message: 'pods "late" not found', details: { name: 'late', kind: 'pods' } } });
+    await send(podStatus(pod('late', 'mynode')));
+    expect((await evict('late')).allowed).toBe(true);
+  });
+
+  it("the scheduler's Binding places a pod learned unbound; a second Binding moves nothing", async () => {
+    await send(rec(pod('sched', ''), null, POD, 'ns', 'sched', '', 'CREATE', bob));
+    expect((await evict('sched')).status?.message).toContain('can only evict pods with spec.nodeName set to itself');
+    const bind = (node: string) => send(rec(binding(pod('sched', ''), node), null, { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target, 'ns', 'sched', 'binding', 'CREATE', scheduler));
+    await bind('mynode');
+    expect((await evict('sched')).allowed).toBe(true);
+    // The apiserver refuses to re-bind a bound pod; so does what we learn.
+    await bind('othernode');
+    expect((await evict('sched')).allowed).toBe(true);
+  });
+
+  it('a failed create (AlreadyExists) never replaces a pod confirmed by a stored object', async () => {
+    await send(podStatus(pod('kept', 'mynode')));
+    // Another client's CREATE of the same name: the apiserver will refuse it, after admission.
+    await send(rec(pod('kept', 'othernode', 'impostor-uid'), null, POD, 'ns', 'kept', '', 'CREATE', bob));
+    expect((await evict('kept')).allowed).toBe(true);
+    expect((await token('kept', 'kept-uid')).allowed).toBe(true);
+  });
+
+  it('a deleted pod is forgotten; a refused DELETE forgets nothing', async () => {
+    const gone = pod('gone', 'mynode');
+    await send(podStatus(gone));
+    // othernode may not delete it: refused, and the pod stays known.
+    expect((await send(rec(null, gone, POD, 'ns', 'gone', '', 'DELETE', { username: 'system:node:othernode', groups: ['system:nodes'] }))).allowed).toBe(false);
+    expect((await evict('gone')).allowed).toBe(true);
+    expect((await send(rec(null, gone, POD, 'ns', 'gone', '', 'DELETE'))).allowed).toBe(true);
+    expect((await evict('gone')).status).toMatchObject({ code: 404, message: 'pods "gone" not found' });
+    // A DELETE without the stored pod reads what was learned.
+    expect((await send(rec(null, null, POD, 'ns', 'gone', '', 'DELETE'))).status?.code).toBe(404);
+  });
+
+  it("token requests check the learned pod's uid and node with upstream's messages; an unlearned pod is allowed", async () => {
+    await send(podStatus(pod('tok', 'mynode')));
+    expect((await token('tok', 'tok-uid')).allowed).toBe(true);
+    expect((await token('tok', 'old-uid')).status?.message).toBe(
+      'serviceaccounts "mysa" is forbidden: the UID in the bound object reference (old-uid) does not match the UID in record. The object might have been deleted and then recreated',
+    );
+    await send(podStatus(pod('elsewhere', 'othernode'), { username: 'system:node:othernode', groups: ['system:nodes'] }));
+    expect((await token('elsewhere', 'elsewhere-uid')).status?.message).toBe('serviceaccounts "mysa" is forbidden: node requested token bound to a pod scheduled on a different node');
+    expect((await token('never-seen', 'x')).allowed).toBe(true);
+  });
+
+  it("mirror pods are checked against the Node's learned UID, which a kubelet restart's failed CREATE does not replace", async () => {
+    const mirror = (uid: string): KubeObject => {
+      const staticPod = makeTestPod('ns', 'static', 'mynode', true);
+      staticPod.metadata!.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: 'mynode', uid, controller: true }];
+      return staticPod;
+    };
+    expect((await send(rec(mirror('mynode-uid'), null, POD, 'ns', 'static', '', 'CREATE'))).allowed).toBe(true);
+    // The kubelet restarts and re-registers: its CREATE carries a fresh uid the apiserver will refuse.
+    await send(rec({ ...mynodeObj, metadata: { name: 'mynode', uid: 'fresh-uid' } }, null, NODE as Target, '', 'mynode', '', 'CREATE'));
+    expect((await send(rec(mirror('mynode-uid'), null, POD, 'ns', 'static', '', 'CREATE'))).allowed).toBe(true);
+    expect((await send(rec(mirror('fresh-uid'), null, POD, 'ns', 'static', '', 'CREATE'))).status?.message).toBe('pods "static" is forbidden: node mynode UID mismatch: expected fresh-uid got mynode-uid');
+  });
+
+  it('a dry run learns nothing and writes nothing', async () => {
+    store.reset();
+    await send({ ...podStatus(pod('dry', 'mynode')), dryRun: true });
+    await send({ ...rec(pod('dry2', 'mynode'), null, POD, 'ns', 'dry2', '', 'CREATE', bob), dryRun: true });
+    expect(store.writes()).toBe(0);
+    expect((await evict('dry')).status?.code).toBe(404);
+  });
+
+  it('a v1beta1 review learns and is answered in v1beta1', async () => {
+    await send({ ...podStatus(pod('beta', 'mynode')), apiVersion: 'admission.k8s.io/v1beta1' });
+    const result = await invoke('validate', { ...rec(makeTestPodEviction('beta'), null, EVICTION, 'ns', 'beta', 'eviction', 'CREATE'), apiVersion: 'admission.k8s.io/v1beta1' });
+    expect(result.review).toMatchObject({ apiVersion: 'admission.k8s.io/v1beta1', response: { allowed: true } });
   });
 });

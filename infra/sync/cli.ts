@@ -23,13 +23,15 @@ output of kubectl (each FILE one listing; the kind is read from the items):
   kubectl get namespaces -o json > namespaces.json          learned namespaces (a complete listing:
                                                             a namespace absent from it does not exist)
   kubectl get resourcequotas -A -o json > quotas.json       learned ResourceQuotas
-  kubectl get pods -A -o json > pods.json                   recounts the quota ledger (also services,
+  kubectl get pods -A -o json > pods.json                   each pod's node (NodeRestriction) and a
+                                                            recount of the quota ledger (also services,
                                                             configmaps, secrets, persistentvolumeclaims,
                                                             replicationcontrollers, deployments,
                                                             replicasets, statefulsets, daemonsets,
                                                             jobs, cronjobs)
+  kubectl get nodes -o json > nodes.json                    each Node's uid (NodeRestriction)
 
-  npm run sync -- --from namespaces.json --from quotas.json --from pods.json
+  npm run sync -- --from namespaces.json --from quotas.json --from pods.json --from nodes.json
 
 Environment (as the server):
   DYNAMODB_ENDPOINT   the store's endpoint; for the local server, the one \`npm start\` prints

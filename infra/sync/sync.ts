@@ -4,14 +4,17 @@
 //   kubectl get namespaces -o json        learned namespaces, and a complete listing: a namespace
 //                                         absent from it is known not to exist (NamespaceLifecycle)
 //   kubectl get resourcequotas -A -o json learned quotas (ResourceQuota)
-//   kubectl get pods -A -o json           a recount of the quota ledger (and the other counted
-//                                         kinds: services, configmaps, deployments...)
+//   kubectl get pods -A -o json           each pod's node and uid (NodeRestriction), and a recount
+//                                         of the quota ledger (and the other counted kinds:
+//                                         services, configmaps, deployments...)
+//   kubectl get nodes -o json             each Node's uid (NodeRestriction)
 //
 // Records are written as the webhooks write them, through lib/state, never around it.
 import type { KubeObject } from '../../lib/admission/types.js';
 import { qualifiedResource } from '../../lib/admission/request.js';
 import type { NamespaceRecord } from '../../lib/state/namespaces.js';
 import { LearnedNamespaceStore } from '../../lib/state/namespaces.js';
+import { LearnedPlacementStore } from '../../lib/state/placements.js';
 import type { Charge, ChargedObject, LearnedQuota } from '../../lib/state/ports.js';
 import { QuotaLedgerStore } from '../../lib/state/quota-ledger.js';
 import type { StateStore } from '../../lib/state/store.js';
@@ -138,9 +141,24 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
     progress(`resourcequotas: ${quotas.length} recorded`);
   }
 
+  // A listing shows stored objects, as an UPDATE's oldObject does: confirmed placements.
+  const placements = new LearnedPlacementStore(store);
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const nodes = all('/Node');
+  for (const node of nodes) await placements.record({ kind: 'stored', target: { kind: 'node', name: node.metadata!.name! }, uid: text(node.metadata?.uid), nodeName: '' });
+  if (nodes.length > 0) progress(`nodes: ${nodes.length} recorded`);
+  const pods = all('/Pod');
+  for (const pod of pods) {
+    const namespace = pod.metadata?.namespace;
+    if (!namespace) throw new SyncError(`Pod ${pod.metadata?.name} has no metadata.namespace`);
+    const nodeName = text((pod.spec as { nodeName?: unknown } | undefined)?.nodeName);
+    await placements.record({ kind: 'stored', target: { kind: 'pod', namespace, name: pod.metadata!.name! }, uid: text(pod.metadata?.uid), nodeName });
+  }
+  if (pods.length > 0) progress(`pods: ${pods.length} placements recorded`);
+
   const kinds = new Set(listings.flatMap((l) => [...l.byKind.keys()]));
   for (const key of [...kinds].sort()) {
-    if (key === 'Namespace' || key === 'ResourceQuota') continue;
+    if (key === 'Namespace' || key === 'ResourceQuota' || key === '/Node') continue;
     const counted = COUNTED_KINDS[key];
     const items = all(key);
     if (!counted) {

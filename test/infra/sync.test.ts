@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncCommand } from '../../infra/sync/cli.js';
 import resourceQuota from '../../functions/resource-quota/plugin.js';
 import podTolerationRestriction from '../../functions/pod-toleration-restriction/plugin.js';
+import nodeRestriction from '../../functions/node-restriction/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, testStore } from '../support/dynamodb.js';
@@ -35,7 +36,7 @@ describe('loading real kubectl listings', () => {
   beforeAll(async () => {
     // A charge for a pod that no longer exists: a recount must remove it.
     await store.state({ uid: 'ghost', dryRun: false }).quotaLedger.confirm({ namespace: 'team-a', resource: 'pods', name: 'ghost', uid: 'uid-ghost' }, { usage: { pods: '1', 'requests.cpu': '900m' }, facts: { pod: true } });
-    run = await sync([...fixture('namespaces.json'), ...fixture('resourcequotas.json'), ...fixture('pods.json'), ...fixture('deployments-services.json')]);
+    run = await sync([...fixture('namespaces.json'), ...fixture('resourcequotas.json'), ...fixture('pods.json'), ...fixture('deployments-services.json'), ...fixture('nodes.json')]);
   });
 
   it('exits 0 with one progress line per kind on stderr', () => {
@@ -44,6 +45,8 @@ describe('loading real kubectl listings', () => {
     expect(run.stderr).toContain(`table ${store.tableName}`);
     expect(run.stderr).toContain('namespaces: 4 recorded (complete listing)\n');
     expect(run.stderr).toContain('resourcequotas: 2 recorded\n');
+    expect(run.stderr).toContain('nodes: 2 recorded\n');
+    expect(run.stderr).toContain('pods: 3 placements recorded\n');
     expect(run.stderr).toContain('pods: 3 counted in 4 namespaces, 1 stale charge removed\n');
     expect(run.stderr).toContain('deployments.apps: 1 counted in 4 namespaces\n');
     expect(run.stderr).toContain('services: 1 counted in 4 namespaces\n');
@@ -71,6 +74,23 @@ describe('loading real kubectl listings', () => {
     const result = await invoke('mutate', { object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'team-a' }, spec: { containers: [{ name: 'c', image: 'i' }] } } });
     const patch = JSON.parse(Buffer.from(result.review!.response!.patch!, 'base64').toString());
     expect(patch).toEqual([{ op: 'add', path: '/spec/tolerations', value: [{ key: 'dedicated', operator: 'Equal', value: 'team-a', effect: 'NoSchedule' }] }]);
+  });
+
+  it("NodeRestriction knows the loaded pods' nodes and the Nodes' UIDs", async () => {
+    const invoke = lambdaFor(nodeRestriction, store, undefined);
+    const kubelet = (node: string) => ({ username: `system:node:${node}`, groups: ['system:nodes', 'system:authenticated'] });
+    const evict = (node: string) =>
+      invoke('validate', { operation: 'CREATE', kind: { group: 'policy', kind: 'Eviction' }, resource: { group: '', version: 'v1', resource: 'pods' }, subResource: 'eviction', namespace: 'team-a', name: 'web-7d9c6b5f4-2xkqp', object: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-7d9c6b5f4-2xkqp', namespace: 'team-a' } }, userInfo: kubelet(node) });
+    expect((await evict('worker-1')).review!.response!.allowed).toBe(true);
+    expect((await evict('worker-2')).review!.response!.status?.message).toBe('pods "web-7d9c6b5f4-2xkqp" is forbidden: node worker-2 can only evict pods with spec.nodeName set to itself');
+    const mirror = (uid: string): KubeObject => ({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'etcd-worker-1', namespace: 'kube-system', annotations: { 'kubernetes.io/config.mirror': 'hash' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'worker-1', uid, controller: true }] },
+      spec: { nodeName: 'worker-1', containers: [{ name: 'etcd', image: 'etcd' }] },
+    });
+    const create = (uid: string) => invoke('validate', { object: mirror(uid), userInfo: kubelet('worker-1') });
+    expect((await create('6c1d2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d')).review!.response!.allowed).toBe(true);
+    expect((await create('0a9b8c7d-6e5f-4d3c-9b2a-1f0e9d8c7b6a')).review!.response!.status?.message).toContain('UID mismatch');
   });
 
   it('a second run changes nothing it should not (idempotent)', async () => {

@@ -32,6 +32,13 @@ const event = (name: string): ReviewInput => ({
   object: { apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: NS }, involvedObject: { kind: 'Pod', name: 'p', namespace: NS }, reason: 'Started', source: { component: 'kubelet', host: 'node-1' } },
 });
 
+const kubelet = { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'] };
+const podStatus = (name: string): ReviewInput => {
+  const bound = pod(name);
+  bound.spec = { ...(bound.spec as object), nodeName: 'node-1' };
+  return { operation: 'UPDATE', subResource: 'status', object: bound, oldObject: bound, userInfo: kubelet };
+};
+
 /** What each stateful plugin sees in real use: state it learns first, then the measured request. */
 const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => ReviewInput }> = {
   'namespace-lifecycle': { setup: [namespace], request: (i) => ({ object: pod(`nl-${i}`) }) },
@@ -40,6 +47,8 @@ const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => Re
   'resource-quota': { setup: [namespace, quota], request: (i) => ({ object: pod(`rq-${i}`) }) },
   'event-rate-limit': { setup: [], request: (i) => event(`e-${i}`) },
   'validating-admission-policy': { setup: [namespace], request: (i) => ({ object: pod(`vap-${i}`) }) },
+  // A kubelet's status update: the most frequent NodeRestriction request, and the one it learns from.
+  'node-restriction': { setup: [], request: (i) => podStatus(`nr-${i}`) },
 };
 
 function configFor(plugin: AnyAdmissionPlugin): unknown {

@@ -31,7 +31,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden, notFound } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
-import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
+import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { LearnedPlacements } from '../../lib/state/ports.js';
 import { ConfigError } from '../../lib/config/errors.js';
@@ -82,6 +82,12 @@ function configure(raw: unknown): NodeRestrictionConfig {
   }
   return { featureGates };
 }
+
+// Every authenticated request has a username; `has` keeps a request without one from erroring
+// the condition (an error would apply failurePolicy).
+const IS_NODE_USER = "has(request.userInfo.username) && request.userInfo.username.startsWith('system:node:')";
+const NODE_REQUESTS = { name: 'node-requests', expression: IS_NODE_USER };
+const OTHER_REQUESTS = { name: 'not-node-requests', expression: `!(${IS_NODE_USER})` };
 
 const ALL_WRITES = ['CREATE', 'UPDATE', 'DELETE'] as const;
 // Leases are judged by admitLease like upstream, but no rule sends them: the project's webhook
@@ -500,8 +506,10 @@ export default definePlugin({
     upstreamName: PLUGIN,
     name: 'node-restriction',
     summary: 'Limits kubelets to their own Node, Lease, CSINode, ResourceSlices and CSRs, and to mirror pods and pods bound to themselves.',
-    ...validatingOnly(RULES),
-    // Learns pods' nodes and Nodes' UIDs (sideEffects: NoneOnDryRun) from the writes RULES send.
+    // Judges nodes' requests only and fails closed; learns pods' nodes and Nodes' UIDs from
+    // everyone's pod and Node writes through a learning webhook that fails open (sideEffects:
+    // NoneOnDryRun). An outage then stops kubelets' writes, as upstream's would, but no one else's.
+    validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS, matchConditions: [NODE_REQUESTS], learningMatchConditions: [OTHER_REQUESTS] },
     writes: true,
     needs: ['placements'],
     // Kubelets write their Leases in kube-node-lease and mirror pods in kube-system: exactly the

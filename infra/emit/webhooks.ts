@@ -149,15 +149,20 @@ function toRule(rule: WebhookRule): RuleWithOperations {
   } as RuleWithOperations;
 }
 
-function rulesOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookRule[] {
+function rulesOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions, variant: Variant): WebhookRule[] {
   const { metadata } = plugin;
   let rules: readonly WebhookRule[];
-  if (phase === 'mutate') rules = metadata.mutating?.rules ?? [];
+  if (variant === 'learn') rules = learningRules(metadata);
+  else if (phase === 'mutate') rules = metadata.mutating?.rules ?? [];
   else if (plugin.validatingRulesFor) rules = plugin.validatingRulesFor(options.configs?.get(metadata.name));
   else rules = metadata.validating?.rules ?? [];
   // Learned cluster state arrives on the phase that learns (lib/state): the validating webhook,
-  // which sees final objects, or the mutating one of a plugin without a validating phase.
-  if (learns(plugin, phase)) rules = [...rules, ...learningRules(metadata).filter((learning) => !rules.some((rule) => ruleCovers(rule, learning)))];
+  // which sees final objects, or the mutating one of a plugin without a validating phase; or on a
+  // webhook of its own (separateLearning).
+  if (variant === 'judge' && learns(plugin, phase) && !separateLearning(plugin, phase, options)) {
+    const own = rules;
+    rules = [...own, ...learningRules(metadata).filter((learning) => !own.some((rule) => ruleCovers(rule, learning)))];
+  }
   const unique = [...new Map(rules.map((r) => [JSON.stringify(toRule(r)), r])).values()];
   for (const rule of unique) {
     const named = protectedResourcesNamed(rule);
@@ -188,7 +193,24 @@ function phaseMetadata(metadata: PluginMetadata, phase: Phase): PhaseMetadata | 
   return phase === 'mutate' ? metadata.mutating : metadata.validating;
 }
 
-function commonFields(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): ValidatingWebhook {
+/** The plugin's webhook proper, or the webhook that only feeds it learned state. */
+type Variant = 'judge' | 'learn';
+
+/**
+ * A phase whose matchConditions narrow whom it judges (NodeRestriction: nodes only) learns from
+ * everyone else through a second webhook on the same URL that fails open: an outage then loses
+ * observations, never the cluster's writes. Without matchConditions (clusters before 1.28) the one
+ * webhook sees everything and learns from it.
+ */
+function separateLearning(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): boolean {
+  return learns(plugin, phase) && phaseMetadata(plugin.metadata, phase)?.learningMatchConditions !== undefined && options.matchConditions !== false;
+}
+
+export function learningWebhookName(plugin: string): string {
+  return `${plugin}.learn.${WEBHOOK_DOMAIN}`;
+}
+
+function commonFields(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions, variant: Variant = 'judge'): ValidatingWebhook {
   const { metadata } = plugin;
   const meta = phaseMetadata(metadata, phase)!;
   if (!Number.isInteger(meta.timeoutSeconds) || meta.timeoutSeconds < 1 || meta.timeoutSeconds > 10) {
@@ -196,7 +218,7 @@ function commonFields(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOpt
   }
   // Learning cluster state is a write too (dry runs excluded), hence NoneOnDryRun.
   const writes = metadata.writes || learns(plugin, phase);
-  const rules = rulesOf(plugin, phase, options);
+  const rules = rulesOf(plugin, phase, options, variant);
   // Wildcard rules (NamespaceLifecycle: every namespaced resource) reach leases and the like; a
   // matchCondition keeps the apiserver from calling us for them. Without matchConditions
   // (clusters before 1.28) such a plugin cannot be registered safely.
@@ -205,15 +227,13 @@ function commonFields(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOpt
     const list = reached.map((p) => `${p.group}/${p.resource}`).join(', ');
     throw new EmitError(`${metadata.name}: its ${phase} rules reach ${list}, which only a matchCondition can exclude; drop --no-match-conditions (Kubernetes 1.28+) or leave the plugin out (--plugins)`);
   }
-  const matchConditions = [
-    ...(options.matchConditions === false ? [] : (meta.matchConditions ?? [])),
-    ...(reached.length > 0 ? [excludeProtectedCondition(reached)] : []),
-  ];
+  const own = variant === 'learn' ? meta.learningMatchConditions! : (meta.matchConditions ?? []);
+  const matchConditions = [...(options.matchConditions === false ? [] : own), ...(reached.length > 0 ? [excludeProtectedCondition(reached)] : [])];
   return {
-    name: webhookName(metadata.name, phase),
+    name: variant === 'learn' ? learningWebhookName(metadata.name) : webhookName(metadata.name, phase),
     clientConfig: { url: webhookUrl(options.baseUrl, metadata.name, phase, options.auth), ...(options.caBundle && { caBundle: options.caBundle }) },
     rules: rules.map(toRule),
-    failurePolicy: options.stagedNamespace !== undefined ? 'Ignore' : meta.failurePolicy,
+    failurePolicy: options.stagedNamespace !== undefined || variant === 'learn' ? 'Ignore' : meta.failurePolicy,
     matchPolicy: 'Equivalent',
     namespaceSelector: namespaceSelector(metadata, options),
     objectSelector: {},
@@ -245,15 +265,16 @@ function objectMeta(metadata: PluginMetadata, options: EmitOptions) {
 export function mutatingConfiguration(plugin: AnyAdmissionPlugin, options: EmitOptions): MutatingWebhookConfiguration | undefined {
   const { metadata } = plugin;
   if (!metadata.mutating) return undefined;
-  const webhook: MutatingWebhook = { ...commonFields(plugin, 'mutate', options), reinvocationPolicy: metadata.mutating.reinvocationPolicy ?? 'Never' };
-  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks: [webhook] };
+  const webhook = (variant: Variant): MutatingWebhook => ({ ...commonFields(plugin, 'mutate', options, variant), reinvocationPolicy: variant === 'learn' ? 'Never' : (metadata.mutating!.reinvocationPolicy ?? 'Never') });
+  const webhooks = [webhook('judge'), ...(separateLearning(plugin, 'mutate', options) ? [webhook('learn')] : [])];
+  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks };
 }
 
 export function validatingConfiguration(plugin: AnyAdmissionPlugin, options: EmitOptions): ValidatingWebhookConfiguration | undefined {
   const { metadata } = plugin;
   if (!phaseMetadata(metadata, 'validate')) return undefined;
-  const webhook: ValidatingWebhook = commonFields(plugin, 'validate', options);
-  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks: [webhook] };
+  const webhooks = [commonFields(plugin, 'validate', options), ...(separateLearning(plugin, 'validate', options) ? [commonFields(plugin, 'validate', options, 'learn')] : [])];
+  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks };
 }
 
 /** Every configuration for the given plugins: per plugin, its mutating one, then its validating one. */

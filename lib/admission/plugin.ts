@@ -20,6 +20,12 @@ export interface PhaseMetadata {
   /** Mutations that other webhooks may undo ask to be called again. */
   readonly reinvocationPolicy?: 'Never' | 'IfNeeded';
   readonly matchConditions?: readonly { readonly name: string; readonly expression: string }[];
+  /**
+   * For a phase that learns (`needs`) but judges only what `matchConditions` select: the requests
+   * outside them it still learns from. The emitter sends those through a second webhook on the
+   * same URL that fails open (Ignore), so an outage costs observations, not the cluster's writes.
+   */
+  readonly learningMatchConditions?: readonly { readonly name: string; readonly expression: string }[];
 }
 
 /**

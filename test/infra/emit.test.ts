@@ -219,6 +219,33 @@ describe('metadata branches (synthetic plugins)', () => {
     expect(old[0].webhooks[0].matchConditions).toBeUndefined();
   });
 
+  it('a plugin that judges only nodes learns from everyone else through a second webhook that fails open', async () => {
+    const nodeRestriction = registry.find((p) => p.metadata.name === 'node-restriction')!;
+    const emitted = await emit(['--base-url', 'https://admission.example.com'], [nodeRestriction]);
+    expect(emitted.code, emitted.stderr).toBe(0);
+    const docs = documents(emitted.stdout);
+    expectGoodPractice(docs, [nodeRestriction]);
+    expect(docs).toHaveLength(1);
+    const [judge, learn] = docs[0].webhooks;
+    expect(docs[0].webhooks).toHaveLength(2);
+    expect(judge).toMatchObject({ name: 'node-restriction.validate.serverless-admission.io', failurePolicy: 'Fail', sideEffects: 'NoneOnDryRun' });
+    expect(learn).toMatchObject({ name: 'node-restriction.learn.serverless-admission.io', failurePolicy: 'Ignore', sideEffects: 'NoneOnDryRun', clientConfig: judge.clientConfig, namespaceSelector: {} });
+    expect(learn.rules).toEqual(learningRules(nodeRestriction.metadata).map((r) => ({ ...r })));
+    // The two conditions, evaluated as the apiserver would: each request goes to exactly one webhook.
+    const calls = (userInfo: Doc) => docs[0].webhooks.filter((w: Doc) => w.matchConditions.every((c: Doc) => run(c.expression, { request: { userInfo }, object: {}, oldObject: null }) === true)).map((w: Doc) => w.name.split('.')[1]);
+    expect(calls({ username: 'system:node:worker-1', groups: ['system:nodes'] })).toEqual(['validate']);
+    expect(calls({ username: 'system:kube-scheduler', groups: [] })).toEqual(['learn']);
+    expect(calls({ groups: [] })).toEqual(['learn']);
+
+    // Staged: both fail open. Before 1.28 (no matchConditions): one webhook sees, judges and learns from all.
+    const staged = documents((await emit(['--base-url', 'https://admission.example.com', '--staged', 'canary'], [nodeRestriction])).stdout);
+    expect(staged[0].webhooks.map((w: Doc) => w.failurePolicy)).toEqual(['Ignore', 'Ignore']);
+    const old = documents((await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [nodeRestriction])).stdout);
+    expect(old[0].webhooks).toHaveLength(1);
+    expect(old[0].webhooks[0].matchConditions).toBeUndefined();
+    expect(learningRules(nodeRestriction.metadata).every((rule) => old[0].webhooks[0].rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)))).toBe(true);
+  });
+
   it('configuration-driven rules come from the loaded AdmissionConfiguration', async () => {
     const config = join(dir, 'admission.yaml');
     writeFileSync(config, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PolicyEvaluator\n  configuration:\n    resources: [statefulsets, daemonsets]\n');

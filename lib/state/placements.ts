@@ -19,8 +19,11 @@ import type { KubeObject } from '../admission/types.js';
 import type { LearnedNode, LearnedPlacements, LearnedPod } from './ports.js';
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, N, S, str } from './store.js';
+import { TTL_ATTRIBUTE } from './table.js';
 
 const POD_SK = 'placement';
+/** How long a tombstone is kept: a day of deletions. */
+const TOMBSTONE_SECONDS = 24 * 60 * 60;
 const NODE_SK = 'node';
 const podKey = (namespace: string, name: string) => ({ pk: S(`pod#${namespace}/${name}`), sk: S(POD_SK) });
 const nodeKey = (name: string) => ({ pk: S(`node#${name}`), sk: S(NODE_SK) });
@@ -134,7 +137,9 @@ export class LearnedPlacementStore implements LearnedPlacements {
           return;
         }
         case 'deleted':
-          await this.store.put({ Item: { ...keyOf(observation.target), confirmed: BOOL(true), gone: BOOL(true), ...when } });
+          // Tombstones expire (TTL), so churning pods do not grow the table without bound; an
+          // expired tombstone reads as unknown, which is what it says.
+          await this.store.put({ Item: { ...keyOf(observation.target), confirmed: BOOL(true), gone: BOOL(true), ...when, [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + TOMBSTONE_SECONDS) } });
           return;
         case 'bound': {
           const { namespace, name, uid, nodeName } = observation;

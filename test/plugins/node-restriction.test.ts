@@ -10,6 +10,7 @@
 // upstream runs with `noExistingPods` (or no Node) read an empty table. Where a lookup still has no
 // counterpart (a token's audience in CSI drivers and PVs; a pod not learned yet), the case carries
 // `differs` saying what we do instead, and asserts that.
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin, { modifiedLabels, type NodeRestrictionConfig } from '../../functions/node-restriction/plugin.js';
@@ -700,6 +701,11 @@ describe('what the webhook learns, through the real handler and store', () => {
     expect((await evict('gone')).status).toMatchObject({ code: 404, message: 'pods "gone" not found' });
     // A DELETE without the stored pod reads what was learned.
     expect((await send(rec(null, null, POD, 'ns', 'gone', '', 'DELETE'))).status?.code).toBe(404);
+    // The tombstone expires after a day (TTL), so churning pods do not grow the table for ever.
+    const { Item } = await store.client.send(new GetItemCommand({ TableName: store.tableName, Key: { pk: { S: 'pod#ns/gone' }, sk: { S: 'placement' } } }));
+    const expiresIn = Number(Item?.expiresAt?.N) - Date.now() / 1000;
+    expect(expiresIn).toBeGreaterThan(86_400 - 60);
+    expect(expiresIn).toBeLessThanOrEqual(86_400);
   });
 
   it("token requests check the learned pod's uid and node with upstream's messages; an unlearned pod is allowed", async () => {

@@ -15,7 +15,7 @@ import { httpErrors } from './http-errors.js';
 import { requestLog } from './request-log.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { PluginState } from '../state/ports.js';
-import { NO_STATE } from '../state/ports.js';
+import { NO_STATE, StoreUnavailableError } from '../state/ports.js';
 import type { Decision } from '../admission/decision.js';
 
 export interface AdmissionHandlerOptions<Config> {
@@ -28,7 +28,11 @@ export interface AdmissionHandlerOptions<Config> {
    * lib/state's createStatefulAdmissionHandler, so that only their bundles carry the AWS SDK.
    */
   readonly state?: (request: AdmissionRequest) => PluginState;
-  /** Runs after the plugin decided and before the answer is encoded (lib/state learns here). */
+  /**
+   * Runs after the plugin decided and before the answer is encoded (lib/state learns here). A
+   * store failure while learning loses the observation, not the answer: the decision was made
+   * without it, so it stands, and the request log says what was lost (level warn).
+   */
   readonly observe?: (request: AdmissionRequest, phase: Phase, decision: Decision, state: PluginState) => Promise<void>;
 }
 
@@ -74,7 +78,14 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
       const request = event.admissionRequest!;
       const state = stateFor(request);
       const decision = await phases[phase]!(request, { config: config as Config, state });
-      if (observe) await observe(request, phase, decision, state);
+      if (observe) {
+        try {
+          await observe(request, phase, decision, state);
+        } catch (error) {
+          if (!(error instanceof StoreUnavailableError)) throw error;
+          event.learningLost = error.message;
+        }
+      }
       const review = encodeAdmissionResponse(request, decision, phase);
       const { response } = review;
       event.outcome = { allowed: response!.allowed, patched: response!.patch !== undefined, ...(response!.status && { code: response!.status.code }) };

@@ -13,6 +13,8 @@ export type GatewayEvent = (APIGatewayProxyEvent | APIGatewayProxyEventV2) & {
   caller?: CallerIdentity;
   /** Set by the handler: what was answered, for the request log. */
   outcome?: { allowed: boolean; patched: boolean; code?: number };
+  /** Set by the handler: the store failure that lost this request's observation (learned state). */
+  learningLost?: string;
   /** Set by httpErrors: the failure answered instead of a review, for the request log. */
   failure?: { statusCode: number; reason: string; stack?: string };
 };

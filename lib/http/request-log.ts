@@ -17,7 +17,7 @@ export function requestLog(plugin: string): MiddlewareObj<GatewayEvent, GatewayR
     const review = event.admissionRequest;
     const start = started.get(event);
     logRecord({
-      level: event.failure && event.failure.statusCode >= 500 ? 'error' : 'info',
+      level: event.failure && event.failure.statusCode >= 500 ? 'error' : event.learningLost ? 'warn' : 'info',
       plugin,
       path: requestPath(event),
       statusCode: request.response?.statusCode,
@@ -31,6 +31,7 @@ export function requestLog(plugin: string): MiddlewareObj<GatewayEvent, GatewayR
       }),
       ...(event.outcome && { decision: event.outcome }),
       ...(event.failure && { failure: event.failure }),
+      ...(event.learningLost && { learningLost: event.learningLost }),
       ...(event.caller && { caller: event.caller.subject }),
       latencyMs: start === undefined ? undefined : Math.round((performance.now() - start) * 1000) / 1000,
     });

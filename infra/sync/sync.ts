@@ -141,7 +141,7 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
     progress(`resourcequotas: ${quotas.length} recorded`);
   }
 
-  // A listing shows stored objects, as an UPDATE's oldObject does: confirmed placements.
+  // A listing shows stored objects, as an UPDATE's oldObject does (and revives no pod seen deleted).
   const placements = new LearnedPlacementStore(store);
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
   const nodes = all('/Node');

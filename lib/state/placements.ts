@@ -2,17 +2,19 @@
 // NodeRestriction makes in the apiserver's informers (`needs: ['placements']`). The handler
 // records, once per request, in lib; plugins only read.
 //
-// What a request teaches, strongest first:
+// A record is one incarnation (uid) of a pod or Node. What a request teaches:
 //   - the stored object (`oldObject` of any pod or Node UPDATE, and of a refused DELETE) is the
-//     apiserver's truth at that moment: always recorded, as confirmed;
-//   - an admitted DELETE leaves a tombstone: the object reads as unknown;
-//   - an admitted CREATE is a claim the apiserver may still refuse (AlreadyExists above all: every
-//     kubelet restart re-creates its Node): recorded unconfirmed, and never over a confirmed
-//     record of a live object, so a failed create cannot replace what is known;
-//   - an admitted Binding (the scheduler's pods/binding) sets the node of a known pod that is still
-//     unbound, as the apiserver itself only binds unbound pods.
-// Out-of-order writes from concurrent Lambda instances can leave an older observation last; the
-// next status update of the same pod or Node corrects it (README, NodeRestriction).
+//     apiserver's truth at that moment and replaces the record, unless that very incarnation was
+//     already seen deleted (a finalizer's removal or a late status update must not bring it back);
+//   - an admitted DELETE leaves a tombstone of the incarnation, expiring after a day;
+//   - an admitted CREATE is only a claim, as the apiserver may still refuse it (AlreadyExists above
+//     all): it is recorded for a name with no live record only. Nodes' own pod creates (mirror
+//     pods) teach nothing: their status updates do, and a node's claim on a name could otherwise
+//     let it evict the pod that really has it;
+//   - an admitted Binding (the scheduler's pods/binding, naming the pod's uid, which the apiserver
+//     checks) places that incarnation if it is unbound, and replaces the record of any other one.
+// Observations are lost while the learning webhook is down, and concurrent Lambda instances may
+// land them out of order; the next status update of a live pod or Node corrects it (README).
 import type { PluginMetadata, WebhookRule } from '../admission/plugin.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { KubeObject } from '../admission/types.js';
@@ -50,8 +52,11 @@ type Target = { kind: 'pod'; namespace: string; name: string } | { kind: 'node';
 /** What one pod or Node write tells, or undefined when it tells nothing. */
 export type PlacementObservation =
   | { kind: 'stored' | 'created'; target: Target; uid: string; nodeName: string }
-  | { kind: 'deleted'; target: Target }
+  | { kind: 'deleted'; target: Target; uid: string }
   | { kind: 'bound'; namespace: string; name: string; uid: string; nodeName: string };
+
+/** nodeidentifier's first test: a node's credentials. */
+const isNodeUser = (request: AdmissionRequest) => (request.userInfo.username ?? '').startsWith('system:node:');
 
 export function placementObservation(request: AdmissionRequest, admitted: boolean): PlacementObservation | undefined {
   if (!isPlacementRequest(request) || request.operation === 'CONNECT') return undefined;
@@ -78,13 +83,13 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
   const old = request.oldObject;
   if (request.operation === 'DELETE' && request.subResource === '' && admitted) {
     const at = target(old);
-    return at && { kind: 'deleted', target: at };
+    return at && { kind: 'deleted', target: at, uid: text(old?.metadata?.uid) };
   }
   if ((request.operation === 'UPDATE' || request.operation === 'DELETE') && isKind(old, kind)) {
     const at = target(old);
     return at && { kind: 'stored', target: at, ...facts(old) };
   }
-  if (request.operation === 'CREATE' && request.subResource === '' && admitted && isKind(request.object, kind)) {
+  if (request.operation === 'CREATE' && request.subResource === '' && admitted && isKind(request.object, kind) && !(isPod && isNodeUser(request))) {
     const at = target(request.object);
     return at && { kind: 'created', target: at, ...facts(request.object) };
   }
@@ -92,6 +97,11 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
 }
 
 const keyOf = (target: Target) => (target.kind === 'pod' ? podKey(target.namespace, target.name) : nodeKey(target.name));
+
+/** No live record, or a tombstone of another incarnation (or an expired one). */
+const FREE = 'attribute_not_exists(pk) OR (gone = :true AND (uid <> :uid OR expiresAt <= :now))';
+/** A live record, of any incarnation, or FREE: everything but this incarnation's tombstone. */
+const NOT_THIS_TOMBSTONE = 'attribute_not_exists(pk) OR gone = :false OR uid <> :uid OR expiresAt <= :now';
 
 export class LearnedPlacementStore implements LearnedPlacements {
   constructor(private readonly store: StateStore) {}
@@ -120,40 +130,47 @@ export class LearnedPlacementStore implements LearnedPlacements {
   async record(observation: PlacementObservation): Promise<void> {
     const now = this.store.now();
     const when = { observedAt: S(new Date(now).toISOString()), observedAtMs: N(now) };
+    // DynamoDB refuses values an expression does not use: each condition gets exactly its own
+    // (no name is a prefix of another).
+    const condition = (expression: string, uid: string) => {
+      const all = { ':true': BOOL(true), ':false': BOOL(false), ':uid': S(uid), ':now': N(this.store.nowSeconds()), ':unbound': S('') };
+      return { ConditionExpression: expression, ExpressionAttributeValues: Object.fromEntries(Object.entries(all).filter(([name]) => expression.includes(name))) };
+    };
+    const live = (target: Target, uid: string, nodeName: string) => ({ ...keyOf(target), uid: S(uid), ...(target.kind === 'pod' && { nodeName: S(nodeName) }), gone: BOOL(false), ...when });
     try {
       switch (observation.kind) {
         case 'stored':
         case 'created': {
           const { target, uid, nodeName } = observation;
-          const confirmed = observation.kind === 'stored';
-          await this.store.put({
-            Item: { ...keyOf(target), uid: S(uid), ...(target.kind === 'pod' && { nodeName: S(nodeName) }), confirmed: BOOL(confirmed), gone: BOOL(false), ...when },
-            // A claim never replaces a confirmed record of a live object.
-            ...(!confirmed && {
-              ConditionExpression: 'attribute_not_exists(pk) OR confirmed = :false OR gone = :true',
-              ExpressionAttributeValues: { ':false': BOOL(false), ':true': BOOL(true) },
-            }),
-          });
+          await this.store.put({ Item: live(target, uid, nodeName), ...condition(observation.kind === 'stored' ? NOT_THIS_TOMBSTONE : FREE, uid) });
           return;
         }
-        case 'deleted':
-          // Tombstones expire (TTL), so churning pods do not grow the table without bound; an
-          // expired tombstone reads as unknown, which is what it says.
-          await this.store.put({ Item: { ...keyOf(observation.target), confirmed: BOOL(true), gone: BOOL(true), ...when, [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + TOMBSTONE_SECONDS) } });
+        case 'deleted': {
+          // Tombstones expire (TTL), so churning pods do not grow the table without bound.
+          const { target, uid } = observation;
+          await this.store.put({ Item: { ...keyOf(target), uid: S(uid), gone: BOOL(true), ...when, [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + TOMBSTONE_SECONDS) } });
           return;
+        }
         case 'bound': {
           const { namespace, name, uid, nodeName } = observation;
-          await this.store.update({
-            Key: podKey(namespace, name),
-            UpdateExpression: 'SET nodeName = :node, observedAt = :at, observedAtMs = :ms' + (uid === '' ? '' : ', uid = :uid'),
-            ConditionExpression: 'attribute_exists(pk) AND gone = :false AND nodeName = :unbound' + (uid === '' ? '' : ' AND (uid = :uid OR uid = :unbound)'),
-            ExpressionAttributeValues: { ':node': S(nodeName), ':at': when.observedAt, ':ms': when.observedAtMs, ':false': BOOL(false), ':unbound': S(''), ...(uid !== '' && { ':uid': S(uid) }) },
-          });
+          const target: Target = { kind: 'pod', namespace, name };
+          if (uid === '') {
+            // A Binding without a uid: only a known unbound pod can be placed.
+            await this.store.update({
+              Key: podKey(namespace, name),
+              UpdateExpression: 'SET nodeName = :node, observedAt = :at, observedAtMs = :ms',
+              ConditionExpression: 'attribute_exists(pk) AND gone = :false AND nodeName = :unbound',
+              ExpressionAttributeValues: { ':node': S(nodeName), ':at': when.observedAt, ':ms': when.observedAtMs, ':false': BOOL(false), ':unbound': S('') },
+            });
+            return;
+          }
+          // The apiserver binds only the incarnation named, and only once.
+          await this.store.put({ Item: live(target, uid, nodeName), ...condition(`${FREE} OR (gone = :false AND (uid <> :uid OR nodeName = :unbound))`, uid) });
           return;
         }
       }
     } catch (error) {
-      // A claim over a confirmed record, or a Binding of a pod not known to be unbound: kept as is.
+      // A claim on a name already held, this incarnation's tombstone, or a pod already bound: kept.
       if (error instanceof ConditionFailed) return;
       throw error;
     }

@@ -20,6 +20,11 @@ import { deniedMessage, runPhase } from '../support/review.js';
 import { configErrorOf } from '../support/config-error.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, testStore } from '../support/dynamodb.js';
+import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
+import { review } from '../support/review.js';
+import { setLogSink } from '../../lib/http/log.js';
+import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw?: unknown) => plugin.configure!(raw, SOURCE) as NodeRestrictionConfig;
@@ -177,7 +182,7 @@ const scheduler = { username: 'system:kube-scheduler', groups: ['system:authenti
 const binding = (pod: KubeObject, node: string): KubeObject => ({ apiVersion: 'v1', kind: 'Binding', metadata: { name: pod.metadata!.name, namespace: 'ns', uid: pod.metadata!.uid }, target: { kind: 'Node', name: node } });
 const teach: { what: string; input: ReviewInput }[] = [
   { what: "mynode's status update (its stored Node)", input: mynodeStatus },
-  { what: 'mynode creates its mirror pod', input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', '', 'CREATE') },
+  { what: "mynode's status update of its mirror pod", input: rec(mymirrorpod, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'UPDATE') },
   { what: "othernode's status update of its mirror pod", input: rec(othermirrorpod, othermirrorpod, POD, 'ns', 'othermirrorpod', 'status', 'UPDATE', { username: 'system:node:othernode', groups: ['system:nodes'] }) },
   { what: 'an admin creates the unbound mirror pod', input: rec(unboundmirrorpod, null, POD, 'ns', 'unboundmirrorpod', '', 'CREATE', bob) },
   { what: 'an admin creates mypod unbound', input: rec(withSpec(mypod, { nodeName: '' }), null, POD, 'ns', 'mypod', '', 'CREATE', bob) },
@@ -689,6 +694,60 @@ describe('what the webhook learns, through the real handler and store', () => {
     await send(rec(pod('kept', 'othernode', 'impostor-uid'), null, POD, 'ns', 'kept', '', 'CREATE', bob));
     expect((await evict('kept')).allowed).toBe(true);
     expect((await token('kept', 'kept-uid')).allowed).toBe(true);
+  });
+
+  it("a node's own pod create claims nothing: a mirror pod cannot take a pending pod's name to evict it", async () => {
+    await send(rec(pod('pending', ''), null, POD, 'ns', 'pending', '', 'CREATE', bob));
+    const mirrorNamed = (name: string): KubeObject => ({ ...makeTestPod('ns', name, 'mynode', true), metadata: { ...makeTestPod('ns', name, 'mynode', true).metadata, uid: 'forged-uid' } });
+    // NodeRestriction admits the mirror pod; the apiserver then answers AlreadyExists.
+    expect((await send(rec(mirrorNamed('pending'), null, POD, 'ns', 'pending', '', 'CREATE'))).allowed).toBe(true);
+    expect((await evict('pending')).status?.message).toContain('can only evict pods with spec.nodeName set to itself');
+    expect((await send(rec(mirrorNamed('unclaimed'), null, POD, 'ns', 'unclaimed', '', 'CREATE'))).allowed).toBe(true);
+    expect((await evict('unclaimed')).status?.code).toBe(404);
+  });
+
+  it('a deleted incarnation does not come back: neither a finalizer removal nor a late status update revives it', async () => {
+    const fin = pod('fin', 'mynode');
+    await send(podStatus(fin));
+    expect((await send(rec(null, fin, POD, 'ns', 'fin', '', 'DELETE', bob))).allowed).toBe(true);
+    const terminating: KubeObject = { ...fin, metadata: { ...fin.metadata, deletionTimestamp: '2026-11-22T05:00:00Z', finalizers: ['example.com/cleanup'] } };
+    await send(rec({ ...terminating, metadata: { ...terminating.metadata, finalizers: [] } }, terminating, POD, 'ns', 'fin', '', 'UPDATE', bob));
+    await send(podStatus(terminating));
+    expect((await evict('fin')).status?.code).toBe(404);
+    // A new incarnation under the same name is learned as usual.
+    await send(podStatus(pod('fin', 'mynode', 'fin-uid-2')));
+    expect((await evict('fin')).allowed).toBe(true);
+  });
+
+  it("a new incarnation's Binding replaces the record of an old one whose deletion was missed", async () => {
+    await send(podStatus(pod('web-0', 'mynode', 'web-0-old')));
+    // The old pod's deletion was not seen (the learning webhook was down); the new one's create
+    // cannot claim a name with a live record, but its Binding names its own uid.
+    await send(rec(pod('web-0', '', 'web-0-new'), null, POD, 'ns', 'web-0', '', 'CREATE', bob));
+    expect((await evict('web-0')).allowed).toBe(true);
+    await send(rec(binding(pod('web-0', '', 'web-0-new'), 'othernode'), null, { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target, 'ns', 'web-0', 'binding', 'CREATE', scheduler));
+    expect((await evict('web-0')).status?.message).toContain('can only evict pods with spec.nodeName set to itself');
+    expect((await token('web-0', 'web-0-old')).status?.message).toContain('does not match the UID in record');
+  });
+
+  it("a store failure while learning loses the observation, not the kubelet's write; a lookup still fails closed", async () => {
+    const down = createStatefulAdmissionHandler(plugin, {
+      config: DEFAULTS,
+      callerAuth: { mode: 'mtls', allowedSubjects: [] },
+      state: (request) => createRequestState(request, { client: localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 }), tableName: store.tableName }),
+    });
+    const lines: string[] = [];
+    setLogSink((line) => lines.push(line));
+    try {
+      const status = await down(gatewayEvent('/node-restriction/validate', JSON.stringify(review(podStatus(pod('unlucky', 'mynode'))))), lambdaContext);
+      expect(status.statusCode).toBe(200);
+      expect(JSON.parse(status.body).response.allowed).toBe(true);
+      expect(JSON.parse(lines.at(-1)!)).toMatchObject({ level: 'warn', learningLost: expect.stringContaining('state store') });
+      const eviction = await down(gatewayEvent('/node-restriction/validate', JSON.stringify(review(rec(makeTestPodEviction('unlucky'), null, EVICTION, 'ns', 'unlucky', 'eviction', 'CREATE')))), lambdaContext);
+      expect(eviction.statusCode).toBe(500);
+    } finally {
+      setLogSink(undefined);
+    }
   });
 
   it('a deleted pod is forgotten; a refused DELETE forgets nothing', async () => {

@@ -228,6 +228,7 @@ export default definePlugin({
     writes: true,
     needs: [],
     systemNamespaces: 'exclude',
+    requiresConfiguration: true,
   },
 
   configure: (raw, source) => parseConfig(raw, source.baseDir),

@@ -4,9 +4,11 @@
 // load and a new plugin joins the mix by being registered. `npm run load` writes it to a file that
 // the artillery processor (processor.cjs) reads.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { run } from '@bufbuild/cel';
 import { pathToFileURL } from 'node:url';
 import { plugins } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
+import type { AdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import type { WebhookConfiguration } from '../emit/webhooks.js';
 import { NAMESPACE_NAME_LABEL, webhookConfigurations } from '../emit/webhooks.js';
@@ -58,7 +60,13 @@ function selectorMatches(selector: Selector | undefined, namespace: string | und
 }
 
 /** The apiserver's order: mutating configurations by name, then validating ones by name. */
-function callsFor(docs: readonly WebhookConfiguration[], target: Target, namespace: string | undefined, phases: readonly ('mutate' | 'validate')[]): PlannedCall[] {
+/** The webhook's matchConditions, evaluated with CEL as the apiserver does (all must be true). */
+function conditionsMatch(webhook: { matchConditions?: { expression: string }[] }, review: Record<string, any>): boolean {
+  const { request } = review;
+  return (webhook.matchConditions ?? []).every((c) => run(c.expression, { request, object: request.object, oldObject: request.oldObject }) === true);
+}
+
+function callsFor(docs: readonly WebhookConfiguration[], target: Target, namespace: string | undefined, phases: readonly ('mutate' | 'validate')[], review: Record<string, any>): PlannedCall[] {
   const calls: PlannedCall[] = [];
   for (const phase of phases) {
     const kind = phase === 'mutate' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';
@@ -67,6 +75,7 @@ function callsFor(docs: readonly WebhookConfiguration[], target: Target, namespa
       for (const webhook of doc.webhooks ?? []) {
         if (!(webhook.rules ?? []).some((r) => ruleMatches(r as Rule, target))) continue;
         if (!selectorMatches(webhook.namespaceSelector as Selector, namespace)) continue;
+        if (!conditionsMatch(webhook, review)) continue;
         calls.push({ webhook: webhook.name, phase, path: new URL(webhook.clientConfig.url!).pathname });
       }
     }
@@ -100,10 +109,15 @@ function review(target: Target, object: Record<string, any>, extra: Record<strin
   };
 }
 
-export function loadPlan(registry: readonly AnyAdmissionPlugin[], podCreateReview: { request: { object: Record<string, any> } }): LoadPlan {
-  const admissionConfiguration = loadAdmissionConfiguration();
-  const configs = new Map(registry.filter((p) => p.validatingRulesFor).map((p) => [p.metadata.name, configurePlugin(p, admissionConfiguration)]));
-  const docs = webhookConfigurations(registry, { baseUrl: 'https://load.invalid', auth: { mode: 'mtls' }, configs });
+/** The plugins an operator would register with this configuration: not those missing a required entry. */
+export function registeredPlugins(registry: readonly AnyAdmissionPlugin[], admissionConfiguration: AdmissionConfiguration): AnyAdmissionPlugin[] {
+  return registry.filter((p) => !p.metadata.requiresConfiguration || admissionConfiguration.entries.has(p.metadata.upstreamName));
+}
+
+export function loadPlan(registry: readonly AnyAdmissionPlugin[], podCreateReview: { request: { object: Record<string, any> } }, admissionConfiguration = loadAdmissionConfiguration()): LoadPlan {
+  const registered = registeredPlugins(registry, admissionConfiguration);
+  const configs = new Map(registered.filter((p) => p.validatingRulesFor).map((p) => [p.metadata.name, configurePlugin(p, admissionConfiguration)]));
+  const docs = webhookConfigurations(registered, { baseUrl: 'https://load.invalid', auth: { mode: 'mtls' }, configs });
   const ns = LOAD_NAMESPACES[0];
 
   const pods: Target = { operation: 'CREATE', group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true };
@@ -124,25 +138,27 @@ export function loadPlan(registry: readonly AnyAdmissionPlugin[], podCreateRevie
   const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [NAMESPACE_NAME_LABEL]: ns }, creationTimestamp: null }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
 
   const both = ['mutate', 'validate'] as const;
+  const kind = (target: Target, body: Record<string, unknown>, phases: readonly ('mutate' | 'validate')[] = both) => ({ review: body, calls: callsFor(docs, target, ns, phases, body) });
   return {
-    namespaceCreate: { review: review(namespaces, namespace), calls: callsFor(docs, namespaces, ns, both) },
-    podCreate: { review: review(pods, pod), calls: callsFor(docs, pods, ns, both) },
-    podCreateDryRun: { review: review(pods, pod, { dryRun: true, options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', dryRun: ['All'] } }), calls: callsFor(docs, pods, ns, both) },
-    podUpdate: {
-      review: review({ ...pods, operation: 'UPDATE' }, newImagePod, { oldObject: pod, options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' } }),
-      calls: callsFor(docs, { ...pods, operation: 'UPDATE' }, ns, both),
-    },
+    namespaceCreate: kind(namespaces, review(namespaces, namespace)),
+    podCreate: kind(pods, review(pods, pod)),
+    podCreateDryRun: kind(pods, review(pods, pod, { dryRun: true, options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', dryRun: ['All'] } })),
+    podUpdate: kind({ ...pods, operation: 'UPDATE' }, review({ ...pods, operation: 'UPDATE' }, newImagePod, { oldObject: pod, options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' } })),
     // What validators see when a mutating webhook was skipped (its failurePolicy is Ignore): the
     // validating twins deny.
-    podUnmutated: { review: review(pods, pod), calls: callsFor(docs, pods, ns, ['validate']) },
-    serviceWithExternalIps: { review: review(services, service), calls: callsFor(docs, services, ns, both) },
+    podUnmutated: kind(pods, review(pods, pod), ['validate']),
+    serviceWithExternalIps: kind(services, review(services, service)),
   };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const [out] = process.argv.slice(2);
   const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8'));
-  const plan = loadPlan(plugins, fixture);
+  const admissionConfiguration = loadAdmissionConfiguration();
+  for (const p of plugins.filter((p) => !registeredPlugins(plugins, admissionConfiguration).includes(p))) {
+    process.stderr.write(`  ${p.metadata.name}: not registered (it needs its ${p.metadata.upstreamName} entry in ${admissionConfiguration.source.file})\n`);
+  }
+  const plan = loadPlan(plugins, fixture, admissionConfiguration);
   const text = `${JSON.stringify({ namespaces: LOAD_NAMESPACES, kinds: plan }, null, 1)}\n`;
   if (out) writeFileSync(out, text);
   else process.stdout.write(text);

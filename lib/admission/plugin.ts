@@ -57,6 +57,11 @@ export interface PluginMetadata {
    * Upstream plugins see every namespace; most of ours skip these to keep the cluster recoverable.
    */
   readonly systemNamespaces: 'exclude' | 'include';
+  /**
+   * Without its AdmissionConfiguration entry the plugin answers every review with HTTP 500 (where
+   * upstream refuses to start): it is registered only together with its entry.
+   */
+  readonly requiresConfiguration?: true;
 }
 
 export interface PluginContext<Config> {

@@ -177,13 +177,18 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
     if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(client.keyPem)) throw new UsageError(`${clientKeyFile} holds no PEM private key`);
   }
 
-  // Plugins whose rules follow their configuration (ValidatingAdmissionPolicy) get it loaded.
+  // Plugins whose rules follow their configuration (ValidatingAdmissionPolicy) get it loaded; plugins
+  // that cannot answer without their entry (ImagePolicyWebhook) are checked for it.
   const configs = new Map<string, unknown>();
-  if (selected.some((p) => p.validatingRulesFor)) {
+  if (selected.some((p) => p.validatingRulesFor || p.metadata.requiresConfiguration)) {
     const env = { ...io.env, ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }) };
     const admissionConfiguration = loadAdmissionConfiguration(env);
+    const { file } = admissionConfiguration.source;
     for (const plugin of selected.filter((p) => p.validatingRulesFor)) configs.set(plugin.metadata.name, configurePlugin(plugin, admissionConfiguration));
-    io.stderr(`rules from configuration: ${admissionConfiguration.source.file}\n`);
+    if (selected.some((p) => p.validatingRulesFor)) io.stderr(`rules from configuration: ${file}\n`);
+    for (const { metadata } of selected.filter((p) => p.metadata.requiresConfiguration && !admissionConfiguration.entries.has(p.metadata.upstreamName))) {
+      io.stderr(`warning: ${metadata.name} has no ${metadata.upstreamName} entry in ${file}; deployed without one, it answers every review with HTTP 500 (its failurePolicy decides)\n`);
+    }
   }
 
   if (out !== undefined) mkdirSync(out, { recursive: true });

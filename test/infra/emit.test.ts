@@ -246,6 +246,18 @@ describe('metadata branches (synthetic plugins)', () => {
     expect(learningRules(nodeRestriction.metadata).every((rule) => old[0].webhooks[0].rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)))).toBe(true);
   });
 
+  it('warns when a plugin that requires its entry is emitted without one', async () => {
+    const imagePolicy = registry.find((p) => p.metadata.requiresConfiguration)!;
+    const bare = join(dir, 'bare.yaml');
+    writeFileSync(bare, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n');
+    const without = await emit(['--base-url', 'https://admission.example.com', '--admission-config', bare], [imagePolicy]);
+    expect(without.code).toBe(0);
+    expect(without.stderr).toContain(`warning: image-policy-webhook has no ImagePolicyWebhook entry in ${bare}; deployed without one, it answers every review with HTTP 500`);
+    const configured = await emit(['--base-url', 'https://admission.example.com', '--admission-config', 'config/examples/image-policy-webhook.yaml'], [imagePolicy]);
+    expect(configured.code, configured.stderr).toBe(0);
+    expect(configured.stderr).not.toContain('warning:');
+  });
+
   it('configuration-driven rules come from the loaded AdmissionConfiguration', async () => {
     const config = join(dir, 'admission.yaml');
     writeFileSync(config, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PolicyEvaluator\n  configuration:\n    resources: [statefulsets, daemonsets]\n');

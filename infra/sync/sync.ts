@@ -14,7 +14,7 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { qualifiedResource } from '../../lib/admission/request.js';
 import type { NamespaceRecord } from '../../lib/state/namespaces.js';
 import { LearnedNamespaceStore } from '../../lib/state/namespaces.js';
-import { LearnedPlacementStore } from '../../lib/state/placements.js';
+import { LearnedPlacementStore, listedObservation } from '../../lib/state/placements.js';
 import type { Charge, ChargedObject, LearnedQuota } from '../../lib/state/ports.js';
 import { QuotaLedgerStore } from '../../lib/state/quota-ledger.js';
 import type { StateStore } from '../../lib/state/store.js';
@@ -143,16 +143,13 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
 
   // A listing shows stored objects, as an UPDATE's oldObject does (and revives no pod seen deleted).
   const placements = new LearnedPlacementStore(store);
-  const text = (value: unknown) => (typeof value === 'string' ? value : '');
   const nodes = all('/Node');
-  for (const node of nodes) await placements.record({ kind: 'stored', target: { kind: 'node', name: node.metadata!.name! }, uid: text(node.metadata?.uid), nodeName: '' });
+  for (const node of nodes) await placements.record(listedObservation('Node', node));
   if (nodes.length > 0) progress(`nodes: ${nodes.length} recorded`);
   const pods = all('/Pod');
   for (const pod of pods) {
-    const namespace = pod.metadata?.namespace;
-    if (!namespace) throw new SyncError(`Pod ${pod.metadata?.name} has no metadata.namespace`);
-    const nodeName = text((pod.spec as { nodeName?: unknown } | undefined)?.nodeName);
-    await placements.record({ kind: 'stored', target: { kind: 'pod', namespace, name: pod.metadata!.name! }, uid: text(pod.metadata?.uid), nodeName });
+    if (!pod.metadata?.namespace) throw new SyncError(`Pod ${pod.metadata?.name} has no metadata.namespace`);
+    await placements.record(listedObservation('Pod', pod));
   }
   if (pods.length > 0) progress(`pods: ${pods.length} placements recorded`);
 

@@ -22,6 +22,7 @@ import type { LearnedNode, LearnedPlacements, LearnedPod } from './ports.js';
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, N, S, str } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
+import { isObjectOfKind } from '../kube/objects.js';
 
 const POD_SK = 'placement';
 /** How long a tombstone is kept: a day of deletions. */
@@ -42,7 +43,6 @@ export function isPlacementRequest(request: AdmissionRequest): boolean {
   return group === '' && (resource === 'pods' || resource === 'nodes');
 }
 
-const isKind = (object: KubeObject | null, kind: string): object is KubeObject => object !== null && typeof object === 'object' && (object.kind === undefined || object.kind === kind);
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 const nameOf = (request: AdmissionRequest, object: KubeObject | null) => request.name || text(object?.metadata?.name);
 const nodeNameOf = (pod: KubeObject) => text((pod.spec as { nodeName?: unknown } | undefined)?.nodeName);
@@ -57,6 +57,17 @@ export type PlacementObservation =
 
 /** nodeidentifier's first test: a node's credentials. */
 const isNodeUser = (request: AdmissionRequest) => (request.userInfo.username ?? '').startsWith('system:node:');
+
+/**
+ * A pod or Node from a `kubectl get -o json` listing: a stored object, as an UPDATE's oldObject.
+ * The kind is the listing's (typed lists may leave it out of their items).
+ */
+export function listedObservation(kind: 'Pod' | 'Node', object: KubeObject): PlacementObservation {
+  const name = text(object.metadata?.name);
+  const uid = text(object.metadata?.uid);
+  if (kind === 'Node') return { kind: 'stored', target: { kind: 'node', name }, uid, nodeName: '' };
+  return { kind: 'stored', target: { kind: 'pod', namespace: text(object.metadata?.namespace), name }, uid, nodeName: nodeNameOf(object) };
+}
 
 export function placementObservation(request: AdmissionRequest, admitted: boolean): PlacementObservation | undefined {
   if (!isPlacementRequest(request) || request.operation === 'CONNECT') return undefined;
@@ -73,7 +84,7 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
 
   if (isPod && request.subResource === 'binding') {
     const binding = request.object;
-    if (!admitted || request.operation !== 'CREATE' || !isKind(binding, 'Binding')) return undefined;
+    if (!admitted || request.operation !== 'CREATE' || !isObjectOfKind(binding, 'Binding')) return undefined;
     const nodeName = text((binding as { target?: { name?: unknown } }).target?.name);
     const name = nameOf(request, binding);
     if (nodeName === '' || name === '' || request.namespace === '') return undefined;
@@ -85,11 +96,11 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
     const at = target(old);
     return at && { kind: 'deleted', target: at, uid: text(old?.metadata?.uid) };
   }
-  if ((request.operation === 'UPDATE' || request.operation === 'DELETE') && isKind(old, kind)) {
+  if ((request.operation === 'UPDATE' || request.operation === 'DELETE') && isObjectOfKind(old, kind)) {
     const at = target(old);
     return at && { kind: 'stored', target: at, ...facts(old) };
   }
-  if (request.operation === 'CREATE' && request.subResource === '' && admitted && isKind(request.object, kind) && !(isPod && isNodeUser(request))) {
+  if (request.operation === 'CREATE' && request.subResource === '' && admitted && isObjectOfKind(request.object, kind) && !(isPod && isNodeUser(request))) {
     const at = target(request.object);
     return at && { kind: 'created', target: at, ...facts(request.object) };
   }

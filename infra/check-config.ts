@@ -1,48 +1,76 @@
-// `npm run check-config`: what `npm start` and every Lambda's cold start would say about the
-// AdmissionConfiguration, without serving. Exit 0 when every plugin accepts its configuration.
+// `npm run check-config`: what `npm start`, `emit`, `npm run package` and every Lambda's cold start
+// would say about the AdmissionConfiguration, without serving. Exit 0 when every plugin accepts
+// its configuration; 1 on the first invalid field or unknown entry, named with a suggestion.
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { plugins } from '../functions/index.js';
-import { configurePlugin, DEFAULT_ADMISSION_CONFIG, loadAdmissionConfiguration } from '../lib/config/admission-configuration.js';
+import { plugins as registry } from '../functions/index.js';
+import type { AnyAdmissionPlugin } from '../lib/admission/plugin.js';
+import { DEFAULT_ADMISSION_CONFIG } from '../lib/config/admission-configuration.js';
 import { ConfigError } from '../lib/config/errors.js';
+import { ignoredLine, inactiveLine, loadPluginSet } from '../lib/config/plugins.js';
 
 const USAGE = `Usage: npm run check-config [-- FILE]
 
 Loads the AdmissionConfiguration (FILE, else ADMISSION_CONFIG, else ${DEFAULT_ADMISSION_CONFIG}) and
-hands every plugin its entry, as a start would. Prints one line per plugin; exits 1 on the first
-invalid configuration, naming the plugin and the field.
+hands every plugin its entry, as a start would. Prints one line per plugin:
+
+  ok  PodNodeSelector (configured)       served, with its entry
+  ok  AlwaysPullImages (defaults)        served on upstream's defaults
+  --  ImagePolicyWebhook (...) is inactive: needs its configuration: ...   not served or emitted
+  --  LimitRanger: not served by this project, entry ignored
+
+Exits 1 on the first invalid configuration, naming the plugin, the field and the closest known
+field; 2 on bad arguments.
 `;
 
-function main(): number {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+export interface CheckConfigIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: NodeJS.ProcessEnv;
+  readonly plugins?: readonly AnyAdmissionPlugin[];
+}
+
+export function checkConfigCommand(argv: string[], io: CheckConfigIo): number {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  } catch (error) {
+    io.stderr(`check-config: ${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
   if (values.help) {
-    process.stdout.write(USAGE);
+    io.stdout(USAGE);
     return 0;
   }
   if (positionals.length > 1) {
-    process.stderr.write(USAGE);
+    io.stderr(USAGE);
     return 2;
   }
-  const env = positionals[0] ? { ...process.env, ADMISSION_CONFIG: positionals[0] } : process.env;
+  const env = positionals[0] ? { ...io.env, ADMISSION_CONFIG: positionals[0] } : io.env;
   try {
-    const configuration = loadAdmissionConfiguration(env);
-    process.stdout.write(`${configuration.source.file}\n`);
-    const known = new Set(plugins.map((p) => p.metadata.upstreamName));
-    for (const plugin of plugins) {
-      configurePlugin(plugin, configuration);
-      const entry = configuration.entries.has(plugin.metadata.upstreamName) ? 'configured' : 'defaults';
-      process.stdout.write(`ok  ${plugin.metadata.upstreamName} (${entry})\n`);
+    const set = loadPluginSet(io.plugins ?? registry, env);
+    io.stdout(`${set.configuration.source.file}\n`);
+    for (const configured of set.plugins) {
+      const { upstreamName } = configured.plugin.metadata;
+      if (configured.inactive !== undefined) io.stdout(`--  ${inactiveLine(configured)}\n`);
+      else io.stdout(`ok  ${upstreamName} (${configured.hasEntry ? 'configured' : 'defaults'})\n`);
     }
-    for (const name of configuration.entries.keys()) {
-      if (!known.has(name)) process.stdout.write(`--  ${name}: not served by this project, entry ignored (as the apiserver ignores entries of disabled plugins)\n`);
-    }
+    for (const name of set.ignored) io.stdout(`--  ${ignoredLine(name)}\n`);
     return 0;
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`invalid configuration: ${error.message}\n`);
+      io.stderr(`invalid configuration: ${error.message}\n`);
       return 1;
     }
     throw error;
   }
 }
 
-process.exitCode = main();
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = checkConfigCommand(process.argv.slice(2), {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    env: process.env,
+  });
+}

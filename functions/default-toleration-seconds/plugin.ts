@@ -20,6 +20,7 @@ import { allowed, badRequest, forbidden, patched } from '../../lib/admission/dec
 import { FieldPath, required } from '../../lib/admission/field.js';
 import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields } from '../../lib/config/fields.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
@@ -53,11 +54,7 @@ function configure(raw: unknown): DefaultTolerationSecondsConfig {
     throw new ConfigError(PLUGIN, 'configuration', `must be an object with ${CONFIG_FIELDS.join(' and ')}`);
   }
   const entry = raw as Record<string, unknown>;
-  for (const field of Object.keys(entry)) {
-    if (!(CONFIG_FIELDS as readonly string[]).includes(field)) {
-      throw new ConfigError(PLUGIN, field, `unknown field; supported fields are ${CONFIG_FIELDS.join(', ')}`);
-    }
-  }
+  rejectUnknownFields(PLUGIN, '', entry, CONFIG_FIELDS);
   const seconds = (field: (typeof CONFIG_FIELDS)[number]): number => {
     const value = entry[field] ?? UPSTREAM_DEFAULT_SECONDS;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {

@@ -21,6 +21,7 @@ import { aggregateMessage, fieldErrorMessage, FieldPath, invalid, notSupported }
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields } from '../../lib/config/fields.js';
 import { createHash } from 'node:crypto';
 
 const UPSTREAM_NAME = 'EventRateLimit';
@@ -121,8 +122,7 @@ function parseConfig(raw: unknown): EventRateLimitConfig {
   const { apiVersion, kind, limits, ...rest } = raw as Record<string, unknown>;
   if (apiVersion !== undefined && apiVersion !== CONFIG_VERSION) throw new ConfigError(UPSTREAM_NAME, 'apiVersion', `must be ${CONFIG_VERSION}, got ${JSON.stringify(apiVersion)}`);
   if (kind !== undefined && kind !== 'Configuration') throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
-  const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw new ConfigError(UPSTREAM_NAME, unknown, 'unknown field; supported fields are limits');
+  rejectUnknownFields(UPSTREAM_NAME, '', rest, ['limits']);
   if (limits !== undefined && limits !== null && !Array.isArray(limits)) throw new ConfigError(UPSTREAM_NAME, 'limits', 'must be a list');
   const list = (limits ?? []) as unknown[];
   const errors: FieldError[] = [];
@@ -131,6 +131,7 @@ function parseConfig(raw: unknown): EventRateLimitConfig {
   const parsed = list.map((entry, i): Limit => {
     const at = path.index(i);
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+    rejectUnknownFields(UPSTREAM_NAME, String(at), e, ['type', 'qps', 'burst', 'cacheSize']);
     for (const field of ['qps', 'burst', 'cacheSize']) {
       if (e[field] !== undefined && !int32(e[field])) throw new ConfigError(UPSTREAM_NAME, String(at.child(field)), `must be a 32-bit integer, got ${JSON.stringify(e[field])}`);
     }

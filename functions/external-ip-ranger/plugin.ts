@@ -29,6 +29,7 @@ import { aggregateMessage, FieldPath, fieldErrorMessage, forbiddenField } from '
 import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields } from '../../lib/config/fields.js';
 import type { IPNet } from '../../lib/kube/net.js';
 import { cidrContains, parseCIDRSloppy, parseIPSloppy } from '../../lib/kube/net.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
@@ -67,9 +68,7 @@ function configure(raw: unknown): ExternalIPRangerConfig {
   const entry = raw as Record<string, unknown>;
   if (entry.apiVersion !== CONFIG_API_VERSION) throw new ConfigError(PLUGIN, 'apiVersion', `must be ${CONFIG_API_VERSION}, got ${JSON.stringify(entry.apiVersion ?? null)}`);
   if (entry.kind !== CONFIG_KIND) throw new ConfigError(PLUGIN, 'kind', `must be ${CONFIG_KIND}, got ${JSON.stringify(entry.kind ?? null)}`);
-  for (const field of Object.keys(entry)) {
-    if (!FIELDS.includes(field)) throw new ConfigError(PLUGIN, field, `unknown field; supported fields are ${FIELDS.join(', ')}`);
-  }
+  rejectUnknownFields(PLUGIN, '', entry, FIELDS);
   const reject: IPNet[] = [];
   const admit: IPNet[] = [];
   // ParseRejectAdmitCIDRRules: a leading ! makes a rejection.

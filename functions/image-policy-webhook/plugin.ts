@@ -19,6 +19,7 @@ import { allowed, badRequest, forbidden, patched, withAuditAnnotations } from '.
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import type { WebhookClient } from '../../lib/kube/webhook-client.js';
@@ -95,9 +96,11 @@ const MILLISECOND = 1e6;
 function parseConfig(raw: unknown, baseDir: string): ImagePolicyWebhookConfig {
   if (raw === undefined || raw === null) return { backend: undefined, allowTTL: 300, denyTTL: 30, retryBackoffMs: 500, defaultAllow: false };
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with imagePolicy');
+  rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, ['apiVersion', 'kind', 'imagePolicy']);
   const block = (raw as Record<string, unknown>).imagePolicy;
   if (typeof block !== 'object' || block === null || Array.isArray(block)) throw new ConfigError(UPSTREAM_NAME, 'imagePolicy', 'required: {kubeConfigFile, allowTTL, denyTTL, retryBackoff, defaultAllow}');
   const entry = block as Record<string, unknown>;
+  rejectUnknownFields(UPSTREAM_NAME, 'imagePolicy', entry, ['kubeConfigFile', 'allowTTL', 'denyTTL', 'retryBackoff', 'defaultAllow']);
   const retryBackoff = duration(entry, 'retryBackoff', MILLISECOND, 1, 5 * 60 * SECOND, 500 * MILLISECOND);
   const allowTTL = duration(entry, 'allowTTL', SECOND, SECOND, 30 * 60 * SECOND, 5 * 60 * SECOND);
   const denyTTL = duration(entry, 'denyTTL', SECOND, SECOND, 30 * 60 * SECOND, 30 * SECOND);

@@ -25,6 +25,7 @@ import { allowed, denied } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
 import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields } from '../../lib/config/fields.js';
 
 const PLUGIN = 'NamespaceReservation';
 const PROJECT_GROUP = 'project.openshift.io';
@@ -40,9 +41,7 @@ function configure(raw: unknown): NamespaceReservationConfig {
   if (raw === undefined || raw === null) return { reservedNames: [], reservedPrefixes: [] };
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(PLUGIN, 'configuration', `must be an object with ${FIELDS.join(' and ')}`);
   const entry = raw as Record<string, unknown>;
-  for (const field of Object.keys(entry)) {
-    if (!(FIELDS as readonly string[]).includes(field)) throw new ConfigError(PLUGIN, field, `unknown field; supported fields are ${FIELDS.join(', ')}`);
-  }
+  rejectUnknownFields(PLUGIN, '', entry, FIELDS);
   const list = (field: (typeof FIELDS)[number]): string[] => {
     const value = entry[field] ?? [];
     if (!Array.isArray(value)) throw new ConfigError(PLUGIN, field, 'must be a list of strings');

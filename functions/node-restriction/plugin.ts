@@ -35,6 +35,7 @@ import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugi
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { LearnedPlacements } from '../../lib/state/ports.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields, suggestion } from '../../lib/config/fields.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
 import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
 
@@ -69,12 +70,12 @@ function configure(raw: unknown): NodeRestrictionConfig {
   const featureGates: Record<FeatureGate, boolean> = { ...FEATURE_GATE_DEFAULTS };
   if (raw === undefined || raw === null) return { featureGates };
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(PLUGIN, 'configuration', 'must be an object with featureGates');
-  for (const [key, value] of Object.entries(raw)) {
-    if (key !== 'featureGates') throw new ConfigError(PLUGIN, key, 'unknown field; the only supported field is featureGates');
+  rejectUnknownFields(PLUGIN, '', raw as Record<string, unknown>, ['featureGates']);
+  for (const [, value] of Object.entries(raw)) {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(PLUGIN, 'featureGates', 'must be a map of gate name to true or false');
     for (const [gate, enabled] of Object.entries(value)) {
       if (!(gate in FEATURE_GATE_DEFAULTS)) {
-        throw new ConfigError(PLUGIN, `featureGates.${gate}`, `unknown feature gate; supported are ${Object.keys(FEATURE_GATE_DEFAULTS).join(', ')}`);
+        throw new ConfigError(PLUGIN, `featureGates.${gate}`, `unknown feature gate; ${suggestion(gate, Object.keys(FEATURE_GATE_DEFAULTS))}`);
       }
       if (typeof enabled !== 'boolean') throw new ConfigError(PLUGIN, `featureGates.${gate}`, `must be true or false, got ${JSON.stringify(enabled)}`);
       featureGates[gate as FeatureGate] = enabled;

@@ -16,6 +16,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields } from '../../lib/config/fields.js';
 import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { PluginState } from '../../lib/state/ports.js';
 
@@ -104,6 +105,7 @@ async function check(request: AdmissionRequest, config: PodNodeSelectorConfig, s
 function parseConfig(raw: unknown): Record<string, string> {
   if (raw === undefined || raw === null) return {};
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with podNodeSelectorPluginConfig');
+  rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, ['podNodeSelectorPluginConfig']);
   const selectors = (raw as Record<string, unknown>).podNodeSelectorPluginConfig ?? {};
   if (typeof selectors !== 'object' || selectors === null || Array.isArray(selectors)) throw new ConfigError(UPSTREAM_NAME, 'podNodeSelectorPluginConfig', 'must be a map of namespace (or clusterDefaultNodeSelector) to a node selector');
   const out: Record<string, string> = {};

@@ -21,6 +21,7 @@ import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { isRecord, rejectUnknownFields } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { Quantity } from '../../lib/kube/quantity.js';
@@ -36,6 +37,7 @@ const NAME = 'pod-toleration-restriction';
 export const NS_DEFAULT_TOLERATIONS = 'scheduler.alpha.kubernetes.io/defaultTolerations';
 export const NS_WHITELIST_TOLERATIONS = 'scheduler.alpha.kubernetes.io/tolerationsWhitelist';
 const CONFIG_VERSIONS = ['podtolerationrestriction.admission.k8s.io/v1alpha1', 'podtolerationrestriction.admission.k8s.io/v1'];
+const TOLERATION_FIELDS = ['key', 'operator', 'value', 'effect', 'tolerationSeconds'];
 const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
 
 /** Pods that request or limit any CPU or memory may be evicted under memory pressure last. */
@@ -155,10 +157,12 @@ function parseConfig(raw: unknown): Pick<PodTolerationRestrictionConfig, 'defaul
   const { apiVersion, kind, ...fields } = raw as Record<string, unknown>;
   if (apiVersion !== undefined && !CONFIG_VERSIONS.includes(apiVersion as string)) throw new ConfigError(UPSTREAM_NAME, 'apiVersion', `must be one of ${CONFIG_VERSIONS.join(', ')}, got ${JSON.stringify(apiVersion)}`);
   if (kind !== undefined && kind !== 'Configuration') throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
-  for (const field of Object.keys(fields)) {
-    if (field !== 'default' && field !== 'whitelist') throw new ConfigError(UPSTREAM_NAME, field, 'unknown field; supported fields are default, whitelist');
-  }
+  rejectUnknownFields(UPSTREAM_NAME, '', fields, ['default', 'whitelist']);
   const list = (field: 'default' | 'whitelist'): Toleration[] => {
+    const entries = fields[field];
+    if (Array.isArray(entries)) {
+      entries.forEach((t, i) => isRecord(t) && rejectUnknownFields(UPSTREAM_NAME, `${field}[${i}]`, t, TOLERATION_FIELDS));
+    }
     let tolerations: Toleration[];
     try {
       tolerations = decodeTolerations(fields[field], field);

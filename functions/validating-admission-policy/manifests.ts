@@ -7,6 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ConfigSource } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields } from '../../lib/config/fields.js';
 
 export const UPSTREAM_NAME = 'ValidatingAdmissionPolicy';
 export const ADMISSION_REGISTRATION_VERSIONS = ['admissionregistration.k8s.io/v1', 'admissionregistration.k8s.io/v1beta1', 'admissionregistration.k8s.io/v1alpha1'];
@@ -55,9 +56,7 @@ const OPTION_KEYS = new Set(['apiVersion', 'kind', 'manifests', 'paths', 'unknow
 export function readOptions(raw: unknown, source: ConfigSource): PluginOptions {
   if (raw === undefined || raw === null) return { manifests: [], unknownNamespace: 'NoLabels' };
   if (!isRecord(raw)) throw new ConfigError(UPSTREAM_NAME, 'configuration', `must be an object in ${source.file}`);
-  for (const key of Object.keys(raw)) {
-    if (!OPTION_KEYS.has(key)) throw new ConfigError(UPSTREAM_NAME, key, `unknown field in ${source.file}: supported are manifests, paths, unknownNamespace`);
-  }
+  rejectUnknownFields(UPSTREAM_NAME, '', raw, [...OPTION_KEYS]);
   const unknownNamespace = raw.unknownNamespace ?? 'NoLabels';
   if (unknownNamespace !== 'NoLabels' && unknownNamespace !== 'Fail') {
     throw new ConfigError(UPSTREAM_NAME, 'unknownNamespace', `Unsupported value: ${JSON.stringify(unknownNamespace)}: supported values: "Fail", "NoLabels"`);

@@ -177,6 +177,10 @@ export default definePlugin<PluginConfig>({
 
   configure,
   validatingRulesFor,
+  inactiveReason: (config) =>
+    config.policies.length === 0
+      ? 'no policies to judge: add ValidatingAdmissionPolicy manifests (or paths) to its entry (example: config/examples/validating-admission-policy/admission.yaml)'
+      : undefined,
 
   async validate(request, context) {
     const candidates = context.config.index.candidates(request);

@@ -58,8 +58,9 @@ export interface PluginMetadata {
    */
   readonly systemNamespaces: 'exclude' | 'include';
   /**
-   * Without its AdmissionConfiguration entry the plugin answers every review with HTTP 500 (where
-   * upstream refuses to start): it is registered only together with its entry.
+   * Upstream refuses to start without the plugin's configuration; here the plugin is *inactive*
+   * without its AdmissionConfiguration entry: not served, not emitted, not packaged (lib/config
+   * says so once, for every command).
    */
   readonly requiresConfiguration?: true;
 }
@@ -96,6 +97,11 @@ export interface AdmissionPlugin<Config = undefined> {
    * validating rules to emit for this configuration, replacing metadata.validating.rules.
    */
   readonly validatingRulesFor?: (config: Config) => readonly WebhookRule[];
+  /**
+   * Why this configuration leaves the plugin nothing to judge (ValidatingAdmissionPolicy without
+   * policies), or undefined when it is active. An inactive plugin is not served, emitted or packaged.
+   */
+  readonly inactiveReason?: (config: Config) => string | undefined;
 }
 
 /** Upstream plugins answer in microseconds; the good-practice guide asks for small timeouts. */

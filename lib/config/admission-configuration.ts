@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { AnyAdmissionPlugin, ConfigSource } from '../admission/plugin.js';
 import { ConfigError } from './errors.js';
+import { isRecord, rejectUnknownFields, unknownField } from './fields.js';
 
 /**
  * The kube-apiserver's --admission-control-config-file, read as the apiserver reads it, so an
@@ -19,14 +20,21 @@ export const DEFAULT_ADMISSION_CONFIG = 'config/admission.yaml';
 
 export interface AdmissionConfiguration {
   readonly source: ConfigSource;
-  /** Raw configuration per upstream plugin name. */
+  /** Raw configuration per upstream plugin name, for entries that carry one. */
   readonly entries: ReadonlyMap<string, unknown>;
+  /** Every entry's name, in file order, with or without configuration. */
+  readonly names: readonly string[];
 }
 
 const EMPTY: AdmissionConfiguration = {
   source: { file: '(no AdmissionConfiguration)', baseDir: process.cwd() },
   entries: new Map(),
+  names: [],
 };
+
+/** The fields of one `plugins[]` entry: upstream's three, plus this project's reserved extensions. */
+const ENTRY_FIELDS = ['name', 'path', 'configuration'];
+const RESERVED_EXTENSIONS = ['enforcement', 'exemptions'];
 
 function parseDocument(text: string, file: string): unknown {
   try {
@@ -38,9 +46,10 @@ function parseDocument(text: string, file: string): unknown {
 
 export function parseAdmissionConfiguration(text: string, file: string): AdmissionConfiguration {
   const baseDir = dirname(resolve(file));
-  const doc = parseDocument(text, file) as Record<string, unknown> | null;
+  const doc = parseDocument(text, file);
   const where = (field: string) => new ConfigError('AdmissionConfiguration', field, `in ${file}`);
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError('AdmissionConfiguration', '', `${file} is not a YAML object`);
+  if (!isRecord(doc)) throw new ConfigError('AdmissionConfiguration', '', `${file} is not a YAML object`);
+  rejectUnknownFields('AdmissionConfiguration', '', doc, ['apiVersion', 'kind', 'plugins']);
   if (doc.kind !== 'AdmissionConfiguration') {
     throw new ConfigError('AdmissionConfiguration', 'kind', `must be AdmissionConfiguration in ${file}, got ${JSON.stringify(doc.kind ?? null)}`);
   }
@@ -50,11 +59,17 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
   const plugins = doc.plugins ?? [];
   if (!Array.isArray(plugins)) throw where('plugins');
   const entries = new Map<string, unknown>();
+  const names: string[] = [];
   plugins.forEach((entry: unknown, i: number) => {
     const field = `plugins[${i}]`;
-    if (entry === null || typeof entry !== 'object') throw new ConfigError('AdmissionConfiguration', field, `must be an object in ${file}`);
-    const { name, path, configuration } = entry as Record<string, unknown>;
+    if (!isRecord(entry)) throw new ConfigError('AdmissionConfiguration', field, `must be an object in ${file}`);
+    const { name, path, configuration } = entry;
     if (typeof name !== 'string' || name === '') throw new ConfigError('AdmissionConfiguration', `${field}.name`, `required in ${file}`);
+    for (const key of Object.keys(entry)) {
+      if (RESERVED_EXTENSIONS.includes(key)) throw new ConfigError(name, `${field}.${key}`, `not supported by this version (every plugin enforces, as upstream); remove it from ${file}`);
+      if (!ENTRY_FIELDS.includes(key)) throw unknownField(name, field, key, ENTRY_FIELDS);
+    }
+    names.push(name);
     if (path !== undefined && path !== '') {
       if (typeof path !== 'string') throw new ConfigError(name, `${field}.path`, `must be a string in ${file}`);
       const target = isAbsolute(path) ? path : resolve(baseDir, path);
@@ -64,7 +79,7 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
       entries.set(name, configuration);
     }
   });
-  return { source: { file, baseDir }, entries };
+  return { source: { file, baseDir }, entries, names };
 }
 
 /**

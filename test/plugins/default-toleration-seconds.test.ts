@@ -135,7 +135,7 @@ describe('configuration (upstream: --default-not-ready-toleration-seconds, --def
     [{ defaultNotReadyTolerationSeconds: -1 }, 'DefaultTolerationSeconds: defaultNotReadyTolerationSeconds: must be a non-negative integer number of seconds, got -1'],
     [{ defaultUnreachableTolerationSeconds: 1.5 }, 'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be a non-negative integer number of seconds, got 1.5'],
     [{ defaultUnreachableTolerationSeconds: '300' }, 'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be a non-negative integer number of seconds, got "300"'],
-    [{ defaultNotReadyTolerationSecond: 10 }, 'DefaultTolerationSeconds: defaultNotReadyTolerationSecond: unknown field; supported fields are defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds'],
+    [{ defaultNotReadyTolerationSecond: 10 }, 'DefaultTolerationSeconds: defaultNotReadyTolerationSecond: unknown field "defaultNotReadyTolerationSecond"; did you mean "defaultNotReadyTolerationSeconds"?'],
     [[300], 'DefaultTolerationSeconds: configuration: must be an object with defaultNotReadyTolerationSeconds and defaultUnreachableTolerationSeconds'],
   ])('refuses %j naming the field', (raw, message) => {
     expect(() => plugin.configure!(raw, source)).toThrow(ConfigError);

@@ -1,0 +1,78 @@
+// Which plugins are active under an AdmissionConfiguration, decided once for every command:
+// `npm start` serves them, `emit` registers them, `npm run load` calls them, serverless.yml
+// packages them and `check-config` lists them. A plugin that cannot answer (it requires an entry
+// it lacks) or has nothing to judge is inactive, with one line telling the operator what to add.
+import type { AnyAdmissionPlugin } from '../admission/plugin.js';
+import type { AdmissionConfiguration } from './admission-configuration.js';
+import { configurePlugin, loadAdmissionConfiguration } from './admission-configuration.js';
+import { ConfigError } from './errors.js';
+import { closestName } from './fields.js';
+import { KNOWN_PLUGIN_NAMES } from './known-plugins.js';
+
+export interface ConfiguredPlugin {
+  readonly plugin: AnyAdmissionPlugin;
+  /** What the plugin's configure() returned (undefined for plugins without configuration). */
+  readonly config: unknown;
+  /** True when the AdmissionConfiguration has an entry for it. */
+  readonly hasEntry: boolean;
+  /** Why it is inactive; undefined when it is served. */
+  readonly inactive?: string;
+}
+
+export interface PluginSet {
+  readonly configuration: AdmissionConfiguration;
+  /** Every registered plugin, configured, in registry order. */
+  readonly plugins: readonly ConfiguredPlugin[];
+  /** Entries naming upstream or OpenShift plugins this project does not serve: ignored. */
+  readonly ignored: readonly string[];
+}
+
+/**
+ * Configures every plugin (throwing the first ConfigError, naming plugin and field) and checks
+ * that every entry names a plugin: served, or known upstream; anything else is a typo.
+ */
+export function configurePlugins(registry: readonly AnyAdmissionPlugin[], configuration: AdmissionConfiguration): PluginSet {
+  const served = registry.map((p) => p.metadata.upstreamName);
+  const ignored: string[] = [];
+  configuration.names.forEach((name, i) => {
+    if (served.includes(name)) return;
+    if (KNOWN_PLUGIN_NAMES.has(name)) {
+      ignored.push(name);
+      return;
+    }
+    const closest = closestName(name, [...served, ...KNOWN_PLUGIN_NAMES]);
+    const hint = closest !== undefined ? `did you mean ${JSON.stringify(closest)}?` : `served plugins: ${served.join(', ')}`;
+    throw new ConfigError('AdmissionConfiguration', `plugins[${i}].name`, `unknown admission plugin ${JSON.stringify(name)} in ${configuration.source.file}; ${hint}`);
+  });
+  const plugins = registry.map((plugin): ConfiguredPlugin => {
+    const { metadata } = plugin;
+    const config = configurePlugin(plugin, configuration);
+    const hasEntry = configuration.names.includes(metadata.upstreamName);
+    let inactive: string | undefined;
+    if (metadata.requiresConfiguration && !configuration.entries.has(metadata.upstreamName)) {
+      inactive = `needs its configuration: add an entry "name: ${metadata.upstreamName}" with configuration (or path) to ${configuration.source.file} (example: config/examples/${metadata.name}.yaml)`;
+    } else {
+      inactive = plugin.inactiveReason?.(config);
+    }
+    return { plugin, config, hasEntry, ...(inactive !== undefined && { inactive }) };
+  });
+  return { configuration, plugins, ignored };
+}
+
+export const activePlugins = (set: PluginSet): ConfiguredPlugin[] => set.plugins.filter((p) => p.inactive === undefined);
+export const inactivePlugins = (set: PluginSet): ConfiguredPlugin[] => set.plugins.filter((p) => p.inactive !== undefined);
+
+/** ADMISSION_CONFIG (else config/admission.yaml) read and every plugin configured: what a start does. */
+export function loadPluginSet(registry: readonly AnyAdmissionPlugin[], env: NodeJS.ProcessEnv = process.env): PluginSet {
+  return configurePlugins(registry, loadAdmissionConfiguration(env));
+}
+
+/** The one line every command prints for a plugin that is not served. */
+export function inactiveLine(configured: ConfiguredPlugin): string {
+  return `${configured.plugin.metadata.upstreamName} (${configured.plugin.metadata.name}) is inactive: ${configured.inactive}`;
+}
+
+/** The one line every command prints for an entry that names a plugin this project does not serve. */
+export function ignoredLine(name: string): string {
+  return `${name}: not served by this project, entry ignored (as the apiserver ignores entries of disabled plugins)`;
+}

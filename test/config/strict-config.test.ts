@@ -1,0 +1,150 @@
+// Strict configuration: a typo anywhere fails the start, naming the plugin, the field path and the
+// closest known name, and every command agrees on which plugins are active.
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { plugins as registry } from '../../functions/index.js';
+import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { ConfigError } from '../../lib/config/errors.js';
+import { closestName } from '../../lib/config/fields.js';
+import { activePlugins, configurePlugins, inactivePlugins } from '../../lib/config/plugins.js';
+import { checkConfigCommand } from '../../infra/check-config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'strict-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function admissionFile(entries: unknown[]): string {
+  const file = join(dir, `admission-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: entries }));
+  return file;
+}
+
+function pluginSet(entries: unknown[]) {
+  const file = admissionFile(entries);
+  return configurePlugins(registry, parseAdmissionConfiguration(stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: entries }), file));
+}
+
+function configError(entries: unknown[]): ConfigError {
+  try {
+    pluginSet(entries);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('closestName', () => {
+  it.each([
+    ['podNodeSelectorPluginConfg', 'podNodeSelectorPluginConfig'],
+    ['efect', 'effect'],
+    ['qsp', 'qps'],
+    ['Effect', 'effect'],
+    ['completelyDifferent', undefined],
+  ])('%s → %s', (typo, expected) => {
+    expect(closestName(typo, ['podNodeSelectorPluginConfig', 'key', 'operator', 'value', 'effect', 'tolerationSeconds', 'type', 'qps', 'burst', 'cacheSize'])).toBe(expected);
+  });
+});
+
+// One misspelt field per configurable plugin, at the depth where operators write it.
+const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][] = [
+  ['PodNodeSelector', { podNodeSelectorPluginConfg: { clusterDefaultNodeSelector: 'a=b' } }, /^PodNodeSelector: podNodeSelectorPluginConfg: unknown field "podNodeSelectorPluginConfg"; did you mean "podNodeSelectorPluginConfig"\?$/],
+  ['PodTolerationRestriction', { default: [{ key: 'a', operator: 'Exists', efect: 'NoSchedule' }] }, /^PodTolerationRestriction: default\[0\]\.efect: unknown field "efect"; did you mean "effect"\?$/],
+  ['PodTolerationRestriction', { whitelst: [] }, /^PodTolerationRestriction: whitelst: unknown field "whitelst"; did you mean "whitelist"\?$/],
+  ['EventRateLimit', { limits: [{ type: 'Namespace', qsp: 50, burst: 100 }] }, /^EventRateLimit: limits\[0\]\.qsp: unknown field "qsp"; did you mean "qps"\?$/],
+  ['EventRateLimit', { limit: [] }, /^EventRateLimit: limit: unknown field "limit"; did you mean "limits"\?$/],
+  ['ResourceQuota', { limitedResources: [{ resource: 'pods', matchContain: ['x'] }] }, /^ResourceQuota: limitedResources\[0\]\.matchContain: unknown field "matchContain"; did you mean "matchContains"\?$/],
+  ['DefaultTolerationSeconds', { defaultUnreachableTolerationSecond: 1 }, /did you mean "defaultUnreachableTolerationSeconds"\?$/],
+  ['NamespaceReservation', { reservedName: ['a'] }, /^NamespaceReservation: reservedName: unknown field "reservedName"; did you mean "reservedNames"\?$/],
+  ['NodeRestriction', { featureGate: {} }, /^NodeRestriction: featureGate: unknown field "featureGate"; did you mean "featureGates"\?$/],
+  ['ImagePolicyWebhook', { imagePolicy: { kubeConfigFile: 'x', allowTT: 5 } }, /^ImagePolicyWebhook: imagePolicy\.allowTT: unknown field "allowTT"; did you mean "allowTTL"\?$/],
+  ['ValidatingAdmissionPolicy', { manifest: [] }, /^ValidatingAdmissionPolicy: manifest: unknown field "manifest"; did you mean "manifests"\?$/],
+  [
+    'network.openshift.io/ExternalIPRanger',
+    { apiVersion: 'network.openshift.io/v1', kind: 'ExternalIPRangerAdmissionConfig', externalIPNetworkCIDR: [] },
+    /^network\.openshift\.io\/ExternalIPRanger: externalIPNetworkCIDR: unknown field "externalIPNetworkCIDR"; did you mean "externalIPNetworkCIDRs"\?$/,
+  ],
+];
+
+describe('strict plugin configuration', () => {
+  it.each(TYPOS)('%s refuses %j naming the field and the closest known one', (name, configuration, message) => {
+    expect(configError([{ name, configuration }]).message).toMatch(message);
+  });
+
+  it('covers every plugin that takes configuration', () => {
+    const configurable = registry.filter((p) => p.configure).map((p) => p.metadata.upstreamName);
+    const tested = new Set(TYPOS.map(([name]) => name));
+    // NamespaceLifecycle's configure only reads its environment variable; it has no entry fields.
+    expect(configurable.filter((name) => !tested.has(name))).toEqual(['NamespaceLifecycle']);
+  });
+});
+
+describe('AdmissionConfiguration entries', () => {
+  it('refuses an entry name that is neither served nor known, with a suggestion', () => {
+    expect(configError([{ name: 'PodNodeSelectr' }]).message).toMatch(
+      /^AdmissionConfiguration: plugins\[0\]\.name: unknown admission plugin "PodNodeSelectr" in .*; did you mean "PodNodeSelector"\?$/,
+    );
+    // An entry without configuration is checked too.
+    expect(configError([{ name: 'AlwaysPullImage' }]).message).toMatch(/did you mean "AlwaysPullImages"\?$/);
+  });
+
+  it('ignores, and lists, entries of upstream plugins this project does not serve', () => {
+    const set = pluginSet([{ name: 'LimitRanger' }, { name: 'ServiceAccount', configuration: { anything: true } }, { name: 'quota.openshift.io/ClusterResourceQuota' }]);
+    expect(set.ignored).toEqual(['LimitRanger', 'ServiceAccount', 'quota.openshift.io/ClusterResourceQuota']);
+  });
+
+  it('refuses unknown fields of an entry, and the project extensions this version does not have', () => {
+    expect(configError([{ name: 'AlwaysPullImages', configuraton: {} }]).message).toMatch(/^AlwaysPullImages: plugins\[0\]\.configuraton: unknown field "configuraton"; did you mean "configuration"\?$/);
+    expect(configError([{ name: 'AlwaysPullImages', enforcement: 'Warn' }]).message).toMatch(/^AlwaysPullImages: plugins\[0\]\.enforcement: not supported by this version/);
+  });
+});
+
+describe('one notion of active', () => {
+  it('with the default configuration: ImagePolicyWebhook lacks its entry and ValidatingAdmissionPolicy has no policies', () => {
+    const set = pluginSet([]);
+    expect(inactivePlugins(set).map((p) => p.plugin.metadata.name)).toEqual(['image-policy-webhook', 'validating-admission-policy']);
+    expect(inactivePlugins(set)[0].inactive).toMatch(/add an entry "name: ImagePolicyWebhook" with configuration/);
+    expect(activePlugins(set)).toHaveLength(registry.length - 2);
+  });
+
+  it('an entry without configuration does not activate a plugin that requires one', () => {
+    const set = pluginSet([{ name: 'ImagePolicyWebhook' }]);
+    expect(inactivePlugins(set).map((p) => p.plugin.metadata.name)).toContain('image-policy-webhook');
+  });
+});
+
+describe('npm run check-config', () => {
+  const run = (args: string[]) => {
+    let stdout = '';
+    let stderr = '';
+    const code = checkConfigCommand(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: {} });
+    return { code, stdout, stderr };
+  };
+
+  it('lists every plugin once: ok, inactive with what to add, or ignored', () => {
+    const { code, stdout } = run([admissionFile([{ name: 'PodNodeSelector', configuration: { podNodeSelectorPluginConfig: {} } }, { name: 'LimitRanger' }])]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('ok  PodNodeSelector (configured)\n');
+    expect(stdout).toContain('ok  AlwaysPullImages (defaults)\n');
+    expect(stdout).toMatch(/--  ImagePolicyWebhook \(image-policy-webhook\) is inactive: needs its configuration/);
+    expect(stdout).toContain('--  LimitRanger: not served by this project, entry ignored');
+    expect(stdout.split('\n').filter((l) => /^(ok|--) /.test(l))).toHaveLength(registry.length + 1);
+  });
+
+  it('exits 1 on a typo with the suggestion on stderr', () => {
+    const { code, stderr } = run([admissionFile([{ name: 'PodNodeSelectr' }])]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^invalid configuration: AdmissionConfiguration: plugins\[0\]\.name: .*did you mean "PodNodeSelector"\?\n$/);
+  });
+
+  it.each(readdirSync('config/examples', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('admission.yaml') || /^[^/]+\.yaml$/.test(f)))(
+    'accepts the shipped example config/examples/%s',
+    (file) => {
+      const { code, stderr } = run([join('config/examples', file)]);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    },
+  );
+});

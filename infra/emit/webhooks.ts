@@ -16,6 +16,7 @@ import type {
   IValidatingWebhookConfiguration as ValidatingWebhookConfiguration,
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import type { AnyAdmissionPlugin, PhaseMetadata, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
+import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { learningPhase, learningRules } from '../../lib/state/namespaces.js';
 
 export type Phase = 'mutate' | 'validate';
@@ -82,8 +83,7 @@ export function checkBaseUrl(raw: string): string {
 }
 
 export function webhookUrl(baseUrl: string, plugin: string, phase: Phase, auth: CallerAuthOption): string {
-  const secret = auth.mode === 'url-secret' ? `/${encodeURIComponent(auth.secret)}` : '';
-  return `${baseUrl}${secret}/${plugin}/${phase}`;
+  return `${baseUrl}${formatWebhookPath({ plugin, phase, ...(auth.mode === 'url-secret' && { secret: auth.secret }) })}`;
 }
 
 export function webhookName(plugin: string, phase: Phase): string {

@@ -9,6 +9,8 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { MAX_BODY_BYTES } from '../../lib/http/body-limit.js';
+import type { Phase } from '../../lib/http/webhook-path.js';
+import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from '../../lib/http/webhook-path.js';
 
 export interface LocalServerOptions {
   /** Plugin name → its Lambda handler. */
@@ -33,6 +35,7 @@ export interface LocalServer {
 
 interface Route {
   readonly plugin: string;
+  readonly phase: Phase;
   readonly handler: AdmissionHandler;
 }
 
@@ -41,12 +44,9 @@ interface Route {
  * `/<plugin>/<phase>` with mTLS, `/<secret>/<plugin>/<phase>` in url-secret mode.
  */
 export function routeOf(path: string, handlers: ReadonlyMap<string, AdmissionHandler>, secretSegment = false): Route | undefined {
-  const segments = path.split('/').filter(Boolean);
-  const phase = segments[segments.length - 1];
-  const plugin = segments[segments.length - 2];
-  if (segments.length !== (secretSegment ? 3 : 2) || (phase !== 'mutate' && phase !== 'validate')) return undefined;
-  const handler = handlers.get(plugin);
-  return handler ? { plugin, handler } : undefined;
+  const route = parseWebhookPath(path, secretSegment);
+  const handler = route && handlers.get(route.plugin);
+  return route && handler ? { plugin: route.plugin, phase: route.phase, handler } : undefined;
 }
 
 function pemOf(der: Buffer): string {
@@ -94,8 +94,7 @@ function singleValued(headers: IncomingMessage['headers']): Record<string, strin
 }
 
 function restEvent(req: IncomingMessage, route: Route, path: string, query: URLSearchParams, body: string): APIGatewayProxyEvent {
-  const phase = path.split('/').filter(Boolean).pop()!;
-  const resourcePath = `/${route.plugin}/${phase}`;
+  const resourcePath = formatWebhookPath({ plugin: route.plugin, phase: route.phase });
   const clientCert = apiGatewayClientCert(req.socket as TLSSocket);
   const queryParameters = Object.fromEntries(query.entries());
   return {
@@ -170,11 +169,12 @@ function answer(res: ServerResponse, statusCode: number, body: string, headers: 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const functionTimeoutMs = options.functionTimeoutMs ?? 10_000;
+  const known = new Set(options.handlers.keys());
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://local');
     const route = routeOf(url.pathname, options.handlers, !options.requireClientCertificate);
-    if (!route) return answer(res, 404, `no webhook at ${url.pathname}\n`);
+    if (!route) return answer(res, 404, `no webhook at ${redactWebhookPath(url.pathname, !options.requireClientCertificate, known)}\n`);
     if (req.method !== 'POST') return answer(res, 405, 'admission webhooks answer POST only\n', { 'content-type': 'text/plain; charset=utf-8', allow: 'POST' });
     const event = restEvent(req, route, url.pathname, url.searchParams, body);
     const result = await route.handler(event, lambdaContext(route.plugin, functionTimeoutMs));

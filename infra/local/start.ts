@@ -6,7 +6,9 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { plugins } from '../../functions/index.js';
 import type { AdmissionPlugin } from '../../lib/admission/plugin.js';
-import { configurePlugin, DEFAULT_ADMISSION_CONFIG, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { DEFAULT_ADMISSION_CONFIG } from '../../lib/config/admission-configuration.js';
+import { activePlugins, ignoredLine, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
+import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
@@ -56,9 +58,11 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${values.port ?? process.env.PORT}`);
 
   // Configuration first: a bad file fails the start before anything listens.
-  const admissionConfiguration = loadAdmissionConfiguration();
-  const configs = new Map(plugins.map((plugin) => [plugin, configurePlugin<unknown>(plugin, admissionConfiguration)] as const));
-  progress(`configuration: ${admissionConfiguration.source.file}`);
+  const pluginSet = loadPluginSet(plugins);
+  progress(`configuration: ${pluginSet.configuration.source.file}`);
+  for (const name of pluginSet.ignored) progress(ignoredLine(name));
+  for (const configured of inactivePlugins(pluginSet)) progress(inactiveLine(configured));
+  const served = activePlugins(pluginSet);
 
   const pki = ensureLocalPki(DEFAULT_PKI_DIR);
   progress(pki.created ? `created a local PKI in ${pki.dir}` : `PKI: ${pki.dir}`);
@@ -82,7 +86,7 @@ async function main(): Promise<void> {
   await ensureStateTable(process.env.DYNAMODB_ENDPOINT);
 
   const handlers = new Map<string, AdmissionHandler>();
-  for (const [plugin, config] of configs) {
+  for (const { plugin, config } of served) {
     handlers.set(plugin.metadata.name, createPluginHandler(plugin as AdmissionPlugin<unknown>, { config, callerAuth }));
   }
   const server = await startLocalServer({
@@ -95,12 +99,12 @@ async function main(): Promise<void> {
   });
 
   const prefix = urlSecretMode ? `${server.url}/<secret in ${URL_SECRET_FILE}>` : server.url;
-  for (const plugin of plugins) {
+  for (const { plugin } of served) {
     const { name, mutating, validating } = plugin.metadata;
-    if (mutating) process.stdout.write(`${prefix}/${name}/mutate\n`);
-    if (validating) process.stdout.write(`${prefix}/${name}/validate\n`);
+    if (mutating) process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, phase: 'mutate' })}\n`);
+    if (validating) process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, phase: 'validate' })}\n`);
   }
-  process.stdout.write(`ready: ${plugins.length} plugins on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`);
+  process.stdout.write(`ready: ${served.length} plugins on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`);
 
   let stopping = false;
   const stop = async (signal: string) => {

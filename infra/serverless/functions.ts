@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
+import { formatWebhookPath, SECRET_PATH_PARAMETER } from '../../lib/http/webhook-path.js';
 
 export type CallerAuthMode = 'mtls' | 'url-secret';
 export type Phase = 'mutate' | 'validate';
@@ -44,7 +45,9 @@ export function phasesOf(metadata: PluginMetadata): Phase[] {
 
 /** The API Gateway paths of one plugin; url-secret mode puts the caller's secret first. */
 export function httpPaths(metadata: PluginMetadata, auth: CallerAuthMode): string[] {
-  return phasesOf(metadata).map((phase) => (auth === 'url-secret' ? `{secret}/${metadata.name}/${phase}` : `${metadata.name}/${phase}`));
+  const secret = auth === 'url-secret' ? { secret: SECRET_PATH_PARAMETER } : {};
+  // API Gateway's http event paths have no leading slash.
+  return phasesOf(metadata).map((phase) => formatWebhookPath({ plugin: metadata.name, phase, ...secret }).slice(1));
 }
 
 /** Only plugins that record side effects or learned state may touch the table. */

@@ -10,7 +10,10 @@ import type { CallerAuth } from './caller-identity.js';
 import { callerAuthFromEnv, callerIdentity } from './caller-identity.js';
 import { notFound } from './errors.js';
 import type { GatewayEvent, GatewayResult } from './event.js';
-import { requestPhase } from './event.js';
+import { requestPath } from './event.js';
+import type { AdmissionContext, AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
+import { admissionInvocation, established } from './invocation.js';
+import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from './webhook-path.js';
 import { httpErrors } from './http-errors.js';
 import { requestLog } from './request-log.js';
 import type { AdmissionRequest } from '../admission/request.js';
@@ -38,6 +41,20 @@ export interface AdmissionHandlerOptions<Config> {
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
 
+/** Reads the route from the path once; a path of another shape, plugin or phase is a 404. */
+function admissionRoute(plugin: string, phases: readonly Phase[], secretInPath: boolean): AdmissionMiddleware {
+  const known = new Set([plugin]);
+  const admissionRouteBefore = (request: AdmissionMiddyRequest): void => {
+    const path = requestPath(request.event);
+    const route = parseWebhookPath(path, secretInPath);
+    if (route === undefined || route.plugin !== plugin || !phases.includes(route.phase)) {
+      throw notFound(`no webhook at ${redactWebhookPath(path, secretInPath, known)}: ${plugin} serves ${phases.map((p) => formatWebhookPath({ plugin, phase: p })).join(' and ')}`);
+    }
+    request.context.admission.route = route;
+  };
+  return { before: admissionRouteBefore };
+}
+
 /**
  * The Lambda entry of one plugin: the lib's middlewares around the plugin's pure functions.
  * Configuration and caller policy are read once, when the module loads (Lambda's init phase), so
@@ -47,48 +64,42 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
   const config = 'config' in options ? options.config : configurePlugin<Config>(plugin, loadAdmissionConfiguration());
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
+  const served = (Object.keys(phases) as Phase[]).filter((p) => phases[p] !== undefined);
   const stateful = plugin.metadata.writes || plugin.metadata.needs.length > 0;
   if (stateful && !options.state) {
     throw new Error(`${plugin.metadata.upstreamName} needs the store: build its handler with createStatefulAdmissionHandler (lib/state)`);
   }
   const stateFor = options.state ?? (() => NO_STATE);
   const { observe } = options;
+  const secretInPath = callerAuth.mode === 'url-secret';
 
-  // The phase is read from the path once, here; the handler below trusts it.
-  const phaseOf = new WeakMap<GatewayEvent, Phase>();
-  const admissionRoute = {
-    before: function admissionRouteBefore(request: { event: GatewayEvent }): void {
-      const phase = requestPhase(request.event);
-      if (phase === undefined || phases[phase] === undefined) {
-        throw notFound(`${plugin.metadata.name} serves ${Object.keys(phases).filter((p) => phases[p as Phase]).join(' and ')} only`);
-      }
-      phaseOf.set(request.event, phase);
-    },
-  };
-
-  return middy<GatewayEvent, GatewayResult>()
-    .use(requestLog(plugin.metadata.name))
+  const handler = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()
+    .use(admissionInvocation())
+    .use(requestLog(plugin.metadata.name, { secretInPath }))
     .use(httpErrors())
-    .use(admissionRoute)
+    .use(admissionRoute(plugin.metadata.name, served, secretInPath))
     .use(callerIdentity(callerAuth))
     .use(bodyLimit({ maxBytes: options.maxBodyBytes }))
     .use(admissionReviewParser())
-    .handler(async function admissionReview(event: GatewayEvent): Promise<GatewayResult> {
-      const phase = phaseOf.get(event)!;
-      const request = event.admissionRequest!;
+    .handler(async function admissionReview(_event: GatewayEvent, context: AdmissionContext): Promise<GatewayResult> {
+      const { phase } = established(context, 'route');
+      const request = established(context, 'review');
+      const decide = phases[phase] as PhaseFunction<Config>;
       const state = stateFor(request);
-      const decision = await phases[phase]!(request, { config: config as Config, state });
+      const decision = await decide(request, { config: config as Config, state });
       if (observe) {
         try {
           await observe(request, phase, decision, state);
         } catch (error) {
           if (!(error instanceof StoreUnavailableError)) throw error;
-          event.learningLost = error.message;
+          context.admission.learningLost = error.message;
         }
       }
       const review = encodeAdmissionResponse(request, decision, phase);
       const { response } = review;
-      event.outcome = { allowed: response!.allowed, patched: response!.patch !== undefined, ...(response!.status && { code: response!.status.code }) };
+      if (response) context.admission.outcome = { allowed: response.allowed, patched: response.patch !== undefined, ...(response.status && { code: response.status.code }) };
       return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) };
-    }) as unknown as AdmissionHandler;
+    });
+  // middy's handler type carries the AdmissionContext it builds itself; callers pass Lambda's.
+  return (event, context) => handler(event, context as AdmissionContext);
 }

@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { MiddlewareObj } from '@middy/core';
 import { forbiddenCaller } from './errors.js';
-import type { CallerIdentity, GatewayEvent, GatewayResult } from './event.js';
-import { clientCertificate, requestPath } from './event.js';
+import type { GatewayEvent } from './event.js';
+import { clientCertificate } from './event.js';
+import type { AdmissionMiddleware, AdmissionMiddyRequest, CallerIdentity } from './invocation.js';
+import { established } from './invocation.js';
 
 /**
  * Who may call (design item 8). In `mtls` mode API Gateway has already verified the client
@@ -52,11 +53,12 @@ export function commonName(subjectDN: string): string | undefined {
   return match?.[1].replace(/\\(.)/g, '$1').trim();
 }
 
-function identify(event: GatewayEvent, auth: CallerAuth): CallerIdentity {
+/** Whether the mode puts a secret segment first in webhook paths. */
+export const secretInPath = (auth: CallerAuth): boolean => auth.mode === 'url-secret';
+
+function identify(event: GatewayEvent, secret: string | undefined, auth: CallerAuth): CallerIdentity {
   if (auth.mode === 'url-secret') {
-    const segments = requestPath(event).split('/').filter(Boolean);
-    const secret = segments.length >= 3 ? decodeURIComponent(segments[segments.length - 3]) : '';
-    if (secret === '' || !secretMatches(secret, auth.secretDigests)) throw forbiddenCaller('caller secret missing or not recognised');
+    if (secret === undefined || secret === '' || !secretMatches(secret, auth.secretDigests)) throw forbiddenCaller('caller secret missing or not recognised');
     return { mode: 'url-secret', subject: `secret:${sha256(secret).toString('hex').slice(0, 8)}` };
   }
   const certificate = clientCertificate(event);
@@ -70,9 +72,10 @@ function identify(event: GatewayEvent, auth: CallerAuth): CallerIdentity {
   return { mode: 'mtls', subject: subjectDN };
 }
 
-export function callerIdentity(auth: CallerAuth): MiddlewareObj<GatewayEvent, GatewayResult> {
-  const callerIdentityBefore = (request: { event: GatewayEvent }): void => {
-    request.event.caller = identify(request.event, auth);
+export function callerIdentity(auth: CallerAuth): AdmissionMiddleware {
+  const callerIdentityBefore = (request: AdmissionMiddyRequest): void => {
+    const { admission } = request.context;
+    admission.caller = identify(request.event, established(request.context, 'route').secret, auth);
   };
   return { before: callerIdentityBefore };
 }

@@ -1,33 +1,15 @@
 import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
-import type { AdmissionRequest } from '../admission/request.js';
-import type { Phase } from '../admission/response.js';
 
 /**
  * The event every admission Lambda receives: an API Gateway REST (v1) or HTTP API (v2) proxy
- * event. The middlewares add what they learn, so the plugin call needs no HTTP knowledge.
+ * event, as API Gateway sent it. What the middlewares learn about the request lives in the
+ * invocation context (invocation.ts), never on the event.
  */
-export type GatewayEvent = (APIGatewayProxyEvent | APIGatewayProxyEventV2) & {
-  /** Set by admissionReviewParser. */
-  admissionRequest?: AdmissionRequest;
-  /** Set by the caller-identity middleware. */
-  caller?: CallerIdentity;
-  /** Set by the handler: what was answered, for the request log. */
-  outcome?: { allowed: boolean; patched: boolean; code?: number };
-  /** Set by the handler: the store failure that lost this request's observation (learned state). */
-  learningLost?: string;
-  /** Set by httpErrors: the failure answered instead of a review, for the request log. */
-  failure?: { statusCode: number; reason: string; stack?: string };
-};
+export type GatewayEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2;
 
 export type GatewayResult = APIGatewayProxyResult;
 
-export interface CallerIdentity {
-  readonly mode: 'mtls' | 'url-secret' | 'none';
-  /** The client certificate's subject DN (mTLS), or the id of the matched secret (url-secret). */
-  readonly subject: string;
-}
-
-function isV2(event: GatewayEvent): event is APIGatewayProxyEventV2 & GatewayEvent {
+function isV2(event: GatewayEvent): event is APIGatewayProxyEventV2 {
   return (event as APIGatewayProxyEventV2).version === '2.0';
 }
 
@@ -35,12 +17,6 @@ function isV2(event: GatewayEvent): event is APIGatewayProxyEventV2 & GatewayEve
 export function requestPath(event: GatewayEvent): string {
   const path = isV2(event) ? event.rawPath : event.path;
   return (path ?? '/').split('?')[0];
-}
-
-/** The phase a webhook URL names: its last path segment. */
-export function requestPhase(event: GatewayEvent): Phase | undefined {
-  const last = requestPath(event).split('/').filter(Boolean).pop();
-  return last === 'mutate' || last === 'validate' ? last : undefined;
 }
 
 /** API Gateway passes the verified client certificate in a different place for each API type. */

@@ -1,25 +1,24 @@
-import type { MiddlewareObj } from '@middy/core';
-import type { GatewayEvent, GatewayResult } from './event.js';
 import { requestPath } from './event.js';
+import type { AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
 import { logEnabled, logRecord } from './log.js';
+import { redactWebhookPath } from './webhook-path.js';
 
-/** One JSON line per request: who asked what, what we answered, how long it took. */
-export function requestLog(plugin: string): MiddlewareObj<GatewayEvent, GatewayResult> {
-  const started = new WeakMap<GatewayEvent, number>();
+/**
+ * One JSON line per request: who asked what, what we answered, how long it took. In url-secret
+ * mode the path is logged with the secret segment redacted: CloudWatch is read by more people
+ * than the webhook configuration.
+ */
+export function requestLog(plugin: string, options: { secretInPath: boolean }): AdmissionMiddleware {
+  const known = new Set([plugin]);
 
-  const requestLogBefore = (request: { event: GatewayEvent }): void => {
-    if (logEnabled()) started.set(request.event, performance.now());
-  };
-
-  const requestLogAfter = (request: { event: GatewayEvent; response: GatewayResult | null }): void => {
+  const requestLogAfter = (request: AdmissionMiddyRequest): void => {
     if (!logEnabled()) return;
-    const { event } = request;
-    const review = event.admissionRequest;
-    const start = started.get(event);
+    const { admission } = request.context;
+    const { review, outcome, failure, learningLost, caller } = admission ?? {};
     logRecord({
-      level: event.failure && event.failure.statusCode >= 500 ? 'error' : event.learningLost ? 'warn' : 'info',
+      level: failure && failure.statusCode >= 500 ? 'error' : learningLost ? 'warn' : 'info',
       plugin,
-      path: requestPath(event),
+      path: redactWebhookPath(requestPath(request.event), options.secretInPath, known),
       statusCode: request.response?.statusCode,
       ...(review && {
         uid: review.uid,
@@ -29,13 +28,13 @@ export function requestLog(plugin: string): MiddlewareObj<GatewayEvent, GatewayR
         name: review.name || undefined,
         dryRun: review.dryRun,
       }),
-      ...(event.outcome && { decision: event.outcome }),
-      ...(event.failure && { failure: event.failure }),
-      ...(event.learningLost && { learningLost: event.learningLost }),
-      ...(event.caller && { caller: event.caller.subject }),
-      latencyMs: start === undefined ? undefined : Math.round((performance.now() - start) * 1000) / 1000,
+      ...(outcome && { decision: outcome }),
+      ...(failure && { failure }),
+      ...(learningLost && { learningLost }),
+      ...(caller && { caller: caller.subject }),
+      latencyMs: admission === undefined ? undefined : Math.round((performance.now() - admission.startedAt) * 1000) / 1000,
     });
   };
 
-  return { before: requestLogBefore, after: requestLogAfter, onError: requestLogAfter };
+  return { after: requestLogAfter, onError: requestLogAfter };
 }

@@ -142,7 +142,9 @@ describe('callerIdentity', () => {
       expect((await handler(restEvent({ path: `/${secret}/probe/validate` }, null), context)).statusCode).toBe(200);
     }
     expect((await handler(restEvent({ path: '/wrong/probe/validate' }, null), context)).statusCode).toBe(403);
-    expect((await handler(restEvent({ path: '/probe/validate' }, null), context)).statusCode).toBe(403);
+    // Without its secret segment the path has not the url-secret shape: no such route, as at API Gateway.
+    expect((await handler(restEvent({ path: '/probe/validate' }, null), context)).statusCode).toBe(404);
+    expect((await handler(restEvent({ path: '/%zz/probe/validate' }, null), context)).statusCode).toBe(403);
   });
 
   it('refuses to start with a url-secret mode and no digest, or an unknown mode', () => {

@@ -1,0 +1,69 @@
+// One typed context per request, carried by middy from the first middleware to the last: the
+// route, the caller, the decoded review and the outcome live here, and nowhere else. Middlewares
+// write what they establish; the handler and the request log read it. Nothing is bolted onto the
+// API Gateway event, and nothing is re-trusted with `!`: a missing piece is a bug, and says so.
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { Context } from 'aws-lambda';
+import type { AdmissionRequest } from '../admission/request.js';
+import type { GatewayEvent, GatewayResult } from './event.js';
+import type { WebhookRoute } from './webhook-path.js';
+
+export interface CallerIdentity {
+  readonly mode: 'mtls' | 'url-secret';
+  /** The client certificate's subject DN (mTLS), or the id of the matched secret (url-secret). */
+  readonly subject: string;
+}
+
+/** What was answered, for the request log. */
+export interface Outcome {
+  readonly allowed: boolean;
+  readonly patched: boolean;
+  readonly code?: number;
+}
+
+/** A failure answered instead of a review. */
+export interface Failure {
+  readonly statusCode: number;
+  readonly reason: string;
+  readonly stack?: string;
+}
+
+export interface AdmissionInvocation {
+  readonly startedAt: number;
+  /** Set by the route middleware. */
+  route?: WebhookRoute;
+  /** Set by callerIdentity. */
+  caller?: CallerIdentity;
+  /** Set by admissionReviewParser. */
+  review?: AdmissionRequest;
+  /** Set by the handler. */
+  outcome?: Outcome;
+  /** Set by the handler: the store failure that lost this request's observation (learned state). */
+  learningLost?: string;
+  /** Set by httpErrors. */
+  failure?: Failure;
+}
+
+export type AdmissionContext = Context & { readonly admission: AdmissionInvocation };
+export type AdmissionMiddyRequest = Request<GatewayEvent, GatewayResult, Error, AdmissionContext>;
+export type AdmissionMiddleware = MiddlewareObj<GatewayEvent, GatewayResult, Error, AdmissionContext>;
+
+/**
+ * Gives the request its invocation: a new context object whose prototype is Lambda's, so
+ * getRemainingTimeInMillis and the request id still read through, and two invocations never
+ * share state even when a caller reuses one Lambda context object.
+ */
+export function admissionInvocation(): AdmissionMiddleware {
+  const admissionInvocationBefore = (request: AdmissionMiddyRequest): void => {
+    const admission: AdmissionInvocation = { startedAt: performance.now() };
+    request.context = Object.assign(Object.create(request.context) as Context, { admission });
+  };
+  return { before: admissionInvocationBefore };
+}
+
+/** The piece a middleware earlier in the chain established; its absence is a wiring bug. */
+export function established<K extends 'route' | 'caller' | 'review'>(context: AdmissionContext, key: K): NonNullable<AdmissionInvocation[K]> {
+  const value = context.admission?.[key];
+  if (value === undefined) throw new Error(`bug: no ${key} on the admission invocation (middleware order)`);
+  return value as NonNullable<AdmissionInvocation[K]>;
+}

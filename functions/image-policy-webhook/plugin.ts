@@ -24,7 +24,7 @@ import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import type { WebhookClient } from '../../lib/kube/webhook-client.js';
 import { BackendError, KubeconfigError, loadKubeconfigClient } from '../../lib/kube/webhook-client.js';
-import type { PluginState } from '../../lib/state/ports.js';
+import type { PluginState } from '../../lib/admission/ports.js';
 
 const UPSTREAM_NAME = 'ImagePolicyWebhook';
 /** AuditKeyPrefix + ImagePolicyFailedOpenKeySuffix upstream; the apiserver prefixes our keys with the webhook name. */

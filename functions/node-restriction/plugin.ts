@@ -33,7 +33,7 @@ import { allowed, forbidden, notFound } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import type { LearnedPlacements } from '../../lib/state/ports.js';
+import type { LearnedPlacements } from '../../lib/admission/ports.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields, suggestion } from '../../lib/config/fields.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';

@@ -18,7 +18,7 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields } from '../../lib/config/fields.js';
 import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
-import type { PluginState } from '../../lib/state/ports.js';
+import type { PluginState } from '../../lib/admission/ports.js';
 
 const UPSTREAM_NAME = 'PodNodeSelector';
 const NAME = 'pod-node-selector';

@@ -30,7 +30,7 @@ import { validateTolerations } from '../../lib/kube/toleration-validation.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
 import { isToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
 import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
-import type { LearnedNamespace, PluginState } from '../../lib/state/ports.js';
+import type { LearnedNamespace, PluginState } from '../../lib/admission/ports.js';
 
 const UPSTREAM_NAME = 'PodTolerationRestriction';
 const NAME = 'pod-toleration-restriction';

@@ -20,7 +20,7 @@ import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields } from '../../lib/config/fields.js';
 import { Quantity } from '../../lib/kube/quantity.js';
 import { isExtendedResourceName } from '../../lib/kube/resources.js';
-import type { Charge, ChargedObject, LearnedQuota, QuotaSnapshot } from '../../lib/state/ports.js';
+import type { Charge, ChargedObject, LearnedQuota, QuotaSnapshot } from '../../lib/admission/ports.js';
 
 const UPSTREAM_NAME = 'ResourceQuota';
 

@@ -9,7 +9,7 @@ import { allowed, auditAnnotationKey, denied, forbiddenMessage, resourceNameForM
 import type { Decision as AdmissionDecision } from '../../lib/admission/decision.js';
 import type { PluginContext, WebhookRule } from '../../lib/admission/plugin.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
-import type { LearnedNamespace } from '../../lib/state/ports.js';
+import type { LearnedNamespace } from '../../lib/admission/ports.js';
 import { configure } from './config.js';
 import type { CompiledBinding, CompiledPolicy, PluginConfig } from './config.js';
 import { validate } from './evaluate.js';

@@ -5,7 +5,7 @@
 // number, `1.0`, is an int here.)
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import type { LearnedNamespace } from '../../lib/state/ports.js';
+import type { LearnedNamespace } from '../../lib/admission/ports.js';
 
 export function toCel(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;

@@ -17,7 +17,7 @@ import type {
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import type { AnyAdmissionPlugin, PhaseMetadata, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
-import { learningPhase, learningRules } from '../../lib/state/namespaces.js';
+import { learningPhase, learningRules } from '../../lib/admission/learning.js';
 
 export type Phase = 'mutate' | 'validate';
 export type WebhookConfiguration = MutatingWebhookConfiguration | ValidatingWebhookConfiguration;

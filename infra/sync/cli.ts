@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { localDynamoDbClient, sharedDynamoDbClient, stateTableName } from '../../lib/state/client.js';
-import { StoreUnavailableError } from '../../lib/state/ports.js';
+import { StoreUnavailableError } from '../../lib/admission/ports.js';
 import { StateStore } from '../../lib/state/store.js';
 import type { Listing } from './sync.js';
 import { applyListings, parseListing, SyncError } from './sync.js';

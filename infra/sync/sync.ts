@@ -12,10 +12,11 @@
 // Records are written as the webhooks write them, through lib/state, never around it.
 import type { KubeObject } from '../../lib/admission/types.js';
 import { qualifiedResource } from '../../lib/admission/request.js';
-import type { NamespaceRecord } from '../../lib/state/namespaces.js';
+import type { NamespaceRecord } from '../../lib/admission/learning.js';
+import { listedObservation } from '../../lib/admission/learning.js';
 import { LearnedNamespaceStore } from '../../lib/state/namespaces.js';
-import { LearnedPlacementStore, listedObservation } from '../../lib/state/placements.js';
-import type { Charge, ChargedObject, LearnedQuota } from '../../lib/state/ports.js';
+import { LearnedPlacementStore } from '../../lib/state/placements.js';
+import type { Charge, ChargedObject, LearnedQuota } from '../../lib/admission/ports.js';
 import { QuotaLedgerStore } from '../../lib/state/quota-ledger.js';
 import type { StateStore } from '../../lib/state/store.js';
 import { chargeOf, COUNTED } from '../../functions/resource-quota/plugin.js';

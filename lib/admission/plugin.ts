@@ -1,7 +1,7 @@
 import type { Decision } from './decision.js';
 import type { AdmissionRequest } from './request.js';
 import type { Operation } from './types.js';
-import type { PluginState } from '../state/ports.js';
+import type { PluginState } from './ports.js';
 
 /** One admissionregistration.k8s.io/v1 rule, as it will be emitted. */
 export interface WebhookRule {

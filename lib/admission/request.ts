@@ -1,3 +1,4 @@
+import { isPlainObject } from './types.js';
 import type {
   AdmissionRequestWire,
   GroupVersionKind,
@@ -46,9 +47,6 @@ function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function requireString(owner: Record<string, unknown>, key: string, path: string, allowEmpty = true): string {
   const value = owner[key];

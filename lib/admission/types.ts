@@ -94,3 +94,18 @@ export interface AdmissionReviewWire {
   request?: AdmissionRequestWire;
   response?: AdmissionResponseWire;
 }
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * True when `object` decodes as a `kind`: its kind is that kind (or absent) and its spec, when
+ * present, is an object. Anything else is what upstream's failed type assertion
+ * (`obj.(*core.Pod)`) catches.
+ */
+export function isObjectOfKind<T extends KubeObject>(object: unknown, kind: string): object is T {
+  if (!isPlainObject(object)) return false;
+  if (object.kind !== undefined && object.kind !== kind) return false;
+  return object.spec === undefined || object.spec === null || isPlainObject(object.spec);
+}

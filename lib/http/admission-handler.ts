@@ -17,8 +17,8 @@ import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from './webhoo
 import { httpErrors } from './http-errors.js';
 import { requestLog } from './request-log.js';
 import type { AdmissionRequest } from '../admission/request.js';
-import type { PluginState } from '../state/ports.js';
-import { NO_STATE, StoreUnavailableError } from '../state/ports.js';
+import type { PluginState } from '../admission/ports.js';
+import { NO_STATE, StoreUnavailableError } from '../admission/ports.js';
 import type { Decision } from '../admission/decision.js';
 
 export interface AdmissionHandlerOptions<Config> {

@@ -3,19 +3,7 @@
 // rare "not the type you said" answers read as upstream's.
 import type { KubeObject } from '../admission/types.js';
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * True when `object` decodes as a `kind`: its kind is that kind (or absent) and its spec, when
- * present, is an object. Anything else is what upstream's failed type assertion catches.
- */
-export function isObjectOfKind<T extends KubeObject>(object: unknown, kind: string): object is T {
-  if (!isPlainObject(object)) return false;
-  if (object.kind !== undefined && object.kind !== kind) return false;
-  return object.spec === undefined || object.spec === null || isPlainObject(object.spec);
-}
+export { isObjectOfKind } from '../admission/types.js';
 
 // API groups without a dot whose internal types live in a package of the same name.
 const UNDOTTED_BUILT_IN_GROUPS = new Set(['apps', 'autoscaling', 'batch', 'policy']);

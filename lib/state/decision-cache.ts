@@ -1,6 +1,6 @@
 // Cached decisions of an external backend (ImagePolicyWebhook's allowTTL / denyTTL), shared by
 // every Lambda instance. An expired entry is a miss even before DynamoDB's TTL sweep removes it.
-import type { DecisionCache } from './ports.js';
+import type { DecisionCache } from '../admission/ports.js';
 import type { StateStore } from './store.js';
 import { json, N, S } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';

@@ -4,7 +4,8 @@ import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
 import { createAdmissionHandler } from '../http/admission-handler.js';
 import type { RequestState } from './index.js';
-import { isNamespaceRequest, isPlacementRequest, learningPhase, stateFromEnv } from './index.js';
+import { isNamespaceRequest, isPlacementRequest, learningPhase } from '../admission/learning.js';
+import { stateFromEnv } from './index.js';
 
 export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');

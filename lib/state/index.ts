@@ -6,18 +6,18 @@ import { sharedDynamoDbClient, stateTableName } from './client.js';
 import { DecisionCacheStore } from './decision-cache.js';
 import { LearnedNamespaceStore } from './namespaces.js';
 import { LearnedPlacementStore } from './placements.js';
-import type { PluginState } from './ports.js';
+import type { PluginState } from '../admission/ports.js';
 import { QuotaLedgerStore } from './quota-ledger.js';
 import { StateStore } from './store.js';
 import { TokenBucketStore } from './token-buckets.js';
 
 export { DEFAULT_STATE_TABLE, localDynamoDbClient, sharedDynamoDbClient, stateTableName } from './client.js';
-export { isNamespaceRequest, learningPhase, learningRules, LearnedNamespaceStore, namespaceObservation } from './namespaces.js';
-export { isPlacementRequest, LearnedPlacementStore, placementObservation } from './placements.js';
+export { LearnedNamespaceStore } from './namespaces.js';
+export { LearnedPlacementStore } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
 export { createStateTable, TTL_ATTRIBUTE } from './table.js';
 export { StateStore } from './store.js';
-export * from './ports.js';
+export * from '../admission/ports.js';
 
 /** The request-scoped state of a plugin and the learning port the handler uses. */
 export interface RequestState extends PluginState {

@@ -15,14 +15,13 @@
 //     checks) places that incarnation if it is unbound, and replaces the record of any other one.
 // Observations are lost while the learning webhook is down, and concurrent Lambda instances may
 // land them out of order; the next status update of a live pod or Node corrects it (README).
-import type { PluginMetadata, WebhookRule } from '../admission/plugin.js';
+import type { PlacementObservation, PlacementTarget as Target } from '../admission/learning.js';
+import { placementObservation } from '../admission/learning.js';
 import type { AdmissionRequest } from '../admission/request.js';
-import type { KubeObject } from '../admission/types.js';
-import type { LearnedNode, LearnedPlacements, LearnedPod } from './ports.js';
+import type { LearnedNode, LearnedPlacements, LearnedPod } from '../admission/ports.js';
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, N, S, str } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
-import { isObjectOfKind } from '../kube/objects.js';
 
 const POD_SK = 'placement';
 /** How long a tombstone is kept: a day of deletions. */
@@ -31,81 +30,6 @@ const NODE_SK = 'node';
 const podKey = (namespace: string, name: string) => ({ pk: S(`pod#${namespace}/${name}`), sk: S(POD_SK) });
 const nodeKey = (name: string) => ({ pk: S(`node#${name}`), sk: S(NODE_SK) });
 const BOOL = (value: boolean) => ({ BOOL: value });
-
-/** The rules that feed placements: every write of pods (binding and status included) and Nodes. */
-export function placementRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
-  if (!metadata.needs.includes('placements')) return [];
-  return [{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status', 'pods/binding', 'nodes', 'nodes/status'], scope: '*' }];
-}
-
-export function isPlacementRequest(request: AdmissionRequest): boolean {
-  const { group, resource } = request.resource;
-  return group === '' && (resource === 'pods' || resource === 'nodes');
-}
-
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
-const nameOf = (request: AdmissionRequest, object: KubeObject | null) => request.name || text(object?.metadata?.name);
-const nodeNameOf = (pod: KubeObject) => text((pod.spec as { nodeName?: unknown } | undefined)?.nodeName);
-
-type Target = { kind: 'pod'; namespace: string; name: string } | { kind: 'node'; name: string };
-
-/** What one pod or Node write tells, or undefined when it tells nothing. */
-export type PlacementObservation =
-  | { kind: 'stored' | 'created'; target: Target; uid: string; nodeName: string }
-  | { kind: 'deleted'; target: Target; uid: string }
-  | { kind: 'bound'; namespace: string; name: string; uid: string; nodeName: string };
-
-/** nodeidentifier's first test: a node's credentials. */
-const isNodeUser = (request: AdmissionRequest) => (request.userInfo.username ?? '').startsWith('system:node:');
-
-/**
- * A pod or Node from a `kubectl get -o json` listing: a stored object, as an UPDATE's oldObject.
- * The kind is the listing's (typed lists may leave it out of their items).
- */
-export function listedObservation(kind: 'Pod' | 'Node', object: KubeObject): PlacementObservation {
-  const name = text(object.metadata?.name);
-  const uid = text(object.metadata?.uid);
-  if (kind === 'Node') return { kind: 'stored', target: { kind: 'node', name }, uid, nodeName: '' };
-  return { kind: 'stored', target: { kind: 'pod', namespace: text(object.metadata?.namespace), name }, uid, nodeName: nodeNameOf(object) };
-}
-
-export function placementObservation(request: AdmissionRequest, admitted: boolean): PlacementObservation | undefined {
-  if (!isPlacementRequest(request) || request.operation === 'CONNECT') return undefined;
-  const isPod = request.resource.resource === 'pods';
-  const kind = isPod ? 'Pod' : 'Node';
-  const target = (object: KubeObject | null): Target | undefined => {
-    const name = nameOf(request, object);
-    if (name === '') return undefined;
-    if (!isPod) return { kind: 'node', name };
-    const namespace = request.namespace || text(object?.metadata?.namespace);
-    return namespace === '' ? undefined : { kind: 'pod', namespace, name };
-  };
-  const facts = (object: KubeObject) => ({ uid: text(object.metadata?.uid), nodeName: isPod ? nodeNameOf(object) : '' });
-
-  if (isPod && request.subResource === 'binding') {
-    const binding = request.object;
-    if (!admitted || request.operation !== 'CREATE' || !isObjectOfKind(binding, 'Binding')) return undefined;
-    const nodeName = text((binding as { target?: { name?: unknown } }).target?.name);
-    const name = nameOf(request, binding);
-    if (nodeName === '' || name === '' || request.namespace === '') return undefined;
-    return { kind: 'bound', namespace: request.namespace, name, uid: text(binding.metadata?.uid), nodeName };
-  }
-  // Other subresources (eviction, ephemeralcontainers, resize...) teach through their oldObject.
-  const old = request.oldObject;
-  if (request.operation === 'DELETE' && request.subResource === '' && admitted) {
-    const at = target(old);
-    return at && { kind: 'deleted', target: at, uid: text(old?.metadata?.uid) };
-  }
-  if ((request.operation === 'UPDATE' || request.operation === 'DELETE') && isObjectOfKind(old, kind)) {
-    const at = target(old);
-    return at && { kind: 'stored', target: at, ...facts(old) };
-  }
-  if (request.operation === 'CREATE' && request.subResource === '' && admitted && isObjectOfKind(request.object, kind) && !(isPod && isNodeUser(request))) {
-    const at = target(request.object);
-    return at && { kind: 'created', target: at, ...facts(request.object) };
-  }
-  return undefined;
-}
 
 const keyOf = (target: Target) => (target.kind === 'pod' ? podKey(target.namespace, target.name) : nodeKey(target.name));
 

@@ -25,8 +25,8 @@
 //                                                                        check 2+1 > 2: refused
 //   retry of A (uid a) -----------> charge p1 exists, requestUid a: already counted (no write)
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { Charge, ChargedObject, LearnedQuota, LiveCharge, QuotaLedger, QuotaSnapshot, ReserveOutcome } from './ports.js';
-import { StoreUnavailableError } from './ports.js';
+import type { Charge, ChargedObject, LearnedQuota, LiveCharge, QuotaLedger, QuotaSnapshot, ReserveOutcome } from '../admission/ports.js';
+import { StoreUnavailableError } from '../admission/ports.js';
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, json, N, num, S, str, TransactionConflict } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';

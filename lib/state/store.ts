@@ -5,7 +5,7 @@
 import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { StoreUnavailableError } from './ports.js';
+import { StoreUnavailableError } from '../admission/ports.js';
 import { TTL_ATTRIBUTE } from './table.js';
 
 export type Item = Record<string, AttributeValue>;

@@ -3,8 +3,8 @@
 // absent, so each item expires when it would be full: DynamoDB's TTL sweeps idle buckets and an
 // expired one reads as full, exactly like a bucket upstream's LRU cache has evicted.
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { BucketSpec, TokenBuckets } from './ports.js';
-import { StoreUnavailableError } from './ports.js';
+import type { BucketSpec, TokenBuckets } from '../admission/ports.js';
+import { StoreUnavailableError } from '../admission/ports.js';
 import type { StateStore } from './store.js';
 import { N, num, S, TransactionConflict } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';

@@ -9,8 +9,8 @@ import { compileExpression } from '../../functions/validating-admission-policy/c
 import { toCel } from '../../functions/validating-admission-policy/values.js';
 import { decodeAdmissionReview } from '../../lib/admission/request.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import type { PluginState } from '../../lib/state/ports.js';
-import { NO_STATE } from '../../lib/state/ports.js';
+import type { PluginState } from '../../lib/admission/ports.js';
+import { NO_STATE } from '../../lib/admission/ports.js';
 import { table, timeEach } from './stats.js';
 
 const ITERATIONS = 20_000;

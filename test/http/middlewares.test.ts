@@ -9,7 +9,7 @@ import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
 import { callerAuthFromEnv, commonName, sha256 } from '../../lib/http/caller-identity.js';
 import { jsonDepth } from '../../lib/http/bounded-json.js';
 import { setLogSink } from '../../lib/http/log.js';
-import { StoreUnavailableError } from '../../lib/state/ports.js';
+import { StoreUnavailableError } from '../../lib/admission/ports.js';
 import { review } from '../support/review.js';
 
 const context = { getRemainingTimeInMillis: () => 5000 } as unknown as Context;

@@ -15,7 +15,7 @@ import { definePlugin } from '../../lib/admission/plugin.js';
 import { allowed } from '../../lib/admission/decision.js';
 import { emitCommand } from '../../infra/emit/cli.js';
 import { ruleCovers } from '../../infra/emit/webhooks.js';
-import { learningRules } from '../../lib/state/namespaces.js';
+import { learningRules } from '../../lib/admission/learning.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
 import { createPki } from '../../infra/pki/pki.js';
 

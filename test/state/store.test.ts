@@ -3,7 +3,8 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureStateTable } from '../../infra/local/dynamodb.js';
-import { createRequestState, learningRules, localDynamoDbClient, StoreUnavailableError } from '../../lib/state/index.js';
+import { learningRules } from '../../lib/admission/learning.js';
+import { createRequestState, localDynamoDbClient, StoreUnavailableError } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { testStore } from '../support/dynamodb.js';
 

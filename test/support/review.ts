@@ -9,8 +9,8 @@ import { decodeAdmissionReview } from '../../lib/admission/request.js';
 import type { Phase } from '../../lib/admission/response.js';
 import { encodeAdmissionResponse } from '../../lib/admission/response.js';
 import type { AdmissionRequestWire, AdmissionReviewWire, KubeObject, Operation } from '../../lib/admission/types.js';
-import type { PluginState } from '../../lib/state/ports.js';
-import { NO_STATE } from '../../lib/state/ports.js';
+import type { PluginState } from '../../lib/admission/ports.js';
+import { NO_STATE } from '../../lib/admission/ports.js';
 
 let counter = 0;
 

@@ -1,0 +1,151 @@
+// What the cluster teaches a plugin, as pure functions beside the plugin contract: which webhook
+// rules feed each kind of learned state (`needs`), in which phase it is learned, and what one
+// request tells about a namespace or a pod's placement. lib/state persists these observations;
+// the emitter reads the rules without loading the store (or the AWS SDK).
+import type { AdmissionPlugin, PluginMetadata, WebhookRule } from './plugin.js';
+import type { LearnedNamespace } from './ports.js';
+import type { AdmissionRequest } from './request.js';
+import type { KubeObject } from './types.js';
+import { isObjectOfKind } from './types.js';
+
+export type NamespacePhase = LearnedNamespace['phase'] | 'Gone';
+
+export interface NamespaceRecord {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  phase: NamespacePhase;
+}
+
+/**
+ * The webhook rules that feed learned state to a plugin: the emitter adds them to the plugin's
+ * validating webhook (its mutating one when it has no validating phase), so the plugin's Lambda
+ * sees every Namespace (ResourceQuota, pod and Node) write it needs to learn from.
+ */
+export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
+  const rules: WebhookRule[] = [];
+  if (metadata.needs.includes('namespaces')) {
+    rules.push({ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status'], scope: 'Cluster' });
+  }
+  if (metadata.needs.includes('resourcequotas')) {
+    rules.push({ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['resourcequotas'], scope: 'Namespaced' });
+  }
+  rules.push(...placementRules(metadata));
+  return rules;
+}
+
+/** The phase in which a plugin learns: the validating one sees the final object. */
+export function learningPhase(plugin: Pick<AdmissionPlugin<unknown>, 'metadata'>): 'validate' | 'mutate' {
+  return plugin.metadata.validating ? 'validate' : 'mutate';
+}
+
+export function isNamespaceRequest(request: AdmissionRequest): boolean {
+  return request.resource.group === '' && request.resource.resource === 'namespaces' && (request.subResource === '' || request.subResource === 'status' || request.subResource === 'finalize');
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+}
+
+function finalizersOf(object: KubeObject | null): string[] {
+  const spec = object?.spec as { finalizers?: unknown } | undefined;
+  const fromSpec = Array.isArray(spec?.finalizers) ? spec.finalizers : [];
+  const fromMeta = Array.isArray(object?.metadata?.finalizers) ? object.metadata.finalizers : [];
+  return [...fromSpec, ...fromMeta].filter((f): f is string => typeof f === 'string');
+}
+
+/** What a Namespace write tells us, or undefined when it tells nothing (a CONNECT). */
+export function namespaceObservation(request: AdmissionRequest): { name: string; record: NamespaceRecord } | undefined {
+  const object = request.operation === 'DELETE' ? request.oldObject : request.object;
+  const name = request.name || object?.metadata?.name || '';
+  if (name === '' || request.operation === 'CONNECT') return undefined;
+  const labels = stringMap(object?.metadata?.labels);
+  const annotations = stringMap(object?.metadata?.annotations);
+  if (request.operation === 'DELETE') {
+    // The first DELETE starts termination; the namespace controller's final DELETE (the namespace
+    // already terminating, no finalizer left) removes it.
+    const old = request.oldObject;
+    const final = old?.metadata?.deletionTimestamp !== undefined && old?.metadata?.deletionTimestamp !== null && finalizersOf(old).length === 0;
+    return { name, record: { labels, annotations, phase: final ? 'Gone' : 'Terminating' } };
+  }
+  const status = object?.status as { phase?: unknown } | undefined;
+  const terminating = status?.phase === 'Terminating' || (object?.metadata?.deletionTimestamp !== undefined && object?.metadata?.deletionTimestamp !== null);
+  return { name, record: { labels, annotations, phase: terminating ? 'Terminating' : 'Active' } };
+}
+
+/** The rules that feed placements: every write of pods (binding and status included) and Nodes. */
+export function placementRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
+  if (!metadata.needs.includes('placements')) return [];
+  return [{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status', 'pods/binding', 'nodes', 'nodes/status'], scope: '*' }];
+}
+
+export function isPlacementRequest(request: AdmissionRequest): boolean {
+  const { group, resource } = request.resource;
+  return group === '' && (resource === 'pods' || resource === 'nodes');
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const nameOf = (request: AdmissionRequest, object: KubeObject | null) => request.name || text(object?.metadata?.name);
+const nodeNameOf = (pod: KubeObject) => text((pod.spec as { nodeName?: unknown } | undefined)?.nodeName);
+
+export type PlacementTarget = { kind: 'pod'; namespace: string; name: string } | { kind: 'node'; name: string };
+type Target = PlacementTarget;
+
+/** What one pod or Node write tells, or undefined when it tells nothing. */
+export type PlacementObservation =
+  | { kind: 'stored' | 'created'; target: Target; uid: string; nodeName: string }
+  | { kind: 'deleted'; target: Target; uid: string }
+  | { kind: 'bound'; namespace: string; name: string; uid: string; nodeName: string };
+
+/** nodeidentifier's first test: a node's credentials. */
+const isNodeUser = (request: AdmissionRequest) => (request.userInfo.username ?? '').startsWith('system:node:');
+
+/**
+ * A pod or Node from a `kubectl get -o json` listing: a stored object, as an UPDATE's oldObject.
+ * The kind is the listing's (typed lists may leave it out of their items).
+ */
+export function listedObservation(kind: 'Pod' | 'Node', object: KubeObject): PlacementObservation {
+  const name = text(object.metadata?.name);
+  const uid = text(object.metadata?.uid);
+  if (kind === 'Node') return { kind: 'stored', target: { kind: 'node', name }, uid, nodeName: '' };
+  return { kind: 'stored', target: { kind: 'pod', namespace: text(object.metadata?.namespace), name }, uid, nodeName: nodeNameOf(object) };
+}
+
+export function placementObservation(request: AdmissionRequest, admitted: boolean): PlacementObservation | undefined {
+  if (!isPlacementRequest(request) || request.operation === 'CONNECT') return undefined;
+  const isPod = request.resource.resource === 'pods';
+  const kind = isPod ? 'Pod' : 'Node';
+  const target = (object: KubeObject | null): Target | undefined => {
+    const name = nameOf(request, object);
+    if (name === '') return undefined;
+    if (!isPod) return { kind: 'node', name };
+    const namespace = request.namespace || text(object?.metadata?.namespace);
+    return namespace === '' ? undefined : { kind: 'pod', namespace, name };
+  };
+  const facts = (object: KubeObject) => ({ uid: text(object.metadata?.uid), nodeName: isPod ? nodeNameOf(object) : '' });
+
+  if (isPod && request.subResource === 'binding') {
+    const binding = request.object;
+    if (!admitted || request.operation !== 'CREATE' || !isObjectOfKind(binding, 'Binding')) return undefined;
+    const nodeName = text((binding as { target?: { name?: unknown } }).target?.name);
+    const name = nameOf(request, binding);
+    if (nodeName === '' || name === '' || request.namespace === '') return undefined;
+    return { kind: 'bound', namespace: request.namespace, name, uid: text(binding.metadata?.uid), nodeName };
+  }
+  // Other subresources (eviction, ephemeralcontainers, resize...) teach through their oldObject.
+  const old = request.oldObject;
+  if (request.operation === 'DELETE' && request.subResource === '' && admitted) {
+    const at = target(old);
+    return at && { kind: 'deleted', target: at, uid: text(old?.metadata?.uid) };
+  }
+  if ((request.operation === 'UPDATE' || request.operation === 'DELETE') && isObjectOfKind(old, kind)) {
+    const at = target(old);
+    return at && { kind: 'stored', target: at, ...facts(old) };
+  }
+  if (request.operation === 'CREATE' && request.subResource === '' && admitted && isObjectOfKind(request.object, kind) && !(isPod && isNodeUser(request))) {
+    const at = target(request.object);
+    return at && { kind: 'created', target: at, ...facts(request.object) };
+  }
+  return undefined;
+}
+

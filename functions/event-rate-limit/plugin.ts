@@ -18,7 +18,7 @@ import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, denied } from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
 import { aggregateMessage, fieldErrorMessage, FieldPath, invalid, notSupported } from '../../lib/admission/field.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields } from '../../lib/config/fields.js';
@@ -158,7 +158,7 @@ export default definePlugin({
     name: 'event-rate-limit',
     summary: 'Rate-limits Event writes with token buckets per server, namespace, user or source and object, shared by every instance through the store.',
     // Fails open: a rate limiter that cannot reach its buckets should not drop every event.
-    validating: { rules: RULES, failurePolicy: 'Ignore', timeoutSeconds: 5 },
+    validating: { rules: RULES, failurePolicy: 'Ignore', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
     writes: true,
     needs: [],
     // Upstream counts every namespace's events, the control plane's included; refusing an Event

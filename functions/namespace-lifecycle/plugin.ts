@@ -10,7 +10,7 @@
 
 import { allowed, denied, forbidden, notFound } from '../../lib/admission/decision.js';
 import type { Decision } from '../../lib/admission/decision.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { definePlugin, LEARNING_TIMEOUT_SECONDS } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
 
@@ -54,7 +54,8 @@ export default definePlugin({
       // closed would turn a Lambda outage into a cluster outage. The kube-apiserver enables its
       // own NamespaceLifecycle by default, managed clusters included; this webhook backs it up.
       failurePolicy: 'Ignore',
-      timeoutSeconds: 5,
+      // It sees every namespaced write: the shortest timeout that still lets a cold start through.
+      timeoutSeconds: LEARNING_TIMEOUT_SECONDS,
     },
     // Learns namespaces (sideEffects: NoneOnDryRun).
     writes: true,

@@ -45,9 +45,17 @@ export const COUNTED: readonly { group: string; resources: readonly string[] }[]
   { group: 'batch', resources: ['jobs', 'cronjobs'] },
 ];
 
-const RULES: WebhookRule[] = [
-  ...COUNTED.map(({ group, resources }) => ({ operations: ['CREATE', 'UPDATE', 'DELETE'] as const, apiGroups: [group], apiVersions: ['*'], resources: [...resources], scope: 'Namespaced' as const })),
-  // The kubelet's status updates confirm a pod exists.
+/** Only a CREATE can exceed a quota: the judging webhook sees creates alone, and fails closed. */
+const RULES: WebhookRule[] = COUNTED.map(({ group, resources }) => ({ operations: ['CREATE'] as const, apiGroups: [group], apiVersions: ['*'], resources: [...resources], scope: 'Namespaced' as const }));
+
+/**
+ * What the ledger only records, never refuses: an UPDATE confirms a reservation (the kubelet's
+ * pod status updates above all), a DELETE releases a charge. These reach the plugin through its
+ * fail-open learning webhook, so an outage never blocks an update or a delete (a release missed
+ * then is corrected by `npm run sync`).
+ */
+const OBSERVES: WebhookRule[] = [
+  ...COUNTED.map(({ group, resources }) => ({ operations: ['UPDATE', 'DELETE'] as const, apiGroups: [group], apiVersions: ['*'], resources: [...resources], scope: 'Namespaced' as const })),
   { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'], scope: 'Namespaced' },
 ];
 
@@ -264,7 +272,8 @@ export default definePlugin({
     upstreamName: UPSTREAM_NAME,
     name: 'resource-quota',
     summary: 'Counts pods, objects and compute requests and limits per namespace against learned ResourceQuotas, refusing what would exceed them.',
-    validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: 10 },
+    // A reservation under a burst retries its conditional write; 5 s leaves room for that.
+    validating: { rules: RULES, observes: OBSERVES, failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: true,
     needs: ['resourcequotas'],
     systemNamespaces: 'exclude',

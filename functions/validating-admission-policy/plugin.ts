@@ -8,7 +8,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { allowed, auditAnnotationKey, denied, forbiddenMessage, resourceNameForMessage, withAuditAnnotations, withWarnings } from '../../lib/admission/decision.js';
 import type { Decision as AdmissionDecision } from '../../lib/admission/decision.js';
 import type { PluginContext, WebhookRule } from '../../lib/admission/plugin.js';
-import { definePlugin } from '../../lib/admission/plugin.js';
+import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import type { LearnedNamespace } from '../../lib/admission/ports.js';
 import { configure } from './config.js';
 import type { CompiledBinding, CompiledPolicy, PluginConfig } from './config.js';
@@ -169,7 +169,7 @@ export default definePlugin<PluginConfig>({
     name: 'validating-admission-policy',
     summary: 'Evaluates CEL ValidatingAdmissionPolicies and their bindings from the AdmissionConfiguration, as the apiserver does.',
     // The rules come from the loaded policies: validatingRulesFor.
-    validating: { rules: [], failurePolicy: 'Fail', timeoutSeconds: 10 },
+    validating: { rules: [], failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
     writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',

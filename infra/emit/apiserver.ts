@@ -14,6 +14,12 @@ export function kubeconfigUserName(webhookUrl: string): string {
   return `${url.hostname}:${port}`;
 }
 
+/**
+ * Where the apiserver reads the kubeconfig on a control-plane node: beside kubeadm's own files.
+ * The AdmissionConfiguration names it by this path, so the file must be copied there.
+ */
+export const DEFAULT_KUBECONFIG_PATH = '/etc/kubernetes/admission/serverless-admission-kubeconfig.yaml';
+
 export interface ClientIdentity {
   readonly certPem: string;
   readonly keyPem: string;

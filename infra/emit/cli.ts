@@ -1,15 +1,18 @@
 // `npm run emit`: the cluster-side configuration of every plugin (or of --plugins), as YAML on
 // stdout; with --out, also the files the kube-apiserver needs to present its client certificate.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { plugins as registry } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
-import { configurePlugin, DEFAULT_ADMISSION_CONFIG, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { DEFAULT_ADMISSION_CONFIG } from '../../lib/config/admission-configuration.js';
+import { ConfigError } from '../../lib/config/errors.js';
+import type { ConfiguredPlugin, PluginSet } from '../../lib/config/plugins.js';
+import { activePlugins, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
-import { apiserverAdmissionConfiguration, kubeconfigUserName, webhookKubeconfig } from './apiserver.js';
+import { apiserverAdmissionConfiguration, DEFAULT_KUBECONFIG_PATH, kubeconfigUserName, webhookKubeconfig } from './apiserver.js';
 import { ruleViolations, validateSchema } from './checks.js';
 import { DEFAULT_URL_SECRET_FILE, readUrlSecret, urlSecretDigest, writeNewUrlSecret } from './url-secret.js';
 import type { CallerAuthOption, WebhookConfiguration } from './webhooks.js';
@@ -24,7 +27,8 @@ calling <URL>/<plugin>/mutate|validate.
 
 Options:
   --base-url URL            https://host[:port][/prefix] of the webhook host (required)
-  --plugins a,b             only these plugins (default: every registered plugin)
+  --plugins a,b             only these plugins (default: every active plugin; naming an
+                            inactive one, which lacks the configuration it needs, is an error)
   --auth MODE               mtls (default) or url-secret (EKS, GKE, AKS: a secret path segment)
   --secret-file FILE        url-secret: the secret to use (default: DIR/url-secret with --out,
                             else ${DEFAULT_URL_SECRET_FILE}; created there, 0600, when missing)
@@ -34,14 +38,16 @@ Options:
   --staged NAMESPACE        staged rollout: failurePolicy Ignore, only NAMESPACE
   --webhook-namespace NS    also exclude NS (where the webhook itself runs, if in the cluster)
   --no-match-conditions     drop matchConditions (clusters older than Kubernetes 1.28)
-  --admission-config FILE   plugin configuration for rules that depend on it
+  --admission-config FILE   the AdmissionConfiguration the deployment serves: it decides which
+                            plugins are active and the rules of those that follow it
                             (default: ADMISSION_CONFIG or ${DEFAULT_ADMISSION_CONFIG})
   --out DIR                 also write DIR/webhooks.yaml and, in mtls mode, the apiserver's
                             DIR/admission-configuration.yaml and DIR/kubeconfig.yaml (0600)
   --client-cert FILE        mtls: the apiserver's client certificate (default ${DEFAULT_PKI_DIR}/client.crt)
   --client-key FILE         mtls: its key (default ${DEFAULT_PKI_DIR}/client.key)
-  --kubeconfig-path PATH    where the apiserver will read the kubeconfig (default: its absolute
-                            path under --out); goes into admission-configuration.yaml
+  --kubeconfig-path PATH    where the apiserver will read the kubeconfig on each control-plane
+                            node (default ${DEFAULT_KUBECONFIG_PATH});
+                            goes into admission-configuration.yaml
   -h, --help                this text
 
 Exit status: 0 done, 2 bad arguments, 1 anything else.
@@ -91,14 +97,22 @@ function readFileArg(option: string, file: string): string {
   return readFileSync(file, 'utf8');
 }
 
-function selectPlugins(all: readonly AnyAdmissionPlugin[], list: string | undefined): AnyAdmissionPlugin[] {
-  if (list === undefined) return [...all];
+/** --plugins, or every active plugin; an inactive one cannot answer, so naming it is an error. */
+function selectPlugins(set: PluginSet, list: string | undefined, io: EmitIo): ConfiguredPlugin[] {
+  const inactive = inactivePlugins(set);
+  if (list === undefined) {
+    for (const configured of inactive) io.stderr(`left out: ${inactiveLine(configured)}\n`);
+    return activePlugins(set);
+  }
   const names = list.split(',').map((s) => s.trim()).filter(Boolean);
   if (names.length === 0) throw new UsageError('--plugins needs at least one plugin name');
-  const known = new Map(all.map((p) => [p.metadata.name, p]));
+  const known = new Map(set.plugins.map((p) => [p.plugin.metadata.name, p]));
   const unknown = names.filter((n) => !known.has(n));
   if (unknown.length > 0) throw new UsageError(`--plugins: unknown ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
-  return [...new Set(names)].map((n) => known.get(n)!);
+  const chosen = [...new Set(names)].map((n) => known.get(n) as ConfiguredPlugin);
+  const named = chosen.find((p) => p.inactive !== undefined);
+  if (named !== undefined) throw new UsageError(`--plugins: ${inactiveLine(named)}`);
+  return chosen;
 }
 
 function readSecret(file: string): string {
@@ -127,7 +141,7 @@ export async function emitCommand(argv: string[], io: EmitIo): Promise<number> {
       io.stderr(`emit: ${error.message}\n${error instanceof UsageError ? 'Run npm run emit -- --help for usage.\n' : ''}`);
       return 2;
     }
-    io.stderr(`emit: ${(error as Error).message}\n`);
+    io.stderr(`emit: ${error instanceof ConfigError ? 'invalid configuration: ' : ''}${(error as Error).message}\n`);
     return 1;
   }
 }
@@ -154,7 +168,13 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   if (values.staged !== undefined && (SYSTEM_NAMESPACES as readonly string[]).includes(values.staged)) {
     throw new UsageError(`--staged ${values.staged}: stage in a test namespace, not a system one`);
   }
-  const selected = selectPlugins(io.plugins ?? registry, values.plugins);
+  // The AdmissionConfiguration the deployment serves decides which plugins can answer.
+  const env = { ...io.env, ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }) };
+  const pluginSet = loadPluginSet(io.plugins ?? registry, env);
+  io.stderr(`configuration: ${pluginSet.configuration.source.file}\n`);
+  const chosen = selectPlugins(pluginSet, values.plugins, io);
+  const selected = chosen.map((p) => p.plugin);
+  const configs = new Map<string, unknown>(chosen.map((p) => [p.plugin.metadata.name, p.config]));
 
   let caBundle: string | undefined;
   if (values['ca-bundle'] !== undefined) {
@@ -175,20 +195,6 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
     client = { certPem: readFileSync(clientCertFile, 'utf8'), keyPem: readFileSync(clientKeyFile, 'utf8') };
     if (!client.certPem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`${clientCertFile} holds no PEM certificate`);
     if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(client.keyPem)) throw new UsageError(`${clientKeyFile} holds no PEM private key`);
-  }
-
-  // Plugins whose rules follow their configuration (ValidatingAdmissionPolicy) get it loaded; plugins
-  // that cannot answer without their entry (ImagePolicyWebhook) are checked for it.
-  const configs = new Map<string, unknown>();
-  if (selected.some((p) => p.validatingRulesFor || p.metadata.requiresConfiguration)) {
-    const env = { ...io.env, ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }) };
-    const admissionConfiguration = loadAdmissionConfiguration(env);
-    const { file } = admissionConfiguration.source;
-    for (const plugin of selected.filter((p) => p.validatingRulesFor)) configs.set(plugin.metadata.name, configurePlugin(plugin, admissionConfiguration));
-    if (selected.some((p) => p.validatingRulesFor)) io.stderr(`rules from configuration: ${file}\n`);
-    for (const { metadata } of selected.filter((p) => p.metadata.requiresConfiguration && !admissionConfiguration.entries.has(p.metadata.upstreamName))) {
-      io.stderr(`warning: ${metadata.name} has no ${metadata.upstreamName} entry in ${file}; deployed without one, it answers every review with HTTP 500 (its failurePolicy decides)\n`);
-    }
   }
 
   if (out !== undefined) mkdirSync(out, { recursive: true });
@@ -233,11 +239,14 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
     io.stderr(`wrote ${webhooksFile}\n`);
     if (client !== undefined) {
       const kubeconfigFile = join(out, 'kubeconfig.yaml');
-      const kubeConfigPath = values['kubeconfig-path'] ?? resolve(kubeconfigFile);
+      const kubeConfigPath = values['kubeconfig-path'] ?? DEFAULT_KUBECONFIG_PATH;
       writePrivate(kubeconfigFile, stringify(webhookKubeconfig(baseUrl, client), { lineWidth: 0 }));
       writeFileSync(join(out, 'admission-configuration.yaml'), stringify(apiserverAdmissionConfiguration(kubeConfigPath), { lineWidth: 0 }));
       io.stderr(`wrote ${kubeconfigFile} (user ${kubeconfigUserName(baseUrl)}, 0600) and ${join(out, 'admission-configuration.yaml')} (kubeConfigFile ${kubeConfigPath})\n`);
-      io.stderr(`  on the control plane: --admission-control-config-file=<admission-configuration.yaml>, kubeconfig at ${kubeConfigPath}\n`);
+      io.stderr(`next, on every control-plane node:\n`);
+      io.stderr(`  copy ${kubeconfigFile} to ${kubeConfigPath} (0600, readable by the apiserver)\n`);
+      io.stderr(`  copy ${join(out, 'admission-configuration.yaml')} beside it and start kube-apiserver with --admission-control-config-file=<that file>\n`);
+      io.stderr(`  (an existing --admission-control-config-file: merge its ValidatingAdmissionWebhook and MutatingAdmissionWebhook entries instead)\n`);
     } else {
       io.stderr('url-secret mode: no kubeconfig or AdmissionConfiguration (the apiserver presents no client certificate)\n');
     }

@@ -16,6 +16,7 @@ import type {
   IValidatingWebhookConfiguration as ValidatingWebhookConfiguration,
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import type { AnyAdmissionPlugin, PhaseMetadata, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
+import { LEARNING_TIMEOUT_SECONDS } from '../../lib/admission/plugin.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { learningPhase, learningRules } from '../../lib/admission/learning.js';
 
@@ -149,20 +150,8 @@ function toRule(rule: WebhookRule): RuleWithOperations {
   } as RuleWithOperations;
 }
 
-function rulesOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions, variant: Variant): WebhookRule[] {
-  const { metadata } = plugin;
-  let rules: readonly WebhookRule[];
-  if (variant === 'learn') rules = learningRules(metadata);
-  else if (phase === 'mutate') rules = metadata.mutating?.rules ?? [];
-  else if (plugin.validatingRulesFor) rules = plugin.validatingRulesFor(options.configs?.get(metadata.name));
-  else rules = metadata.validating?.rules ?? [];
-  // Learned cluster state arrives on the phase that learns (lib/state): the validating webhook,
-  // which sees final objects, or the mutating one of a plugin without a validating phase; or on a
-  // webhook of its own (separateLearning).
-  if (variant === 'judge' && learns(plugin, phase) && !separateLearning(plugin, phase, options)) {
-    const own = rules;
-    rules = [...own, ...learningRules(metadata).filter((learning) => !own.some((rule) => ruleCovers(rule, learning)))];
-  }
+/** Refuses rules that name a resource the guide forbids; drops exact repeats. */
+function checkedRules(rules: readonly WebhookRule[], metadata: PluginMetadata, phase: Phase): WebhookRule[] {
   const unique = [...new Map(rules.map((r) => [JSON.stringify(toRule(r)), r])).values()];
   for (const rule of unique) {
     const named = protectedResourcesNamed(rule);
@@ -172,6 +161,14 @@ function rulesOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions,
     }
   }
   return unique;
+}
+
+/** The requests the plugin judges in this phase: its own rules, or those its configuration gives. */
+function judgedRules(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookRule[] {
+  const { metadata } = plugin;
+  if (phase === 'mutate') return [...(metadata.mutating?.rules ?? [])];
+  if (plugin.validatingRulesFor) return [...plugin.validatingRulesFor(options.configs?.get(metadata.name))];
+  return [...(metadata.validating?.rules ?? [])];
 }
 
 type LabelSelector = NonNullable<MutatingWebhook['namespaceSelector']>;
@@ -185,60 +182,80 @@ function namespaceSelector(metadata: PluginMetadata, options: EmitOptions): Labe
   return { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...new Set(excluded)] }] };
 }
 
-function learns(plugin: AnyAdmissionPlugin, phase: Phase): boolean {
-  return plugin.metadata.needs.length > 0 && learningPhase(plugin) === phase;
-}
-
 function phaseMetadata(metadata: PluginMetadata, phase: Phase): PhaseMetadata | undefined {
   return phase === 'mutate' ? metadata.mutating : metadata.validating;
-}
-
-/** The plugin's webhook proper, or the webhook that only feeds it learned state. */
-type Variant = 'judge' | 'learn';
-
-/**
- * A phase whose matchConditions narrow whom it judges (NodeRestriction: nodes only) learns from
- * everyone else through a second webhook on the same URL that fails open: an outage then loses
- * observations, never the cluster's writes. Without matchConditions (clusters before 1.28) the one
- * webhook sees everything and learns from it.
- */
-function separateLearning(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): boolean {
-  return learns(plugin, phase) && phaseMetadata(plugin.metadata, phase)?.learningMatchConditions !== undefined && options.matchConditions !== false;
 }
 
 export function learningWebhookName(plugin: string): string {
   return `${plugin}.learn.${WEBHOOK_DOMAIN}`;
 }
 
-function commonFields(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions, variant: Variant = 'judge'): ValidatingWebhook {
+/** One webhook to emit: the plugin's own (it judges) or its learning twin (it only learns). */
+interface WebhookPlan {
+  readonly role: 'judge' | 'learn';
+  readonly rules: readonly WebhookRule[];
+  readonly matchConditions: readonly { readonly name: string; readonly expression: string }[];
+  readonly failurePolicy: 'Fail' | 'Ignore';
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * The webhooks of one phase. Learning never fails closed: the writes a plugin only learns from
+ * (the Namespace, ResourceQuota, pod and Node writes its `needs` name, and the requests its phase
+ * `observes`) go to a second webhook on the same URL with failurePolicy Ignore, so a Lambda
+ * outage costs observations, never the cluster's writes. Requests the plugin judges anyway are
+ * not sent twice. A phase that judges nothing (a ValidatingAdmissionPolicy without policies)
+ * emits no webhook at all. Before 1.28 (no matchConditions), a plugin that judges only some
+ * callers' requests (NodeRestriction) cannot tell them apart: its one webhook sees, judges and
+ * learns from all.
+ */
+export function webhookPlans(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan[] {
   const { metadata } = plugin;
-  const meta = phaseMetadata(metadata, phase)!;
-  if (!Number.isInteger(meta.timeoutSeconds) || meta.timeoutSeconds < 1 || meta.timeoutSeconds > 10) {
-    throw new EmitError(`${metadata.name}: ${phase} timeoutSeconds must be an integer from 1 to 10, got ${meta.timeoutSeconds}`);
+  const meta = phaseMetadata(metadata, phase);
+  if (!meta) return [];
+  const judged = checkedRules(judgedRules(plugin, phase, options), metadata, phase);
+  if (judged.length === 0) return [];
+  const conditions = options.matchConditions === false ? [] : (meta.matchConditions ?? []);
+  const learnsHere = learningPhase(plugin) === phase;
+  const learned = learnsHere ? checkedRules([...learningRules(metadata), ...(meta.observes ?? [])], metadata, phase) : [];
+  const judge: WebhookPlan = { role: 'judge', rules: judged, matchConditions: conditions, failurePolicy: meta.failurePolicy, timeoutSeconds: meta.timeoutSeconds };
+  if (learned.length === 0) return [judge];
+  if (meta.learningMatchConditions !== undefined) {
+    if (options.matchConditions === false) return [{ ...judge, rules: checkedRules([...judged, ...learned], metadata, phase) }];
+    return [judge, { role: 'learn', rules: learned, matchConditions: meta.learningMatchConditions, failurePolicy: 'Ignore', timeoutSeconds: LEARNING_TIMEOUT_SECONDS }];
+  }
+  // The judge sees every request its rules match (no conditions of its own): it learns from those.
+  const uncovered = conditions.length === 0 ? learned.filter((rule) => !judged.some((own) => ruleCovers(own, rule))) : learned;
+  if (uncovered.length === 0) return [judge];
+  return [judge, { role: 'learn', rules: uncovered, matchConditions: [], failurePolicy: 'Ignore', timeoutSeconds: LEARNING_TIMEOUT_SECONDS }];
+}
+
+function webhookOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions, plan: WebhookPlan): ValidatingWebhook {
+  const { metadata } = plugin;
+  if (!Number.isInteger(plan.timeoutSeconds) || plan.timeoutSeconds < 1 || plan.timeoutSeconds > 10) {
+    throw new EmitError(`${metadata.name}: ${phase} timeoutSeconds must be an integer from 1 to 10, got ${plan.timeoutSeconds}`);
   }
   // Learning cluster state is a write too (dry runs excluded), hence NoneOnDryRun.
-  const writes = metadata.writes || learns(plugin, phase);
-  const rules = rulesOf(plugin, phase, options, variant);
+  const writes = metadata.writes || (learningPhase(plugin) === phase && (metadata.needs.length > 0 || phaseMetadata(metadata, phase)?.observes !== undefined));
   // Wildcard rules (NamespaceLifecycle: every namespaced resource) reach leases and the like; a
   // matchCondition keeps the apiserver from calling us for them. Without matchConditions
   // (clusters before 1.28) such a plugin cannot be registered safely.
-  const reached = [...new Set(rules.flatMap(protectedResourcesReached))];
+  const reached = [...new Set(plan.rules.flatMap(protectedResourcesReached))];
   if (reached.length > 0 && options.matchConditions === false) {
     const list = reached.map((p) => `${p.group}/${p.resource}`).join(', ');
     throw new EmitError(`${metadata.name}: its ${phase} rules reach ${list}, which only a matchCondition can exclude; drop --no-match-conditions (Kubernetes 1.28+) or leave the plugin out (--plugins)`);
   }
-  const own = variant === 'learn' ? meta.learningMatchConditions! : (meta.matchConditions ?? []);
-  const matchConditions = [...(options.matchConditions === false ? [] : own), ...(reached.length > 0 ? [excludeProtectedCondition(reached)] : [])];
+  const matchConditions = [...plan.matchConditions, ...(reached.length > 0 ? [excludeProtectedCondition(reached)] : [])];
   return {
-    name: variant === 'learn' ? learningWebhookName(metadata.name) : webhookName(metadata.name, phase),
+    name: plan.role === 'learn' ? learningWebhookName(metadata.name) : webhookName(metadata.name, phase),
     clientConfig: { url: webhookUrl(options.baseUrl, metadata.name, phase, options.auth), ...(options.caBundle && { caBundle: options.caBundle }) },
-    rules: rules.map(toRule),
-    failurePolicy: options.stagedNamespace !== undefined || variant === 'learn' ? 'Ignore' : meta.failurePolicy,
+    rules: plan.rules.map(toRule),
+    failurePolicy: options.stagedNamespace !== undefined ? 'Ignore' : plan.failurePolicy,
     matchPolicy: 'Equivalent',
     namespaceSelector: namespaceSelector(metadata, options),
     objectSelector: {},
     sideEffects: writes ? 'NoneOnDryRun' : 'None',
-    timeoutSeconds: meta.timeoutSeconds,
+    timeoutSeconds: plan.timeoutSeconds,
     admissionReviewVersions: [...ADMISSION_REVIEW_VERSIONS],
     ...(matchConditions.length > 0 && { matchConditions: matchConditions.map((c) => ({ name: c.name, expression: c.expression })) }),
   };
@@ -264,16 +281,17 @@ function objectMeta(metadata: PluginMetadata, options: EmitOptions) {
 
 export function mutatingConfiguration(plugin: AnyAdmissionPlugin, options: EmitOptions): MutatingWebhookConfiguration | undefined {
   const { metadata } = plugin;
-  if (!metadata.mutating) return undefined;
-  const webhook = (variant: Variant): MutatingWebhook => ({ ...commonFields(plugin, 'mutate', options, variant), reinvocationPolicy: variant === 'learn' ? 'Never' : (metadata.mutating!.reinvocationPolicy ?? 'Never') });
-  const webhooks = [webhook('judge'), ...(separateLearning(plugin, 'mutate', options) ? [webhook('learn')] : [])];
+  const webhooks = webhookPlans(plugin, 'mutate', options).map(
+    (plan): MutatingWebhook => ({ ...webhookOf(plugin, 'mutate', options, plan), reinvocationPolicy: plan.role === 'learn' ? 'Never' : (metadata.mutating?.reinvocationPolicy ?? 'Never') }),
+  );
+  if (webhooks.length === 0) return undefined;
   return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks };
 }
 
 export function validatingConfiguration(plugin: AnyAdmissionPlugin, options: EmitOptions): ValidatingWebhookConfiguration | undefined {
   const { metadata } = plugin;
-  if (!phaseMetadata(metadata, 'validate')) return undefined;
-  const webhooks = [commonFields(plugin, 'validate', options), ...(separateLearning(plugin, 'validate', options) ? [commonFields(plugin, 'validate', options, 'learn')] : [])];
+  const webhooks = webhookPlans(plugin, 'validate', options).map((plan) => webhookOf(plugin, 'validate', options, plan));
+  if (webhooks.length === 0) return undefined;
   return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks };
 }
 

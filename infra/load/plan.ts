@@ -9,7 +9,8 @@ import { pathToFileURL } from 'node:url';
 import { plugins } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionConfiguration } from '../../lib/config/admission-configuration.js';
-import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import type { PluginSet } from '../../lib/config/plugins.js';
+import { activePlugins, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import type { WebhookConfiguration } from '../emit/webhooks.js';
 import { NAMESPACE_NAME_LABEL, webhookConfigurations } from '../emit/webhooks.js';
 
@@ -109,15 +110,14 @@ function review(target: Target, object: Record<string, any>, extra: Record<strin
   };
 }
 
-/** The plugins an operator would register with this configuration: not those missing a required entry. */
-export function registeredPlugins(registry: readonly AnyAdmissionPlugin[], admissionConfiguration: AdmissionConfiguration): AnyAdmissionPlugin[] {
-  return registry.filter((p) => !p.metadata.requiresConfiguration || admissionConfiguration.entries.has(p.metadata.upstreamName));
-}
-
-export function loadPlan(registry: readonly AnyAdmissionPlugin[], podCreateReview: { request: { object: Record<string, any> } }, admissionConfiguration = loadAdmissionConfiguration()): LoadPlan {
-  const registered = registeredPlugins(registry, admissionConfiguration);
-  const configs = new Map(registered.filter((p) => p.validatingRulesFor).map((p) => [p.metadata.name, configurePlugin(p, admissionConfiguration)]));
-  const docs = webhookConfigurations(registered, { baseUrl: 'https://load.invalid', auth: { mode: 'mtls' }, configs });
+/** The webhooks an operator would register with this configuration: its active plugins', as emit prints them. */
+export function loadPlan(podCreateReview: { request: { object: Record<string, any> } }, pluginSet: PluginSet): LoadPlan {
+  const active = activePlugins(pluginSet);
+  const configs = new Map(active.map((p) => [p.plugin.metadata.name, p.config]));
+  const docs = webhookConfigurations(
+    active.map((p) => p.plugin),
+    { baseUrl: 'https://load.invalid', auth: { mode: 'mtls' }, configs },
+  );
   const ns = LOAD_NAMESPACES[0];
 
   const pods: Target = { operation: 'CREATE', group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true };
@@ -154,11 +154,9 @@ export function loadPlan(registry: readonly AnyAdmissionPlugin[], podCreateRevie
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const [out] = process.argv.slice(2);
   const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8'));
-  const admissionConfiguration = loadAdmissionConfiguration();
-  for (const p of plugins.filter((p) => !registeredPlugins(plugins, admissionConfiguration).includes(p))) {
-    process.stderr.write(`  ${p.metadata.name}: not registered (it needs its ${p.metadata.upstreamName} entry in ${admissionConfiguration.source.file})\n`);
-  }
-  const plan = loadPlan(plugins, fixture, admissionConfiguration);
+  const pluginSet = loadPluginSet(plugins);
+  for (const configured of inactivePlugins(pluginSet)) process.stderr.write(`  left out: ${inactiveLine(configured)}\n`);
+  const plan = loadPlan(fixture, pluginSet);
   const text = `${JSON.stringify({ namespaces: LOAD_NAMESPACES, kinds: plan }, null, 1)}\n`;
   if (out) writeFileSync(out, text);
   else process.stdout.write(text);

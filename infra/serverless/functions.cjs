@@ -24,7 +24,8 @@ function loadModules() {
     const parentURL = pathToFileURL(__filename).href;
     const { plugins } = await tsImport(pathToFileURL(path.join(__dirname, '../../functions/index.ts')).href, parentURL);
     const { serverlessPart } = await tsImport(pathToFileURL(path.join(__dirname, 'functions.ts')).href, parentURL);
-    return { plugins, serverlessPart };
+    const { activePlugins, loadPluginSet } = await tsImport(pathToFileURL(path.join(__dirname, '../../lib/config/plugins.ts')).href, parentURL);
+    return { plugins, serverlessPart, activePlugins, loadPluginSet };
   })().catch((error) => {
     modules = undefined;
     throw error;
@@ -51,8 +52,12 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
   }
 
   const provisionedConcurrency = Number(await param('provisionedConcurrency')) || 0;
-  const { plugins, serverlessPart } = await loadModules();
-  const part = serverlessPart(plugins, { service, stage, auth, provisionedConcurrency });
+  const { plugins, serverlessPart, activePlugins, loadPluginSet } = await loadModules();
+  // Only plugins that can answer under the AdmissionConfiguration the functions carry are
+  // packaged, as npm start serves and emit registers them; a bad file fails the package.
+  const admissionConfig = await param('admissionConfig');
+  const active = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: admissionConfig })).map((p) => p.plugin);
+  const part = serverlessPart(active, { service, stage, auth, provisionedConcurrency });
   // mTLS only holds if the custom domain is the only way in; url-secret without a domain of its
   // own is served on the execute-api endpoint.
   return { ...part, disableDefaultEndpoint: auth === 'mtls' || domainName !== '' };

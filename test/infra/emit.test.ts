@@ -2,12 +2,12 @@
 // OpenAPI schema (kubernetes-models' validating classes) and the good-practice rules, for every
 // plugin in the registry and for synthetic plugins that exercise each metadata branch.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '@bufbuild/cel';
 import { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { plugins as registry } from '../../functions/index.js';
 import type { AnyAdmissionPlugin, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
@@ -18,6 +18,7 @@ import { ruleCovers } from '../../infra/emit/webhooks.js';
 import { learningRules } from '../../lib/admission/learning.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
 import { createPki } from '../../infra/pki/pki.js';
+import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 
 interface Run {
   readonly code: number;
@@ -25,7 +26,11 @@ interface Run {
   readonly stderr: string;
 }
 
-async function emit(argv: string[], plugins?: readonly AnyAdmissionPlugin[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+/** An AdmissionConfiguration under which every registered plugin is active (written in beforeAll). */
+let everyPluginActive: string;
+let removeEverything = () => {};
+
+async function emit(argv: string[], plugins?: readonly AnyAdmissionPlugin[], env: NodeJS.ProcessEnv = { ADMISSION_CONFIG: everyPluginActive }): Promise<Run> {
   let stdout = '';
   let stderr = '';
   const code = await emitCommand(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env, plugins });
@@ -119,7 +124,23 @@ const configDriven = fakePlugin('PolicyEvaluator', {}, {
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'emit-'));
+  const everything = everyPluginActiveConfiguration();
+  everyPluginActive = everything.file;
+  removeEverything = everything.remove;
 });
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  removeEverything();
+});
+
+/** The webhooks of one configuration: the plugin's own first, then its fail-open learning twin, if any. */
+function judgeAndLearn(doc: Doc): { judge: Doc; learn?: Doc } {
+  const [judge, learn, ...rest] = doc.webhooks;
+  expect(rest).toEqual([]);
+  expect(judge.name).not.toMatch(/\.learn\./);
+  if (learn) expect(learn.name).toMatch(/\.learn\.serverless-admission\.io$/);
+  return { judge, learn };
+}
 
 describe('every registered plugin, mTLS', () => {
   it('passes the schema and the good-practice rules, one configuration per plugin and phase', async () => {
@@ -134,22 +155,30 @@ describe('every registered plugin, mTLS', () => {
         ...(metadata.validating ? ['ValidatingWebhookConfiguration'] : []),
       ]);
       for (const doc of mine) {
-        const [webhook] = doc.webhooks;
+        const { judge, learn } = judgeAndLearn(doc);
         const phase = doc.kind === 'MutatingWebhookConfiguration' ? 'mutate' : 'validate';
         const meta = phase === 'mutate' ? metadata.mutating! : metadata.validating!;
-        expect(webhook.name).toBe(`${metadata.name}.${phase}.serverless-admission.io`);
-        expect(webhook.clientConfig.url).toBe(`https://admission.example.com/${metadata.name}/${phase}`);
-        expect(webhook.timeoutSeconds).toBe(meta.timeoutSeconds);
-        expect(webhook.failurePolicy).toBe(meta.failurePolicy);
-        const learns = metadata.needs.length > 0 && (metadata.validating ? 'validate' : 'mutate') === phase;
-        // A learning rule is emitted unless one of the plugin's own rules already matches all it does.
-        for (const rule of learningRules(metadata)) {
-          if (learns) expect(webhook.rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)), `${metadata.name} learns on ${phase}`).toBe(true);
-          else expect(webhook.rules, `${metadata.name} learns only on its learning phase`).toEqual(expect.not.arrayContaining([rule]));
+        expect(judge.name).toBe(`${metadata.name}.${phase}.serverless-admission.io`);
+        expect(judge.clientConfig.url).toBe(`https://admission.example.com/${metadata.name}/${phase}`);
+        expect(judge.timeoutSeconds).toBe(meta.timeoutSeconds);
+        expect(judge.failurePolicy).toBe(meta.failurePolicy);
+        const learns = (metadata.needs.length > 0 || meta.observes !== undefined) && (metadata.validating ? 'validate' : 'mutate') === phase;
+        // Every rule the plugin learns from reaches it: through its own webhook when that judges the
+        // request anyway, else through the learning twin, which fails open and never judges.
+        for (const rule of [...learningRules(metadata), ...(meta.observes ?? [])]) {
+          if (!learns) continue;
+          const covered = judge.rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)) && judge.matchConditions === undefined;
+          const learned = learn?.rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule));
+          expect(covered || learned, `${metadata.name} learns ${JSON.stringify(rule)} on ${phase}`).toBe(true);
         }
-        if (phase === 'mutate') expect(webhook.reinvocationPolicy).toBe(metadata.mutating!.reinvocationPolicy ?? 'Never');
-        else expect(webhook.reinvocationPolicy).toBeUndefined();
-        expect(webhook.sideEffects).toBe(metadata.writes || learns ? 'NoneOnDryRun' : 'None');
+        if (learn) {
+          expect(learns).toBe(true);
+          expect(learn).toMatchObject({ failurePolicy: 'Ignore', sideEffects: 'NoneOnDryRun', clientConfig: judge.clientConfig, timeoutSeconds: 2 });
+        }
+        if (!learns) expect(learn).toBeUndefined();
+        if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(metadata.mutating!.reinvocationPolicy ?? 'Never');
+        else expect(judge.reinvocationPolicy).toBeUndefined();
+        expect(judge.sideEffects).toBe(metadata.writes || learns ? 'NoneOnDryRun' : 'None');
       }
     }
   });
@@ -158,7 +187,7 @@ describe('every registered plugin, mTLS', () => {
     const docs = documents((await emit(['--base-url', 'https://admission.example.com', '--plugins', 'always-pull-images'])).stdout);
     expect(docs).toHaveLength(2);
     const [mutating, validating] = docs.map((d) => d.webhooks[0]);
-    expect(mutating).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', sideEffects: 'None', timeoutSeconds: 5 });
+    expect(mutating).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', sideEffects: 'None', timeoutSeconds: 3 });
     expect(validating).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None' });
     for (const webhook of [mutating, validating]) {
       expect(webhook.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
@@ -184,8 +213,10 @@ describe('every registered plugin, mTLS', () => {
     expectGoodPractice(docs, registry);
     for (const doc of docs) {
       expect(doc.metadata.labels['serverless-admission.io/rollout']).toBe('staged');
-      expect(doc.webhooks[0].failurePolicy).toBe('Ignore');
-      expect(doc.webhooks[0].namespaceSelector).toEqual({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['admission-canary'] }] });
+      for (const webhook of doc.webhooks) {
+        expect(webhook.failurePolicy).toBe('Ignore');
+        expect(webhook.namespaceSelector).toEqual({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['admission-canary'] }] });
+      }
     }
   });
 });
@@ -197,24 +228,29 @@ describe('metadata branches (synthetic plugins)', () => {
     const docs = documents(run.stdout);
     expectGoodPractice(docs, [stateful]);
     const mutating = docs.find((d) => d.kind === 'MutatingWebhookConfiguration')!.webhooks[0];
-    const validating = docs.find((d) => d.kind === 'ValidatingWebhookConfiguration')!.webhooks[0];
+    const { judge: validating, learn } = judgeAndLearn(docs.find((d) => d.kind === 'ValidatingWebhookConfiguration')!);
     expect(mutating).toMatchObject({ sideEffects: 'NoneOnDryRun', reinvocationPolicy: 'Never', timeoutSeconds: 4, namespaceSelector: {} });
     expect(mutating.matchConditions).toEqual([{ name: 'not-a-node', expression: "!request.userInfo.username.startsWith('system:node:')" }]);
     expect(mutating.rules).toHaveLength(1);
-    expect(validating.sideEffects).toBe('NoneOnDryRun');
-    expect(validating.rules).toEqual([
-      { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-      ...learningRules(stateful.metadata),
-    ]);
-    expect(validating.rules.some((r: Doc) => r.resources.includes('namespaces') && r.scope === 'Cluster' && r.operations.join() === 'CREATE,UPDATE,DELETE')).toBe(true);
-    expect(validating.rules.some((r: Doc) => r.resources.includes('resourcequotas') && r.operations.join() === 'CREATE,UPDATE,DELETE')).toBe(true);
+    // The judging webhook fails closed on what it judges, and only that.
+    expect(validating).toMatchObject({ sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail' });
+    expect(validating.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
+    // Learning fails open, on a webhook of its own that calls the same URL.
+    expect(learn).toMatchObject({ name: 'resource-counter.learn.serverless-admission.io', failurePolicy: 'Ignore', timeoutSeconds: 2, clientConfig: validating.clientConfig });
+    expect(learn!.rules).toEqual(learningRules(stateful.metadata).map((r) => ({ ...r })));
+    expect(learn!.rules.some((r: Doc) => r.resources.includes('namespaces') && r.scope === 'Cluster' && r.operations.join() === 'CREATE,UPDATE,DELETE')).toBe(true);
+    expect(learn!.rules.some((r: Doc) => r.resources.includes('resourcequotas') && r.operations.join() === 'CREATE,UPDATE,DELETE')).toBe(true);
 
-    // Without a validating phase, the mutating webhook learns.
+    // Without a validating phase, the mutating phase learns, again on a fail-open twin.
     const mutatorOnly = fakePlugin('NamespaceMutator', { validating: undefined, mutating: { rules: [podRule], failurePolicy: 'Ignore', timeoutSeconds: 2 }, needs: ['namespaces'] });
     const [onlyDoc] = documents((await emit(['--base-url', 'https://admission.example.com'], [mutatorOnly])).stdout);
     expect(onlyDoc.kind).toBe('MutatingWebhookConfiguration');
-    expect(onlyDoc.webhooks[0].rules).toEqual([podRule, ...learningRules(mutatorOnly.metadata)].map((r) => ({ ...r })));
-    expect(onlyDoc.webhooks[0].sideEffects).toBe('NoneOnDryRun');
+    expect(onlyDoc.webhooks.map((w: Doc) => w.rules)).toEqual([[podRule], learningRules(mutatorOnly.metadata)].map((rules) => rules.map((r) => ({ ...r }))));
+    expect(onlyDoc.webhooks[1]).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'Never', sideEffects: 'NoneOnDryRun' });
+    // A learning rule the judging webhook already sees in full is not sent twice.
+    const namespaceJudge = fakePlugin('NamespaceJudge', { validating: { rules: learningRules({ needs: ['namespaces'] }), failurePolicy: 'Fail', timeoutSeconds: 3 }, needs: ['namespaces'] });
+    const [judgeDoc] = documents((await emit(['--base-url', 'https://admission.example.com'], [namespaceJudge])).stdout);
+    expect(judgeDoc.webhooks).toHaveLength(1);
     const old = documents((await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [stateful])).stdout);
     expect(old[0].webhooks[0].matchConditions).toBeUndefined();
   });
@@ -246,16 +282,35 @@ describe('metadata branches (synthetic plugins)', () => {
     expect(learningRules(nodeRestriction.metadata).every((rule) => old[0].webhooks[0].rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)))).toBe(true);
   });
 
-  it('warns when a plugin that requires its entry is emitted without one', async () => {
-    const imagePolicy = registry.find((p) => p.metadata.requiresConfiguration)!;
+  it('leaves out a plugin that cannot answer, and refuses it by name', async () => {
     const bare = join(dir, 'bare.yaml');
     writeFileSync(bare, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n');
-    const without = await emit(['--base-url', 'https://admission.example.com', '--admission-config', bare], [imagePolicy]);
-    expect(without.code).toBe(0);
-    expect(without.stderr).toContain(`warning: image-policy-webhook has no ImagePolicyWebhook entry in ${bare}; deployed without one, it answers every review with HTTP 500`);
-    const configured = await emit(['--base-url', 'https://admission.example.com', '--admission-config', 'config/examples/image-policy-webhook.yaml'], [imagePolicy]);
+    const defaults = await emit(['--base-url', 'https://admission.example.com', '--admission-config', bare], registry);
+    expect(defaults.code, defaults.stderr).toBe(0);
+    const emittedPlugins = new Set(documents(defaults.stdout).map((d) => d.metadata.annotations['serverless-admission.io/plugin']));
+    expect(emittedPlugins.has('ImagePolicyWebhook')).toBe(false);
+    expect(emittedPlugins.has('ValidatingAdmissionPolicy')).toBe(false);
+    expect(emittedPlugins.size).toBe(registry.length - 2);
+    expect(defaults.stderr).toMatch(/left out: ImagePolicyWebhook \(image-policy-webhook\) is inactive: needs its configuration: add an entry "name: ImagePolicyWebhook"/);
+    expect(defaults.stderr).toMatch(/left out: ValidatingAdmissionPolicy \(validating-admission-policy\) is inactive: no policies to judge/);
+
+    const named = await emit(['--base-url', 'https://admission.example.com', '--admission-config', bare, '--plugins', 'image-policy-webhook'], registry);
+    expect(named.code).toBe(2);
+    expect(named.stdout).toBe('');
+    expect(named.stderr).toMatch(/--plugins: ImagePolicyWebhook \(image-policy-webhook\) is inactive/);
+
+    const configured = await emit(['--base-url', 'https://admission.example.com', '--admission-config', 'config/examples/image-policy-webhook.yaml', '--plugins', 'image-policy-webhook'], registry);
     expect(configured.code, configured.stderr).toBe(0);
-    expect(configured.stderr).not.toContain('warning:');
+    expect(documents(configured.stdout)).toHaveLength(2);
+  });
+
+  it('fails with the plugin and field on a misspelt configuration', async () => {
+    const typo = join(dir, 'typo.yaml');
+    writeFileSync(typo, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodNodeSelectr\n');
+    const run = await emit(['--base-url', 'https://admission.example.com', '--admission-config', typo], registry);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^emit: invalid configuration: AdmissionConfiguration: plugins\[0\]\.name: unknown admission plugin "PodNodeSelectr".*did you mean "PodNodeSelector"\?\n$/);
   });
 
   it('configuration-driven rules come from the loaded AdmissionConfiguration', async () => {
@@ -377,8 +432,10 @@ describe('--out for mTLS: the apiserver side', () => {
     expect(admission).toMatchObject({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration' });
     expect(admission.plugins.map((p: Doc) => p.name).sort()).toEqual(['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook']);
     for (const plugin of admission.plugins) {
-      expect(plugin.configuration).toEqual({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: join(out, 'kubeconfig.yaml') });
+      // A control-plane path, not the workstation's: the operator copies the kubeconfig there.
+      expect(plugin.configuration).toEqual({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: '/etc/kubernetes/admission/serverless-admission-kubeconfig.yaml' });
     }
+    expect(run.stderr).toContain(`copy ${join(out, 'kubeconfig.yaml')} to /etc/kubernetes/admission/serverless-admission-kubeconfig.yaml`);
   });
 
   it('--kubeconfig-path sets where the apiserver reads it', async () => {

@@ -7,9 +7,11 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'no
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { plugins } from '../../functions/index.js';
+import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
+import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 import type { PluginMetadata } from '../../lib/admission/plugin.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -25,11 +27,16 @@ const usesTable = (m: PluginMetadata) => m.writes || m.needs.length > 0;
 
 type Generated = { functions: Record<string, any>; resources: { Resources: Record<string, any> }; disableDefaultEndpoint: boolean };
 
+const everything = everyPluginActiveConfiguration();
+afterAll(() => everything.remove());
+/** What the default configuration (config/admission.yaml) leaves active: what `npm run package` packages. */
+const packaged = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: join(root, 'config/admission.yaml') })).map((p) => p.plugin);
+
 async function generate(params: Record<string, string>): Promise<Generated> {
   const generator = require(join(root, GENERATOR)) as (arg: { resolveVariable: (v: string) => Promise<unknown> }) => Promise<Generated>;
   const defaults = serverlessYml.params.default as Record<string, unknown>;
   const values: Record<string, unknown> = { 'self:service': 'serverless-admission', 'sls:stage': 'test' };
-  for (const [k, v] of Object.entries({ ...defaults, ...params })) values[`param:${k}`] = v;
+  for (const [k, v] of Object.entries({ ...defaults, admissionConfig: everything.file, ...params })) values[`param:${k}`] = v;
   return generator({ resolveVariable: async (v) => values[v] });
 }
 
@@ -77,6 +84,14 @@ describe('serverless.yml', () => {
     await expect(generate({ callerAuth: 'none' })).rejects.toThrow(/callerAuth must be mtls or url-secret/);
   });
 
+  it('packages only the plugins active under the AdmissionConfiguration the functions carry', async () => {
+    const generated = await generate({ ...domain, callerAuth: 'mtls', admissionConfig: join(root, 'config/admission.yaml') });
+    expect(Object.keys(generated.functions).sort()).toEqual(packaged.map((p) => functionKey(p.metadata.name)).sort());
+    expect(Object.keys(generated.functions)).not.toContain('imagePolicyWebhook');
+    expect(Object.keys(generated.functions)).not.toContain('validatingAdmissionPolicy');
+    await expect(generate({ ...domain, callerAuth: 'mtls', admissionConfig: join(root, 'config/examples/missing.yaml') })).rejects.toThrow(/ADMISSION_CONFIG: file .*missing\.yaml does not exist/);
+  });
+
   it('provisioned concurrency only when asked for', async () => {
     const base = { callerAuth: 'mtls', ...domain };
     const none = await generate(base);
@@ -109,7 +124,7 @@ describe('npm run package (osls, offline, no credentials)', () => {
 
   it('one Lambda per plugin, nodejs22.x, each with its own role', () => {
     const lambdas = resourcesOf('AWS::Lambda::Function');
-    expect(lambdas.map(([id]) => id).sort()).toEqual(plugins.map((p) => `${logicalPrefix(p.metadata.name)}LambdaFunction`).sort());
+    expect(lambdas.map(([id]) => id).sort()).toEqual(packaged.map((p) => `${logicalPrefix(p.metadata.name)}LambdaFunction`).sort());
     for (const [id, lambda] of lambdas) {
       expect(lambda.Properties.Runtime).toBe('nodejs22.x');
       expect(lambda.Properties.Role).toEqual({ 'Fn::GetAtt': [id.replace(/LambdaFunction$/, 'LambdaRole'), 'Arn'] });
@@ -120,7 +135,7 @@ describe('npm run package (osls, offline, no credentials)', () => {
   });
 
   it('gives DynamoDB access only to plugins that write or learn state, and only on the state table', () => {
-    for (const { metadata } of plugins) {
+    for (const { metadata } of packaged) {
       const role = template.Resources[`${logicalPrefix(metadata.name)}LambdaRole`];
       expect(role.Type).toBe('AWS::IAM::Role');
       const statements = role.Properties.Policies.flatMap((p: any) => p.PolicyDocument.Statement);
@@ -140,11 +155,11 @@ describe('npm run package (osls, offline, no credentials)', () => {
     expect(api.Properties.DisableExecuteApiEndpoint).toBe(true);
     expect(api.Properties.EndpointConfiguration.Types).toEqual(['REGIONAL']);
     const paths = resourcesOf('AWS::ApiGateway::Resource').map(([, r]) => r.Properties.PathPart);
-    for (const { metadata } of plugins) {
+    for (const { metadata } of packaged) {
       expect(paths).toContain(metadata.name);
       for (const phase of phases(metadata)) expect(paths).toContain(phase);
     }
-    expect(resourcesOf('AWS::ApiGateway::Method').length).toBe(plugins.reduce((n, p) => n + phases(p.metadata).length, 0));
+    expect(resourcesOf('AWS::ApiGateway::Method').length).toBe(packaged.reduce((n, p) => n + phases(p.metadata).length, 0));
   });
 
   it('has the regional mTLS custom domain with its truststore and a base path mapping to the stage', () => {
@@ -171,14 +186,14 @@ describe('npm run package (osls, offline, no credentials)', () => {
 
   it('keeps logs for a bounded time', () => {
     const groups = resourcesOf('AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(plugins.length);
+    expect(groups).toHaveLength(packaged.length);
     for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
   });
 
   it('packages each function on its own, at most 1 MB, with its minified bundle and the configuration', () => {
     const zips = readdirSync(out).filter((f) => f.endsWith('.zip'));
-    expect(zips.sort()).toEqual(plugins.map((p) => `${functionKey(p.metadata.name)}.zip`).sort());
-    for (const { metadata } of plugins) {
+    expect(zips.sort()).toEqual(packaged.map((p) => `${functionKey(p.metadata.name)}.zip`).sort());
+    for (const { metadata } of packaged) {
       const zip = join(out, `${functionKey(metadata.name)}.zip`);
       expect(statSync(zip).size, `${zip} size`).toBeLessThanOrEqual(1024 * 1024);
       const listing = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
@@ -190,7 +205,7 @@ describe('npm run package (osls, offline, no credentials)', () => {
   });
 
   it('builds bundles that run on the local Node: the handler answers a real apiserver review', () => {
-    const { metadata } = plugins.find((p) => p.metadata.mutating)!;
+    const { metadata } = packaged.find((p) => p.metadata.mutating)!;
     const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
     expect(spawnSync('unzip', ['-q', join(out, `${functionKey(metadata.name)}.zip`), '-d', dir]).status).toBe(0);
     const review = readFileSync(join(root, 'test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json'), 'utf8');

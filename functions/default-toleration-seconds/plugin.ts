@@ -33,6 +33,13 @@ const NO_EXECUTE = 'NoExecute';
 const UPSTREAM_DEFAULT_SECONDS = 300;
 
 const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+/**
+ * Our twin (upstream never refuses, it only adds): it checks new pods only, where a later webhook
+ * could have undone the mutation; a pod that predates the webhook is not refused on its updates.
+ * It fails open: tolerations are a convenience, not a security boundary, and an outage must not
+ * stop every pod write.
+ */
+const TWIN_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
 
 export interface DefaultTolerationSecondsConfig {
   /** --default-not-ready-toleration-seconds */
@@ -86,7 +93,7 @@ export default definePlugin({
     upstreamName: PLUGIN,
     name: 'default-toleration-seconds',
     summary: 'Adds not-ready and unreachable NoExecute tolerations with default tolerationSeconds to pods that have none.',
-    ...mutatingWithTwin(POD_RULES),
+    ...mutatingWithTwin(POD_RULES, { twinRules: TWIN_RULES, twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
@@ -115,7 +122,7 @@ export default definePlugin({
   },
 
   validate(request) {
-    if (shouldIgnore(request)) return allowed();
+    if (shouldIgnore(request) || request.operation !== 'CREATE') return allowed();
     const pod = request.object;
     if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
     const tolerations = tolerationsOf(pod.spec);

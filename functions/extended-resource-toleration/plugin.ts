@@ -20,6 +20,13 @@ import type { Toleration } from '../../lib/kube/tolerations.js';
 import { addOrUpdateToleration, isToleration, matchToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
 
 const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+/**
+ * Our twin (upstream never refuses, it only adds): it checks new pods only, where a later webhook
+ * could have undone the mutation; a pod that predates the webhook is not refused on its updates.
+ * It fails open: tolerations are a convenience, not a security boundary, and an outage must not
+ * stop every pod write.
+ */
+const TWIN_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
 
 /** Other resources and subresources (pods/resize, pods/binding...) are left alone. */
 function shouldIgnore(request: AdmissionRequest): boolean {
@@ -55,7 +62,7 @@ export default definePlugin({
     upstreamName: 'ExtendedResourceToleration',
     name: 'extended-resource-toleration',
     summary: 'Adds a NoSchedule toleration (operator Exists) for every extended resource a pod requests.',
-    ...mutatingWithTwin(POD_RULES),
+    ...mutatingWithTwin(POD_RULES, { twinRules: TWIN_RULES, twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
@@ -77,7 +84,7 @@ export default definePlugin({
   },
 
   validate(request) {
-    if (shouldIgnore(request)) return allowed();
+    if (shouldIgnore(request) || request.operation !== 'CREATE') return allowed();
     const pod = request.object;
     if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
     const tolerations = tolerationsOf(pod.spec);

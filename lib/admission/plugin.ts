@@ -127,12 +127,17 @@ export const LEARNING_TIMEOUT_SECONDS = 2;
 /**
  * Upstream's Admit + Validate as webhooks: the mutation fails open (Ignore) and asks to be called
  * again when a later webhook undoes it; the validating twin checks the final object and fails
- * closed, unless a plugin has a reason to let it fail open (`twinFailurePolicy`).
+ * closed where the plugin is a security boundary. A twin of our own (upstream only mutates)
+ * refuses only what its mutation would have fixed, on the operations it fixes (`twinRules`), and
+ * fails open (`twinFailurePolicy: 'Ignore'`) where nothing but convenience is at stake.
  */
-export function mutatingWithTwin(rules: readonly WebhookRule[], options: { twinFailurePolicy?: 'Fail' | 'Ignore' } = {}): Pick<PluginMetadata, 'mutating' | 'validating'> {
+export function mutatingWithTwin(
+  rules: readonly WebhookRule[],
+  options: { twinFailurePolicy?: 'Fail' | 'Ignore'; twinRules?: readonly WebhookRule[] } = {},
+): Pick<PluginMetadata, 'mutating' | 'validating'> {
   return {
     mutating: { rules, failurePolicy: 'Ignore', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS, reinvocationPolicy: 'IfNeeded' },
-    validating: { rules, failurePolicy: options.twinFailurePolicy ?? 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
+    validating: { rules: options.twinRules ?? rules, failurePolicy: options.twinFailurePolicy ?? 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
   };
 }
 

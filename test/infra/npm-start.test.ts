@@ -9,6 +9,8 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { plugins } from '../../functions/index.js';
+import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { activePlugins, configurePlugins } from '../../lib/config/plugins.js';
 import type { AdmissionReviewWire } from '../../lib/admission/types.js';
 import { review } from '../support/review.js';
 import type { ClientIdentity } from '../support/https-client.js';
@@ -79,8 +81,12 @@ async function admit(url: string, body: object): Promise<AdmissionReviewWire['re
 describe('npm start in a fresh directory', () => {
   it('serves every plugin with mTLS, stops on SIGTERM, and keeps its counts across a restart', async () => {
     const first = await start();
-    const expected = plugins.flatMap((p) => [p.metadata.mutating && `${first.url}/${p.metadata.name}/mutate`, p.metadata.validating && `${first.url}/${p.metadata.name}/validate`].filter(Boolean));
+    // A fresh directory has no AdmissionConfiguration: every plugin that can answer without one.
+    const served = activePlugins(configurePlugins(plugins, parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'none'))).map((p) => p.plugin);
+    expect(served.map((p) => p.metadata.name)).not.toContain('image-policy-webhook');
+    const expected = served.flatMap((p) => [p.metadata.mutating && `${first.url}/${p.metadata.name}/mutate`, p.metadata.validating && `${first.url}/${p.metadata.name}/validate`].filter(Boolean));
     expect(first.lines.slice(0, -1)).toEqual(expected);
+    expect(first.lines.at(-1)).toMatch(new RegExp(`^ready: ${served.length} plugins on `));
     for (const file of ['ca.crt', 'server.crt', 'server.key', 'client.crt', 'client.key']) expect(existsSync(join(workdir, '.local/pki', file))).toBe(true);
     await expect(post(`${first.url}/resource-quota/validate`, JSON.stringify(quota), { caPem: apiserver().caPem })).rejects.toThrow();
 

@@ -164,7 +164,7 @@ describe('other resources and subresources are ignored', () => {
   it('declares only CSR creates in its webhook rules', () => {
     expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['v1'], resources: ['certificatesigningrequests'], scope: 'Cluster' }]);
     expect(plugin.metadata.mutating).toBeUndefined();
-    expect(plugin.metadata.validating).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 5 });
+    expect(plugin.metadata.validating).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 3 });
   });
 });
 

@@ -147,7 +147,7 @@ describe('other resources and subresources are ignored', () => {
 
   it('declares services and services/status writes only', () => {
     expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services', 'services/status'], scope: 'Namespaced' }]);
-    expect(plugin.metadata).toMatchObject({ upstreamName: 'network.openshift.io/ExternalIPRanger', name: 'external-ip-ranger', writes: false, needs: [], validating: { failurePolicy: 'Fail', timeoutSeconds: 5 } });
+    expect(plugin.metadata).toMatchObject({ upstreamName: 'network.openshift.io/ExternalIPRanger', name: 'external-ip-ranger', writes: false, needs: [], validating: { failurePolicy: 'Fail', timeoutSeconds: 3 } });
   });
 });
 

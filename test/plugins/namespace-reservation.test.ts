@@ -80,7 +80,7 @@ describe('other resources and subresources are ignored', () => {
       { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' },
       { operations: ['CREATE'], apiGroups: ['project.openshift.io'], apiVersions: ['v1'], resources: ['projectrequests'], scope: 'Cluster' },
     ]);
-    expect(plugin.metadata).toMatchObject({ name: 'namespace-reservation', writes: false, needs: [], validating: { failurePolicy: 'Fail', timeoutSeconds: 5 } });
+    expect(plugin.metadata).toMatchObject({ name: 'namespace-reservation', writes: false, needs: [], validating: { failurePolicy: 'Fail', timeoutSeconds: 3 } });
   });
 });
 

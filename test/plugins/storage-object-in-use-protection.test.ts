@@ -110,8 +110,8 @@ describe('handles CREATE only', () => {
       { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['persistentvolumes'], scope: 'Cluster' },
       { operations: ['CREATE'], apiGroups: ['storage.k8s.io'], apiVersions: ['v1', 'v1beta1', 'v1alpha1'], resources: ['volumeattributesclasses'], scope: 'Cluster' },
     ];
-    expect(plugin.metadata.mutating).toMatchObject({ rules, failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', timeoutSeconds: 5 });
-    expect(plugin.metadata.validating).toMatchObject({ rules, failurePolicy: 'Ignore', timeoutSeconds: 5 });
+    expect(plugin.metadata.mutating).toMatchObject({ rules, failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', timeoutSeconds: 3 });
+    expect(plugin.metadata.validating).toMatchObject({ rules, failurePolicy: 'Ignore', timeoutSeconds: 3 });
   });
 
   it('answers a v1beta1 review in kind, with the same uid and a patch', async () => {

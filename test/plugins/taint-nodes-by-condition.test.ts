@@ -94,8 +94,8 @@ describe('handles CREATE only', () => {
 
   it('declares CREATE on cluster-scoped nodes: mutating Ignore/IfNeeded, validating twin failing open (Ignore)', () => {
     const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['nodes'], scope: 'Cluster' }];
-    expect(plugin.metadata.mutating).toMatchObject({ rules, failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', timeoutSeconds: 5 });
-    expect(plugin.metadata.validating).toMatchObject({ rules, failurePolicy: 'Ignore', timeoutSeconds: 5 });
+    expect(plugin.metadata.mutating).toMatchObject({ rules, failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', timeoutSeconds: 3 });
+    expect(plugin.metadata.validating).toMatchObject({ rules, failurePolicy: 'Ignore', timeoutSeconds: 3 });
   });
 
   it('answers a v1beta1 review in kind, with the same uid and a patch', async () => {

@@ -1,0 +1,89 @@
+// The caller secret stays secret: in url-secret mode (EKS, GKE, AKS) the first path segment is the
+// cluster's credential. Every kind of request, right and wrong, goes to the local server (the
+// deployed handlers of every active plugin behind a real HTTPS server), and the secret must appear
+// in nothing the server answered or logged.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { plugins as registry } from '../../functions/index.js';
+import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
+import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
+import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
+import { sha256 } from '../../lib/http/caller-identity.js';
+import { setLogSink } from '../../lib/http/log.js';
+import { formatWebhookPath } from '../../lib/http/webhook-path.js';
+import { createPluginHandler } from '../../lib/state/handler.js';
+import type { LocalServer } from '../../infra/local/server.js';
+import { startLocalServer } from '../../infra/local/server.js';
+import { createPki } from '../../infra/pki/pki.js';
+import type { HttpAnswer } from '../support/https-client.js';
+import { post } from '../support/https-client.js';
+import type { TestStore } from '../support/dynamodb.js';
+import { testStore } from '../support/dynamodb.js';
+
+const SECRET = randomBytes(32).toString('base64url');
+const pki = createPki();
+const caller = { caPem: pki.ca.certPem };
+const podCreate = readFileSync(new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8');
+
+let server: LocalServer;
+let store: TestStore;
+const logged: string[] = [];
+
+beforeAll(async () => {
+  store = await testStore('secret-sweep');
+  setLogSink((line) => logged.push(line));
+  const callerAuth = { mode: 'url-secret' as const, secretDigests: [sha256(SECRET)] };
+  const handlers = new Map<string, AdmissionHandler>();
+  for (const { plugin, config } of activePlugins(loadPluginSet(registry, { ADMISSION_CONFIG: 'config/admission.yaml' }))) {
+    handlers.set(plugin.metadata.name, createPluginHandler(plugin as AnyAdmissionPlugin, { config, callerAuth, state: (request) => store.state(request) }));
+  }
+  server = await startLocalServer({ handlers, tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem }, requireClientCertificate: false, port: 0 });
+});
+
+afterAll(async () => {
+  setLogSink(undefined);
+  await server?.close();
+  store?.close();
+});
+
+const url = (path: string) => `${server.url}${path}?timeout=10s`;
+const withSecret = (plugin: string, phase: 'mutate' | 'validate', secret = SECRET) => url(formatWebhookPath({ plugin, phase, secret }));
+
+const REQUESTS: readonly [what: string, send: () => Promise<HttpAnswer>, status: number][] = [
+  ['the right secret, a real review', () => post(withSecret('always-pull-images', 'mutate'), podCreate, caller), 200],
+  ['the right secret, a stateful plugin', () => post(withSecret('namespace-lifecycle', 'validate'), podCreate, caller), 200],
+  ['a wrong secret', () => post(withSecret('always-pull-images', 'mutate', `${SECRET}x`), podCreate, caller), 403],
+  ['an unknown plugin', () => post(withSecret('no-such-plugin', 'mutate'), podCreate, caller), 404],
+  ['an unknown phase', () => post(url(`/${SECRET}/always-pull-images/judge`), podCreate, caller), 404],
+  ['a phase the plugin does not serve', () => post(withSecret('deny-service-external-ips', 'mutate'), podCreate, caller), 404],
+  ['the secret in the wrong place', () => post(url(`/always-pull-images/${SECRET}/mutate`), podCreate, caller), 404],
+  ['the secret alone', () => post(url(`/${SECRET}`), podCreate, caller), 404],
+  ['GET', () => post(withSecret('always-pull-images', 'mutate'), '', caller, { method: 'GET' }), 405],
+  ['an oversized body', () => post(withSecret('always-pull-images', 'mutate'), Buffer.alloc(7 * 1024 * 1024, 0x20), caller), 413],
+  ['a wrong content type', () => post(withSecret('always-pull-images', 'mutate'), podCreate, caller, { contentType: 'text/plain' }), 415],
+  ['a malformed body', () => post(withSecret('always-pull-images', 'mutate'), '{"apiVersion": ', caller), 400],
+  ['a review without uid', () => post(withSecret('always-pull-images', 'mutate'), JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }), caller), 400],
+];
+
+describe('url-secret mode: the caller secret never leaves the URL', () => {
+  it.each(REQUESTS)('%s: the secret is in neither the answer nor the log', async (_what, send, status) => {
+    const before = logged.length;
+    const answer = await send();
+    expect(answer.status).toBe(status);
+    expect(answer.body).not.toContain(SECRET);
+    expect(JSON.stringify(answer.headers)).not.toContain(SECRET);
+    const lines = logged.slice(before);
+    for (const line of lines) expect(line).not.toContain(SECRET);
+    // Requests that reach a handler are logged, with the path redacted.
+    if (status !== 404 && status !== 405 && status !== 413) {
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]).path).toMatch(/^\/<redacted>\/[a-z-]+\/(mutate|validate)$/);
+    }
+  });
+
+  it('says which path it did not find, redacted', async () => {
+    const answer = await post(withSecret('no-such-plugin', 'mutate'), podCreate, caller);
+    expect(answer.body).toBe('no webhook at /<redacted>/<redacted>/mutate\n');
+  });
+});

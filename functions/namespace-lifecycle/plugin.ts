@@ -57,8 +57,8 @@ export default definePlugin({
       // It sees every namespaced write: the shortest timeout that still lets a cold start through.
       timeoutSeconds: LEARNING_TIMEOUT_SECONDS,
     },
-    // Learns namespaces (sideEffects: NoneOnDryRun).
-    writes: true,
+    // Learning is not a side effect of its own (`needs` covers it): sideEffects NoneOnDryRun where it learns.
+    writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'include',
   },

@@ -511,7 +511,7 @@ export default definePlugin({
     // everyone's pod and Node writes through a learning webhook that fails open (sideEffects:
     // NoneOnDryRun). An outage then stops kubelets' writes, as upstream's would, but no one else's.
     validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS, matchConditions: [NODE_REQUESTS], learningMatchConditions: [OTHER_REQUESTS] },
-    writes: true,
+    writes: false,
     needs: ['placements'],
     // Kubelets write their Leases in kube-node-lease and mirror pods in kube-system: exactly the
     // namespaces other plugins skip.

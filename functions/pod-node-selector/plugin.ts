@@ -127,7 +127,7 @@ export default definePlugin({
     name: NAME,
     summary: "Merges the namespace's node selector (or the cluster default) into new pods and refuses conflicts and whitelist violations.",
     ...mutatingWithTwin(POD_RULES),
-    writes: true,
+    writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
   },

@@ -185,7 +185,7 @@ export default definePlugin({
     name: NAME,
     summary: "Merges the namespace's default tolerations (or the cluster's) into new pods and refuses tolerations outside the namespace's whitelist.",
     ...mutatingWithTwin(POD_RULES),
-    writes: true,
+    writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
   },

@@ -2,6 +2,7 @@
 // one Lambda per plugin with its http events, and one IAM role per Lambda holding only what that
 // plugin needs. serverless.yml reads it through functions.cjs at package time;
 // `npx tsx infra/serverless/functions.ts [--auth url-secret]` prints it as YAML for review.
+import { usesStore } from '../../lib/admission/plugin.js';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
@@ -52,7 +53,7 @@ export function httpPaths(metadata: PluginMetadata, auth: CallerAuthMode): strin
 
 /** Only plugins that record side effects or learned state may touch the table. */
 export function needsStateTable(metadata: PluginMetadata): boolean {
-  return metadata.writes || metadata.needs.length > 0;
+  return usesStore(metadata);
 }
 
 /** A Lambda gives up with the apiserver: its timeout is the longest webhook timeout it serves. */

@@ -54,7 +54,11 @@ export interface PluginMetadata {
   readonly mutating?: PhaseMetadata;
   /** Present when upstream validates (Validate), including the twin that checks a mutation held. */
   readonly validating?: PhaseMetadata;
-  /** True when the plugin records side effects (sideEffects: NoneOnDryRun, write access). */
+  /**
+   * True when the plugin records side effects of its own (quota charges, rate-limit tokens, cached
+   * backend answers). Learning what `needs` names is not counted here; both make the learning or
+   * writing webhook NoneOnDryRun and give the Lambda access to the state table.
+   */
   readonly writes: boolean;
   readonly needs: readonly ClusterStateNeed[];
   /**
@@ -144,6 +148,11 @@ export function mutatingWithTwin(
 /** Upstream's Validate alone: a validating webhook that fails closed. */
 export function validatingOnly(rules: readonly WebhookRule[]): Pick<PluginMetadata, 'validating'> {
   return { validating: { rules, failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS } };
+}
+
+/** A plugin that records side effects or learns cluster state: its Lambda needs the state table. */
+export function usesStore(metadata: Pick<PluginMetadata, 'writes' | 'needs'>): boolean {
+  return metadata.writes || metadata.needs.length > 0;
 }
 
 /** Keeps the Config type parameter inferred from `configure`. */

@@ -1,3 +1,4 @@
+import { usesStore } from '../admission/plugin.js';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { AnyAdmissionPlugin, PhaseFunction } from '../admission/plugin.js';
@@ -65,7 +66,7 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
   const served = (Object.keys(phases) as Phase[]).filter((p) => phases[p] !== undefined);
-  const stateful = plugin.metadata.writes || plugin.metadata.needs.length > 0;
+  const stateful = usesStore(plugin.metadata);
   if (stateful && !options.state) {
     throw new Error(`${plugin.metadata.upstreamName} needs the store: build its handler with createStatefulAdmissionHandler (lib/state)`);
   }

@@ -1,6 +1,7 @@
 // The Lambda entry of a stateful plugin: the lib's handler with the store's ports and namespace
 // learning. Kept apart from lib/http so that stateless functions' bundles never import the AWS SDK.
 import type { AnyAdmissionPlugin } from '../admission/plugin.js';
+import { usesStore } from '../admission/plugin.js';
 import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
 import { createAdmissionHandler } from '../http/admission-handler.js';
 import type { RequestState } from './index.js';
@@ -32,6 +33,6 @@ export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugi
 
 /** Any plugin's handler: stateful ones with the store, the others without (local server, bench). */
 export function createPluginHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
-  const stateful = plugin.metadata.writes || plugin.metadata.needs.length > 0;
+  const stateful = usesStore(plugin.metadata);
   return stateful ? createStatefulAdmissionHandler(plugin, options) : createAdmissionHandler(plugin, options);
 }

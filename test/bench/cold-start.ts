@@ -1,6 +1,7 @@
 // Cold start per function: the esbuild bundle (size from its metafile, and whether the AWS SDK is
 // inside), and the time for a fresh Node process to load it and answer one request, next to a
 // bare `node -e 0`.
+import { usesStore } from '../../lib/admission/plugin.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -46,7 +47,7 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
     const eventFile = join(OUT, `${name}.event.json`);
     writeFileSync(eventFile, JSON.stringify(event));
     const driver = `const t0=performance.now();const {handler}=require('./${name}.cjs');const t1=performance.now();const e=require('./${name}.event.json');handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();process.stdout.write(JSON.stringify({load:t1-t0,invoke:t2-t1,status:r.statusCode}))})`;
-    if (plugin.metadata.writes || plugin.metadata.needs.length > 0) {
+    if (usesStore(plugin.metadata)) {
       rows.push({ function: name, 'bundle KB': round(output.bytes / 1024, 1), 'SDK KB': round(sdkBytes / 1024, 1), 'load ms': '-', 'first answer ms': '-', 'process ms': '-', 'bare node ms': bare.p50, ratio: 'needs the store' });
       continue;
     }

@@ -1,5 +1,6 @@
 // In-process cost of each plugin's full Lambda handler (API Gateway event in, result out) on a
 // realistic review, next to the floor: JSON.parse + JSON.stringify of the same review.
+import { usesStore } from '../../lib/admission/plugin.js';
 import { plugins } from '../../functions/index.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
@@ -11,7 +12,7 @@ export async function benchHandlers(iterations = 3000): Promise<Record<string, u
   const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/admission.yaml' });
   const rows: Record<string, unknown>[] = [];
   for (const plugin of plugins) {
-    if (plugin.metadata.writes || plugin.metadata.needs.length > 0) continue; // measured with the store in bench/store
+    if (usesStore(plugin.metadata)) continue; // measured with the store in bench/store
     const handler = createAdmissionHandler(plugin, { config: configurePlugin(plugin, configuration), callerAuth: { mode: 'mtls', allowedSubjects: [] } });
     const { resource, body } = sampleReviewFor(plugin);
     const floor = await timeEach(() => JSON.stringify(JSON.parse(body)), iterations);

@@ -1,5 +1,6 @@
 // Child process of the throughput bench: the local server with every stateless plugin, and a
 // floor server with the same mTLS settings that only parses the review and answers allowed.
+import { usesStore } from '../../lib/admission/plugin.js';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { plugins } from '../../functions/index.js';
@@ -14,7 +15,7 @@ const tls = { key: pki.server.keyPem, cert: pki.server.certPem, ca: pki.ca.certP
 const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/admission.yaml' });
 const handlers = new Map<string, AdmissionHandler>();
 for (const plugin of plugins) {
-  if (plugin.metadata.writes || plugin.metadata.needs.length > 0) continue;
+  if (usesStore(plugin.metadata)) continue;
   handlers.set(plugin.metadata.name, createAdmissionHandler(plugin, { config: configurePlugin(plugin, configuration), callerAuth: { mode: 'mtls', allowedSubjects: [] } }));
 }
 const local = await startLocalServer({ handlers, tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem }, requireClientCertificate: true, port: 0 });

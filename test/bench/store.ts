@@ -1,6 +1,7 @@
 // Store cost: DynamoDB calls per admitted request (both phases of a plugin that has both) for each
 // plugin that writes or learns, counted at the client as they leave for DynamoDB Local; and the
 // same request as a dry run (0 writes).
+import { usesStore } from '../../lib/admission/plugin.js';
 import { existsSync } from 'node:fs';
 import jsonpatch from 'fast-json-patch';
 import { plugins } from '../../functions/index.js';
@@ -67,7 +68,7 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
     await createStateTable(client, tableName);
     for (const plugin of plugins) {
       const { metadata } = plugin;
-      if (!metadata.writes && metadata.needs.length === 0) continue;
+      if (!usesStore(metadata)) continue;
       const sample = SAMPLES[metadata.name];
       if (!sample) {
         rows.push({ plugin: metadata.name, 'calls/request': '-', 'writes/request': '-', 'dry-run calls': '-', 'dry-run writes': '-', commands: 'no sample request' });

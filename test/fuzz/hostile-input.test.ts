@@ -2,6 +2,7 @@
 // ones over DynamoDB Local): arbitrary JSON and mutated real reviews never crash the process,
 // never answer with another uid, and every answer either passes the apiserver's response rules or
 // is a 4xx.
+import { usesStore } from '../../lib/admission/plugin.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ const RUNS = 150;
 /** Each stateful answer costs store round trips: fewer runs keep the suite within its budget. */
 const STATEFUL_RUNS = 40;
 
-const isStateful = (plugin: AnyAdmissionPlugin) => plugin.metadata.writes || plugin.metadata.needs.length > 0;
+const isStateful = (plugin: AnyAdmissionPlugin) => usesStore(plugin.metadata);
 
 /**
  * ImagePolicyWebhook needs a backend: its kubeconfig names a loopback port that refuses, with

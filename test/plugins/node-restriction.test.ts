@@ -604,7 +604,7 @@ describe('other resources and subresources are ignored', () => {
     ]);
     expect(rules.every((r) => !r.operations.includes('CONNECT'))).toBe(true);
     // It learns placements from the pod and Node writes those rules already send.
-    expect(plugin.metadata).toMatchObject({ systemNamespaces: 'include', writes: true, needs: ['placements'], validating: { failurePolicy: 'Fail', timeoutSeconds: 3 } });
+    expect(plugin.metadata).toMatchObject({ systemNamespaces: 'include', writes: false, needs: ['placements'], validating: { failurePolicy: 'Fail', timeoutSeconds: 3 } });
     expect(plugin.metadata.mutating).toBeUndefined();
   });
 });

@@ -4,7 +4,8 @@ import { v1 } from '../api.js';
 import type { Check, CheckResult, PodMetadataLike, PodSpecLike } from './types.js';
 import { ALLOWED, forbidden, isSet, joinQuote, pluralize, sortedSet, volumesOf } from './types.js';
 
-const ALLOWED_SOURCES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
+// Image volumes (read-only OCI artifacts) are allowed too, as upstream's table allows them.
+const ALLOWED_SOURCES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'image', 'persistentVolumeClaim', 'projected', 'secret'];
 
 /** The sources upstream names, in upstream's order; any other source is "unknown". */
 const NAMED_SOURCES = [

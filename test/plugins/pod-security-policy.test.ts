@@ -6,7 +6,7 @@
 // - the exact reasons and details of policy/check_*_test.go tables;
 // - the registry's ordering and overrides (policy/registry_test.go, checks_test.go).
 import { describe, expect, it } from 'vitest';
-import type { Level, LevelVersion } from '../../functions/pod-security/api.js';
+import type { LevelVersion } from '../../functions/pod-security/api.js';
 import { LATEST, v1 } from '../../functions/pod-security/api.js';
 import { aggregateCheckResults, CHECKS, forbiddenDetail, newEvaluator } from '../../functions/pod-security/policy/registry.js';
 import type { Pod } from './pod-security/fixtures.js';
@@ -66,7 +66,7 @@ describe('upstream fixtures: every check, level and version', () => {
     }
   });
 
-  it.each(['baseline', 'restricted'] as Level[])('%s: latest and versions past the newest judge as the newest', (level) => {
+  it.each(['baseline', 'restricted'] as const)('%s: latest and versions past the newest judge as the newest', (level) => {
     for (const check of checksInEffect(level, MAX)) {
       for (const pod of generatorFor(check, MAX)!.fail(minimalValidPod(level, MAX))) {
         const newest = forbiddenDetail(judge({ level, version: v1(MAX) }, pod));

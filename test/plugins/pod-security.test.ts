@@ -123,12 +123,17 @@ describe('pods: enforce, audit, warn', () => {
     expect(response.auditAnnotations).toEqual({ 'enforce-policy': 'baseline:latest', 'audit-violations': `would violate PodSecurity "restricted:latest": ${RESTRICTED_DETAIL}` });
   });
 
-  it('a fully privileged namespace short-circuits: no annotations at all', async () => {
+  it('a fully privileged namespace short-circuits with enforce-policy privileged:latest (implicit and explicit)', async () => {
+    const privileged = (ns: string) => ({ ...plainPod(ns), spec: { hostNetwork: true, containers: [{ name: 'c', securityContext: { privileged: true } }] } });
+    const implicit = await validate(configOf(), { object: privileged(uniqueNamespace('implicit')) });
+    expect(implicit).toEqual({ uid: expect.any(String), allowed: true, auditAnnotations: { 'enforce-policy': 'privileged:latest' } });
     const config = configOf({ enforce: 'restricted' });
     const ns = uniqueNamespace('privileged');
-    await learnNamespace(config, ns, { 'pod-security.kubernetes.io/enforce': 'privileged' });
-    const privileged = { ...plainPod(ns), spec: { hostNetwork: true, containers: [{ name: 'c', securityContext: { privileged: true } }] } };
-    expect(await validate(config, { object: privileged })).toEqual({ uid: expect.any(String), allowed: true });
+    await learnNamespace(config, ns, { 'pod-security.kubernetes.io/enforce': 'privileged', 'pod-security.kubernetes.io/enforce-version': 'v1.20' });
+    expect(await validate(config, { object: privileged(ns) })).toEqual({ uid: expect.any(String), allowed: true, auditAnnotations: { 'enforce-policy': 'privileged:latest' } });
+    // Controllers in such a namespace are not evaluated at all.
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: ns }, spec: { template: privileged(ns) } };
+    expect(await validate(config, { object: deployment, kind: { group: 'apps', kind: 'Deployment' }, resource: { group: 'apps', resource: 'deployments' } })).toEqual({ uid: expect.any(String), allowed: true });
   });
 
   it('baseline violations, several containers, upstream order (baseline checks first, sorted by check)', async () => {
@@ -307,5 +312,111 @@ describe('metadata', () => {
     expect(rules.flatMap((r) => r.resources)).toEqual(['pods', 'pods/ephemeralcontainers', 'replicationcontrollers', 'podtemplates', 'replicasets', 'deployments', 'statefulsets', 'daemonsets', 'jobs', 'cronjobs']);
     expect(rules.every((r) => r.operations.join() === 'CREATE,UPDATE')).toBe(true);
     expect(plugin.metadata).toMatchObject({ upstreamName: 'PodSecurity', name: 'pod-security', writes: false, needs: ['namespaces'] });
+  });
+});
+
+// admission_test.go TestValidatePodAndController: every pod case, and the same case as a
+// Deployment (never enforced). Cases that need a failing decoder or a missing namespace have no
+// counterpart here (the webhook receives JSON, and a namespace never seen follows the defaults).
+describe('TestValidatePodAndController', () => {
+  const config = configOf({}, { namespaces: ['exempt-ns'], runtimeClasses: ['exempt-runtimeclass'], usernames: ['exempt-user'] });
+  const L = 'pod-security.kubernetes.io/';
+  const namespaces: Record<string, Record<string, string>> = {
+    'exempt-ns': { [`${L}enforce`]: 'restricted', [`${L}warn`]: 'restricted', [`${L}audit`]: 'restricted' },
+    'implicit-ns': {},
+    'privileged-ns': { [`${L}enforce`]: 'privileged', [`${L}warn`]: 'privileged', [`${L}audit`]: 'privileged' },
+    'baseline-ns': { [`${L}enforce`]: 'baseline', [`${L}warn`]: 'baseline', [`${L}audit`]: 'baseline' },
+    'baseline-warn-ns': { [`${L}warn`]: 'baseline' },
+    'baseline-audit-ns': { [`${L}audit`]: 'baseline' },
+    'restricted-ns': { [`${L}enforce`]: 'restricted', [`${L}warn`]: 'restricted', [`${L}audit`]: 'restricted' },
+    'invalid-ns': { [`${L}enforce`]: 'not-a-valid-level' },
+  };
+  beforeAll(async () => {
+    // UPDATE keeps (and teaches) even invalid labels, as a namespace that predates them would have.
+    for (const [name, labels] of Object.entries(namespaces)) expect((await validate(config, namespaceReview('UPDATE', name, { labels }))).allowed).toBe(true);
+  });
+
+  const meta = { name: 'test-pod', labels: { foo: 'bar' } };
+  const baselinePod = { metadata: meta, spec: { initContainers: [{ name: 'initcontainer1', image: 'k8s.gcr.io/pause' }], containers: [{ name: 'container1', image: 'k8s.gcr.io/pause' }] } };
+  const restrictedSc = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+  const restrictedPod = {
+    metadata: meta,
+    spec: {
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      initContainers: [{ name: 'initcontainer1', image: 'k8s.gcr.io/pause', securityContext: restrictedSc }],
+      containers: [{ name: 'container1', image: 'k8s.gcr.io/pause', securityContext: restrictedSc }],
+    },
+  };
+  const privilegedPod = { metadata: meta, spec: { ...baselinePod.spec, containers: [{ name: 'container1', image: 'k8s.gcr.io/pause', securityContext: { privileged: true } }] } };
+  const exemptRCPod = { ...privilegedPod, spec: { ...privilegedPod.spec, runtimeClassName: 'exempt-runtimeclass' } };
+  const tolerantPod = { ...privilegedPod, spec: { ...privilegedPod.spec, tolerations: [{ operator: 'Exists' }] } };
+  const differentPrivilegedPod = { ...privilegedPod, spec: { ...privilegedPod.spec, containers: [{ ...privilegedPod.spec.containers[0], image: 'https://example.com/a-different-image' }] } };
+  const differentRestrictedPod = { ...restrictedPod, spec: { ...restrictedPod.spec, containers: [{ ...restrictedPod.spec.containers[0], image: 'https://example.com/a-different-image' }] } };
+
+  interface Case {
+    desc: string;
+    namespace: string;
+    username?: string;
+    pod: object;
+    oldPod?: object;
+    subresource?: string;
+    allowed: boolean;
+    reason?: string;
+    exempt?: boolean;
+    error?: boolean;
+    enforce?: string;
+    warn?: string;
+    audit?: string;
+    skipDeployment?: boolean;
+  }
+  const podCases: Case[] = [
+    { desc: 'ignored subresource', namespace: 'restricted-ns', pod: privilegedPod, subresource: 'status', allowed: true },
+    { desc: 'exempt namespace', namespace: 'exempt-ns', pod: privilegedPod, allowed: true, exempt: true },
+    { desc: 'exempt user', namespace: 'restricted-ns', username: 'exempt-user', pod: privilegedPod, allowed: true, exempt: true },
+    { desc: 'exempt runtimeClass', namespace: 'restricted-ns', pod: exemptRCPod, allowed: true, exempt: true },
+    { desc: 'short-circuit privileged:latest (implicit)', namespace: 'implicit-ns', pod: privilegedPod, allowed: true, enforce: 'privileged' },
+    { desc: 'short-circuit privileged:latest (explicit)', namespace: 'privileged-ns', pod: privilegedPod, allowed: true, enforce: 'privileged' },
+    { desc: 'insignificant update', namespace: 'restricted-ns', pod: tolerantPod, oldPod: privilegedPod, allowed: true, skipDeployment: true },
+    { desc: 'significant update denied', namespace: 'restricted-ns', pod: differentPrivilegedPod, oldPod: privilegedPod, allowed: false, reason: 'Forbidden', enforce: 'restricted', warn: 'restricted', audit: 'restricted' },
+    { desc: 'significant update allowed', namespace: 'restricted-ns', pod: differentRestrictedPod, oldPod: restrictedPod, allowed: true, enforce: 'restricted' },
+    { desc: 'invalid namespace labels', namespace: 'invalid-ns', pod: baselinePod, allowed: false, reason: 'Forbidden', enforce: 'restricted', error: true },
+    { desc: 'enforce deny', namespace: 'restricted-ns', pod: privilegedPod, allowed: false, reason: 'Forbidden', enforce: 'restricted', warn: 'restricted', audit: 'restricted' },
+    { desc: 'enforce allow', namespace: 'baseline-ns', pod: baselinePod, allowed: true, enforce: 'baseline' },
+    { desc: 'warn deny', namespace: 'baseline-warn-ns', pod: privilegedPod, allowed: true, enforce: 'privileged', warn: 'baseline' },
+    { desc: 'audit deny', namespace: 'baseline-audit-ns', pod: privilegedPod, allowed: true, enforce: 'privileged', audit: 'baseline' },
+  ];
+  const toDeployment = (pod: { metadata: object; spec: object }, namespace: string) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { ...pod.metadata, namespace },
+    spec: { template: { metadata: pod.metadata, spec: pod.spec } },
+  });
+  const cases = podCases.flatMap((c) => [
+    // Warnings are only returned when the request is allowed.
+    { ...c, kind: 'pod', warn: c.allowed ? c.warn : undefined },
+    // PodController validation is always non-enforcing.
+    ...(c.skipDeployment ? [] : [{ ...c, kind: 'deployment', allowed: true, reason: undefined, enforce: undefined }]),
+  ]);
+
+  it.each(cases)('$kind: $desc', async (c) => {
+    const withNs = (pod: object | undefined) => (pod === undefined ? undefined : c.kind === 'pod' ? { apiVersion: 'v1', kind: 'Pod', ...pod, metadata: { ...(pod as { metadata: object }).metadata, namespace: c.namespace } } : toDeployment(pod as never, c.namespace));
+    const input: ReviewInput = {
+      operation: c.oldPod ? 'UPDATE' : 'CREATE',
+      object: withNs(c.pod) as KubeObject,
+      oldObject: (withNs(c.oldPod) ?? null) as KubeObject | null,
+      name: 'test-pod',
+      namespace: c.namespace,
+      userInfo: { username: c.username ?? 'test-user' },
+      ...(c.subresource && { subResource: c.subresource }),
+      ...(c.kind === 'deployment' && { kind: { group: 'apps', kind: 'Deployment' }, resource: { group: 'apps', resource: 'deployments' } }),
+    };
+    const response = await validate(config, input);
+    expect(response.allowed).toBe(c.allowed);
+    if (!c.allowed) expect(response.status!.reason).toBe(c.reason);
+    if (c.warn) expect(response.warnings?.[0]).toMatch(new RegExp(`^would violate PodSecurity "${c.warn}:latest": `));
+    else expect(response.warnings).toBeUndefined();
+    const keys = [...(c.enforce ? ['enforce-policy'] : []), ...(c.audit ? ['audit-violations'] : []), ...(c.error ? ['error'] : []), ...(c.exempt ? ['exempt'] : [])];
+    expect(Object.keys(response.auditAnnotations ?? {}).sort()).toEqual(keys.sort());
+    if (c.enforce) expect(response.auditAnnotations!['enforce-policy']).toBe(`${c.enforce}:latest`);
   });
 });

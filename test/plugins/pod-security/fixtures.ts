@@ -227,6 +227,15 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           }),
         ],
         fail: (p) => [
+          // Upstream's five, localhost included: the check forbids every host.
+          tweak(p, (q) => (q.spec.containers[0].livenessProbe = { httpGet: { host: 'bad.host', port: 8080 } })),
+          tweak(p, (q) => {
+            q.spec.initContainers[0].restartPolicy = 'Always';
+            q.spec.initContainers[0].readinessProbe = { tcpSocket: { host: '8.8.8.8', port: 8080 } };
+          }),
+          tweak(p, (q) => (q.spec.containers[0].lifecycle = { postStart: { httpGet: { host: 'bad.host', port: 8080 } } })),
+          tweak(p, (q) => (q.spec.containers[0].livenessProbe = { httpGet: { host: '127.0.0.1', port: 8080 } })),
+          tweak(p, (q) => (q.spec.containers[0].readinessProbe = { tcpSocket: { host: '::1', port: 8080 } })),
           tweak(p, (q) => (q.spec.containers[0].livenessProbe = { httpGet: { port: 8080, host: 'bad.host' } })),
           tweak(p, (q) => (q.spec.containers[0].readinessProbe = { tcpSocket: { port: 8080, host: 'bad.host' } })),
           tweak(p, (q) => (q.spec.containers[0].startupProbe = { httpGet: { port: 8080, host: '10.0.0.1' } })),

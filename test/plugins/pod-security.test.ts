@@ -420,3 +420,57 @@ describe('TestValidatePodAndController', () => {
     if (c.enforce) expect(response.auditAnnotations!['enforce-policy']).toBe(`${c.enforce}:latest`);
   });
 });
+
+// admission_test.go TestValidateNamespace: the cases that judge labels alone. The five cases that
+// tighten the enforce level dry-run the namespace's existing pods; without a pod listing this
+// webhook answers them allowed without those warnings (see the README), as the last case shows.
+describe('TestValidateNamespace', () => {
+  const E = 'pod-security.kubernetes.io/enforce';
+  const V = 'pod-security.kubernetes.io/enforce-version';
+  const cases: { name: string; newLabels: Record<string, string>; oldLabels?: Record<string, string>; exempt?: boolean; defaults?: Record<string, string>; allowed: boolean; error?: string; warnings?: string[] }[] = [
+    { name: 'create privileged', newLabels: { [E]: 'privileged', [V]: 'v1.0' }, allowed: true },
+    { name: 'create baseline', newLabels: { [E]: 'baseline' }, allowed: true },
+    { name: 'create restricted', newLabels: { [E]: 'baseline' }, allowed: true },
+    { name: 'create malformed level', newLabels: { [E]: 'unknown' }, allowed: false, error: 'must be one of privileged, baseline, restricted' },
+    { name: 'create malformed version', newLabels: { [E]: 'privileged', [V]: 'unknown' }, allowed: false, error: 'must be "latest" or "v1.x"' },
+    { name: 'update no-op', newLabels: { [E]: 'restricted', [V]: 'v1.0' }, oldLabels: { [E]: 'restricted', [V]: 'v1.0' }, allowed: true },
+    { name: 'update no-op malformed level', newLabels: { [E]: 'unknown' }, oldLabels: { [E]: 'unknown' }, allowed: true },
+    { name: 'update no-op malformed version', newLabels: { [E]: 'baseline', [V]: 'unknown' }, oldLabels: { [E]: 'baseline', [V]: 'unknown' }, allowed: true },
+    { name: 'update relax level identical version', newLabels: { [E]: 'baseline', [V]: 'v1.0' }, oldLabels: { [E]: 'restricted', [V]: 'v1.0' }, allowed: true },
+    { name: 'update relax level explicit latest', newLabels: { [E]: 'baseline', [V]: 'latest' }, oldLabels: { [E]: 'restricted', [V]: 'latest' }, allowed: true },
+    { name: 'update relax level implicit latest', newLabels: { [E]: 'baseline' }, oldLabels: { [E]: 'restricted' }, allowed: true },
+    { name: 'update to explicit privileged', newLabels: { [E]: 'privileged' }, oldLabels: { [E]: 'restricted', [V]: 'v1.0' }, allowed: true },
+    { name: 'update to implicit privileged', newLabels: {}, oldLabels: { [E]: 'restricted', [V]: 'v1.0' }, allowed: true },
+    {
+      name: 'update exempt to restricted',
+      exempt: true,
+      newLabels: { [E]: 'restricted', [V]: 'v1.0' },
+      oldLabels: {},
+      allowed: true,
+      warnings: ['namespace "test" is exempt from Pod Security, and the policy (enforce=restricted:v1.0) will be ignored'],
+    },
+    { name: 'update malformed level', newLabels: { [E]: 'unknown' }, oldLabels: { [E]: 'restricted', [V]: 'v1.0' }, allowed: false, error: 'must be one of privileged, baseline, restricted' },
+    { name: 'update malformed version', newLabels: { [E]: 'privileged', [V]: 'unknown' }, oldLabels: { [E]: 'restricted', [V]: 'v1.0' }, allowed: false, error: 'must be "latest" or "v1.x"' },
+    { name: 'update to implicit restricted (existing pods are not listed)', newLabels: {}, oldLabels: { [E]: 'baseline', [V]: 'v1.0' }, defaults: { enforce: 'restricted' }, allowed: true },
+  ];
+
+  it.each(cases)('$name', async (c) => {
+    const config = configOf(c.defaults ?? {}, c.exempt ? { namespaces: ['test'] } : {});
+    const object = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'test', labels: c.newLabels } };
+    const input: ReviewInput = {
+      operation: c.oldLabels ? 'UPDATE' : 'CREATE',
+      kind: { kind: 'Namespace' },
+      resource: { resource: 'namespaces' },
+      name: 'test',
+      namespace: 'test',
+      object,
+      oldObject: c.oldLabels ? { ...object, metadata: { name: 'test', labels: c.oldLabels } } : null,
+      dryRun: true,
+    };
+    const response = await validate(config, input);
+    expect(response.allowed).toBe(c.allowed);
+    if (c.error) expect(response.status!.message).toContain(c.error);
+    else expect(response.status).toBeUndefined();
+    expect(response.warnings).toEqual(c.warnings);
+  });
+});

@@ -17,6 +17,7 @@ import type { WebhookRule } from '../../lib/admission/plugin.js';
 import { definePlugin, DEFAULT_TIMEOUT_SECONDS } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
+import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { PluginState } from '../../lib/state/ports.js';
 import { StoreUnavailableError } from '../../lib/state/ports.js';
 import type { LevelVersion, Policy } from './api.js';
@@ -110,9 +111,9 @@ async function validatePod(request: AdmissionRequest, config: PodSecurityConfig,
   // Upstream's shared answer for a fully privileged namespace, whatever versions it names.
   if (errors.length === 0 && fullyPrivileged(policy)) return withAuditAnnotations(allowed(), { [ENFORCE_POLICY]: 'privileged:latest' });
   const pod = request.object;
-  if (!isObject(pod)) return badRequest('failed to decode pod');
+  if (!isObjectOfKind(pod, 'Pod')) return badRequest('failed to decode pod');
   if (request.operation === 'UPDATE') {
-    if (!isObject(request.oldObject)) return badRequest('failed to decode old pod');
+    if (!isObjectOfKind(request.oldObject, 'Pod')) return badRequest('failed to decode old pod');
     // Nothing the standards look at changed (labels, annotations, status...): always allowed.
     if (!isSignificantPodUpdate(pod, request.oldObject)) return allowed();
   }
@@ -208,7 +209,7 @@ function validateNamespace(request: AdmissionRequest, config: PodSecurityConfig)
   if (request.subResource !== '') return allowed();
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
   const namespace = request.object;
-  if (!isObject(namespace)) return badRequest('failed to decode namespace');
+  if (!isObjectOfKind(namespace, 'Namespace')) return badRequest('failed to decode namespace');
   const name = request.namespace || request.name || String((namespace.metadata as { name?: unknown } | undefined)?.name ?? '');
   const labelsOf = (object: Record<string, unknown>) => {
     const labels = (object.metadata as { labels?: unknown } | undefined)?.labels;
@@ -221,7 +222,7 @@ function validateNamespace(request: AdmissionRequest, config: PodSecurityConfig)
   };
   if (request.operation === 'CREATE') return newErrors.length > 0 ? invalidNamespace(request, newErrors) : exemptWarning();
 
-  if (!isObject(request.oldObject)) return badRequest('failed to decode  old namespace');
+  if (!isObjectOfKind(request.oldObject, 'Namespace')) return badRequest('failed to decode  old namespace');
   const { policy: oldPolicy, errors: oldErrors } = policyToEvaluate(labelsOf(request.oldObject), config.defaults);
   const sameErrors = newErrors.map(fieldErrorMessage).join('\n') === oldErrors.map(fieldErrorMessage).join('\n');
   if (newErrors.length > 0 && (oldErrors.length === 0 || !sameErrors)) return invalidNamespace(request, newErrors);

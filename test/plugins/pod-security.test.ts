@@ -357,8 +357,13 @@ describe('TestValidatePodAndController', () => {
     desc: string;
     namespace: string;
     username?: string;
-    pod: object;
+    pod?: object;
     oldPod?: object;
+    /** A raw object instead of the pod (or its Deployment). */
+    obj?: object;
+    oldObj?: object;
+    operation?: 'UPDATE';
+    skipPod?: boolean;
     subresource?: string;
     allowed: boolean;
     reason?: string;
@@ -376,6 +381,8 @@ describe('TestValidatePodAndController', () => {
     { desc: 'exempt runtimeClass', namespace: 'restricted-ns', pod: exemptRCPod, allowed: true, exempt: true },
     { desc: 'short-circuit privileged:latest (implicit)', namespace: 'implicit-ns', pod: privilegedPod, allowed: true, enforce: 'privileged' },
     { desc: 'short-circuit privileged:latest (explicit)', namespace: 'privileged-ns', pod: privilegedPod, allowed: true, enforce: 'privileged' },
+    { desc: 'invalid object', namespace: 'baseline-ns', operation: 'UPDATE', obj: { apiVersion: 'v1', kind: 'Namespace', metadata: {} }, allowed: false, reason: 'BadRequest', error: true, skipDeployment: true },
+    { desc: 'invalid old object', namespace: 'baseline-ns', pod: restrictedPod, oldObj: { apiVersion: 'v1', kind: 'Namespace', metadata: {} }, allowed: false, reason: 'BadRequest', error: true, skipDeployment: true },
     { desc: 'insignificant update', namespace: 'restricted-ns', pod: tolerantPod, oldPod: privilegedPod, allowed: true, skipDeployment: true },
     { desc: 'significant update denied', namespace: 'restricted-ns', pod: differentPrivilegedPod, oldPod: privilegedPod, allowed: false, reason: 'Forbidden', enforce: 'restricted', warn: 'restricted', audit: 'restricted' },
     { desc: 'significant update allowed', namespace: 'restricted-ns', pod: differentRestrictedPod, oldPod: restrictedPod, allowed: true, enforce: 'restricted' },
@@ -384,6 +391,8 @@ describe('TestValidatePodAndController', () => {
     { desc: 'enforce allow', namespace: 'baseline-ns', pod: baselinePod, allowed: true, enforce: 'baseline' },
     { desc: 'warn deny', namespace: 'baseline-warn-ns', pod: privilegedPod, allowed: true, enforce: 'privileged', warn: 'baseline' },
     { desc: 'audit deny', namespace: 'baseline-audit-ns', pod: privilegedPod, allowed: true, enforce: 'privileged', audit: 'baseline' },
+    // An empty Deployment has a zero template: evaluated, and an empty pod passes.
+    { desc: 'no pod template', namespace: 'restricted-ns', obj: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta, spec: {} }, allowed: true, skipPod: true },
   ];
   const toDeployment = (pod: { metadata: object; spec: object }, namespace: string) => ({
     apiVersion: 'apps/v1',
@@ -393,7 +402,7 @@ describe('TestValidatePodAndController', () => {
   });
   const cases = podCases.flatMap((c) => [
     // Warnings are only returned when the request is allowed.
-    { ...c, kind: 'pod', warn: c.allowed ? c.warn : undefined },
+    ...(c.skipPod ? [] : [{ ...c, kind: 'pod', warn: c.allowed ? c.warn : undefined }]),
     // PodController validation is always non-enforcing.
     ...(c.skipDeployment ? [] : [{ ...c, kind: 'deployment', allowed: true, reason: undefined, enforce: undefined }]),
   ]);
@@ -401,9 +410,9 @@ describe('TestValidatePodAndController', () => {
   it.each(cases)('$kind: $desc', async (c) => {
     const withNs = (pod: object | undefined) => (pod === undefined ? undefined : c.kind === 'pod' ? { apiVersion: 'v1', kind: 'Pod', ...pod, metadata: { ...(pod as { metadata: object }).metadata, namespace: c.namespace } } : toDeployment(pod as never, c.namespace));
     const input: ReviewInput = {
-      operation: c.oldPod ? 'UPDATE' : 'CREATE',
-      object: withNs(c.pod) as KubeObject,
-      oldObject: (withNs(c.oldPod) ?? null) as KubeObject | null,
+      operation: c.operation ?? (c.oldPod || c.oldObj ? 'UPDATE' : 'CREATE'),
+      object: (c.obj ?? withNs(c.pod)) as KubeObject,
+      oldObject: (c.oldObj ?? withNs(c.oldPod) ?? null) as KubeObject | null,
       name: 'test-pod',
       namespace: c.namespace,
       userInfo: { username: c.username ?? 'test-user' },

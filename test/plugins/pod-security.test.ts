@@ -3,11 +3,15 @@
 // staging/src/k8s.io/pod-security-admission/admission/admission_test.go (TestValidatePod,
 // TestValidatePodController, TestValidateNamespace, TestExemptNamespaceWarning, isSignificantPodUpdate)
 // and admission/api/validation/validation_test.go for the configuration.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-security/plugin.js';
 import type { PodSecurityConfig } from '../../functions/pod-security/config.js';
 import { parsePodSecurityConfiguration } from '../../functions/pod-security/config.js';
 import type { KubeObject } from '../../lib/admission/types.js';
+import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { configErrorOf } from '../support/config-error.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
@@ -85,6 +89,18 @@ describe('configuration (PodSecurityConfiguration v1, v1beta1)', () => {
   ])('%j fails the start: %s', (fields, message) => {
     const error = configErrorOf(() => parsePodSecurityConfiguration({ apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', ...fields }));
     expect(error.message).toBe(message);
+  });
+
+  it("reads the operator's own file through the entry's path", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pod-security-'));
+    try {
+      writeFileSync(join(dir, 'psc.yaml'), 'apiVersion: pod-security.admission.config.k8s.io/v1\nkind: PodSecurityConfiguration\ndefaults:\n  enforce: restricted\n');
+      writeFileSync(join(dir, 'admission.yaml'), 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n  - name: PodSecurity\n    path: psc.yaml\n');
+      const config = configurePlugin<PodSecurityConfig>(plugin, loadAdmissionConfiguration({ ADMISSION_CONFIG: join(dir, 'admission.yaml') }));
+      expect(config.defaults.enforce.level).toBe('restricted');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('names the apiVersion and kind it wants', () => {

@@ -43,6 +43,29 @@ function ensureSecurityContext(p: Pod): Pod {
   });
 }
 
+/** ensureCapabilities: a capabilities object on the first container and init container. */
+function ensureCapabilities(p: Pod): Pod {
+  return tweak(ensureSecurityContext(p), (q) => {
+    q.spec.containers[0].securityContext.capabilities ??= {};
+    q.spec.initContainers[0].securityContext.capabilities ??= {};
+  });
+}
+
+function ensureAnnotations(p: Pod): Pod {
+  return tweak(p, (q) => (q.metadata.annotations ??= {}));
+}
+
+const dropsAll = (p: Pod) => (p.spec.containers[0].securityContext?.capabilities?.drop ?? []).includes('ALL');
+
+/** Dropping every capability one by one is not dropping ALL. */
+const EVERY_CAPABILITY = [
+  'SYS_TIME', 'SYS_MODULE', 'SYS_RAWIO', 'SYS_PACCT', 'SYS_ADMIN', 'SYS_NICE', 'SYS_RESOURCE', 'SYS_TIME', 'SYS_TTY_CONFIG', 'MKNOD', 'AUDIT_WRITE',
+  'AUDIT_CONTROL', 'MAC_OVERRIDE', 'MAC_ADMIN', 'NET_ADMIN', 'SYSLOG', 'CHOWN', 'NET_RAW', 'DAC_OVERRIDE', 'FOWNER', 'DAC_READ_SEARCH',
+  'FSETID', 'KILL', 'SETGID', 'SETUID', 'LINUX_IMMUTABLE', 'NET_BIND_SERVICE', 'NET_BROADCAST', 'IPC_LOCK', 'IPC_OWNER', 'SYS_CHROOT', 'SYS_PTRACE',
+  'SYS_BOOT', 'LEASE', 'SETFCAP', 'WAKE_ALARM', 'BLOCK_SUSPEND',
+];
+const BASELINE_CAPABILITIES = ['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT'];
+
 function ensureSELinuxOptions(p: Pod): Pod {
   return tweak(ensureSecurityContext(p), (q) => {
     q.spec.securityContext.seLinuxOptions ??= {};
@@ -65,18 +88,19 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
     versions: {
       8: {
         expectErrorSubstring: 'allowPrivilegeEscalation != false',
-        pass: (p) => [p],
+        // The minimal valid pod already captures all valid combinations.
+        pass: () => [],
         fail: (p) => [
-          tweak(p, (q) => (q.spec.containers[0].securityContext.allowPrivilegeEscalation = null)),
-          tweak(p, (q) => (q.spec.initContainers[0].securityContext.allowPrivilegeEscalation = null)),
           tweak(p, (q) => (q.spec.containers[0].securityContext.allowPrivilegeEscalation = true)),
           tweak(p, (q) => (q.spec.initContainers[0].securityContext.allowPrivilegeEscalation = true)),
+          tweak(p, (q) => (q.spec.containers[0].securityContext.allowPrivilegeEscalation = null)),
+          tweak(p, (q) => (q.spec.containers[0].securityContext = null)),
         ],
       },
+      // ours: from 1.25 a Windows pod need not set it (upstream's generator skips Windows pods).
       25: {
         expectErrorSubstring: 'allowPrivilegeEscalation != false',
         pass: (p) => [
-          p,
           tweak(p, (q) => {
             q.spec.os = { name: 'windows' };
             q.spec.containers[0].securityContext.allowPrivilegeEscalation = null;
@@ -84,10 +108,10 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           }),
         ],
         fail: (p) => [
-          tweak(p, (q) => (q.spec.containers[0].securityContext.allowPrivilegeEscalation = null)),
-          tweak(p, (q) => (q.spec.initContainers[0].securityContext.allowPrivilegeEscalation = null)),
           tweak(p, (q) => (q.spec.containers[0].securityContext.allowPrivilegeEscalation = true)),
           tweak(p, (q) => (q.spec.initContainers[0].securityContext.allowPrivilegeEscalation = true)),
+          tweak(p, (q) => (q.spec.containers[0].securityContext.allowPrivilegeEscalation = null)),
+          tweak(p, (q) => (q.spec.containers[0].securityContext = null)),
           tweak(p, (q) => {
             q.spec.os = { name: 'linux' };
             q.spec.containers[0].securityContext.allowPrivilegeEscalation = true;
@@ -102,16 +126,20 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
       0: {
         expectErrorSubstring: 'forbidden AppArmor profile',
         pass: (p) => [
-          tweak(p, (q) => (q.metadata.annotations = { 'container.apparmor.security.beta.kubernetes.io/container1': 'runtime/default' })),
-          tweak(p, (q) => (q.metadata.annotations = { 'container.apparmor.security.beta.kubernetes.io/initcontainer1': 'localhost/foo' })),
+          tweak(ensureAnnotations(p), (q) => {
+            q.metadata.annotations['container.apparmor.security.beta.kubernetes.io/container1'] = 'runtime/default';
+            q.metadata.annotations['container.apparmor.security.beta.kubernetes.io/container1'] = 'localhost/foo';
+          }),
+          // ours: the fields that replaced the annotations in 1.30
           tweak(ensureSecurityContext(p), (q) => {
             q.spec.securityContext.appArmorProfile = { type: 'RuntimeDefault' };
             q.spec.containers[0].securityContext.appArmorProfile = { type: 'Localhost', localhostProfile: 'foo' };
           }),
         ],
         fail: (p) => [
-          tweak(p, (q) => (q.metadata.annotations = { 'container.apparmor.security.beta.kubernetes.io/container1': 'unconfined' })),
-          tweak(p, (q) => (q.metadata.annotations = { 'container.apparmor.security.beta.kubernetes.io/initcontainer1': 'somevalue' })),
+          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['container.apparmor.security.beta.kubernetes.io/container1'] = 'unconfined')),
+          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['container.apparmor.security.beta.kubernetes.io/initcontainer1'] = 'unconfined')),
+          // ours: the fields
           tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.appArmorProfile = { type: 'Unconfined' })),
           tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.appArmorProfile = { type: 'Unconfined' })),
           tweak(ensureSecurityContext(p), (q) => (q.spec.initContainers[0].securityContext.appArmorProfile = { type: 'Unconfined' })),
@@ -123,18 +151,24 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
     level: 'baseline',
     versions: {
       0: {
-        expectErrorSubstring: 'non-default capabilities',
-        pass: (p) => [
-          tweak(ensureSecurityContext(p), (q) => {
-            q.spec.containers[0].securityContext.capabilities = {
-              add: ['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT'],
-            };
-          }),
-        ],
+        expectErrorSubstring: 'capabilities',
+        // Nothing to add on a minimal pod that drops ALL.
+        pass: (p) =>
+          dropsAll(p)
+            ? []
+            : [
+                tweak(ensureCapabilities(p), (q) => {
+                  q.spec.containers[0].securityContext.capabilities.add = [...BASELINE_CAPABILITIES];
+                  q.spec.initContainers[0].securityContext.capabilities.add = [...BASELINE_CAPABILITIES];
+                }),
+              ],
         fail: (p) => [
-          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.capabilities = { add: ['NET_RAW'] })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.initContainers[0].securityContext.capabilities = { add: ['SYS_ADMIN'] })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.capabilities = { add: ['CAP_CHOWN'] })),
+          tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities.add = ['NET_RAW'])),
+          tweak(ensureCapabilities(p), (q) => (q.spec.initContainers[0].securityContext.capabilities.add = ['NET_RAW'])),
+          // case difference
+          tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities.add = ['chown'])),
+          // CAP_ prefix
+          tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities.add = ['CAP_CHOWN'])),
         ],
       },
     },
@@ -145,25 +179,30 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
       22: {
         expectErrorSubstring: 'unrestricted capabilities',
         pass: (p) => [
-          p,
-          tweak(p, (q) => {
+          tweak(ensureCapabilities(p), (q) => {
+            q.spec.containers[0].securityContext.capabilities.drop = ['ALL'];
+            q.spec.initContainers[0].securityContext.capabilities.drop = ['ALL'];
             q.spec.containers[0].securityContext.capabilities.add = ['NET_BIND_SERVICE'];
             q.spec.initContainers[0].securityContext.capabilities.add = ['NET_BIND_SERVICE'];
           }),
         ],
         fail: (p) => [
-          tweak(p, (q) => (q.spec.containers[0].securityContext.capabilities = null)),
-          tweak(p, (q) => (q.spec.initContainers[0].securityContext.capabilities = null)),
-          tweak(p, (q) => (q.spec.containers[0].securityContext.capabilities.drop = [])),
-          tweak(p, (q) => (q.spec.containers[0].securityContext.capabilities.drop = ['SYS_ADMIN'])),
-          tweak(p, (q) => (q.spec.containers[0].securityContext.capabilities.add = ['CHOWN'])),
-          tweak(p, (q) => (q.spec.initContainers[0].securityContext.capabilities.add = ['SYS_ADMIN'])),
+          tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities.drop = [])),
+          tweak(ensureCapabilities(p), (q) => (q.spec.initContainers[0].securityContext.capabilities.drop = [])),
+          tweak(ensureCapabilities(p), (q) => {
+            q.spec.containers[0].securityContext.capabilities.drop = [...EVERY_CAPABILITY];
+            q.spec.initContainers[0].securityContext.capabilities.drop = [...EVERY_CAPABILITY];
+          }),
+          tweak(ensureCapabilities(p), (q) => {
+            q.spec.containers[0].securityContext.capabilities = { drop: ['ALL'], add: [...BASELINE_CAPABILITIES] };
+            q.spec.initContainers[0].securityContext.capabilities = { drop: ['ALL'], add: [...BASELINE_CAPABILITIES] };
+          }),
         ],
       },
+      // ours: from 1.25 a Windows pod need not drop capabilities.
       25: {
         expectErrorSubstring: 'unrestricted capabilities',
         pass: (p) => [
-          p,
           tweak(p, (q) => {
             q.spec.os = { name: 'windows' };
             q.spec.containers[0].securityContext.capabilities = null;
@@ -171,9 +210,9 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           }),
         ],
         fail: (p) => [
-          tweak(p, (q) => (q.spec.containers[0].securityContext.capabilities = null)),
-          tweak(p, (q) => (q.spec.initContainers[0].securityContext.capabilities.drop = [])),
-          tweak(p, (q) => (q.spec.containers[0].securityContext.capabilities.add = ['CHOWN'])),
+          tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities.drop = [])),
+          tweak(ensureCapabilities(p), (q) => (q.spec.initContainers[0].securityContext.capabilities.drop = [])),
+          tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities = { drop: ['ALL'], add: ['CHOWN'] })),
         ],
       },
     },
@@ -183,8 +222,8 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
     versions: {
       0: {
         expectErrorSubstring: 'host namespaces',
-        pass: (p) => [p, tweak(p, (q) => Object.assign(q.spec, { hostNetwork: false, hostPID: false, hostIPC: false }))],
-        fail: (p) => [tweak(p, (q) => (q.spec.hostNetwork = true)), tweak(p, (q) => (q.spec.hostPID = true)), tweak(p, (q) => (q.spec.hostIPC = true))],
+        pass: () => [],
+        fail: (p) => [tweak(p, (q) => (q.spec.hostIPC = true)), tweak(p, (q) => (q.spec.hostNetwork = true)), tweak(p, (q) => (q.spec.hostPID = true))],
       },
     },
   },
@@ -193,10 +232,10 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
     versions: {
       0: {
         expectErrorSubstring: 'hostPath volumes',
-        pass: (p) => [tweak(p, (q) => (q.spec.volumes = [{ name: 'volume1', emptyDir: {} }]))],
+        pass: () => [],
         fail: (p) => [
-          tweak(p, (q) => (q.spec.volumes = [{ name: 'volume1', hostPath: { path: '/a' } }])),
-          tweak(p, (q) => (q.spec.volumes = [{ name: 'volume1', emptyDir: {} }, { name: 'volume2', hostPath: { path: '/a' } }])),
+          tweak(p, (q) => (q.spec.volumes = [{ name: 'volume-emptydir', emptyDir: {} }, { name: 'volume-hostpath', hostPath: { path: '/a' } }])),
+          tweak(p, (q) => (q.spec.volumes = [{ name: 'volume-hostpath-a', hostPath: { path: '/a' } }, { name: 'volume-hostpath-b', hostPath: { path: '/b' } }])),
         ],
       },
     },
@@ -206,10 +245,19 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
     versions: {
       0: {
         expectErrorSubstring: 'hostPort',
-        pass: (p) => [tweak(p, (q) => (q.spec.containers[0].ports = [{ containerPort: 12345 }]))],
+        pass: (p) => [
+          tweak(p, (q) => {
+            q.spec.containers[0].ports = [{ containerPort: 12345 }];
+            q.spec.initContainers[0].ports = [{ containerPort: 12346 }];
+          }),
+        ],
         fail: (p) => [
           tweak(p, (q) => (q.spec.containers[0].ports = [{ containerPort: 12345, hostPort: 12345 }])),
           tweak(p, (q) => (q.spec.initContainers[0].ports = [{ containerPort: 12346, hostPort: 12346 }])),
+          tweak(p, (q) => {
+            q.spec.containers[0].ports = [{ containerPort: 12345, hostPort: 12345 }, { containerPort: 12347 }];
+            q.spec.initContainers[0].ports = [{ containerPort: 12346, hostPort: 12346 }, { containerPort: 12348 }];
+          }),
         ],
       },
     },
@@ -236,7 +284,7 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           tweak(p, (q) => (q.spec.containers[0].lifecycle = { postStart: { httpGet: { host: 'bad.host', port: 8080 } } })),
           tweak(p, (q) => (q.spec.containers[0].livenessProbe = { httpGet: { host: '127.0.0.1', port: 8080 } })),
           tweak(p, (q) => (q.spec.containers[0].readinessProbe = { tcpSocket: { host: '::1', port: 8080 } })),
-          tweak(p, (q) => (q.spec.containers[0].livenessProbe = { httpGet: { port: 8080, host: 'bad.host' } })),
+          // ours: the other probes and handlers
           tweak(p, (q) => (q.spec.containers[0].readinessProbe = { tcpSocket: { port: 8080, host: 'bad.host' } })),
           tweak(p, (q) => (q.spec.containers[0].startupProbe = { httpGet: { port: 8080, host: '10.0.0.1' } })),
           tweak(p, (q) => (q.spec.containers[0].lifecycle = { postStart: { httpGet: { port: 8080, host: 'bad.host' } } })),
@@ -258,8 +306,14 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           }),
         ],
         fail: (p) => [
-          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.privileged = true)),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.initContainers[0].securityContext.privileged = true)),
+          tweak(ensureSecurityContext(p), (q) => {
+            q.spec.containers[0].securityContext.privileged = true;
+            q.spec.containers[0].securityContext.allowPrivilegeEscalation = null;
+          }),
+          tweak(ensureSecurityContext(p), (q) => {
+            q.spec.initContainers[0].securityContext.privileged = true;
+            q.spec.initContainers[0].securityContext.allowPrivilegeEscalation = null;
+          }),
         ],
       },
     },
@@ -424,28 +478,18 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
     versions: {
       23: {
         expectErrorSubstring: 'runAsUser=0',
-        pass: (p) => {
-          p = ensureSecurityContext(p);
-          return [
-            tweak(p, (q) => {
-              q.spec.securityContext.runAsUser = 1000;
-              q.spec.containers[0].securityContext.runAsUser = 1000;
-              q.spec.initContainers[0].securityContext.runAsUser = 1000;
-            }),
-            tweak(p, (q) => {
-              q.spec.securityContext.runAsUser = null;
-              q.spec.containers[0].securityContext.runAsUser = 1000;
-            }),
-          ];
-        },
-        fail: (p) => {
-          p = ensureSecurityContext(p);
-          return [
-            tweak(p, (q) => (q.spec.securityContext.runAsUser = 0)),
-            tweak(p, (q) => (q.spec.containers[0].securityContext.runAsUser = 0)),
-            tweak(p, (q) => (q.spec.initContainers[0].securityContext.runAsUser = 0)),
-          ];
-        },
+        pass: (p) => [
+          tweak(ensureSecurityContext(p), (q) => {
+            q.spec.securityContext.runAsUser = 1000;
+            q.spec.containers[0].securityContext.runAsUser = 1000;
+            q.spec.initContainers[0].securityContext.runAsUser = 1000;
+          }),
+        ],
+        fail: (p) => [
+          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.runAsUser = 0)),
+          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.runAsUser = 0)),
+          tweak(ensureSecurityContext(p), (q) => (q.spec.initContainers[0].securityContext.runAsUser = 0)),
+        ],
       },
     },
   },
@@ -511,21 +555,28 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
       0: {
         expectErrorSubstring: 'seccompProfile',
         pass: (p) => [
-          tweak(p, (q) => (q.metadata.annotations = { 'seccomp.security.alpha.kubernetes.io/pod': 'runtime/default' })),
-          tweak(p, (q) => (q.metadata.annotations = { 'seccomp.security.alpha.kubernetes.io/pod': 'docker/default', 'container.seccomp.security.alpha.kubernetes.io/container1': 'localhost/foo' })),
+          tweak(ensureAnnotations(p), (q) => {
+            q.metadata.annotations['seccomp.security.alpha.kubernetes.io/pod'] = 'runtime/default';
+            q.metadata.annotations['container.seccomp.security.alpha.kubernetes.io/container1'] = 'localhost/testing';
+          }),
         ],
         fail: (p) => [
-          tweak(p, (q) => (q.metadata.annotations = { 'seccomp.security.alpha.kubernetes.io/pod': 'unconfined' })),
-          tweak(p, (q) => (q.metadata.annotations = { 'container.seccomp.security.alpha.kubernetes.io/container1': 'unconfined' })),
-          tweak(p, (q) => (q.metadata.annotations = { 'container.seccomp.security.alpha.kubernetes.io/initcontainer1': 'unconfined' })),
+          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['seccomp.security.alpha.kubernetes.io/pod'] = 'unconfined')),
+          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['container.seccomp.security.alpha.kubernetes.io/container1'] = 'unconfined')),
+          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['container.seccomp.security.alpha.kubernetes.io/initcontainer1'] = 'unconfined')),
         ],
       },
       19: {
         expectErrorSubstring: 'seccompProfile',
-        pass: (p) => [
-          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'RuntimeDefault' })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Localhost', localhostProfile: 'testing' })),
-        ],
+        pass: (p) =>
+          p.spec.securityContext?.seccompProfile?.type === 'RuntimeDefault'
+            ? []
+            : [
+                tweak(ensureSecurityContext(p), (q) => {
+                  q.spec.securityContext.seccompProfile = { type: 'RuntimeDefault' };
+                  q.spec.containers[0].securityContext.seccompProfile = { type: 'RuntimeDefault' };
+                }),
+              ],
         fail: (p) => [
           tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'Unconfined' })),
           tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Unconfined' })),
@@ -540,38 +591,45 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
       19: {
         expectErrorSubstring: 'seccompProfile',
         pass: (p) => [
-          tweak(p, (q) => (q.spec.securityContext.seccompProfile = { type: 'RuntimeDefault' })),
-          tweak(p, (q) => (q.spec.securityContext.seccompProfile = { type: 'Localhost', localhostProfile: 'testing' })),
-          tweak(p, (q) => {
+          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'RuntimeDefault' })),
+          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'Localhost', localhostProfile: 'testing' })),
+          tweak(ensureSecurityContext(p), (q) => {
             q.spec.securityContext.seccompProfile = null;
             q.spec.containers[0].securityContext.seccompProfile = { type: 'RuntimeDefault' };
             q.spec.initContainers[0].securityContext.seccompProfile = { type: 'Localhost', localhostProfile: 'testing' };
           }),
         ],
         fail: (p) => [
-          tweak(p, (q) => (q.spec.securityContext.seccompProfile = null)),
-          tweak(p, (q) => (q.spec.securityContext.seccompProfile = { type: 'Unconfined' })),
-          tweak(p, (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Unconfined' })),
-          tweak(p, (q) => (q.spec.initContainers[0].securityContext.seccompProfile = { type: 'Unconfined' })),
-          tweak(p, (q) => {
+          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = null)),
+          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'Unconfined' })),
+          tweak(ensureSecurityContext(p), (q) => {
             q.spec.securityContext.seccompProfile = null;
             q.spec.containers[0].securityContext.seccompProfile = { type: 'RuntimeDefault' };
           }),
+          tweak(ensureSecurityContext(p), (q) => {
+            q.spec.securityContext.seccompProfile = null;
+            q.spec.initContainers[0].securityContext.seccompProfile = { type: 'RuntimeDefault' };
+          }),
+          tweak(ensureSecurityContext(p), (q) => {
+            q.spec.securityContext.seccompProfile = null;
+            q.spec.containers[0].securityContext.seccompProfile = { type: 'RuntimeDefault' };
+            q.spec.initContainers[0].securityContext.seccompProfile = { type: 'Unconfined' };
+          }),
         ],
       },
+      // ours: from 1.25 a Windows pod need not set a seccomp profile.
       25: {
         expectErrorSubstring: 'seccompProfile',
         pass: (p) => [
-          tweak(p, (q) => (q.spec.securityContext.seccompProfile = { type: 'RuntimeDefault' })),
-          tweak(p, (q) => {
+          tweak(ensureSecurityContext(p), (q) => {
             q.spec.os = { name: 'windows' };
             q.spec.securityContext.seccompProfile = null;
           }),
         ],
         fail: (p) => [
-          tweak(p, (q) => (q.spec.securityContext.seccompProfile = null)),
-          tweak(p, (q) => (q.spec.securityContext.seccompProfile = { type: 'Unconfined' })),
-          tweak(p, (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Unconfined' })),
+          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = null)),
+          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'Unconfined' })),
+          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Unconfined' })),
         ],
       },
     },
@@ -596,7 +654,7 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           ],
           fail: (p) => [
             tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.sysctls = [{ name: 'othersysctl', value: 'other' }])),
-            // A sysctl that is safe only from a later version fails before it.
+            // ours: a sysctl that is safe only from a later version fails before it.
             ...all.slice(i + 1, i + 2).map(([, names]) => tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.sysctls = [{ name: names[0], value: '0' }]))),
           ],
         };
@@ -609,17 +667,26 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
     versions: {
       0: {
         expectErrorSubstring: 'hostProcess',
-        pass: (p) => [
-          tweak(ensureSecurityContext(p), (q) => {
-            q.spec.securityContext.windowsOptions = { hostProcess: false };
-            q.spec.containers[0].securityContext.windowsOptions = { hostProcess: false };
-          }),
-        ],
-        fail: (p) => [
-          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.windowsOptions = { hostProcess: true })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.windowsOptions = { hostProcess: true })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.initContainers[0].securityContext.windowsOptions = { hostProcess: true })),
-        ],
+        pass: () => [],
+        fail: (p) => {
+          const q0 = tweak(ensureSecurityContext(p), (q) => {
+            q.spec.securityContext.windowsOptions ??= {};
+            q.spec.containers[0].securityContext.windowsOptions ??= {};
+            q.spec.initContainers[0].securityContext.windowsOptions ??= {};
+          });
+          return [
+            // HostNetwork is required for HostProcess pods, so upstream sets it too.
+            tweak(q0, (q) => {
+              q.spec.hostNetwork = true;
+              q.spec.securityContext.windowsOptions.hostProcess = true;
+            }),
+            tweak(q0, (q) => {
+              q.spec.hostNetwork = true;
+              q.spec.containers[0].securityContext.windowsOptions.hostProcess = true;
+              q.spec.initContainers[0].securityContext.windowsOptions.hostProcess = true;
+            }),
+          ];
+        },
       },
     },
   },

@@ -1,5 +1,5 @@
 // The plugin's configuration: upstream's PodSecurityConfiguration
-// (pod-security.admission.config.k8s.io/v1 or v1beta1), read strictly (an unknown field fails the
+// (pod-security.admission.config.k8s.io/v1, v1beta1 or v1alpha1), read strictly (an unknown field fails the
 // start with the closest known name) and validated as upstream's admission/api/validation does.
 import type { FieldError } from '../../lib/admission/field.js';
 import { aggregateMessage, fieldErrorMessage, FieldPath, invalid, required } from '../../lib/admission/field.js';
@@ -9,7 +9,8 @@ import { LATEST, parseLevel, parseVersion } from './api.js';
 
 export const UPSTREAM_NAME = 'PodSecurity';
 const GROUP = 'pod-security.admission.config.k8s.io';
-export const CONFIGURATION_VERSIONS = [`${GROUP}/v1`, `${GROUP}/v1beta1`] as const;
+/** The versions upstream's scheme decodes; they differ in defaulting only, and read the same here. */
+export const CONFIGURATION_VERSIONS = [`${GROUP}/v1`, `${GROUP}/v1beta1`, `${GROUP}/v1alpha1`] as const;
 
 export interface PodSecurityConfig {
   readonly defaults: Policy;

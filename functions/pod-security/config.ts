@@ -107,7 +107,10 @@ function namespaceNameErrors(name: string): string[] {
   const errors: string[] = [];
   if (name.length > 63) errors.push('must be no more than 63 characters');
   if (!DNS1123_LABEL.test(name)) {
-    errors.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+    errors.push(
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an " +
+        "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    );
   }
   return errors;
 }
@@ -117,7 +120,11 @@ function subdomainErrors(name: string): string[] {
   const errors: string[] = [];
   if (name.length > 253) errors.push('must be no more than 253 characters');
   if (!DNS1123_SUBDOMAIN.test(name)) {
-    errors.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+    errors.push(
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end " +
+        "with an alphanumeric character (e.g. 'example.com', regex used for validation is " +
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
   }
   return errors;
 }

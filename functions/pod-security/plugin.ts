@@ -54,10 +54,19 @@ const spec = (object: KubeObject | undefined): Record<string, unknown> => {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 };
 
+const rule = (group: string, resources: string[]): WebhookRule => ({
+  operations: ['CREATE', 'UPDATE'],
+  apiGroups: [group],
+  apiVersions: ['v1'],
+  resources,
+  scope: 'Namespaced',
+});
+
+/** Pods and their ephemeral containers (enforced), and the pod controllers (warned and audited). */
 const RULES: readonly WebhookRule[] = [
-  { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/ephemeralcontainers', 'replicationcontrollers', 'podtemplates'], scope: 'Namespaced' },
-  { operations: ['CREATE', 'UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['replicasets', 'deployments', 'statefulsets', 'daemonsets'], scope: 'Namespaced' },
-  { operations: ['CREATE', 'UPDATE'], apiGroups: ['batch'], apiVersions: ['v1'], resources: ['jobs', 'cronjobs'], scope: 'Namespaced' },
+  rule('', ['pods', 'pods/ephemeralcontainers', 'replicationcontrollers', 'podtemplates']),
+  rule('apps', ['replicasets', 'deployments', 'statefulsets', 'daemonsets']),
+  rule('batch', ['jobs', 'cronjobs']),
 ];
 
 /** Pod subresources that never change the pod's spec. Any other is judged, as upstream. */

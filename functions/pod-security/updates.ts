@@ -6,10 +6,11 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import type { ContainerLike } from './policy/types.js';
 
 type PodLike = Readonly<KubeObject>;
+type ContainerWithImage = ContainerLike & { image?: unknown };
 
 const SECCOMP_CONTAINER_ANNOTATION_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/';
 
-const listAt = (pod: PodLike, key: string): (ContainerLike & { image?: unknown })[] => {
+const listAt = (pod: PodLike, key: string): ContainerWithImage[] => {
   const value = (pod.spec as Record<string, unknown> | undefined)?.[key];
   return Array.isArray(value) ? value.map((c) => (c ?? {}) as ContainerLike) : [];
 };
@@ -19,7 +20,13 @@ const annotationsOf = (pod: PodLike): Record<string, unknown> => {
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 };
 
-function significantContainerUpdate(container: ContainerLike & { image?: unknown }, old: ContainerLike & { image?: unknown }, annotations: Record<string, unknown>, oldAnnotations: Record<string, unknown>): boolean {
+
+function significantContainerUpdate(
+  container: ContainerWithImage,
+  old: ContainerWithImage,
+  annotations: Record<string, unknown>,
+  oldAnnotations: Record<string, unknown>,
+): boolean {
   if ((container.image ?? '') !== (old.image ?? '')) return true;
   const key = SECCOMP_CONTAINER_ANNOTATION_PREFIX + (container.name ?? '');
   return (annotations[key] ?? '') !== (oldAnnotations[key] ?? '');

@@ -24,10 +24,9 @@ function restrictedVolumes1_0(_: PodMetadataLike, spec: PodSpecLike): CheckResul
   }
   if (badVolumes.length === 0) return ALLOWED;
   const types = sortedSet(badTypes);
-  return forbidden(
-    'restricted volume types',
-    `${pluralize('volume', 'volumes', badVolumes.length)} ${joinQuote(badVolumes)} ${pluralize('uses', 'use', badVolumes.length)} ${pluralize('restricted volume type', 'restricted volume types', types.length)} ${joinQuote(types)}`,
-  );
+  const volumes = `${pluralize('volume', 'volumes', badVolumes.length)} ${joinQuote(badVolumes)}`;
+  const uses = pluralize('uses', 'use', badVolumes.length);
+  return forbidden('restricted volume types', `${volumes} ${uses} ${pluralize('restricted volume type', 'restricted volume types', types.length)} ${joinQuote(types)}`);
 }
 
 export const volumeChecks: readonly Check[] = [

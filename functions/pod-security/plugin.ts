@@ -231,6 +231,7 @@ function validateNamespace(request: AdmissionRequest, config: PodSecurityConfig)
   };
   if (request.operation === 'CREATE') return newErrors.length > 0 ? invalidNamespace(request, newErrors) : exemptWarning();
 
+  // Upstream's text, double space included.
   if (!isObjectOfKind(request.oldObject, 'Namespace')) return badRequest('failed to decode  old namespace');
   const { policy: oldPolicy, errors: oldErrors } = policyToEvaluate(labelsOf(request.oldObject), config.defaults);
   const sameErrors = newErrors.map(fieldErrorMessage).join('\n') === oldErrors.map(fieldErrorMessage).join('\n');

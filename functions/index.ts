@@ -14,6 +14,7 @@ import namespaceLifecycle from './namespace-lifecycle/plugin.js';
 import namespaceReservation from './namespace-reservation/plugin.js';
 import nodeRestriction from './node-restriction/plugin.js';
 import podNodeSelector from './pod-node-selector/plugin.js';
+import podSecurity from './pod-security/plugin.js';
 import podTolerationRestriction from './pod-toleration-restriction/plugin.js';
 import resourceQuota from './resource-quota/plugin.js';
 import storageObjectInUseProtection from './storage-object-in-use-protection/plugin.js';
@@ -34,6 +35,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   namespaceReservation,
   nodeRestriction,
   podNodeSelector,
+  podSecurity,
   podTolerationRestriction,
   resourceQuota,
   storageObjectInUseProtection,

@@ -4,8 +4,9 @@ import { usesStore } from '../../lib/admission/plugin.js';
 import { plugins } from '../../functions/index.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
+import { NO_STATE } from '../../lib/state/ports.js';
 import { gatewayEvent, lambdaContext as context } from '../support/gateway-event.js';
-import { sampleReviewFor } from './samples.js';
+import { restrictedPodReview, sampleReviewFor } from './samples.js';
 import { round, timeEach } from './stats.js';
 
 export async function benchHandlers(iterations = 3000): Promise<Record<string, unknown>[]> {
@@ -34,5 +35,34 @@ export async function benchHandlers(iterations = 3000): Promise<Record<string, u
       });
     }
   }
+  rows.push(...(await benchPodSecurity(iterations)));
   return rows;
+}
+
+/**
+ * PodSecurity on a restricted-level pod with an init container and four containers, judged by
+ * config/examples/pod-security.yaml (enforce baseline, audit and warn restricted: every check runs).
+ * The namespace lookup is a port answering "never seen"; its store cost (1 GetItem) is in bench/store.
+ */
+async function benchPodSecurity(iterations: number): Promise<Record<string, unknown>[]> {
+  const plugin = plugins.find((p) => p.metadata.name === 'pod-security')!;
+  const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/examples/pod-security.yaml' });
+  const state = { ...NO_STATE, learnedNamespaces: { get: async () => undefined, knownAbsent: async () => false } };
+  const handler = createAdmissionHandler(plugin, { config: configurePlugin(plugin, configuration), callerAuth: { mode: 'mtls', allowedSubjects: [] }, state: () => state });
+  const body = restrictedPodReview(4);
+  const event = gatewayEvent('/pod-security/validate', body);
+  const answer = await handler(event, context);
+  if (answer.statusCode !== 200 || !JSON.parse(answer.body).response.allowed) throw new Error(`pod-security refused its sample: ${answer.body}`);
+  const floor = await timeEach(() => JSON.stringify(JSON.parse(body)), iterations);
+  const cost = await timeEach(() => handler(event, context), iterations);
+  return [{
+    plugin: 'pod-security',
+    phase: 'validate',
+    resource: 'pods (restricted, 1+4 containers)',
+    'p50 µs': cost.p50,
+    'p99 µs': cost.p99,
+    'floor p50 µs': floor.p50,
+    'floor p99 µs': floor.p99,
+    'p50 ratio': round(cost.p50 / floor.p50, 2),
+  }];
 }

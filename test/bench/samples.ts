@@ -33,3 +33,24 @@ export function sampleReviewFor(plugin: AnyAdmissionPlugin): { resource: string;
   };
   return { resource, body: JSON.stringify({ ...base, request }) };
 }
+
+/** The captured pod create, its pod made restricted-compliant with an init container and `containers` containers. */
+export function restrictedPodReview(containers: number): string {
+  const review = JSON.parse(capturedPodReview);
+  const pod = review.request.object;
+  const hardened = (name: string) => ({
+    name,
+    image: `registry.example/${name}:1.0`,
+    ports: [{ containerPort: 8080, protocol: 'TCP' }],
+    resources: { requests: { cpu: '100m', memory: '64Mi' } },
+    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true },
+  });
+  pod.spec = {
+    ...pod.spec,
+    securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+    initContainers: [hardened('init')],
+    containers: Array.from({ length: containers }, (_, i) => hardened(`app-${i}`)),
+    volumes: [{ name: 'config', configMap: { name: 'app' } }, { name: 'tmp', emptyDir: {} }],
+  };
+  return JSON.stringify(review);
+}

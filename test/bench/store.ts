@@ -48,6 +48,7 @@ const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => Re
   'resource-quota': { setup: [namespace, quota], request: (i) => ({ object: pod(`rq-${i}`) }) },
   'event-rate-limit': { setup: [], request: (i) => event(`e-${i}`) },
   'validating-admission-policy': { setup: [namespace], request: (i) => ({ object: pod(`vap-${i}`) }) },
+  'pod-security': { setup: [namespace], request: (i) => ({ object: pod(`ps-${i}`) }) },
   // A kubelet's status update: the most frequent NodeRestriction request, and the one it learns from.
   'node-restriction': { setup: [], request: (i) => podStatus(`nr-${i}`) },
 };

@@ -4,6 +4,7 @@
 import type { FieldError } from '../../lib/admission/field.js';
 import { aggregateMessage, fieldErrorMessage, FieldPath, invalid, required } from '../../lib/admission/field.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { rejectUnknownFields } from '../../lib/config/fields.js';
 import type { Level, Mode, Policy, Version } from './api.js';
 import { LATEST, parseLevel, parseVersion } from './api.js';
 
@@ -35,36 +36,6 @@ const DEFAULTS_FIELDS = ['enforce', 'enforce-version', 'audit', 'audit-version',
 const EXEMPTIONS_FIELDS = ['usernames', 'runtimeClasses', 'namespaces'];
 const TOP_FIELDS = ['apiVersion', 'kind', 'defaults', 'exemptions'];
 
-// --- a small strict reader; lib will offer a shared one ---
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length];
-}
-
-/** The known name closest to a misspelt one, when it is close enough to be a likely typo. */
-export function closestName(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const distance = editDistance(name, candidate);
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
-}
-
 function objectAt(value: unknown, path: string): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(UPSTREAM_NAME, path, 'must be an object');
@@ -72,12 +43,7 @@ function objectAt(value: unknown, path: string): Record<string, unknown> {
 }
 
 function rejectUnknown(object: Record<string, unknown>, known: readonly string[], prefix: string): void {
-  for (const key of Object.keys(object)) {
-    if (known.includes(key)) continue;
-    const suggestion = closestName(key, known);
-    const hint = suggestion ? `did you mean ${JSON.stringify(suggestion)}?` : `known fields: ${known.join(', ')}`;
-    throw new ConfigError(UPSTREAM_NAME, `${prefix}${key}`, `unknown field; ${hint}`);
-  }
+  rejectUnknownFields(UPSTREAM_NAME, prefix.replace(/\.$/, ''), object, known);
 }
 
 function stringAt(object: Record<string, unknown>, key: string, path: string, fallback: string): string {

@@ -18,8 +18,8 @@ import { definePlugin, DEFAULT_TIMEOUT_SECONDS } from '../../lib/admission/plugi
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
-import type { PluginState } from '../../lib/state/ports.js';
-import { StoreUnavailableError } from '../../lib/state/ports.js';
+import type { PluginState } from '../../lib/admission/ports.js';
+import { StoreUnavailableError } from '../../lib/admission/ports.js';
 import type { LevelVersion, Policy } from './api.js';
 import { compactString, compareLevels, equivalentPolicy, fullyPrivileged, levelVersionString, policyToEvaluate, sameLevelVersion, sameVersion } from './api.js';
 import type { PodSecurityConfig } from './config.js';

@@ -4,7 +4,7 @@ import { usesStore } from '../../lib/admission/plugin.js';
 import { plugins } from '../../functions/index.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
-import { NO_STATE } from '../../lib/state/ports.js';
+import { NO_STATE } from '../../lib/admission/ports.js';
 import { gatewayEvent, lambdaContext as context } from '../support/gateway-event.js';
 import { restrictedPodReview, sampleReviewFor } from './samples.js';
 import { round, timeEach } from './stats.js';

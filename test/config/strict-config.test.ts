@@ -60,6 +60,7 @@ const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][
   ['NamespaceReservation', { reservedName: ['a'] }, /^NamespaceReservation: reservedName: unknown field "reservedName"; did you mean "reservedNames"\?$/],
   ['NodeRestriction', { featureGate: {} }, /^NodeRestriction: featureGate: unknown field "featureGate"; did you mean "featureGates"\?$/],
   ['ImagePolicyWebhook', { imagePolicy: { kubeConfigFile: 'x', allowTT: 5 } }, /^ImagePolicyWebhook: imagePolicy\.allowTT: unknown field "allowTT"; did you mean "allowTTL"\?$/],
+  ['PodSecurity', { apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', defaults: { enforce: 'baseline', 'enforce-verison': 'latest' } }, /^PodSecurity: defaults\.enforce-verison: unknown field "enforce-verison"; did you mean "enforce-version"\?$/],
   ['ValidatingAdmissionPolicy', { manifest: [] }, /^ValidatingAdmissionPolicy: manifest: unknown field "manifest"; did you mean "manifests"\?$/],
   [
     'network.openshift.io/ExternalIPRanger',

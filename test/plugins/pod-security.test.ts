@@ -83,9 +83,9 @@ describe('configuration (PodSecurityConfiguration v1, v1beta1)', () => {
     [{ exemptions: { namespaces: ['ok', 'Not_OK'] } }, "PodSecurity: exemptions.namespaces[1]: Invalid value: \"Not_OK\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"],
     [{ exemptions: { runtimeClasses: ['kata', 'kata'] } }, 'PodSecurity: exemptions.runtimeClasses[1]: Duplicate value: "kata"'],
     [{ defaults: { enforce: 'bogus', warn: 'bogus' } }, 'PodSecurity: [defaults.enforce: Invalid value: "bogus": must be one of privileged, baseline, restricted, defaults.warn: Invalid value: "bogus": must be one of privileged, baseline, restricted]'],
-    [{ defaults: { 'enforce-verison': 'latest' } }, 'PodSecurity: defaults.enforce-verison: unknown field; did you mean "enforce-version"?'],
-    [{ exemptions: { runtimeClass: ['kata'] } }, 'PodSecurity: exemptions.runtimeClass: unknown field; did you mean "runtimeClasses"?'],
-    [{ default: {} }, 'PodSecurity: default: unknown field; did you mean "defaults"?'],
+    [{ defaults: { 'enforce-verison': 'latest' } }, 'PodSecurity: defaults.enforce-verison: unknown field "enforce-verison"; did you mean "enforce-version"?'],
+    [{ exemptions: { runtimeClass: ['kata'] } }, 'PodSecurity: exemptions.runtimeClass: unknown field "runtimeClass"; did you mean "runtimeClasses"?'],
+    [{ default: {} }, 'PodSecurity: default: unknown field "default"; did you mean "defaults"?'],
   ])('%j fails the start: %s', (fields, message) => {
     const error = configErrorOf(() => parsePodSecurityConfiguration({ apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', ...fields }));
     expect(error.message).toBe(message);

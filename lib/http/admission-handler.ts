@@ -4,6 +4,9 @@ import type { AnyAdmissionPlugin, PhaseFunction } from '../admission/plugin.js';
 import type { Phase } from '../admission/response.js';
 import { encodeAdmissionResponse } from '../admission/response.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../config/admission-configuration.js';
+import type { PluginMetrics } from '../metrics/index.js';
+import { pluginMetrics } from '../metrics/index.js';
+import { admissionMetrics } from './admission-metrics.js';
 import { admissionReviewParser } from './admission-review-parser.js';
 import { bodyLimit } from './body-limit.js';
 import type { CallerAuth } from './caller-identity.js';
@@ -34,6 +37,8 @@ export interface AdmissionHandlerOptions<Config> {
    * without it, so it stands, and the request log says what was lost (level warn).
    */
   readonly observe?: (request: AdmissionRequest, phase: Phase, decision: Decision, state: PluginState) => Promise<void>;
+  /** Where this plugin's counters go (lib/metrics); lib/state passes the one its store reports to. */
+  readonly metrics?: PluginMetrics;
 }
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
@@ -53,6 +58,7 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
   }
   const stateFor = options.state ?? (() => NO_STATE);
   const { observe } = options;
+  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
 
   // The phase is read from the path once, here; the handler below trusts it.
   const phaseOf = new WeakMap<GatewayEvent, Phase>();
@@ -68,6 +74,7 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
 
   return middy<GatewayEvent, GatewayResult>()
     .use(requestLog(plugin.metadata.name))
+    .use(admissionMetrics(metrics))
     .use(httpErrors())
     .use(admissionRoute)
     .use(callerIdentity(callerAuth))
@@ -88,7 +95,13 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
       }
       const review = encodeAdmissionResponse(request, decision, phase);
       const { response } = review;
-      event.outcome = { allowed: response!.allowed, patched: response!.patch !== undefined, ...(response!.status && { code: response!.status.code }) };
+      event.outcome = {
+        allowed: response!.allowed,
+        patched: response!.patch !== undefined,
+        warned: response!.warnings !== undefined,
+        audited: response!.auditAnnotations !== undefined,
+        ...(response!.status && { code: response!.status.code }),
+      };
       return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) };
     }) as unknown as AdmissionHandler;
 }

@@ -12,7 +12,7 @@ export type GatewayEvent = (APIGatewayProxyEvent | APIGatewayProxyEventV2) & {
   /** Set by the caller-identity middleware. */
   caller?: CallerIdentity;
   /** Set by the handler: what was answered, for the request log. */
-  outcome?: { allowed: boolean; patched: boolean; code?: number };
+  outcome?: { allowed: boolean; patched: boolean; warned: boolean; audited: boolean; code?: number };
   /** Set by the handler: the store failure that lost this request's observation (learned state). */
   learningLost?: string;
   /** Set by httpErrors: the failure answered instead of a review, for the request log. */

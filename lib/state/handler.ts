@@ -3,6 +3,7 @@
 import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
 import { createAdmissionHandler } from '../http/admission-handler.js';
+import { pluginMetrics } from '../metrics/index.js';
 import type { RequestState } from './index.js';
 import { isNamespaceRequest, isPlacementRequest, learningPhase, stateFromEnv } from './index.js';
 
@@ -10,8 +11,11 @@ export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugi
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
   const learnsPlacements = plugin.metadata.needs.includes('placements');
   const learnIn = learningPhase(plugin);
+  // One set of counters for the plugin's requests and its store calls.
+  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
   return createAdmissionHandler(plugin, {
-    state: stateFromEnv(),
+    metrics,
+    state: stateFromEnv((call) => metrics.recordStoreCall(call)),
     // Learned namespaces: recorded once, for every plugin that needs them, from the Namespace
     // writes its own webhook receives. A write the plugin refused never happened, so it teaches
     // nothing; a dry run writes nothing (the gate in store.ts).

@@ -15,7 +15,7 @@ export function loggedPath(event: GatewayEvent): string {
   return segments.length > 2 ? `/<redacted>/${kept}` : `/${kept}`;
 }
 
-/** LOG_SAMPLE_ALLOWED: the fraction of plain allowed answers logged (0..1, default 1). */
+/** LOG_SAMPLE_ALLOWED: the fraction of plain allowed answers (no patch, warning or annotation) logged (0..1, default 1). */
 export function allowedSampleRate(env: NodeJS.ProcessEnv = process.env): number {
   const value = env.LOG_SAMPLE_ALLOWED === undefined || env.LOG_SAMPLE_ALLOWED === '' ? 1 : Number(env.LOG_SAMPLE_ALLOWED);
   if (!(value >= 0 && value <= 1)) throw new Error(`LOG_SAMPLE_ALLOWED must be a number from 0 to 1, got ${JSON.stringify(env.LOG_SAMPLE_ALLOWED)}`);
@@ -25,7 +25,8 @@ export function allowedSampleRate(env: NodeJS.ProcessEnv = process.env): number 
 /**
  * One JSON line per request: who asked what, what we answered, how long it took, with the Lambda
  * request id, whether this instance was cold, and the apiserver's `?timeout=`. Refusals, failures
- * and lost observations are always logged; plain allowed answers are sampled (LOG_SAMPLE_ALLOWED).
+ * and lost observations are always logged, and so are patches, warnings and audit annotations;
+ * plain allowed answers are sampled (LOG_SAMPLE_ALLOWED).
  */
 export function requestLog(plugin: string, sampleAllowed = allowedSampleRate()): MiddlewareObj<GatewayEvent, GatewayResult> {
   const started = new WeakMap<GatewayEvent, number>();
@@ -40,7 +41,8 @@ export function requestLog(plugin: string, sampleAllowed = allowedSampleRate()):
     coldStart = false;
     if (!logEnabled()) return;
     const { event } = request;
-    const plainAllow = request.response?.statusCode === 200 && event.outcome?.allowed === true && !event.learningLost;
+    const { outcome } = event;
+    const plainAllow = request.response?.statusCode === 200 && outcome !== undefined && outcome.allowed && !outcome.patched && !outcome.warned && !outcome.audited && !event.learningLost;
     if (plainAllow && sampleAllowed < 1 && Math.random() >= sampleAllowed) return;
     const review = event.admissionRequest;
     const start = started.get(event);

@@ -6,6 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
+import type { ObservabilityInputs } from './observability.js';
+import { observabilityInputs, serverlessAlarms, serverlessDashboard } from './observability.js';
 
 export type CallerAuthMode = 'mtls' | 'url-secret';
 export type Phase = 'mutate' | 'validate';
@@ -19,6 +21,8 @@ export interface ServerlessInputs {
   readonly stage: string;
   readonly auth: CallerAuthMode;
   readonly provisionedConcurrency: number;
+  /** Alarms and X-Ray (infra/serverless/observability.ts); defaults when absent. */
+  readonly observability?: Partial<ObservabilityInputs>;
 }
 
 /** `always-pull-images` → `AlwaysPullImages`: serverless's own normalisation of function names. */
@@ -69,6 +73,7 @@ function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs
     timeout: lambdaTimeout(metadata),
     role: roleLogicalId(metadata),
     ...(inputs.provisionedConcurrency > 0 && { provisionedConcurrency: inputs.provisionedConcurrency }),
+    ...(observabilityInputs(inputs).tracing && { tracing: 'Active' }),
     events: httpPaths(metadata, inputs.auth).map((path) => ({ http: { method: 'post', path } })),
   };
 }
@@ -103,6 +108,8 @@ function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<
       Resource: [{ 'Fn::GetAtt': [STATE_TABLE_LOGICAL_ID, 'Arn'] }, { 'Fn::Sub': `\${${STATE_TABLE_LOGICAL_ID}.Arn}/index/*` }],
     });
   }
+  // X-Ray accepts no resource-level permissions: '*' is the only Resource its actions take.
+  if (observabilityInputs(inputs).tracing) statements.push({ Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' });
   return {
     Type: 'AWS::IAM::Role',
     Properties: {
@@ -126,7 +133,10 @@ export interface ServerlessPart {
 }
 
 export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): ServerlessPart {
-  return { functions: serverlessFunctions(plugins, inputs), resources: { Resources: serverlessRoles(plugins, inputs) } };
+  return {
+    functions: serverlessFunctions(plugins, inputs),
+    resources: { Resources: { ...serverlessRoles(plugins, inputs), ...serverlessAlarms(plugins, inputs), ...serverlessDashboard(plugins, inputs) } },
+  };
 }
 
 const USAGE = `Usage: tsx infra/serverless/functions.ts [--auth mtls|url-secret] [--stage STAGE] [--json]

@@ -2,7 +2,7 @@
 // function list: per function, the 5xx rate, the p99 latency of each webhook against a fraction of
 // its timeoutSeconds, throttles, and (for plugins that keep state) store failures; one dashboard
 // with a row per plugin. The metrics are lib/metrics' EMF ones (namespace ServerlessAdmission,
-// dimensions service, plugin, phase[, decision]) and Lambda's own (AWS/Lambda, FunctionName).
+// dimension sets {service, plugin, phase} and {service, plugin, decision}) and Lambda's own (AWS/Lambda, FunctionName).
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
 import { EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE } from '../../lib/metrics/emf.js';
 import type { Phase, ServerlessInputs } from './functions.js';
@@ -169,7 +169,7 @@ function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInp
     phase,
     { stat, label, ...extra },
   ];
-  const search = `SEARCH('{${EMF_NAMESPACE},service,plugin,phase,decision} MetricName="${EMF_METRIC.requests}" plugin="${metadata.name}"', 'Sum', 60)`;
+  const search = `SEARCH('{${EMF_NAMESPACE},service,plugin,decision} MetricName="${EMF_METRIC.requests}" plugin="${metadata.name}"', 'Sum', 60)`;
   const widget = (x: number, width: number, title: string, properties: Record<string, unknown>) => ({
     type: 'metric',
     x,
@@ -181,7 +181,7 @@ function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInp
   const phases = phasesOf(metadata);
   const minTimeout = Math.min(...phases.map((p) => timeoutSeconds(metadata, p)));
   const row = [
-    widget(0, 6, 'requests by phase and decision', { stacked: true, metrics: [[{ expression: search, id: 'decisions', label: '' }]] }),
+    widget(0, 6, 'requests by decision', { stacked: true, metrics: [[{ expression: search, id: 'decisions', label: '' }]] }),
     widget(6, 6, 'latency (ms)', {
       metrics: phases.flatMap((p) => [emf(EMF_METRIC.latency, p, 'p50', `${p} p50`), emf(EMF_METRIC.latency, p, 'p99', `${p} p99`)]),
       annotations: { horizontal: [{ label: `alarm: ${o.latencyAlarmFraction} of timeoutSeconds`, value: minTimeout * 1000 * o.latencyAlarmFraction }] },

@@ -1,5 +1,5 @@
 // lib/metrics: one plugin's admission metrics, published where the handler runs. In Lambda
-// (AWS_LAMBDA_FUNCTION_NAME is set) as CloudWatch EMF, one line per invocation; elsewhere (the
+// (AWS_LAMBDA_FUNCTION_NAME is set) as CloudWatch EMF, one line per invocation (emf.ts); elsewhere (the
 // local server, tests) into the process's Prometheus registry that `GET /metrics` renders.
 // METRICS=emf|prometheus|off overrides. This folder imports nothing else of lib: lib/http records
 // requests and lib/state records store calls through it.
@@ -9,7 +9,7 @@ import { PrometheusRegistry } from './prometheus.js';
 
 export type { DecisionLabel, FailureReason, MalformedReason, MetricPhase, RequestOutcome, StoreCall, StoreResult } from './catalog.js';
 export { APISERVER_WEBHOOK_BUCKETS, METRIC, malformedReason } from './catalog.js';
-export { decisionDimension, EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE, setEmfSink } from './emf.js';
+export { decisionDimension, EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE, EmfPublisher, setEmfSink } from './emf.js';
 export { PrometheusRegistry } from './prometheus.js';
 
 export type MetricsMode = 'emf' | 'prometheus' | 'off';

@@ -8,7 +8,10 @@ import type { AdmissionHandlerOptions } from '../../lib/http/admission-handler.j
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
 import { sha256 } from '../../lib/http/caller-identity.js';
 import { setLogSink } from '../../lib/http/log.js';
-import { EMF_NAMESPACE, pluginMetrics, setEmfSink } from '../../lib/metrics/index.js';
+import { invocationValues } from '../../lib/metrics/emf.js';
+import type { RequestOutcome } from '../../lib/metrics/index.js';
+import { EMF_NAMESPACE, EmfPublisher, pluginMetrics, setEmfSink } from '../../lib/metrics/index.js';
+import { powertoolsLine } from '../support/powertools-emf.js';
 import { StoreUnavailableError } from '../../lib/state/ports.js';
 import { review } from '../support/review.js';
 
@@ -132,7 +135,7 @@ describe('EMF: one line per invocation', () => {
     expect(directive.Namespace).toBe(EMF_NAMESPACE);
     expect(directive.Dimensions).toEqual([
       ['service', 'plugin', 'phase'],
-      ['service', 'plugin', 'phase', 'decision'],
+      ['service', 'plugin', 'decision'],
     ]);
     expect(line).toMatchObject({ service: 'serverless-admission', plugin: 'probe', phase: c.phase, decision: c.decision, Requests: 1 });
     expect(typeof line.Latency).toBe('number');
@@ -173,6 +176,40 @@ describe('EMF: one line per invocation', () => {
     expect(logs.map((l) => JSON.parse(l).path)).toEqual(['/<redacted>/probe/validate', '/<redacted>/probe/validate']);
   });
 });
+
+describe('EMF line format', () => {
+  const base: RequestOutcome = { phase: 'validate', operation: 'CREATE', statusCode: 200, decision: 'allowed', dryRun: false, learningLost: false, seconds: 0.0123456, coldStart: false };
+  const outcomes: [string, RequestOutcome, StoreCallsInput][] = [
+    ['a plain allow', base, []],
+    ['a cold dry run', { ...base, dryRun: true, coldStart: true }, []],
+    ['a denial with code 429', { ...base, decision: 'denied', rejectionCode: 429 }, []],
+    ['a patch', { ...base, phase: 'mutate', decision: 'patched' }, []],
+    ['a store failure', { ...base, statusCode: 500, decision: undefined, failure: 'store_unavailable' }, [[0.002, 'ok'], [0.1, 'unavailable']]],
+    ['a lost observation after one store call', { ...base, learningLost: true }, [[0.0031, 'unavailable']]],
+    ['a malformed body', { ...base, phase: 'none', operation: '', statusCode: 400, decision: undefined, malformed: 'bad_request' }, []],
+  ];
+
+  it.each(outcomes)('is the line Powertools Metrics serializes: %s', (_, outcome, calls) => {
+    const lines: string[] = [];
+    const publisher = new EmfPublisher('probe', () => (line) => lines.push(line));
+    for (let round = 0; round < 2; round++) {
+      // Twice: the second line comes from the cached head.
+      for (const [seconds, result] of calls) publisher.storeCall({ operation: 'GetItem', seconds, result });
+      publisher.request(outcome);
+    }
+    const ms = (s: number) => Math.round(s * 1e6) / 1000;
+    const store = { calls: calls.length, latenciesMs: calls.map(([s]) => ms(s)), failures: calls.filter(([, r]) => r === 'unavailable').length };
+    const expected = powertoolsLine('probe', outcome, invocationValues(outcome, store));
+    for (const line of lines) {
+      const ours = JSON.parse(line) as { _aws: { Timestamp: number } };
+      expect(typeof ours._aws.Timestamp).toBe('number');
+      (expected._aws as { Timestamp: number }).Timestamp = ours._aws.Timestamp;
+      expect(line).toBe(JSON.stringify(expected));
+    }
+  });
+});
+
+type StoreCallsInput = [number, 'ok' | 'unavailable'][];
 
 describe('request log', () => {
   it('carries the Lambda request id, the cold-start flag and the apiserver timeout', async () => {

@@ -79,8 +79,8 @@ function roundMs(ms: number): number {
 }
 
 export class EmfPublisher {
-  /** phase, decision and metric names → the line between the timestamp and the values. */
-  private readonly heads = new Map<string, string>();
+  /** `phase/decision` → by metricsMask: the line between the timestamp and the values. */
+  private readonly heads = new Map<string, string[]>();
   private store = { calls: 0, latenciesMs: [] as number[], failures: 0 };
 
   constructor(
@@ -97,15 +97,25 @@ export class EmfPublisher {
 
   /** The invocation's one flush. */
   request(outcome: RequestOutcome): void {
-    const values = invocationValues(outcome, this.store);
+    const { store } = this;
+    const values = invocationValues(outcome, store);
     this.store = { calls: 0, latenciesMs: [], failures: 0 };
     const decision = decisionDimension(outcome);
-    const key = `${outcome.phase}\u0000${decision}\u0000${values.map((v) => v.name).join(',')}`;
-    let head = this.heads.get(key);
-    if (head === undefined) {
-      head = this.head(outcome.phase, decision, values);
-      this.heads.set(key, head);
+    // Which optional metrics are present decides the head; a number keys it without building a string.
+    const mask =
+      (outcome.dryRun ? 1 : 0) |
+      (outcome.failure ? 2 : 0) |
+      (store.failures > 0 || outcome.failure === 'store_unavailable' || outcome.learningLost ? 4 : 0) |
+      (outcome.learningLost ? 8 : 0) |
+      (outcome.coldStart ? 16 : 0) |
+      (store.calls > 0 ? 32 : 0);
+    const key = `${outcome.phase}/${decision}`;
+    let heads = this.heads.get(key);
+    if (heads === undefined) {
+      heads = [];
+      this.heads.set(key, heads);
     }
+    const head = (heads[mask] ??= this.head(outcome.phase, decision, values));
     let line = `{"_aws":{"Timestamp":${Date.now()},${head}`;
     for (const { name, value } of values) line += `,"${name}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
     this.sink()(`${line}}`);

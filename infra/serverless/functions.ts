@@ -1,6 +1,6 @@
 // serverless.yml's per-plugin part, derived from the plugin registry so that it can never drift:
-// one Lambda per plugin with its http events, and one IAM role per Lambda holding only what that
-// plugin needs. serverless.yml reads it through functions.cjs at package time;
+// one Lambda per plugin with its http events, one IAM role per Lambda holding only what that
+// plugin needs, and its alarms and dashboard row (observability.ts). serverless.yml reads it through functions.cjs at package time;
 // `npx tsx infra/serverless/functions.ts [--auth url-secret]` prints it as YAML for review.
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -141,8 +141,8 @@ export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: S
 
 const USAGE = `Usage: tsx infra/serverless/functions.ts [--auth mtls|url-secret] [--stage STAGE] [--json]
 
-Prints the functions and per-function IAM roles that serverless.yml gets from the plugin registry
-(through infra/serverless/functions.cjs), for review. Nothing to copy: serverless.yml already
+Prints the functions, per-function IAM roles, alarms and dashboard that serverless.yml gets from
+the plugin registry (through infra/serverless/functions.cjs), for review. Nothing to copy: serverless.yml already
 references the generator.
 `;
 

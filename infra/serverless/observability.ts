@@ -218,7 +218,9 @@ export function dashboardBody(plugins: readonly AnyAdmissionPlugin[], inputs: Se
     width: 24,
     height: 2,
     properties: {
-      markdown: `# ${inputs.service} (${inputs.stage})\nOne row per admission plugin. Metrics: namespace ${EMF_NAMESPACE} (EMF), AWS/Lambda. What each one means and what to do: README "Operating it".`,
+      markdown:
+        `# ${inputs.service} (${inputs.stage})\nOne row per admission plugin. Metrics: namespace ${EMF_NAMESPACE} (EMF), ` +
+        'AWS/Lambda. What each one means and what to do: README "Operating it".',
     },
   };
   return { widgets: [header, ...plugins.flatMap((plugin, i) => dashboardRow(plugin.metadata, 2 + i * 6, inputs))] };

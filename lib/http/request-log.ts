@@ -42,7 +42,14 @@ export function requestLog(plugin: string, sampleAllowed = allowedSampleRate()):
     if (!logEnabled()) return;
     const { event } = request;
     const { outcome } = event;
-    const plainAllow = request.response?.statusCode === 200 && outcome !== undefined && outcome.allowed && !outcome.patched && !outcome.warned && !outcome.audited && !event.learningLost;
+    const plainAllow =
+      request.response?.statusCode === 200 &&
+      outcome !== undefined &&
+      outcome.allowed &&
+      !outcome.patched &&
+      !outcome.warned &&
+      !outcome.audited &&
+      !event.learningLost;
     if (plainAllow && sampleAllowed < 1 && Math.random() >= sampleAllowed) return;
     const review = event.admissionRequest;
     const start = started.get(event);

@@ -132,9 +132,11 @@ export class PrometheusRegistry {
       for (const series of family.series.values()) {
         if (family instanceof Histogram) {
           const value = series.value as HistogramValue;
-          family.buckets.forEach((le, i) => out.push(`${family.name}_bucket${labelText(series.labels, ['le', bound(le)])} ${value.counts[i]}`));
-          out.push(`${family.name}_bucket${labelText(series.labels, ['le', '+Inf'])} ${value.count}`);
-          out.push(`${family.name}_sum${labelText(series.labels)} ${value.sum}`, `${family.name}_count${labelText(series.labels)} ${value.count}`);
+          const bucket = (le: string, count: number) => `${family.name}_bucket${labelText(series.labels, ['le', le])} ${count}`;
+          family.buckets.forEach((le, i) => out.push(bucket(bound(le), value.counts[i])));
+          out.push(bucket('+Inf', value.count));
+          out.push(`${family.name}_sum${labelText(series.labels)} ${value.sum}`);
+          out.push(`${family.name}_count${labelText(series.labels)} ${value.count}`);
         } else {
           out.push(`${family.name}${labelText(series.labels)} ${series.value as number}`);
         }

@@ -9,10 +9,10 @@ import resourceQuota from '../../functions/resource-quota/plugin.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
-import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
+import type { CallerAuth } from '../../lib/http/caller-identity.js';
 import { sha256 } from '../../lib/http/caller-identity.js';
 import { APISERVER_WEBHOOK_BUCKETS, METRIC, pluginMetrics, prometheusRegistry } from '../../lib/metrics/index.js';
-import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
+import { createPluginHandler } from '../../lib/state/handler.js';
 import type { LocalServer } from '../../infra/local/server.js';
 import { startLocalServer } from '../../infra/local/server.js';
 import { createPki } from '../../infra/pki/pki.js';
@@ -34,9 +34,10 @@ let server: LocalServer;
 let secretServer: LocalServer;
 const saved = { endpoint: process.env.DYNAMODB_ENDPOINT, table: process.env.STATE_TABLE };
 
-function handler(plugin: AnyAdmissionPlugin, callerAuth: Parameters<typeof createAdmissionHandler>[1] extends infer O ? (O extends { callerAuth?: infer C } ? C : never) : never): AdmissionHandler {
-  const options = { config: configurePlugin(plugin, configuration), callerAuth, metrics: pluginMetrics(plugin.metadata.name, 'prometheus') };
-  return plugin.metadata.writes || plugin.metadata.needs.length > 0 ? createStatefulAdmissionHandler(plugin, options) : createAdmissionHandler(plugin, options);
+/** The deployed handler of a plugin (with the store for stateful ones), counting into /metrics. */
+function handler(plugin: AnyAdmissionPlugin, callerAuth: CallerAuth): AdmissionHandler {
+  const metrics = pluginMetrics(plugin.metadata.name, 'prometheus');
+  return createPluginHandler(plugin, { config: configurePlugin(plugin, configuration), callerAuth, metrics });
 }
 
 beforeAll(async () => {

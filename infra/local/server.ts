@@ -9,6 +9,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { MAX_BODY_BYTES } from '../../lib/http/body-limit.js';
+import { secretMatches } from '../../lib/http/caller-identity.js';
 import type { Phase } from '../../lib/http/webhook-path.js';
 import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from '../../lib/http/webhook-path.js';
 
@@ -25,6 +26,11 @@ export interface LocalServerOptions {
   readonly maxBodyBytes?: number;
   /** A Lambda's timeout: what context.getRemainingTimeInMillis counts down from. */
   readonly functionTimeoutMs?: number;
+  /**
+   * `GET /metrics`: the handlers' metrics in Prometheus text. Behind the same client certificate as
+   * the webhooks; in url-secret mode (no certificate asked) at `/<secret>/metrics` instead.
+   */
+  readonly metrics?: { readonly text: () => string; readonly secretDigests?: readonly Buffer[] };
 }
 
 export interface LocalServer {
@@ -171,8 +177,21 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const functionTimeoutMs = options.functionTimeoutMs ?? 10_000;
   const known = new Set(options.handlers.keys());
 
+  /** The scrape path: `/metrics`, or `/<secret>/metrics` when the caller's proof is in the path. */
+  function isMetricsPath(pathname: string): boolean {
+    const segments = pathname.split('/').filter(Boolean);
+    if (segments[segments.length - 1] !== 'metrics' || !options.metrics) return false;
+    if (options.requireClientCertificate) return segments.length === 1;
+    const digests = options.metrics.secretDigests ?? [];
+    const route = parseWebhookPath(`${pathname}/validate`, true);
+    return segments.length === 2 && digests.length > 0 && route !== undefined && secretMatches(route.secret ?? '', digests);
+  }
+
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://local');
+    if (req.method === 'GET' && isMetricsPath(url.pathname)) {
+      return answer(res, 200, options.metrics!.text(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+    }
     const route = routeOf(url.pathname, options.handlers, !options.requireClientCertificate);
     if (!route) return answer(res, 404, `no webhook at ${redactWebhookPath(url.pathname, !options.requireClientCertificate, known)}\n`);
     if (req.method !== 'POST') return answer(res, 405, 'admission webhooks answer POST only\n', { 'content-type': 'text/plain; charset=utf-8', allow: 'POST' });

@@ -13,6 +13,7 @@ import { ConfigError } from '../../lib/config/errors.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import { callerAuthFromEnv, sha256 } from '../../lib/http/caller-identity.js';
+import { prometheusRegistry } from '../../lib/metrics/index.js';
 import { DEFAULT_PKI_DIR, ensureLocalPki, truststoreCertificates } from '../pki/pki.js';
 import { ensureStateTable, startEmbeddedDynamoDb } from './dynamodb.js';
 import { startLocalServer } from './server.js';
@@ -29,6 +30,10 @@ Environment:
   DYNAMODB_ENDPOINT        use this DynamoDB endpoint instead of the embedded store (.local/dynamodb)
   CALLER_AUTH              mtls (default) or url-secret (secret path segment in .local/url-secret)
   ALLOWED_CLIENT_SUBJECTS  mtls: only these certificate subjects (CN or DN, ';'-separated)
+  LOG_SAMPLE_ALLOWED       fraction of allowed requests logged, 0..1 (default 1; refusals and failures always)
+
+GET /metrics serves every plugin's metrics in Prometheus text, behind the same client certificate
+(url-secret mode: GET /<secret>/metrics).
 `;
 
 const URL_SECRET_FILE = '.local/url-secret';
@@ -96,6 +101,7 @@ async function main(): Promise<void> {
     requireClientCertificate: !urlSecretMode,
     host: '127.0.0.1',
     port,
+    metrics: { text: () => prometheusRegistry.render(), ...(callerAuth.mode === 'url-secret' && { secretDigests: callerAuth.secretDigests }) },
   });
 
   const prefix = urlSecretMode ? `${server.url}/<secret in ${URL_SECRET_FILE}>` : server.url;
@@ -104,6 +110,7 @@ async function main(): Promise<void> {
     if (mutating) process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, phase: 'mutate' })}\n`);
     if (validating) process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, phase: 'validate' })}\n`);
   }
+  progress(`metrics: GET ${prefix}/metrics (Prometheus text)`);
   process.stdout.write(`ready: ${served.length} plugins on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`);
 
   let stopping = false;

@@ -1,7 +1,7 @@
 // Resolved by osls for `${file(./infra/serverless/functions.cjs):...}` in serverless.yml: loads
 // the TypeScript plugin registry in-process (tsx's scoped import, no network, no build step) and
-// returns the per-plugin functions and IAM roles, so serverless.yml's function list is the
-// registry, always. It also refuses parameter combinations that would deploy an open endpoint.
+// returns the per-plugin functions, IAM roles, alarms and dashboard, so serverless.yml's function
+// list is the registry, always. It also refuses parameter combinations that would deploy an open endpoint.
 'use strict';
 
 const path = require('node:path');
@@ -33,6 +33,21 @@ function loadModules() {
   return modules;
 }
 
+/** Alarms, their SNS topic and X-Ray: refused when they would make an alarm that never fires. */
+async function observabilityParams(param) {
+  const alarmTopicArn = await param('alarmTopicArn');
+  if (alarmTopicArn !== '' && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/.test(alarmTopicArn)) {
+    throw paramError(`param alarmTopicArn must be an SNS topic ARN or empty, got ${JSON.stringify(alarmTopicArn)}`);
+  }
+  const latencyAlarmFraction = Number(await param('latencyAlarmFraction'));
+  if (!(latencyAlarmFraction > 0 && latencyAlarmFraction <= 1)) throw paramError('param latencyAlarmFraction must be a number in (0, 1]: a fraction of timeoutSeconds');
+  const failureRateAlarmPercent = Number(await param('failureRateAlarmPercent'));
+  if (!(failureRateAlarmPercent > 0 && failureRateAlarmPercent < 100)) throw paramError('param failureRateAlarmPercent must be a number in (0, 100)');
+  const tracing = await param('tracing');
+  if (tracing !== 'true' && tracing !== 'false') throw paramError(`param tracing must be true or false, got ${JSON.stringify(tracing)}`);
+  return { alarmTopicArn, latencyAlarmFraction, failureRateAlarmPercent, tracing: tracing === 'true' };
+}
+
 module.exports = async function serverlessAdmissionFunctions({ resolveVariable }) {
   const param = async (name) => String((await resolveVariable(`param:${name}`)) ?? '');
   const service = String(await resolveVariable('self:service'));
@@ -52,12 +67,13 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
   }
 
   const provisionedConcurrency = Number(await param('provisionedConcurrency')) || 0;
+  const observability = await observabilityParams(param);
   const { plugins, serverlessPart, activePlugins, loadPluginSet } = await loadModules();
   // Only plugins that can answer under the AdmissionConfiguration the functions carry are
   // packaged, as npm start serves and emit registers them; a bad file fails the package.
   const admissionConfig = await param('admissionConfig');
   const active = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: admissionConfig })).map((p) => p.plugin);
-  const part = serverlessPart(active, { service, stage, auth, provisionedConcurrency });
+  const part = serverlessPart(active, { service, stage, auth, provisionedConcurrency, observability });
   // mTLS only holds if the custom domain is the only way in; url-secret without a domain of its
   // own is served on the execute-api endpoint.
   return { ...part, disableDefaultEndpoint: auth === 'mtls' || domainName !== '' };

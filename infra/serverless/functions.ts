@@ -1,13 +1,15 @@
 // serverless.yml's per-plugin part, derived from the plugin registry so that it can never drift:
-// one Lambda per plugin with its http events, and one IAM role per Lambda holding only what that
-// plugin needs. serverless.yml reads it through functions.cjs at package time;
+// one Lambda per plugin with its http events, one IAM role per Lambda holding only what that
+// plugin needs, and its alarms and dashboard row (observability.ts). serverless.yml reads it through functions.cjs at package time;
 // `npx tsx infra/serverless/functions.ts [--auth url-secret]` prints it as YAML for review.
-import { usesStore } from '../../lib/admission/plugin.js';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
+import { usesStore } from '../../lib/admission/plugin.js';
 import { formatWebhookPath, SECRET_PATH_PARAMETER } from '../../lib/http/webhook-path.js';
+import type { ObservabilityInputs } from './observability.js';
+import { observabilityInputs, serverlessAlarms, serverlessDashboard } from './observability.js';
 
 export type CallerAuthMode = 'mtls' | 'url-secret';
 export type Phase = 'mutate' | 'validate';
@@ -21,6 +23,8 @@ export interface ServerlessInputs {
   readonly stage: string;
   readonly auth: CallerAuthMode;
   readonly provisionedConcurrency: number;
+  /** Alarms and X-Ray (infra/serverless/observability.ts); defaults when absent. */
+  readonly observability?: Partial<ObservabilityInputs>;
 }
 
 /** `always-pull-images` → `AlwaysPullImages`: serverless's own normalisation of function names. */
@@ -73,6 +77,7 @@ function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs
     timeout: lambdaTimeout(metadata),
     role: roleLogicalId(metadata),
     ...(inputs.provisionedConcurrency > 0 && { provisionedConcurrency: inputs.provisionedConcurrency }),
+    ...(observabilityInputs(inputs).tracing && { tracing: 'Active' }),
     events: httpPaths(metadata, inputs.auth).map((path) => ({ http: { method: 'post', path } })),
   };
 }
@@ -107,6 +112,8 @@ function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<
       Resource: [{ 'Fn::GetAtt': [STATE_TABLE_LOGICAL_ID, 'Arn'] }, { 'Fn::Sub': `\${${STATE_TABLE_LOGICAL_ID}.Arn}/index/*` }],
     });
   }
+  // X-Ray accepts no resource-level permissions: '*' is the only Resource its actions take.
+  if (observabilityInputs(inputs).tracing) statements.push({ Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' });
   return {
     Type: 'AWS::IAM::Role',
     Properties: {
@@ -130,13 +137,16 @@ export interface ServerlessPart {
 }
 
 export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): ServerlessPart {
-  return { functions: serverlessFunctions(plugins, inputs), resources: { Resources: serverlessRoles(plugins, inputs) } };
+  return {
+    functions: serverlessFunctions(plugins, inputs),
+    resources: { Resources: { ...serverlessRoles(plugins, inputs), ...serverlessAlarms(plugins, inputs), ...serverlessDashboard(plugins, inputs) } },
+  };
 }
 
 const USAGE = `Usage: tsx infra/serverless/functions.ts [--auth mtls|url-secret] [--stage STAGE] [--json]
 
-Prints the functions and per-function IAM roles that serverless.yml gets from the plugin registry
-(through infra/serverless/functions.cjs), for review. Nothing to copy: serverless.yml already
+Prints the functions, per-function IAM roles, alarms and dashboard that serverless.yml gets from
+the plugin registry (through infra/serverless/functions.cjs), for review. Nothing to copy: serverless.yml already
 references the generator.
 `;
 

@@ -5,6 +5,9 @@ import type { AnyAdmissionPlugin, PhaseFunction } from '../admission/plugin.js';
 import type { Phase } from '../admission/response.js';
 import { encodeAdmissionResponse } from '../admission/response.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../config/admission-configuration.js';
+import type { PluginMetrics } from '../metrics/index.js';
+import { pluginMetrics } from '../metrics/index.js';
+import { admissionMetrics } from './admission-metrics.js';
 import { admissionReviewParser } from './admission-review-parser.js';
 import { bodyLimit } from './body-limit.js';
 import type { CallerAuth } from './caller-identity.js';
@@ -38,6 +41,8 @@ export interface AdmissionHandlerOptions<Config> {
    * without it, so it stands, and the request log says what was lost (level warn).
    */
   readonly observe?: (request: AdmissionRequest, phase: Phase, decision: Decision, state: PluginState) => Promise<void>;
+  /** Where this plugin's counters go (lib/metrics); lib/state passes the one its store reports to. */
+  readonly metrics?: PluginMetrics;
 }
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
@@ -73,10 +78,13 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
   const stateFor = options.state ?? (() => NO_STATE);
   const { observe } = options;
   const secretInPath = callerAuth.mode === 'url-secret';
+  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
 
   const handler = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()
     .use(admissionInvocation())
     .use(requestLog(plugin.metadata.name, { secretInPath }))
+    // Before httpErrors, so its onError runs after httpErrors answered and still sees the error.
+    .use(admissionMetrics(metrics))
     .use(httpErrors())
     .use(admissionRoute(plugin.metadata.name, served, secretInPath))
     .use(callerIdentity(callerAuth))
@@ -98,7 +106,15 @@ export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, optio
       }
       const review = encodeAdmissionResponse(request, decision, phase);
       const { response } = review;
-      if (response) context.admission.outcome = { allowed: response.allowed, patched: response.patch !== undefined, ...(response.status && { code: response.status.code }) };
+      if (response) {
+        context.admission.outcome = {
+          allowed: response.allowed,
+          patched: response.patch !== undefined,
+          warned: response.warnings !== undefined,
+          audited: response.auditAnnotations !== undefined,
+          ...(response.status && { code: response.status.code }),
+        };
+      }
       return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) };
     });
   // middy's handler type carries the AdmissionContext it builds itself; callers pass Lambda's.

@@ -18,6 +18,8 @@ export interface CallerIdentity {
 export interface Outcome {
   readonly allowed: boolean;
   readonly patched: boolean;
+  readonly warned: boolean;
+  readonly audited: boolean;
   readonly code?: number;
 }
 

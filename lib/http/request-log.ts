@@ -1,25 +1,50 @@
+import { apiserverTimeout } from './admission-metrics.js';
 import { requestPath } from './event.js';
 import type { AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
 import { logEnabled, logRecord } from './log.js';
 import { redactWebhookPath } from './webhook-path.js';
 
+/** LOG_SAMPLE_ALLOWED: the fraction of plain allowed answers (no patch, warning or annotation) logged (0..1, default 1). */
+export function allowedSampleRate(env: NodeJS.ProcessEnv = process.env): number {
+  const value = env.LOG_SAMPLE_ALLOWED === undefined || env.LOG_SAMPLE_ALLOWED === '' ? 1 : Number(env.LOG_SAMPLE_ALLOWED);
+  if (!(value >= 0 && value <= 1)) throw new Error(`LOG_SAMPLE_ALLOWED must be a number from 0 to 1, got ${JSON.stringify(env.LOG_SAMPLE_ALLOWED)}`);
+  return value;
+}
+
+export interface RequestLogOptions {
+  /** url-secret mode: the path's first segment is the caller's secret, logged redacted. */
+  readonly secretInPath: boolean;
+  readonly sampleAllowed?: number;
+}
+
 /**
- * One JSON line per request: who asked what, what we answered, how long it took. In url-secret
- * mode the path is logged with the secret segment redacted: CloudWatch is read by more people
- * than the webhook configuration.
+ * One JSON line per request: who asked what, what we answered, how long it took, with the Lambda
+ * request id, whether this instance was cold, and the apiserver's `?timeout=`. Refusals, failures
+ * and lost observations are always logged, and so are patches, warnings and audit annotations;
+ * plain allowed answers are sampled (LOG_SAMPLE_ALLOWED). In url-secret mode the path is logged
+ * with the secret redacted: CloudWatch is read by more people than the webhook configuration.
  */
-export function requestLog(plugin: string, options: { secretInPath: boolean }): AdmissionMiddleware {
+export function requestLog(plugin: string, options: RequestLogOptions): AdmissionMiddleware {
   const known = new Set([plugin]);
+  const sampleAllowed = options.sampleAllowed ?? allowedSampleRate();
+  let coldStart = true;
 
   const requestLogAfter = (request: AdmissionMiddyRequest): void => {
+    const cold = coldStart;
+    coldStart = false;
     if (!logEnabled()) return;
     const { admission } = request.context;
     const { review, outcome, failure, learningLost, caller } = admission ?? {};
+    const plainAllow = request.response?.statusCode === 200 && outcome !== undefined && outcome.allowed && !outcome.patched && !outcome.warned && !outcome.audited && !learningLost;
+    if (plainAllow && sampleAllowed < 1 && Math.random() >= sampleAllowed) return;
     logRecord({
       level: failure && failure.statusCode >= 500 ? 'error' : learningLost ? 'warn' : 'info',
       plugin,
       path: redactWebhookPath(requestPath(request.event), options.secretInPath, known),
       statusCode: request.response?.statusCode,
+      requestId: request.context.awsRequestId,
+      coldStart: cold,
+      timeout: apiserverTimeout(request.event),
       ...(review && {
         uid: review.uid,
         operation: review.operation,

@@ -4,6 +4,7 @@ import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import { usesStore } from '../admission/plugin.js';
 import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
 import { createAdmissionHandler } from '../http/admission-handler.js';
+import { pluginMetrics } from '../metrics/index.js';
 import type { RequestState } from './index.js';
 import { isNamespaceRequest, isPlacementRequest, learningPhase } from '../admission/learning.js';
 import { stateFromEnv } from './index.js';
@@ -12,8 +13,11 @@ export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugi
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
   const learnsPlacements = plugin.metadata.needs.includes('placements');
   const learnIn = learningPhase(plugin);
+  // One set of counters for the plugin's requests and its store calls.
+  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
   return createAdmissionHandler(plugin, {
-    state: stateFromEnv(),
+    metrics,
+    state: stateFromEnv((call) => metrics.recordStoreCall(call)),
     // Learned namespaces: recorded once, for every plugin that needs them, from the Namespace
     // writes its own webhook receives. A write the plugin refused never happened, so it teaches
     // nothing; a dry run writes nothing (the gate in store.ts).

@@ -2,6 +2,7 @@
 // ports plugins see (ports.ts). Every write passes the dryRun gate in store.ts.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AdmissionRequest } from '../admission/request.js';
+import type { StoreCall } from '../metrics/index.js';
 import { sharedDynamoDbClient, stateTableName } from './client.js';
 import { DecisionCacheStore } from './decision-cache.js';
 import { LearnedNamespaceStore } from './namespaces.js';
@@ -32,11 +33,13 @@ export interface StateOptions {
   readonly tableName: string;
   /** For tests of expiry: the clock the store compares TTLs with. */
   readonly now?: () => number;
+  /** Told of every store call (lib/metrics' recordStoreCall). */
+  readonly onStoreCall?: (call: StoreCall) => void;
 }
 
 /** State for one request over an explicit client and table (tests, the sync CLI). */
 export function createRequestState(request: Pick<AdmissionRequest, 'uid' | 'dryRun'>, options: StateOptions): RequestState {
-  const store = new StateStore(options.client, options.tableName, request.dryRun, options.now);
+  const store = new StateStore(options.client, options.tableName, request.dryRun, options.now, options.onStoreCall);
   const namespaces = new LearnedNamespaceStore(store);
   const placements = new LearnedPlacementStore(store);
   return {
@@ -59,6 +62,6 @@ export function stateFor(options: StateOptions): (request: AdmissionRequest) => 
  * deployed) and STATE_TABLE (default serverless-admission-state), read at each request so a test
  * or the local server may set them after import.
  */
-export function stateFromEnv(): (request: AdmissionRequest) => RequestState {
-  return (request) => createRequestState(request, { client: sharedDynamoDbClient(), tableName: stateTableName() });
+export function stateFromEnv(onStoreCall?: (call: StoreCall) => void): (request: AdmissionRequest) => RequestState {
+  return (request) => createRequestState(request, { client: sharedDynamoDbClient(), tableName: stateTableName(), onStoreCall });
 }

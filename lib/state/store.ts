@@ -6,6 +6,7 @@ import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { StoreUnavailableError } from '../admission/ports.js';
+import type { StoreCall, StoreResult } from '../metrics/index.js';
 import { TTL_ATTRIBUTE } from './table.js';
 
 export type Item = Record<string, AttributeValue>;
@@ -54,6 +55,8 @@ export class StateStore {
     /** The request is a dry run: `write` sends nothing. */
     readonly dryRun: boolean,
     readonly now: () => number = Date.now,
+    /** Told of every call sent, with its latency and result (lib/metrics). */
+    readonly onCall?: (call: StoreCall) => void,
   ) {}
 
   nowSeconds(): number {
@@ -66,16 +69,22 @@ export class StateStore {
     return expiresAt !== undefined && expiresAt <= this.nowSeconds();
   }
 
-  private async call<T>(send: () => Promise<T>): Promise<T> {
+  private async call<T>(operation: string, send: () => Promise<T>): Promise<T> {
+    const started = this.onCall && performance.now();
+    let result: StoreResult = 'ok';
     try {
       return await send();
     } catch (error) {
-      throw storeError(error);
+      const typed = storeError(error);
+      result = typed instanceof StoreUnavailableError ? 'unavailable' : 'conflict';
+      throw typed;
+    } finally {
+      if (started !== undefined) this.onCall!({ operation, result, seconds: (performance.now() - started) / 1000 });
     }
   }
 
   async get(pk: string, sk: string): Promise<Item | undefined> {
-    const out = await this.call(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: { pk: S(pk), sk: S(sk) }, ConsistentRead: true })));
+    const out = await this.call('GetItem', () => this.client.send(new GetItemCommand({ TableName: this.table, Key: { pk: S(pk), sk: S(sk) }, ConsistentRead: true })));
     return out.Item;
   }
 
@@ -84,7 +93,7 @@ export class StateStore {
     const items: Item[] = [];
     let start: Item | undefined;
     do {
-      const out = await this.call(() =>
+      const out = await this.call('Query', () =>
         this.client.send(
           new QueryCommand({
             TableName: this.table,
@@ -106,22 +115,22 @@ export class StateStore {
   // write command: a dry run returns `false` (not written) having sent nothing.
   // ---------------------------------------------------------------------------------------------
 
-  private async write(send: () => Promise<unknown>): Promise<boolean> {
+  private async write(operation: string, send: () => Promise<unknown>): Promise<boolean> {
     if (this.dryRun) return false;
-    await this.call(send);
+    await this.call(operation, send);
     return true;
   }
 
   put(input: Omit<PutItemCommandInput, 'TableName'>): Promise<boolean> {
-    return this.write(() => this.client.send(new PutItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+    return this.write('PutItem', () => this.client.send(new PutItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
   }
 
   update(input: Omit<UpdateItemCommandInput, 'TableName'>): Promise<boolean> {
-    return this.write(() => this.client.send(new UpdateItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+    return this.write('UpdateItem', () => this.client.send(new UpdateItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
   }
 
   delete(input: Omit<DeleteItemCommandInput, 'TableName'>): Promise<boolean> {
-    return this.write(() => this.client.send(new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+    return this.write('DeleteItem', () => this.client.send(new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
   }
 
   /** All or nothing: no request half-writes state. Items name no table; this store's is added. */
@@ -132,6 +141,6 @@ export class StateStore {
     });
     // No ClientRequestToken: a retry after a conflict re-sends other values under the same request,
     // which DynamoDB would refuse as an idempotency mismatch. Idempotency lives in the items.
-    return this.write(() => this.client.send(new TransactWriteItemsCommand({ TransactItems: withTable })));
+    return this.write('TransactWriteItems', () => this.client.send(new TransactWriteItemsCommand({ TransactItems: withTable })));
   }
 }

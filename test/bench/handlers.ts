@@ -1,41 +1,83 @@
 // In-process cost of each plugin's full Lambda handler (API Gateway event in, result out) on a
-// realistic review, next to the floor: JSON.parse + JSON.stringify of the same review.
-import { usesStore } from '../../lib/admission/plugin.js';
+// realistic review, next to the floor: JSON.parse + JSON.stringify of the same review. The handler
+// runs as deployed, publishing CloudWatch EMF (lib/metrics/emf.ts; the line is written to
+// /dev/null, a syscall as in Lambda), and is measured again with metrics off, with EMF through
+// Powertools Metrics instead, and with the local Prometheus registry, in alternating rounds so
+// that drift on a shared machine hits all of them alike.
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { plugins } from '../../functions/index.js';
+import { usesStore } from '../../lib/admission/plugin.js';
+import { NO_STATE } from '../../lib/admission/ports.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
-import { NO_STATE } from '../../lib/admission/ports.js';
+import type { PluginMetrics } from '../../lib/metrics/index.js';
+import { pluginMetrics, setEmfSink } from '../../lib/metrics/index.js';
+import { powertoolsPluginMetrics } from '../support/powertools-emf.js';
 import { gatewayEvent, lambdaContext as context } from '../support/gateway-event.js';
 import { restrictedPodReview, sampleReviewFor } from './samples.js';
 import { round, timeEach } from './stats.js';
 
-export async function benchHandlers(iterations = 3000): Promise<Record<string, unknown>[]> {
+const MODES = ['off', 'emf', 'powertools', 'prometheus'] as const;
+type Mode = (typeof MODES)[number];
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export async function benchHandlers(iterations = 3000, rounds = 3): Promise<Record<string, unknown>[]> {
   const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/admission.yaml' });
+  const devNull = openSync('/dev/null', 'w');
+  const toDevNull = (line: string) => void writeSync(devNull, `${line}\n`);
+  setEmfSink(toDevNull);
+  const metricsFor = (plugin: string, mode: Mode): PluginMetrics => (mode === 'powertools' ? powertoolsPluginMetrics(plugin, toDevNull) : pluginMetrics(plugin, mode));
   const rows: Record<string, unknown>[] = [];
-  for (const plugin of plugins) {
-    if (usesStore(plugin.metadata)) continue; // measured with the store in bench/store
-    const handler = createAdmissionHandler(plugin, { config: configurePlugin(plugin, configuration), callerAuth: { mode: 'mtls', allowedSubjects: [] } });
-    const { resource, body } = sampleReviewFor(plugin);
-    const floor = await timeEach(() => JSON.stringify(JSON.parse(body)), iterations);
-    for (const phase of ['mutate', 'validate'] as const) {
-      if (!(phase === 'mutate' ? plugin.admit : plugin.validate)) continue;
-      const event = gatewayEvent(`/${plugin.metadata.name}/${phase}`, body);
-      const status = (await handler(event, context)).statusCode;
-      if (status !== 200) throw new Error(`${plugin.metadata.name}/${phase} answered ${status} on its sample`);
-      const cost = await timeEach(() => handler(event, context), iterations);
-      rows.push({
-        plugin: plugin.metadata.name,
-        phase,
-        resource,
-        'p50 µs': cost.p50,
-        'p99 µs': cost.p99,
-        'floor p50 µs': floor.p50,
-        'floor p99 µs': floor.p99,
-        'p50 ratio': round(cost.p50 / floor.p50, 2),
-      });
+  try {
+    for (const plugin of plugins) {
+      if (usesStore(plugin.metadata)) continue; // measured with the store in bench/store
+      const config = configurePlugin(plugin, configuration);
+      const handlers = Object.fromEntries(
+        MODES.map((mode) => [mode, createAdmissionHandler(plugin, { config, callerAuth: { mode: 'mtls', allowedSubjects: [] }, metrics: metricsFor(plugin.metadata.name, mode) })]),
+      );
+      const { resource, body } = sampleReviewFor(plugin);
+      const floor = await timeEach(() => JSON.stringify(JSON.parse(body)), iterations);
+      for (const phase of ['mutate', 'validate'] as const) {
+        if (!(phase === 'mutate' ? plugin.admit : plugin.validate)) continue;
+        const event = gatewayEvent(`/${plugin.metadata.name}/${phase}`, body);
+        const p50: Record<Mode, number[]> = { off: [], emf: [], powertools: [], prometheus: [] };
+        const p99: Record<Mode, number[]> = { off: [], emf: [], powertools: [], prometheus: [] };
+        for (const mode of MODES) {
+          const status = (await handlers[mode](event, context)).statusCode;
+          if (status !== 200) throw new Error(`${plugin.metadata.name}/${phase} answered ${status} on its sample`);
+        }
+        for (let r = 0; r < rounds; r++) {
+          for (const mode of MODES) {
+            const cost = await timeEach(() => handlers[mode](event, context), iterations);
+            p50[mode].push(cost.p50);
+            p99[mode].push(cost.p99);
+          }
+        }
+        const emf = median(p50.emf);
+        const off = median(p50.off);
+        rows.push({
+          plugin: plugin.metadata.name,
+          phase,
+          resource,
+          'p50 µs': round(emf),
+          'p99 µs': round(median(p99.emf)),
+          'p50 µs metrics off': round(off),
+          'EMF cost %': round((100 * (emf - off)) / off, 1),
+          'p50 µs Powertools EMF': round(median(p50.powertools)),
+          'Powertools cost %': round((100 * (median(p50.powertools) - off)) / off, 1),
+          'p50 µs prometheus': round(median(p50.prometheus)),
+          'floor p50 µs': floor.p50,
+          'floor p99 µs': floor.p99,
+          'p50 ratio': round(emf / floor.p50, 2),
+        });
+      }
     }
+    rows.push(...(await benchPodSecurity(iterations)));
+  } finally {
+    setEmfSink(undefined);
+    closeSync(devNull);
   }
-  rows.push(...(await benchPodSecurity(iterations)));
   return rows;
 }
 
@@ -55,14 +97,16 @@ async function benchPodSecurity(iterations: number): Promise<Record<string, unkn
   if (answer.statusCode !== 200 || !JSON.parse(answer.body).response.allowed) throw new Error(`pod-security refused its sample: ${answer.body}`);
   const floor = await timeEach(() => JSON.stringify(JSON.parse(body)), iterations);
   const cost = await timeEach(() => handler(event, context), iterations);
-  return [{
-    plugin: 'pod-security',
-    phase: 'validate',
-    resource: 'pods (restricted, 1+4 containers)',
-    'p50 µs': cost.p50,
-    'p99 µs': cost.p99,
-    'floor p50 µs': floor.p50,
-    'floor p99 µs': floor.p99,
-    'p50 ratio': round(cost.p50 / floor.p50, 2),
-  }];
+  return [
+    {
+      plugin: 'pod-security',
+      phase: 'validate',
+      resource: 'pods (restricted, 1+4 containers)',
+      'p50 µs': cost.p50,
+      'p99 µs': cost.p99,
+      'floor p50 µs': floor.p50,
+      'floor p99 µs': floor.p99,
+      'p50 ratio': round(cost.p50 / floor.p50, 2),
+    },
+  ];
 }

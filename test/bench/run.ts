@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { benchColdStart } from './cold-start.js';
+import { benchColdStart, benchColdStartMetrics } from './cold-start.js';
 import { benchHandlers } from './handlers.js';
 import { table } from './stats.js';
 import { benchThroughput } from './throughput.js';
@@ -14,8 +14,10 @@ type Section = (typeof SECTIONS)[number];
 const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE]
 
 Measures, next to a floor in the same run:
-  handlers    each plugin's full Lambda handler in-process vs JSON.parse+stringify of the review
-  cold-start  each function's esbuild bundle: size, SDK bytes, fresh-process load+answer vs bare node
+  handlers    each plugin's full Lambda handler in-process vs JSON.parse+stringify of the review,
+              with metrics off, EMF (lib/metrics), EMF through Powertools, Prometheus
+  cold-start  each function's esbuild bundle: size, SDK bytes, fresh-process load+answer vs bare node;
+              one function's bundle without metrics, with lib/metrics' EMF, with Powertools' EMF
   throughput  the local mTLS server at 16 connections vs a bare https server with the same TLS
   cel         ValidatingAdmissionPolicy evaluation, and a request with 1 vs 1,000 policies loaded
   store       DynamoDB calls per admitted request for each writing plugin
@@ -46,6 +48,9 @@ async function main(): Promise<void> {
     process.stderr.write('cold-start: bundling and starting fresh processes...\n');
     results.coldStart = await benchColdStart();
     report('Cold start per function', results.coldStart as Record<string, unknown>[]);
+    process.stderr.write('cold-start: one function with and without metrics, alternating...\n');
+    results.coldStartMetrics = await benchColdStartMetrics();
+    report('Cold start with and without metrics (EMF mode, as in Lambda)', results.coldStartMetrics as Record<string, unknown>[]);
   }
   if (only.has('throughput')) {
     process.stderr.write('throughput: local server vs floor server, alternating...\n');

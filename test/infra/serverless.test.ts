@@ -55,7 +55,7 @@ describe('serverless.yml', () => {
     expect(serverlessYml.package.patterns).toContain('config/**');
     expect(serverlessYml.custom.esbuild).toMatchObject({ bundle: true, minify: true, target: 'node20', platform: 'node', exclude: [] });
     expect(Object.keys(serverlessYml.provider.environment).sort()).toEqual(
-      ['ADMISSION_CONFIG', 'ALLOWED_CLIENT_SUBJECTS', 'CALLER_AUTH', 'LOG_LEVEL', 'STATE_TABLE', 'URL_SECRET_SHA256'].sort(),
+      ['ADMISSION_CONFIG', 'ALLOWED_CLIENT_SUBJECTS', 'CALLER_AUTH', 'LOG_LEVEL', 'LOG_SAMPLE_ALLOWED', 'STATE_TABLE', 'URL_SECRET_SHA256'].sort(),
     );
   });
 
@@ -90,6 +90,57 @@ describe('serverless.yml', () => {
     expect(Object.keys(generated.functions)).not.toContain('imagePolicyWebhook');
     expect(Object.keys(generated.functions)).not.toContain('validatingAdmissionPolicy');
     await expect(generate({ ...domain, callerAuth: 'mtls', admissionConfig: join(root, 'config/examples/missing.yaml') })).rejects.toThrow(/ADMISSION_CONFIG: file .*missing\.yaml does not exist/);
+  });
+
+  const alarmsOf = (generated: Generated, name: string) =>
+    Object.entries(generated.resources.Resources).filter(([id, r]) => r.Type === 'AWS::CloudWatch::Alarm' && id.startsWith(logicalPrefix(name)) && r.Properties.AlarmName.includes(`-${name}-`));
+
+  it('alarms per function: 5xx rate, p99 latency of each webhook against its timeout, throttles, store failures', async () => {
+    const generated = await generate({ callerAuth: 'mtls', ...domain });
+    for (const { metadata } of plugins) {
+      const key = logicalPrefix(metadata.name);
+      const r = generated.resources.Resources;
+      const expected = [`${key}FailureRateAlarm`, `${key}ThrottlesAlarm`, ...phases(metadata).map((p) => `${key}${p === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`)];
+      if (usesTable(metadata)) expected.push(`${key}StoreFailuresAlarm`);
+      expect(alarmsOf(generated, metadata.name).map(([id]) => id).sort()).toEqual(expected.sort());
+      for (const phase of phases(metadata)) {
+        const latency = r[`${key}${phase === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`].Properties;
+        const timeout = (phase === 'mutate' ? metadata.mutating : metadata.validating)!.timeoutSeconds;
+        expect(latency).toMatchObject({ Namespace: 'ServerlessAdmission', MetricName: 'Latency', ExtendedStatistic: 'p99', Threshold: timeout * 1000 * 0.5 });
+        expect(latency.Dimensions).toEqual([{ Name: 'service', Value: 'serverless-admission' }, { Name: 'plugin', Value: metadata.name }, { Name: 'phase', Value: phase }]);
+      }
+      const rate = r[`${key}FailureRateAlarm`].Properties;
+      expect(rate.Threshold).toBe(1);
+      expect(rate.Metrics.filter((m: any) => m.MetricStat?.Metric.MetricName === 'Failures').map((m: any) => m.MetricStat.Metric.Dimensions[2].Value)).toEqual(phases(metadata));
+      expect(rate.Metrics.find((m: any) => m.ReturnData).Expression).toBe('IF(total > 0, 100 * failed / total, 0)');
+      expect(r[`${key}ThrottlesAlarm`].Properties).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Dimensions: [{ Name: 'FunctionName', Value: { Ref: `${key}LambdaFunction` } }] });
+      // No topic given: the alarms show on the dashboard and notify nobody.
+      for (const [, a] of alarmsOf(generated, metadata.name)) expect(a.Properties.AlarmActions).toBeUndefined();
+    }
+  });
+
+  it('notifies the SNS topic param, scales the latency alarm by its fraction, refuses nonsense', async () => {
+    const topic = 'arn:aws:sns:eu-west-1:123456789012:admission-alarms';
+    const generated = await generate({ callerAuth: 'mtls', ...domain, alarmTopicArn: topic, latencyAlarmFraction: '0.8', failureRateAlarmPercent: '5' });
+    const alarms = Object.values(generated.resources.Resources).filter((r: any) => r.Type === 'AWS::CloudWatch::Alarm');
+    for (const a of alarms) expect(a.Properties).toMatchObject({ AlarmActions: [topic], OKActions: [topic] });
+    expect(generated.resources.Resources.AlwaysPullImagesValidateLatencyAlarm.Properties.Threshold).toBe(plugins.find((p) => p.metadata.name === 'always-pull-images')!.metadata.validating!.timeoutSeconds * 800);
+    expect(generated.resources.Resources.AlwaysPullImagesFailureRateAlarm.Properties.Threshold).toBe(5);
+    await expect(generate({ callerAuth: 'mtls', ...domain, alarmTopicArn: 'my-topic' })).rejects.toThrow(/alarmTopicArn must be an SNS topic ARN/);
+    await expect(generate({ callerAuth: 'mtls', ...domain, latencyAlarmFraction: '2' })).rejects.toThrow(/latencyAlarmFraction/);
+    await expect(generate({ callerAuth: 'mtls', ...domain, tracing: 'yes' })).rejects.toThrow(/tracing must be true or false/);
+  });
+
+  it('X-Ray tracing only when asked for, with the role permission it needs', async () => {
+    const off = await generate({ callerAuth: 'mtls', ...domain });
+    const on = await generate({ callerAuth: 'mtls', ...domain, tracing: 'true' });
+    for (const { metadata } of plugins) {
+      expect(off.functions[functionKey(metadata.name)].tracing).toBeUndefined();
+      expect(on.functions[functionKey(metadata.name)].tracing).toBe('Active');
+      const actions = (g: Generated) => g.resources.Resources[`${logicalPrefix(metadata.name)}LambdaRole`].Properties.Policies[0].PolicyDocument.Statement.flatMap((s: any) => s.Action);
+      expect(actions(off)).not.toContain('xray:PutTraceSegments');
+      expect(actions(on)).toContain('xray:PutTraceSegments');
+    }
   });
 
   it('provisioned concurrency only when asked for', async () => {
@@ -182,6 +233,29 @@ describe('npm run package (osls, offline, no credentials)', () => {
     expect(table.Properties.AttributeDefinitions).toEqual([{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }]);
     expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  });
+
+  it('has every function\'s alarms and one dashboard with a row per plugin', () => {
+    const alarms = resourcesOf('AWS::CloudWatch::Alarm').map(([id]) => id);
+    for (const { metadata } of packaged) {
+      const key = logicalPrefix(metadata.name);
+      expect(alarms).toEqual(expect.arrayContaining([`${key}FailureRateAlarm`, `${key}ThrottlesAlarm`]));
+      for (const phase of phases(metadata)) expect(alarms).toContain(`${key}${phase === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`);
+      expect(alarms.includes(`${key}StoreFailuresAlarm`)).toBe(usesTable(metadata));
+    }
+    const dashboards = resourcesOf('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const [[, dashboard]] = dashboards;
+    expect(dashboard.Properties.DashboardName).toBe('serverless-admission-dev');
+    const body = JSON.parse(dashboard.Properties.DashboardBody['Fn::Sub']);
+    for (const { metadata } of packaged) {
+      const titles = body.widgets.map((w: any) => w.properties.title).filter((t: string | undefined) => t?.startsWith(`${metadata.name}:`));
+      expect(titles.length, metadata.name).toBe(usesTable(metadata) ? 4 : 3);
+    }
+    // Every ${...} left for Fn::Sub is the region or a function of this template.
+    const refs = [...dashboard.Properties.DashboardBody['Fn::Sub'].matchAll(/\$\{([^}]+)\}/g)].map((m: RegExpMatchArray) => m[1]);
+    for (const ref of refs) expect(ref === 'AWS::Region' || template.Resources[ref]?.Type === 'AWS::Lambda::Function', ref).toBe(true);
+    expect(template.Outputs.DashboardName.Value).toEqual({ Ref: 'AdmissionDashboard' });
   });
 
   it('keeps logs for a bounded time', () => {

@@ -1,0 +1,240 @@
+// The alarms and the dashboard of serverless.yml, derived from the plugin registry like the
+// function list: per function, the 5xx rate, the p99 latency of each webhook against a fraction of
+// its timeoutSeconds, throttles, and (for plugins that keep state) store failures; one dashboard
+// with a row per plugin. The metrics are lib/metrics' EMF ones (namespace ServerlessAdmission,
+// dimension sets {service, plugin, phase} and {service, plugin, decision}) and Lambda's own (AWS/Lambda, FunctionName).
+import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
+import { EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE } from '../../lib/metrics/emf.js';
+import type { Phase, ServerlessInputs } from './functions.js';
+import { functionKey, needsStateTable, phasesOf } from './functions.js';
+
+export interface ObservabilityInputs {
+  /** An SNS topic ARN for alarm and OK notifications; '' keeps the alarms without actions. */
+  readonly alarmTopicArn: string;
+  /** The p99 latency alarm fires above this fraction of the webhook's timeoutSeconds. */
+  readonly latencyAlarmFraction: number;
+  /** The 5xx alarm fires above this percentage of requests answered 5xx. */
+  readonly failureRateAlarmPercent: number;
+  /** Lambda active tracing (X-Ray); off by default. */
+  readonly tracing: boolean;
+}
+
+export const OBSERVABILITY_DEFAULTS: ObservabilityInputs = { alarmTopicArn: '', latencyAlarmFraction: 0.5, failureRateAlarmPercent: 1, tracing: false };
+
+export function observabilityInputs(inputs: ServerlessInputs): ObservabilityInputs {
+  return { ...OBSERVABILITY_DEFAULTS, ...inputs.observability };
+}
+
+const lambdaLogicalId = (metadata: PluginMetadata) => `${functionKey(metadata.name)}LambdaFunction`;
+const phaseKey = (phase: Phase) => functionKey(phase);
+
+function timeoutSeconds(metadata: PluginMetadata, phase: Phase): number {
+  return (phase === 'mutate' ? metadata.mutating : metadata.validating)!.timeoutSeconds;
+}
+
+function emfMetric(metadata: PluginMetadata, phase: Phase, name: string) {
+  return {
+    Namespace: EMF_NAMESPACE,
+    MetricName: name,
+    Dimensions: [
+      { Name: 'service', Value: EMF_SERVICE },
+      { Name: 'plugin', Value: metadata.name },
+      { Name: 'phase', Value: phase },
+    ],
+  };
+}
+
+function lambdaMetric(metadata: PluginMetadata, name: string) {
+  return { Namespace: 'AWS/Lambda', MetricName: name, Dimensions: [{ Name: 'FunctionName', Value: { Ref: lambdaLogicalId(metadata) } }] };
+}
+
+/** Alarm and recovery go to the topic when one is given; without one the alarms only show. */
+function alarm(name: string, description: string, properties: Record<string, unknown>, topicArn: string) {
+  return {
+    Type: 'AWS::CloudWatch::Alarm',
+    Properties: {
+      AlarmName: name,
+      AlarmDescription: description,
+      TreatMissingData: 'notBreaching',
+      ...properties,
+      ...(topicArn !== '' && { AlarmActions: [topicArn], OKActions: [topicArn] }),
+    },
+  };
+}
+
+/** Sum of one EMF metric over a plugin's phases, as metric-math queries (the last one returns). */
+function summed(metadata: PluginMetadata, metric: string, id: string, period: number) {
+  const parts = phasesOf(metadata).map((phase) => ({
+    Id: `${id}_${phase}`,
+    MetricStat: { Metric: emfMetric(metadata, phase, metric), Period: period, Stat: 'Sum' },
+    ReturnData: false,
+  }));
+  return { parts, expression: parts.map((p) => `FILL(${p.Id}, 0)`).join(' + ') };
+}
+
+function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Record<string, unknown> {
+  const o = observabilityInputs(inputs);
+  const prefix = `${inputs.service}-${inputs.stage}-${metadata.name}`;
+  const key = functionKey(metadata.name);
+  const alarms: Record<string, unknown> = {};
+
+  // 5xx: our answers that let failurePolicy decide, plus invocations Lambda itself failed (a
+  // crash or the function timeout, which never reach our metrics), over all requests.
+  const failures = summed(metadata, EMF_METRIC.failures, 'failures', 60);
+  const requests = summed(metadata, EMF_METRIC.requests, 'requests', 60);
+  alarms[`${key}FailureRateAlarm`] = alarm(
+    `${prefix}-5xx-rate`,
+    `${metadata.name}: more than ${o.failureRateAlarmPercent}% of requests answered 5xx (store unavailable, deadline, bug) or failed in Lambda. README "Operating it".`,
+    {
+      Metrics: [
+        ...failures.parts,
+        ...requests.parts,
+        { Id: 'lambda_errors', MetricStat: { Metric: lambdaMetric(metadata, 'Errors'), Period: 60, Stat: 'Sum' }, ReturnData: false },
+        { Id: 'failed', Expression: `${failures.expression} + FILL(lambda_errors, 0)`, ReturnData: false },
+        { Id: 'total', Expression: `${requests.expression} + FILL(lambda_errors, 0)`, ReturnData: false },
+        { Id: 'rate', Expression: 'IF(total > 0, 100 * failed / total, 0)', Label: '5xx %', ReturnData: true },
+      ],
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: o.failureRateAlarmPercent,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+    },
+    o.alarmTopicArn,
+  );
+
+  // p99 of each webhook against its own timeout: the apiserver gives up at timeoutSeconds.
+  for (const phase of phasesOf(metadata)) {
+    const thresholdMs = Math.round(timeoutSeconds(metadata, phase) * 1000 * o.latencyAlarmFraction);
+    alarms[`${key}${phaseKey(phase)}LatencyAlarm`] = alarm(
+      `${prefix}-${phase}-p99-latency`,
+      `${metadata.name} ${phase}: p99 latency above ${thresholdMs} ms (${o.latencyAlarmFraction} of timeoutSeconds ${timeoutSeconds(metadata, phase)}). README "Operating it".`,
+      {
+        ...emfMetric(metadata, phase, EMF_METRIC.latency),
+        ExtendedStatistic: 'p99',
+        Period: 60,
+        Unit: 'Milliseconds',
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: thresholdMs,
+        EvaluationPeriods: 5,
+        DatapointsToAlarm: 3,
+      },
+      o.alarmTopicArn,
+    );
+  }
+
+  alarms[`${key}ThrottlesAlarm`] = alarm(
+    `${prefix}-throttles`,
+    `${metadata.name}: Lambda throttled invocations (account or reserved concurrency exhausted); the apiserver saw 429s. README "Operating it".`,
+    { ...lambdaMetric(metadata, 'Throttles'), Statistic: 'Sum', Period: 60, ComparisonOperator: 'GreaterThanThreshold', Threshold: 0, EvaluationPeriods: 1 },
+    o.alarmTopicArn,
+  );
+
+  if (needsStateTable(metadata)) {
+    const store = summed(metadata, EMF_METRIC.storeFailures, 'store', 60);
+    alarms[`${key}StoreFailuresAlarm`] = alarm(
+      `${prefix}-store-failures`,
+      `${metadata.name}: the DynamoDB state store failed (requests answered 5xx or observations lost). README "Operating it".`,
+      {
+        Metrics: [...store.parts, { Id: 'store_failures', Expression: store.expression, Label: 'store failures', ReturnData: true }],
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 2,
+      },
+      o.alarmTopicArn,
+    );
+  }
+  return alarms;
+}
+
+export function serverlessAlarms(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, unknown> {
+  return Object.assign({}, ...plugins.map((plugin) => pluginAlarms(plugin.metadata, inputs)));
+}
+
+export const DASHBOARD_LOGICAL_ID = 'AdmissionDashboard';
+
+/** One row per plugin: answers by decision, latency against the timeout, failures, the store. */
+function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInputs): Record<string, unknown>[] {
+  const o = observabilityInputs(inputs);
+  // Fn::Sub turns `${<Function>LambdaFunction}` into the deployed function's name.
+  const fn = `\${${lambdaLogicalId(metadata)}}`;
+  const emf = (metric: string, phase: Phase, stat: string, label: string, extra: Record<string, unknown> = {}) => [
+    EMF_NAMESPACE,
+    metric,
+    'service',
+    EMF_SERVICE,
+    'plugin',
+    metadata.name,
+    'phase',
+    phase,
+    { stat, label, ...extra },
+  ];
+  const search = `SEARCH('{${EMF_NAMESPACE},service,plugin,decision} MetricName="${EMF_METRIC.requests}" plugin="${metadata.name}"', 'Sum', 60)`;
+  const widget = (x: number, width: number, title: string, properties: Record<string, unknown>) => ({
+    type: 'metric',
+    x,
+    y,
+    width,
+    height: 6,
+    properties: { title: `${metadata.name}: ${title}`, region: '${AWS::Region}', view: 'timeSeries', period: 60, ...properties },
+  });
+  const phases = phasesOf(metadata);
+  const minTimeout = Math.min(...phases.map((p) => timeoutSeconds(metadata, p)));
+  const row = [
+    widget(0, 6, 'requests by decision', { stacked: true, metrics: [[{ expression: search, id: 'decisions', label: '' }]] }),
+    widget(6, 6, 'latency (ms)', {
+      metrics: phases.flatMap((p) => [emf(EMF_METRIC.latency, p, 'p50', `${p} p50`), emf(EMF_METRIC.latency, p, 'p99', `${p} p99`)]),
+      annotations: { horizontal: [{ label: `alarm: ${o.latencyAlarmFraction} of timeoutSeconds`, value: minTimeout * 1000 * o.latencyAlarmFraction }] },
+    }),
+    widget(12, 6, 'failures, throttles, cold starts', {
+      metrics: [
+        ...phases.map((p) => emf(EMF_METRIC.failures, p, 'Sum', `${p} 5xx`)),
+        ...phases.map((p) => emf(EMF_METRIC.coldStarts, p, 'Sum', `${p} cold starts`)),
+        ['AWS/Lambda', 'Throttles', 'FunctionName', fn, { stat: 'Sum', label: 'throttles' }],
+        ['AWS/Lambda', 'Errors', 'FunctionName', fn, { stat: 'Sum', label: 'Lambda errors' }],
+      ],
+    }),
+  ];
+  if (needsStateTable(metadata)) {
+    row.push(
+      widget(18, 6, 'state store', {
+        metrics: phases.flatMap((p) => [
+          emf(EMF_METRIC.storeCalls, p, 'Sum', `${p} calls`),
+          emf(EMF_METRIC.storeFailures, p, 'Sum', `${p} failures`),
+          emf(EMF_METRIC.learningLost, p, 'Sum', `${p} learning lost`),
+          emf(EMF_METRIC.storeLatency, p, 'p99', `${p} call p99 ms`, { yAxis: 'right' }),
+        ]),
+      }),
+    );
+  }
+  return row;
+}
+
+export function dashboardBody(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, unknown> {
+  const header = {
+    type: 'text',
+    x: 0,
+    y: 0,
+    width: 24,
+    height: 2,
+    properties: {
+      markdown:
+        `# ${inputs.service} (${inputs.stage})\nOne row per admission plugin. Metrics: namespace ${EMF_NAMESPACE} (EMF), ` +
+        'AWS/Lambda. What each one means and what to do: README "Operating it".',
+    },
+  };
+  return { widgets: [header, ...plugins.flatMap((plugin, i) => dashboardRow(plugin.metadata, 2 + i * 6, inputs))] };
+}
+
+export function serverlessDashboard(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, unknown> {
+  return {
+    [DASHBOARD_LOGICAL_ID]: {
+      Type: 'AWS::CloudWatch::Dashboard',
+      Properties: {
+        DashboardName: `${inputs.service}-${inputs.stage}`,
+        // Fn::Sub fills in ${AWS::Region} and the functions' names; the body has no other ${...}.
+        DashboardBody: { 'Fn::Sub': JSON.stringify(dashboardBody(plugins, inputs)) },
+      },
+    },
+  };
+}

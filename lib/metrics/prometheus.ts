@@ -1,0 +1,147 @@
+// Counters and histograms kept in the process, rendered in the Prometheus text exposition format
+// (version 0.0.4) for the local server's `GET /metrics`. Label sets are few (see catalog.ts), so
+// a map keyed by the joined label values is all the bookkeeping needed.
+import type { RequestOutcome, StoreCall } from './catalog.js';
+import { APISERVER_WEBHOOK_BUCKETS, HELP, METRIC, STORE_BUCKETS } from './catalog.js';
+
+type Labels = Readonly<Record<string, string>>;
+
+interface Series<T> {
+  readonly labels: Labels;
+  value: T;
+}
+
+interface HistogramValue {
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+class Family<T> {
+  readonly series = new Map<string, Series<T>>();
+
+  constructor(
+    readonly name: string,
+    readonly type: 'counter' | 'histogram',
+    private readonly initial: () => T,
+  ) {}
+
+  at(labels: Labels): Series<T> {
+    const key = Object.values(labels).join('\u0000');
+    let series = this.series.get(key);
+    if (series === undefined) {
+      series = { labels, value: this.initial() };
+      this.series.set(key, series);
+    }
+    return series;
+  }
+}
+
+class Counter extends Family<number> {
+  constructor(name: string) {
+    super(name, 'counter', () => 0);
+  }
+
+  inc(labels: Labels, by = 1): void {
+    this.at(labels).value += by;
+  }
+}
+
+class Histogram extends Family<HistogramValue> {
+  constructor(
+    name: string,
+    readonly buckets: readonly number[],
+  ) {
+    super(name, 'histogram', () => ({ counts: buckets.map(() => 0), sum: 0, count: 0 }));
+  }
+
+  observe(labels: Labels, seconds: number): void {
+    const value = this.at(labels).value;
+    for (let i = 0; i < this.buckets.length; i++) if (seconds <= this.buckets[i]) value.counts[i]++;
+    value.sum += seconds;
+    value.count++;
+  }
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function labelText(labels: Labels, extra?: [string, string]): string {
+  const pairs = Object.entries(labels);
+  if (extra) pairs.push(extra);
+  return pairs.length === 0 ? '' : `{${pairs.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`;
+}
+
+function bound(value: number): string {
+  return value === Infinity ? '+Inf' : String(value);
+}
+
+/** The process's admission metrics, every plugin's, as `GET /metrics` serves them. */
+export class PrometheusRegistry {
+  private readonly requests = new Counter(METRIC.requests);
+  private readonly duration = new Histogram(METRIC.duration, APISERVER_WEBHOOK_BUCKETS);
+  private readonly decisions = new Counter(METRIC.decisions);
+  private readonly dryRuns = new Counter(METRIC.dryRuns);
+  private readonly malformed = new Counter(METRIC.malformed);
+  private readonly failures = new Counter(METRIC.failures);
+  private readonly learningLost = new Counter(METRIC.learningLost);
+  private readonly storeCalls = new Counter(METRIC.storeCalls);
+  private readonly storeDuration = new Histogram(METRIC.storeDuration, STORE_BUCKETS);
+  private readonly coldStarts = new Counter(METRIC.coldStarts);
+  private readonly families = [
+    this.requests,
+    this.duration,
+    this.decisions,
+    this.dryRuns,
+    this.malformed,
+    this.failures,
+    this.learningLost,
+    this.storeCalls,
+    this.storeDuration,
+    this.coldStarts,
+  ];
+
+  recordRequest(plugin: string, outcome: RequestOutcome): void {
+    const { phase, operation } = outcome;
+    const rejected = outcome.statusCode !== 200 || outcome.decision === 'denied';
+    this.requests.inc({ plugin, phase, operation, code: String(Math.min(outcome.statusCode, 600)), rejected: String(rejected) });
+    this.duration.observe({ plugin, phase, operation, rejected: String(rejected) }, outcome.seconds);
+    if (outcome.decision) {
+      const code = outcome.decision === 'denied' ? String(Math.min(outcome.rejectionCode ?? 403, 600)) : '';
+      this.decisions.inc({ plugin, phase, decision: outcome.decision, rejection_code: code });
+    }
+    if (outcome.dryRun) this.dryRuns.inc({ plugin, phase });
+    if (outcome.malformed) this.malformed.inc({ plugin, phase, reason: outcome.malformed });
+    if (outcome.failure) this.failures.inc({ plugin, phase, reason: outcome.failure });
+    if (outcome.learningLost) this.learningLost.inc({ plugin, phase });
+    if (outcome.coldStart) this.coldStarts.inc({ plugin });
+  }
+
+  recordStoreCall(plugin: string, call: StoreCall): void {
+    this.storeCalls.inc({ plugin, operation: call.operation, result: call.result });
+    this.storeDuration.observe({ plugin, operation: call.operation }, call.seconds);
+  }
+
+  /** The text exposition format; families without samples are left out. */
+  render(): string {
+    const out: string[] = [];
+    for (const family of this.families) {
+      if (family.series.size === 0) continue;
+      out.push(`# HELP ${family.name} ${HELP[family.name as keyof typeof HELP]}`, `# TYPE ${family.name} ${family.type}`);
+      for (const series of family.series.values()) {
+        if (family instanceof Histogram) {
+          const value = series.value as HistogramValue;
+          const bucket = (le: string, count: number) => `${family.name}_bucket${labelText(series.labels, ['le', le])} ${count}`;
+          family.buckets.forEach((le, i) => out.push(bucket(bound(le), value.counts[i])));
+          out.push(bucket('+Inf', value.count));
+          out.push(`${family.name}_sum${labelText(series.labels)} ${value.sum}`);
+          out.push(`${family.name}_count${labelText(series.labels)} ${value.count}`);
+        } else {
+          out.push(`${family.name}${labelText(series.labels)} ${series.value as number}`);
+        }
+      }
+    }
+    return out.length === 0 ? '' : `${out.join('\n')}\n`;
+  }
+}

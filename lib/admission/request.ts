@@ -7,7 +7,7 @@ import type {
   ReviewApiVersion,
   UserInfo,
 } from './types.js';
-import { OPERATIONS, SUPPORTED_REVIEW_VERSIONS } from './types.js';
+import { isPlainObject, OPERATIONS, SUPPORTED_REVIEW_VERSIONS } from './types.js';
 
 /**
  * One read-only view of an admission request, whatever AdmissionReview version carried it.
@@ -44,10 +44,6 @@ export class MalformedReviewError extends Error {
 
 function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function requireString(owner: Record<string, unknown>, key: string, path: string, allowEmpty = true): string {

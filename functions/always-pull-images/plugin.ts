@@ -8,11 +8,12 @@
 
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
-import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
+import { allowed, forbidden, patched, unconvertible } from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
 import { notSupported } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
-import { isObjectOfKind } from '../../lib/kube/objects.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
 import type { Pod, PodSpecWithImageVolumes } from '../../lib/kube/pod.js';
 import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
 
@@ -33,7 +34,7 @@ function isUpdateWithNoNewImages(request: AdmissionRequest): boolean {
   return true;
 }
 
-const notAPod = () => badRequest('Resource was marked with kind Pod but was unable to be converted');
+const PODS: ObjectGuard<Pod> = { ignore: shouldIgnore, accepts: ofKind<Pod>('Pod'), otherwise: () => unconvertible('Pod') };
 
 function policyViolations(pod: Pod): FieldError[] {
   const errors: FieldError[] = [];
@@ -70,19 +71,10 @@ export default definePlugin({
     systemNamespaces: 'exclude',
   },
 
-  admit(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod();
-    if (policyViolations(pod).length === 0) return allowed();
-    return patched(withPullAlways(pod));
-  },
+  admit: guardedPhase(PODS, (pod) => (policyViolations(pod).length === 0 ? allowed() : patched(withPullAlways(pod)))),
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod();
+  validate: guardedPhase(PODS, (pod, request) => {
     const errors = policyViolations(pod);
     return errors.length === 0 ? allowed() : forbidden(request, errors);
-  },
+  }),
 });

@@ -9,10 +9,11 @@
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden } from '../../lib/admission/decision.js';
-import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 
 const KUBE_APISERVER_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
 const SYSTEM_MASTERS = 'system:masters';
@@ -28,6 +29,12 @@ function shouldIgnore(request: AdmissionRequest): boolean {
   return request.operation !== 'CREATE' || !isMainResource(request, 'certificates.k8s.io', 'certificatesigningrequests');
 }
 
+const CSRS: ObjectGuard<CertificateSigningRequest> = {
+  ignore: shouldIgnore,
+  accepts: ofKind<CertificateSigningRequest>('CertificateSigningRequest'),
+  otherwise: (request) => forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]),
+};
+
 export default definePlugin({
   metadata: {
     upstreamName: 'CertificateSubjectRestriction',
@@ -40,12 +47,7 @@ export default definePlugin({
     systemNamespaces: 'include',
   },
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const csr = request.object;
-    if (!isObjectOfKind<CertificateSigningRequest>(csr, 'CertificateSigningRequest')) {
-      return forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]);
-    }
+  validate: guardedPhase(CSRS, (csr, request) => {
     if (csr.spec?.signerName !== KUBE_APISERVER_CLIENT_SIGNER) return allowed();
     let organization: readonly string[];
     try {
@@ -58,5 +60,5 @@ export default definePlugin({
       return forbidden(request, [`use of ${KUBE_APISERVER_CLIENT_SIGNER} signer with ${SYSTEM_MASTERS} group is not allowed`]);
     }
     return allowed();
-  },
+  }),
 });

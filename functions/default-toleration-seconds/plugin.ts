@@ -18,10 +18,11 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { Pod } from '../../lib/kube/pod.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
 import { isToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
 
@@ -74,7 +75,11 @@ function shouldIgnore(request: AdmissionRequest): boolean {
   return !isMainResource(request, '', 'pods');
 }
 
-const notAPod = (request: AdmissionRequest) => badRequest(`expected *api.Pod but got ${goTypeName(request.object)}`);
+const PODS: ObjectGuard<Pod> = {
+  ignore: shouldIgnore,
+  accepts: ofKind<Pod>('Pod'),
+  otherwise: (request) => badRequest(`expected *api.Pod but got ${goTypeName(request.object)}`),
+};
 
 /**
  * Upstream's test, kept as is: a toleration with this key or no key, for NoExecute or every effect.
@@ -97,12 +102,9 @@ export default definePlugin({
 
   configure,
 
-  admit(request, context) {
-    if (shouldIgnore(request)) return allowed();
+  admit: guardedPhase<Pod, DefaultTolerationSecondsConfig>(PODS, (pod, _request, context) => {
     // A caller that skipped configure gets upstream's flag defaults, never NaN seconds.
     const config = context.config ?? UPSTREAM_DEFAULTS;
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
     const tolerations = tolerationsOf(pod.spec);
     const added: Toleration[] = [];
     if (!toleratesNoExecute(tolerations, TAINT_NODE_NOT_READY)) {
@@ -115,17 +117,14 @@ export default definePlugin({
     // Copies only the path that changes; a pod without a spec gets one holding just the tolerations.
     const spec = { ...pod.spec, tolerations: [...tolerations, ...added] } as NonNullable<Pod['spec']>;
     return patched({ ...pod, spec });
-  },
+  }),
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+  validate: guardedPhase(PODS, (pod, request) => {
     const tolerations = tolerationsOf(pod.spec);
     const path = FieldPath.of('spec', 'tolerations');
     const errors = [TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE]
       .filter((key) => !toleratesNoExecute(tolerations, key))
       .map((key) => required(path, `a toleration for the taint ${key}:${NO_EXECUTE} is needed (${PLUGIN} adds one with tolerationSeconds)`));
     return errors.length === 0 ? allowed() : forbidden(request, errors);
-  },
+  }),
 });

@@ -9,9 +9,9 @@
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, errored, forbidden } from '../../lib/admission/decision.js';
-import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { isObjectOfKind } from '../../lib/kube/objects.js';
+import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
 
 interface Service extends KubeObject {
   spec?: { externalIPs?: string[] };
@@ -56,10 +56,7 @@ export default definePlugin({
     systemNamespaces: 'exclude',
   },
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const service = request.object;
-    if (!isObjectOfKind<Service>(service, 'Service')) return notAService(request);
+  validate: guardedPhase({ ignore: shouldIgnore, accepts: ofKind<Service>('Service'), otherwise: notAService }, (service, request) => {
     let oldService: Service | null = null;
     if (request.oldObject !== null) {
       if (!isObjectOfKind<Service>(request.oldObject, 'Service')) return notAService(request);
@@ -67,5 +64,5 @@ export default definePlugin({
     }
     if (addsNoExternalIP(service, oldService)) return allowed();
     return forbidden(request, ['Use of external IPs is denied by admission control']);
-  },
+  }),
 });

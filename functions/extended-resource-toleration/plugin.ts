@@ -12,9 +12,10 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 import { isExtendedResourceName } from '../../lib/kube/resources.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
 import { addOrUpdateToleration, isToleration, matchToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
@@ -27,7 +28,11 @@ function shouldIgnore(request: AdmissionRequest): boolean {
   return !isMainResource(request, '', 'pods');
 }
 
-const notAPod = (request: AdmissionRequest) => badRequest(`expected *core.Pod but got ${goTypeName(request.object)}`);
+const PODS: ObjectGuard<Pod> = {
+  ignore: shouldIgnore,
+  accepts: ofKind<Pod>('Pod'),
+  otherwise: (request) => badRequest(`expected *core.Pod but got ${goTypeName(request.object)}`),
+};
 
 /**
  * Extended resources requested by regular and init containers, sorted (upstream sorts, so several
@@ -61,10 +66,7 @@ export default definePlugin({
     systemNamespaces: 'exclude',
   },
 
-  admit(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+  admit: guardedPhase(PODS, (pod) => {
     let tolerations = tolerationsOf(pod.spec);
     let changed = false;
     for (const resource of requestedExtendedResources(pod)) {
@@ -74,12 +76,9 @@ export default definePlugin({
     if (!changed) return allowed();
     // Only a pod with a spec requests resources. Copies only the path that changes.
     return patched({ ...pod, spec: { ...pod.spec!, tolerations } });
-  },
+  }),
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+  validate: guardedPhase(PODS, (pod, request) => {
     const tolerations = tolerationsOf(pod.spec);
     const path = FieldPath.of('spec', 'tolerations');
     const errors = requestedExtendedResources(pod)
@@ -88,5 +87,5 @@ export default definePlugin({
         required(path, `a toleration with key ${JSON.stringify(resource)}, operator "Exists" and effect "NoSchedule" is needed for the requested extended resource ${JSON.stringify(resource)}`),
       );
     return errors.length === 0 ? allowed() : forbidden(request, errors);
-  },
+  }),
 });

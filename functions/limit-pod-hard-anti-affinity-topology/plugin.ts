@@ -9,10 +9,10 @@
 import type { PodAffinityTerm } from 'kubernetes-types/core/v1.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
-import { allowed, badRequest, denied } from '../../lib/admission/decision.js';
-import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
+import { allowed, denied, unconvertible } from '../../lib/admission/decision.js';
+import { definePlugin, guardedPhase, validatingOnly } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
-import { isObjectOfKind } from '../../lib/kube/objects.js';
+import { ofKind } from '../../lib/kube/objects.js';
 
 const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
@@ -55,12 +55,9 @@ export default definePlugin({
     systemNamespaces: 'exclude',
   },
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return badRequest('Resource was marked with kind Pod but was unable to be converted');
+  validate: guardedPhase({ ignore: shouldIgnore, accepts: ofKind<Pod>('Pod'), otherwise: () => unconvertible('Pod') }, (pod, request) => {
     // Upstream stops at the first offending term; the message names only that one.
     const offending = hardAntiAffinityTerms(pod).find((term) => (term?.topologyKey ?? '') !== LABEL_HOSTNAME);
     return offending === undefined ? allowed() : forbiddenTopology(request, pod, offending?.topologyKey ?? '');
-  },
+  }),
 });

@@ -13,9 +13,10 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 
 interface Node extends KubeObject {
   spec?: { taints?: Taint[]; [key: string]: unknown };
@@ -29,8 +30,12 @@ function shouldIgnore(request: AdmissionRequest): boolean {
   return request.operation !== 'CREATE' || !isMainResource(request, '', 'nodes');
 }
 
-/** admission.NewForbidden, as upstream answers an object that is not a Node. */
-const notANode = (request: AdmissionRequest) => forbidden(request, [`unexpected type ${goTypeName(request.object)}`]);
+const NODES: ObjectGuard<Node> = {
+  ignore: shouldIgnore,
+  accepts: ofKind<Node>('Node'),
+  // admission.NewForbidden, as upstream answers an object that is not a Node.
+  otherwise: (request) => forbidden(request, [`unexpected type ${goTypeName(request.object)}`]),
+};
 
 function taintsOf(node: Node): unknown[] {
   return Array.isArray(node.spec?.taints) ? node.spec.taints : [];
@@ -60,21 +65,15 @@ export default definePlugin({
     systemNamespaces: 'include',
   },
 
-  admit(request) {
-    if (shouldIgnore(request)) return allowed();
-    const node = request.object;
-    if (!isObjectOfKind<Node>(node, 'Node')) return notANode(request);
+  admit: guardedPhase(NODES, (node) => {
     if (hasNotReadyTaint(node)) return allowed();
     // Copies only the path that changes.
     return patched({ ...node, spec: { ...node.spec, taints: [...taintsOf(node), { ...NOT_READY_TAINT }] as Taint[] } });
-  },
+  }),
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const node = request.object;
-    if (!isObjectOfKind<Node>(node, 'Node')) return notANode(request);
+  validate: guardedPhase(NODES, (node, request) => {
     if (hasNotReadyTaint(node)) return allowed();
     const detail = `a new Node must carry the taint ${NOT_READY_TAINT.key}:${NOT_READY_TAINT.effect} until the node controller sees it Ready`;
     return forbidden(request, [required(FieldPath.of('spec', 'taints'), detail)]);
-  },
+  }),
 });

@@ -1,6 +1,7 @@
 import type { Decision } from './decision.js';
+import { allowed } from './decision.js';
 import type { AdmissionRequest } from './request.js';
-import type { Operation } from './types.js';
+import type { KubeObject, Operation } from './types.js';
 import type { PluginState } from '../state/ports.js';
 
 /** One admissionregistration.k8s.io/v1 rule, as it will be emitted. */
@@ -71,6 +72,32 @@ export interface PluginContext<Config> {
 }
 
 export type PhaseFunction<Config> = (request: AdmissionRequest, context: PluginContext<Config>) => Decision | Promise<Decision>;
+
+/**
+ * How most upstream plugins open both Admit and Validate: `shouldIgnore`, then a type assertion on
+ * the object (`a.GetObject().(*api.Pod)`) that answers in the plugin's own words when it fails.
+ */
+export interface ObjectGuard<T extends KubeObject> {
+  /** Other resources, subresources and operations: allowed untouched. */
+  readonly ignore: (request: AdmissionRequest) => boolean;
+  /** The type assertion. */
+  readonly accepts: (object: unknown) => object is T;
+  /** Upstream's answer when the assertion fails. */
+  readonly otherwise: (request: AdmissionRequest) => Decision;
+}
+
+/** A phase that allows what `guard` ignores, answers a mistyped object as upstream, and judges the rest. */
+export function guardedPhase<T extends KubeObject, Config = undefined>(
+  guard: ObjectGuard<T>,
+  judge: (object: T, request: AdmissionRequest, context: PluginContext<Config>) => Decision | Promise<Decision>,
+): PhaseFunction<Config> {
+  return function guardedObjectPhase(request, context) {
+    if (guard.ignore(request)) return allowed();
+    const object = request.object;
+    if (!guard.accepts(object)) return guard.otherwise(request);
+    return judge(object, request, context);
+  };
+}
 
 /** Where a plugin's configuration came from, for error messages. */
 export interface ConfigSource {

@@ -40,6 +40,11 @@ export function isObjectOfKind<T extends KubeObject>(object: unknown, kind: stri
   return object.spec === undefined || object.spec === null || isPlainObject(object.spec);
 }
 
+/** isObjectOfKind as a type guard, for ObjectGuard.accepts. */
+export function ofKind<T extends KubeObject>(kind: string): (object: unknown) => object is T {
+  return (object: unknown): object is T => isObjectOfKind<T>(object, kind);
+}
+
 // API groups without a dot whose internal types live in a package of the same name.
 const UNDOTTED_BUILT_IN_GROUPS = new Set(['apps', 'autoscaling', 'batch', 'policy']);
 

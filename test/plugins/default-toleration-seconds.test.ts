@@ -8,8 +8,8 @@ import type { ConfigSource } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
-import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
+import { itHandles } from '../support/handles.js';
 
 const source: ConfigSource = { file: 'test.yaml', baseDir: '.' };
 const defaults = plugin.configure!(undefined, source);
@@ -182,16 +182,7 @@ describe('other resources and subresources are ignored', () => {
 });
 
 describe('TestHandles', () => {
-  it.each([
-    { operation: 'UPDATE', handled: true },
-    { operation: 'CREATE', handled: true },
-    { operation: 'DELETE', handled: false },
-    { operation: 'CONNECT', handled: false },
-  ] as const)('$operation handled: $handled', async ({ operation, handled }) => {
-    const input: ReviewInput = { operation, object: operation === 'DELETE' ? null : pod(), oldObject: operation === 'CREATE' ? null : pod() };
-    if (operation !== 'DELETE') expect((await runPhase(plugin, 'mutate', input, defaults)).patch.length > 0).toBe(handled);
-    expect((await runPhase(plugin, 'validate', input, defaults)).wire.response!.allowed).toBe(!handled);
-  });
+  itHandles(plugin, ['CREATE', 'UPDATE'], { object: pod(), config: defaults });
 
   it('declares CREATE and UPDATE on pods: mutating Ignore/IfNeeded, validating twin Fail', () => {
     const rules = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }];

@@ -6,6 +6,7 @@ import plugin from '../../functions/deny-service-external-ips/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { itHandles } from '../support/handles.js';
 
 const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } };
 
@@ -80,16 +81,7 @@ describe('handles CREATE and UPDATE only', () => {
     expect(plugin.admit).toBeUndefined();
   });
 
-  it.each([
-    { operation: 'CREATE', handled: true },
-    { operation: 'UPDATE', handled: true },
-    { operation: 'DELETE', handled: false },
-    { operation: 'CONNECT', handled: false },
-  ] as const)('$operation handled: $handled', async ({ operation, handled }) => {
-    const svc = makeSvc('1.1.1.1');
-    const result = await validate({ operation, object: operation === 'DELETE' ? null : svc, oldObject: operation === 'CREATE' ? null : makeSvc() });
-    expect(result.wire.response!.allowed).toBe(!handled);
-  });
+  itHandles(plugin, ['CREATE', 'UPDATE'], { object: makeSvc('1.1.1.1'), oldObject: makeSvc(), input: SERVICES });
 
   it('answers a v1beta1 review in kind, with the same uid and the denial', async () => {
     const result = await validate({ apiVersion: 'admission.k8s.io/v1beta1', object: makeSvc('1.1.1.1'), uid: 'beta-uid' });

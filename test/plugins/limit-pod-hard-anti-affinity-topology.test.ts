@@ -5,6 +5,7 @@ import plugin from '../../functions/limit-pod-hard-anti-affinity-topology/plugin
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { itHandles } from '../support/handles.js';
 
 const HOSTNAME = 'kubernetes.io/hostname';
 const selector = { matchExpressions: [{ key: 'security', operator: 'In', values: ['S2'] }] };
@@ -84,15 +85,7 @@ describe('TestInterPodAffinityAdmission', () => {
 
 describe('TestHandles', () => {
   const bad = podWith({ podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('zone')] } });
-  it.each([
-    { operation: 'UPDATE', handled: true },
-    { operation: 'CREATE', handled: true },
-    { operation: 'DELETE', handled: false },
-    { operation: 'CONNECT', handled: false },
-  ] as const)('$operation handled: $handled', async ({ operation, handled }) => {
-    const result = await validate({ operation, object: operation === 'DELETE' ? null : bad, oldObject: operation === 'CREATE' ? null : bad });
-    expect(result.wire.response!.allowed).toBe(!handled);
-  });
+  itHandles(plugin, ['CREATE', 'UPDATE'], { object: bad });
 
   it('declares exactly CREATE and UPDATE on pods, and only validates', () => {
     expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);

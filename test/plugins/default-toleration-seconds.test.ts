@@ -9,7 +9,7 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
-import { itHandles } from '../support/handles.js';
+import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
 
 const source: ConfigSource = { file: 'test.yaml', baseDir: '.' };
 const defaults = plugin.configure!(undefined, source);
@@ -161,16 +161,7 @@ describe('the validating twin refuses a pod that lost its default tolerations af
 });
 
 describe('other resources and subresources are ignored', () => {
-  it.each([
-    { name: 'non-pod resource', kind: { kind: 'Foo' }, resource: { resource: 'foos' }, subResource: undefined },
-    { name: 'pod subresource', kind: { kind: 'Pod' }, resource: { resource: 'pods' }, subResource: 'ephemeralcontainers' },
-    { name: 'pods of another group', kind: { group: 'example.com', kind: 'Pod' }, resource: { group: 'example.com', resource: 'pods' }, subResource: undefined },
-  ])('$name is left alone in both phases', async ({ kind, resource, subResource }) => {
-    for (const phase of ['mutate', 'validate'] as const) {
-      const result = await runPhase(plugin, phase, { object: pod(), kind, resource, subResource }, defaults);
-      expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
-    }
-  });
+  itLeavesAlone(plugin, otherResources('Pod', 'pods', 'ephemeralcontainers'), { object: pod(), config: defaults });
 
   it('non-pod object sent as a pod is a BadRequest, as upstream', async () => {
     const deployment: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: {} };

@@ -7,12 +7,11 @@
 // (upstream Validate: refuse anything else), because a later mutating webhook may undo the change.
 
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden, patched, unconvertible } from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
 import { notSupported } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, ignoreAllBut, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
 import type { Pod, PodSpecWithImageVolumes } from '../../lib/kube/pod.js';
 import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
@@ -21,10 +20,10 @@ const ALWAYS = 'Always';
 const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
 
 /** Other resources, subresources, and updates that bring no new image are left alone. */
+const ignoreAllButPodWrites = ignoreAllBut(['CREATE', 'UPDATE'], '', 'pods');
+
 function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  if (!isMainResource(request, '', 'pods')) return true;
-  return isUpdateWithNoNewImages(request);
+  return ignoreAllButPodWrites(request) || isUpdateWithNoNewImages(request);
 }
 
 function isUpdateWithNoNewImages(request: AdmissionRequest): boolean {

@@ -6,11 +6,9 @@
 //
 // Validating only: upstream only validates. No configuration.
 
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden } from '../../lib/admission/decision.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, validatingOnly } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, ignoreAllBut, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
@@ -24,13 +22,9 @@ interface CertificateSigningRequest extends KubeObject {
 
 const CSR_RULES = [{ operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['v1'], resources: ['certificatesigningrequests'], scope: 'Cluster' }] as const;
 
-/** Only creates of the CSR itself: approval and status subresources are left alone, as upstream. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  return request.operation !== 'CREATE' || !isMainResource(request, 'certificates.k8s.io', 'certificatesigningrequests');
-}
-
 const CSRS: ObjectGuard<CertificateSigningRequest> = {
-  ignore: shouldIgnore,
+  // Only creates of the CSR itself: approval and status subresources are left alone, as upstream.
+  ignore: ignoreAllBut(['CREATE'], 'certificates.k8s.io', 'certificatesigningrequests'),
   accepts: ofKind<CertificateSigningRequest>('CertificateSigningRequest'),
   otherwise: (request) => forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]),
 };

@@ -14,12 +14,10 @@
 // checks the pod still tolerates both taints once every other mutating webhook has run. Pod
 // updates may only add tolerations, so the twin never refuses an otherwise valid later change.
 
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, ignoreAllBut, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
@@ -69,14 +67,9 @@ function configure(raw: unknown): DefaultTolerationSecondsConfig {
   return { defaultNotReadyTolerationSeconds: seconds(CONFIG_FIELDS[0]), defaultUnreachableTolerationSeconds: seconds(CONFIG_FIELDS[1]) };
 }
 
-/** Other resources and subresources (pods/status, pods/ephemeralcontainers...) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'pods');
-}
-
 const PODS: ObjectGuard<Pod> = {
-  ignore: shouldIgnore,
+  // Other resources and subresources (pods/status, pods/ephemeralcontainers...) are left alone.
+  ignore: ignoreAllBut(['CREATE', 'UPDATE'], '', 'pods'),
   accepts: ofKind<Pod>('Pod'),
   otherwise: (request) => badRequest(`expected *api.Pod but got ${goTypeName(request.object)}`),
 };

@@ -7,9 +7,9 @@
 // Validating only: upstream only validates, and nothing is there to mutate.
 
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, errored, forbidden } from '../../lib/admission/decision.js';
-import { definePlugin, guardedPhase, validatingOnly } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, ignoreAllBut, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
 
@@ -19,13 +19,14 @@ interface Service extends KubeObject {
 
 const SERVICE_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services'], scope: 'Namespaced' }] as const;
 
-/** Other resources and subresources (services/status, services/proxy) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'services');
-}
+const SERVICES: ObjectGuard<Service> = {
+  // Other resources and subresources (services/status, services/proxy) are left alone.
+  ignore: ignoreAllBut(['CREATE', 'UPDATE'], '', 'services'),
+  accepts: ofKind<Service>('Service'),
+  // apierrors.NewInternalError, as upstream answers an object that is not a Service.
+  otherwise: notAService,
+};
 
-/** apierrors.NewInternalError, as upstream answers an object that is not a Service. */
 function notAService(request: AdmissionRequest) {
   const { group, version, kind } = request.kind;
   return errored(500, 'InternalError', `Internal error occurred: Expected Service resource, got: ${group}/${version}, Kind=${kind}`);
@@ -56,7 +57,7 @@ export default definePlugin({
     systemNamespaces: 'exclude',
   },
 
-  validate: guardedPhase({ ignore: shouldIgnore, accepts: ofKind<Service>('Service'), otherwise: notAService }, (service, request) => {
+  validate: guardedPhase(SERVICES, (service, request) => {
     let oldService: Service | null = null;
     if (request.oldObject !== null) {
       if (!isObjectOfKind<Service>(request.oldObject, 'Service')) return notAService(request);

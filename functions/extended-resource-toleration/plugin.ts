@@ -8,12 +8,10 @@
 // checks they are still there once every other mutating webhook has run. Pod updates may only add
 // tolerations, so the twin never refuses a change the mutation would not have made possible.
 
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, ignoreAllBut, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 import { isExtendedResourceName } from '../../lib/kube/resources.js';
@@ -22,14 +20,9 @@ import { addOrUpdateToleration, isToleration, matchToleration, tolerationsOf } f
 
 const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
 
-/** Other resources and subresources (pods/resize, pods/binding...) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'pods');
-}
-
 const PODS: ObjectGuard<Pod> = {
-  ignore: shouldIgnore,
+  // Other resources and subresources (pods/resize, pods/binding...) are left alone.
+  ignore: ignoreAllBut(['CREATE', 'UPDATE'], '', 'pods'),
   accepts: ofKind<Pod>('Pod'),
   otherwise: (request) => badRequest(`expected *core.Pod but got ${goTypeName(request.object)}`),
 };

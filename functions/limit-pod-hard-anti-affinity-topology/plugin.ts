@@ -8,20 +8,22 @@
 
 import type { PodAffinityTerm } from 'kubernetes-types/core/v1.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
+import { qualifiedResource } from '../../lib/admission/request.js';
 import { allowed, denied, unconvertible } from '../../lib/admission/decision.js';
-import { definePlugin, guardedPhase, validatingOnly } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, ignoreAllBut, validatingOnly } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { ofKind } from '../../lib/kube/objects.js';
 
 const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
 
-/** Other resources and subresources (pods/binding, pods/eviction...) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'pods');
-}
+const PODS: ObjectGuard<Pod> = {
+  // Other resources and subresources (pods/binding, pods/eviction...) are left alone.
+  ignore: ignoreAllBut(['CREATE', 'UPDATE'], '', 'pods'),
+  accepts: ofKind<Pod>('Pod'),
+  otherwise: () => unconvertible('Pod'),
+};
 
 /**
  * The required anti-affinity terms. requiredDuringSchedulingRequiredDuringExecution is not in the
@@ -55,7 +57,7 @@ export default definePlugin({
     systemNamespaces: 'exclude',
   },
 
-  validate: guardedPhase({ ignore: shouldIgnore, accepts: ofKind<Pod>('Pod'), otherwise: () => unconvertible('Pod') }, (pod, request) => {
+  validate: guardedPhase(PODS, (pod, request) => {
     // Upstream stops at the first offending term; the message names only that one.
     const offending = hardAntiAffinityTerms(pod).find((term) => (term?.topologyKey ?? '') !== LABEL_HOSTNAME);
     return offending === undefined ? allowed() : forbiddenTopology(request, pod, offending?.topologyKey ?? '');

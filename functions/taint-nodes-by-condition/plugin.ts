@@ -9,12 +9,10 @@
 // the controller removes the taint later with an UPDATE, which must never be refused.
 
 import type { Taint } from 'kubernetes-types/core/v1.js';
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, ignoreAllBut, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 
@@ -25,13 +23,9 @@ interface Node extends KubeObject {
 const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
 const NODE_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['nodes'], scope: 'Cluster' }] as const;
 
-/** Other operations, resources and subresources (nodes/status, nodes/proxy) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  return request.operation !== 'CREATE' || !isMainResource(request, '', 'nodes');
-}
-
 const NODES: ObjectGuard<Node> = {
-  ignore: shouldIgnore,
+  // Other operations, resources and subresources (nodes/status, nodes/proxy) are left alone.
+  ignore: ignoreAllBut(['CREATE'], '', 'nodes'),
   accepts: ofKind<Node>('Node'),
   // admission.NewForbidden, as upstream answers an object that is not a Node.
   otherwise: (request) => forbidden(request, [`unexpected type ${goTypeName(request.object)}`]),

@@ -1,6 +1,7 @@
 import type { Decision } from './decision.js';
 import { allowed } from './decision.js';
 import type { AdmissionRequest } from './request.js';
+import { isMainResource } from './request.js';
 import type { KubeObject, Operation } from './types.js';
 import type { PluginState } from '../state/ports.js';
 
@@ -84,6 +85,16 @@ export interface ObjectGuard<T extends KubeObject> {
   readonly accepts: (object: unknown) => object is T;
   /** Upstream's answer when the assertion fails. */
   readonly otherwise: (request: AdmissionRequest) => Decision;
+}
+
+/**
+ * The usual `shouldIgnore`: everything but `operations` on `resource` of `group` itself (other
+ * operations, resources, groups, and every subresource).
+ */
+export function ignoreAllBut(operations: readonly Operation[], group: string, resource: string): (request: AdmissionRequest) => boolean {
+  return function shouldIgnore(request) {
+    return !operations.includes(request.operation) || !isMainResource(request, group, resource);
+  };
 }
 
 /** A phase that allows what `guard` ignores, answers a mistyped object as upstream, and judges the rest. */

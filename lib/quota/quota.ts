@@ -1,5 +1,5 @@
 // A ResourceQuota as quota evaluation reads it, and what an object consumes. lib/state stores
-// both (its LearnedQuota and Charge have these shapes) but this folder never imports it: the
+// both (its LearnedQuota and Charge are these types) but this folder never imports it: the
 // evaluation is pure, for the ResourceQuota webhook and `npm run sync` alike.
 import type { KubeObject } from '../admission/types.js';
 

@@ -1,6 +1,7 @@
 // What plugins may know about the cluster beyond the request, and the only way they record side
 // effects. Plugins see these interfaces; lib/state implements them over DynamoDB, and the dryRun
 // gate lives behind them (a dry run reads but never writes).
+import type { Quota, Usage } from '../quota/quota.js';
 
 /** A namespace as last seen by one of our Namespace webhooks or loaded by `npm run sync`. */
 export interface LearnedNamespace {
@@ -64,24 +65,11 @@ export interface ChargedObject {
   readonly uid?: string;
 }
 
-/** A ResourceQuota as learned from its writes: only what admission needs. */
-export interface LearnedQuota {
-  readonly namespace: string;
-  readonly name: string;
-  /** spec.hard, quantities as written. */
-  readonly hard: Readonly<Record<string, string>>;
-  readonly scopes: readonly string[];
-  /** spec.scopeSelector as written (matchExpressions). */
-  readonly scopeSelector?: unknown;
-}
+/** A ResourceQuota as learned from its writes: what quota evaluation (lib/quota) reads. */
+export type LearnedQuota = Quota;
 
-/** What one object consumes, and the facts quota scopes are matched against. */
-export interface Charge {
-  /** resource name (`pods`, `requests.cpu`, `count/deployments.apps`) → quantity as a string. */
-  readonly usage: Readonly<Record<string, string>>;
-  /** Scope facts (BestEffort, Terminating, PriorityClass...) of the charged object, plugin-defined. */
-  readonly facts: Readonly<Record<string, string | boolean>>;
-}
+/** What one object consumes, and the facts quota scopes are matched against (lib/quota's Usage). */
+export type Charge = Usage;
 
 /** A live charge of the namespace, as the quota check sees it. */
 export interface LiveCharge extends Charge {

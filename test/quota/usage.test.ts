@@ -1,9 +1,10 @@
 // Quota usage evaluation, as the ResourceQuota webhook and `npm run sync` share it. Ported from
 // upstream pkg/quota/v1/evaluator/core: TestPodEvaluatorUsage and
-// TestPersistentVolumeClaimEvaluatorUsage (13 of 16 pod cases and 4 of 6 claim cases as upstream;
-// a terminated pod and a fractional storage request are asserted as we behave, the two pod-level
-// resources cases and the deletion-timestamp-exceeded case are not ported: no PodLevelResources
-// gate, no clock). Quantities are compared by value.
+// TestPersistentVolumeClaimEvaluatorUsage. Pods: 13 of upstream's 18 cases pass as upstream; a
+// terminated pod is asserted as we behave; not ported: the three pod-level resources cases (no
+// PodLevelResources gate) and "deletion timestamp exceeded" (no clock). Claims: 4 of 6 as
+// upstream; "rounded" is asserted as we behave, "by-class-rounded" (the same difference) is not
+// ported. Quantities are compared by value.
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { Quantity } from '../../lib/kube/quantity.js';

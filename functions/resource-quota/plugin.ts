@@ -32,7 +32,13 @@ export interface ResourceQuotaConfig {
 }
 
 const RULES: WebhookRule[] = [
-  ...COUNTED.map(({ group, kinds }) => ({ operations: ['CREATE', 'UPDATE', 'DELETE'] as const, apiGroups: [group], apiVersions: ['*'], resources: Object.keys(kinds), scope: 'Namespaced' as const })),
+  ...COUNTED.map(({ group, kinds }) => ({
+    operations: ['CREATE', 'UPDATE', 'DELETE'] as const,
+    apiGroups: [group],
+    apiVersions: ['*'],
+    resources: Object.keys(kinds),
+    scope: 'Namespaced' as const,
+  })),
   // The kubelet's status updates confirm a pod exists.
   { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'], scope: 'Namespaced' },
 ];

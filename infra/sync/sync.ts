@@ -28,7 +28,9 @@ export class SyncError extends Error {
 
 /** Kinds the ledger counts, by `<group>/<Kind>`, with their resource. */
 const COUNTED_KINDS: ReadonlyMap<string, { group: string; resource: string }> = new Map(
-  COUNTED.flatMap(({ group, kinds }) => Object.entries(kinds).map(([resource, kind]) => [`${group}/${kind}`, { group, resource }] as const)),
+  COUNTED.flatMap(({ group, kinds }) =>
+    Object.entries(kinds).map(([resource, kind]) => [`${group}/${kind}`, { group, resource }] as const),
+  ),
 );
 
 export interface Listing {

@@ -91,7 +91,11 @@ export interface ObjectGuard<T extends KubeObject> {
  * The usual `shouldIgnore`: everything but `operations` on `resource` of `group` itself (other
  * operations, resources, groups, and every subresource).
  */
-export function ignoreAllBut(operations: readonly Operation[], group: string, resource: string): (request: AdmissionRequest) => boolean {
+export function ignoreAllBut(
+  operations: readonly Operation[],
+  group: string,
+  resource: string,
+): (request: AdmissionRequest) => boolean {
   return function shouldIgnore(request) {
     return !operations.includes(request.operation) || !isMainResource(request, group, resource);
   };

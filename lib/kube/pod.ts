@@ -77,6 +77,11 @@ function visitContainerNames(spec: unknown, fromRef: string, keyRef: string, vis
   return completed;
 }
 
+/** The names a projected volume's sources of one kind (`secret`, `configMap`) carry. */
+function visitProjectedNames(v: Record<string, unknown>, kind: string, visit: NameVisitor): boolean {
+  return listAt(v, 'projected', 'sources').every((s) => !isPresent(objectAt(s)[kind]) || visit(stringAt(s, kind, 'name')) !== false);
+}
+
 /** The secret a volume names, by its source (a volume has one: the first, in upstream's order). */
 function visitVolumeSecretNames(v: Record<string, unknown>, visit: NameVisitor): boolean {
   const name = (...path: string[]) => visit(stringAt(v, ...path)) !== false;
@@ -85,7 +90,7 @@ function visitVolumeSecretNames(v: Record<string, unknown>, visit: NameVisitor):
   if (isPresent(v.cephfs)) return secretRef('cephfs');
   if (isPresent(v.cinder)) return secretRef('cinder');
   if (isPresent(v.flexVolume)) return secretRef('flexVolume');
-  if (isPresent(v.projected)) return listAt(v, 'projected', 'sources').every((s) => !isPresent(objectAt(s)['secret']) || visit(stringAt(s, 'secret', 'name')) !== false);
+  if (isPresent(v.projected)) return visitProjectedNames(v, 'secret', visit);
   if (isPresent(v.rbd)) return secretRef('rbd');
   if (isPresent(v.secret)) return name('secret', 'secretName');
   if (isPresent(v.scaleIO)) return secretRef('scaleIO');
@@ -111,9 +116,7 @@ export function visitPodConfigMapNames(spec: unknown, visit: NameVisitor): boole
   if (!visitContainerNames(spec, 'configMapRef', 'configMapKeyRef', visit)) return false;
   return listAt(spec, 'volumes').every((volume) => {
     const v = objectAt(volume);
-    if (isPresent(v.projected)) {
-      return listAt(v, 'projected', 'sources').every((s) => !isPresent(objectAt(s)['configMap']) || visit(stringAt(s, 'configMap', 'name')) !== false);
-    }
+    if (isPresent(v.projected)) return visitProjectedNames(v, 'configMap', visit);
     return !isPresent(v.configMap) || visit(stringAt(v, 'configMap', 'name')) !== false;
   });
 }

@@ -74,7 +74,11 @@ export function otherResources(kind: string, resource: string, subResource: stri
 }
 
 /** One test per request: every phase answers a plain allow, without patch, warning or annotation. */
-export function itLeavesAlone(plugin: AnyAdmissionPlugin, requests: readonly OtherRequest[], c: Pick<HandlesCase, 'object' | 'config' | 'phases'>): void {
+export function itLeavesAlone(
+  plugin: AnyAdmissionPlugin,
+  requests: readonly OtherRequest[],
+  c: Pick<HandlesCase, 'object' | 'config' | 'phases'>,
+): void {
   it.each(requests)('$name is left alone', async ({ kind, resource, subResource }) => {
     for (const phase of phasesOf(plugin, c.phases)) {
       const result = await runPhase(plugin, phase, { object: resolve(c.object), kind, resource, subResource }, c.config);

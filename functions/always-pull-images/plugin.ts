@@ -11,19 +11,17 @@ import { allowed, forbidden, patched, unconvertible } from '../../lib/admission/
 import type { FieldError } from '../../lib/admission/field.js';
 import { notSupported } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, ignoreAllBut, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
 import type { Pod, PodSpecWithImageVolumes } from '../../lib/kube/pod.js';
 import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
 
 const ALWAYS = 'Always';
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 /** Other resources, subresources, and updates that bring no new image are left alone. */
-const ignoreAllButPodWrites = ignoreAllBut(['CREATE', 'UPDATE'], '', 'pods');
-
 function shouldIgnore(request: AdmissionRequest): boolean {
-  return ignoreAllButPodWrites(request) || isUpdateWithNoNewImages(request);
+  return POD_WRITES.ignore(request) || isUpdateWithNoNewImages(request);
 }
 
 function isUpdateWithNoNewImages(request: AdmissionRequest): boolean {
@@ -64,7 +62,7 @@ export default definePlugin({
     upstreamName: 'AlwaysPullImages',
     name: 'always-pull-images',
     summary: 'Forces imagePullPolicy Always on every container and image volume of new or re-imaged pods.',
-    ...mutatingWithTwin(POD_RULES),
+    ...mutatingWithTwin(POD_WRITES.rules),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

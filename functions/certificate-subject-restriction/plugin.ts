@@ -8,7 +8,7 @@
 
 import { allowed, forbidden } from '../../lib/admission/decision.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, ignoreAllBut, validatingOnly } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
@@ -20,11 +20,11 @@ interface CertificateSigningRequest extends KubeObject {
   spec?: { signerName?: string; request?: string };
 }
 
-const CSR_RULES = [{ operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['v1'], resources: ['certificatesigningrequests'], scope: 'Cluster' }] as const;
+const CSR_CREATES = judgedResource(['CREATE'], 'certificates.k8s.io', 'certificatesigningrequests', 'Cluster');
 
 const CSRS: ObjectGuard<CertificateSigningRequest> = {
   // Only creates of the CSR itself: approval and status subresources are left alone, as upstream.
-  ignore: ignoreAllBut(['CREATE'], 'certificates.k8s.io', 'certificatesigningrequests'),
+  ignore: CSR_CREATES.ignore,
   accepts: ofKind<CertificateSigningRequest>('CertificateSigningRequest'),
   otherwise: (request) => forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]),
 };
@@ -34,7 +34,7 @@ export default definePlugin({
     upstreamName: 'CertificateSubjectRestriction',
     name: 'certificate-subject-restriction',
     summary: 'Refuses CertificateSigningRequests for the kube-apiserver-client signer that ask for the system:masters group.',
-    ...validatingOnly(CSR_RULES),
+    ...validatingOnly(CSR_CREATES.rules),
     writes: false,
     needs: [],
     // CSRs are cluster-scoped, so no namespaceSelector can skip them anyway; 'include' says so.

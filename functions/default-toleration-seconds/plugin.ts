@@ -17,7 +17,7 @@
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, ignoreAllBut, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
@@ -30,7 +30,7 @@ const TAINT_NODE_UNREACHABLE = 'node.kubernetes.io/unreachable';
 const NO_EXECUTE = 'NoExecute';
 const UPSTREAM_DEFAULT_SECONDS = 300;
 
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 export interface DefaultTolerationSecondsConfig {
   /** --default-not-ready-toleration-seconds */
@@ -69,7 +69,7 @@ function configure(raw: unknown): DefaultTolerationSecondsConfig {
 
 const PODS: ObjectGuard<Pod> = {
   // Other resources and subresources (pods/status, pods/ephemeralcontainers...) are left alone.
-  ignore: ignoreAllBut(['CREATE', 'UPDATE'], '', 'pods'),
+  ignore: POD_WRITES.ignore,
   accepts: ofKind<Pod>('Pod'),
   otherwise: (request) => badRequest(`expected *api.Pod but got ${goTypeName(request.object)}`),
 };
@@ -87,7 +87,7 @@ export default definePlugin({
     upstreamName: PLUGIN,
     name: 'default-toleration-seconds',
     summary: 'Adds not-ready and unreachable NoExecute tolerations with default tolerationSeconds to pods that have none.',
-    ...mutatingWithTwin(POD_RULES),
+    ...mutatingWithTwin(POD_WRITES.rules),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

@@ -9,7 +9,7 @@
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { allowed, errored, forbidden } from '../../lib/admission/decision.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, ignoreAllBut, validatingOnly } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
 
@@ -17,11 +17,11 @@ interface Service extends KubeObject {
   spec?: { externalIPs?: string[] };
 }
 
-const SERVICE_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services'], scope: 'Namespaced' }] as const;
+const SERVICE_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'services', 'Namespaced');
 
 const SERVICES: ObjectGuard<Service> = {
   // Other resources and subresources (services/status, services/proxy) are left alone.
-  ignore: ignoreAllBut(['CREATE', 'UPDATE'], '', 'services'),
+  ignore: SERVICE_WRITES.ignore,
   accepts: ofKind<Service>('Service'),
   // apierrors.NewInternalError, as upstream answers an object that is not a Service.
   otherwise: notAService,
@@ -51,7 +51,7 @@ export default definePlugin({
     upstreamName: 'DenyServiceExternalIPs',
     name: 'deny-service-external-ips',
     summary: 'Refuses Services that add spec.externalIPs; IPs a Service already has may stay or be removed.',
-    ...validatingOnly(SERVICE_RULES),
+    ...validatingOnly(SERVICE_WRITES.rules),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

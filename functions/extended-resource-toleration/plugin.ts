@@ -11,18 +11,18 @@
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, ignoreAllBut, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 import { isExtendedResourceName } from '../../lib/kube/resources.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
 import { addOrUpdateToleration, isToleration, matchToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
 
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 const PODS: ObjectGuard<Pod> = {
   // Other resources and subresources (pods/resize, pods/binding...) are left alone.
-  ignore: ignoreAllBut(['CREATE', 'UPDATE'], '', 'pods'),
+  ignore: POD_WRITES.ignore,
   accepts: ofKind<Pod>('Pod'),
   otherwise: (request) => badRequest(`expected *core.Pod but got ${goTypeName(request.object)}`),
 };
@@ -53,7 +53,7 @@ export default definePlugin({
     upstreamName: 'ExtendedResourceToleration',
     name: 'extended-resource-toleration',
     summary: 'Adds a NoSchedule toleration (operator Exists) for every extended resource a pod requests.',
-    ...mutatingWithTwin(POD_RULES),
+    ...mutatingWithTwin(POD_WRITES.rules),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

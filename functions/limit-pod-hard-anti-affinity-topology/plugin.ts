@@ -11,16 +11,16 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { qualifiedResource } from '../../lib/admission/request.js';
 import { allowed, denied, unconvertible } from '../../lib/admission/decision.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, ignoreAllBut, validatingOnly } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, validatingOnly } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { ofKind } from '../../lib/kube/objects.js';
 
 const LABEL_HOSTNAME = 'kubernetes.io/hostname';
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 const PODS: ObjectGuard<Pod> = {
   // Other resources and subresources (pods/binding, pods/eviction...) are left alone.
-  ignore: ignoreAllBut(['CREATE', 'UPDATE'], '', 'pods'),
+  ignore: POD_WRITES.ignore,
   accepts: ofKind<Pod>('Pod'),
   otherwise: () => unconvertible('Pod'),
 };
@@ -51,7 +51,7 @@ export default definePlugin({
     upstreamName: 'LimitPodHardAntiAffinityTopology',
     name: 'limit-pod-hard-anti-affinity-topology',
     summary: 'Refuses pods whose required pod anti-affinity uses a topologyKey other than kubernetes.io/hostname.',
-    ...validatingOnly(POD_RULES),
+    ...validatingOnly(POD_WRITES.rules),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',

@@ -12,7 +12,7 @@ import type { Taint } from 'kubernetes-types/core/v1.js';
 import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
-import { definePlugin, guardedPhase, ignoreAllBut, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 
@@ -21,11 +21,11 @@ interface Node extends KubeObject {
 }
 
 const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
-const NODE_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['nodes'], scope: 'Cluster' }] as const;
+const NODE_CREATES = judgedResource(['CREATE'], '', 'nodes', 'Cluster');
 
 const NODES: ObjectGuard<Node> = {
   // Other operations, resources and subresources (nodes/status, nodes/proxy) are left alone.
-  ignore: ignoreAllBut(['CREATE'], '', 'nodes'),
+  ignore: NODE_CREATES.ignore,
   accepts: ofKind<Node>('Node'),
   // admission.NewForbidden, as upstream answers an object that is not a Node.
   otherwise: (request) => forbidden(request, [`unexpected type ${goTypeName(request.object)}`]),
@@ -51,7 +51,7 @@ export default definePlugin({
     summary: 'Taints every new Node node.kubernetes.io/not-ready:NoSchedule until the node controller sees it Ready.',
     // The twin fails open: with Fail, a webhook outage would stop new objects of this kind (Nodes
     // could not register), while the in-cluster controller adds the same taint or finalizer anyway.
-    ...mutatingWithTwin(NODE_RULES, { twinFailurePolicy: 'Ignore' }),
+    ...mutatingWithTwin(NODE_CREATES.rules, { twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
     // Nodes are cluster-scoped: a namespaceSelector never applies to them, so there is no system

@@ -87,17 +87,28 @@ export interface ObjectGuard<T extends KubeObject> {
   readonly otherwise: (request: AdmissionRequest) => Decision;
 }
 
-/**
- * The usual `shouldIgnore`: everything but `operations` on `resource` of `group` itself (other
- * operations, resources, groups, and every subresource).
- */
-export function ignoreAllBut(
+/** The one resource a plugin judges: its webhook rule and its `shouldIgnore`, from one statement. */
+export interface JudgedResource {
+  readonly rules: readonly WebhookRule[];
+  /**
+   * Everything the rule does not send: other operations, resources, groups, every subresource.
+   * Upstream checks it again because an operator may widen the emitted rules.
+   */
+  readonly ignore: (request: AdmissionRequest) => boolean;
+}
+
+/** `operations` on the v1 `resource` of `group` itself. */
+export function judgedResource(
   operations: readonly Operation[],
   group: string,
   resource: string,
-): (request: AdmissionRequest) => boolean {
-  return function shouldIgnore(request) {
-    return !operations.includes(request.operation) || !isMainResource(request, group, resource);
+  scope: 'Namespaced' | 'Cluster',
+): JudgedResource {
+  return {
+    rules: [{ operations, apiGroups: [group], apiVersions: ['v1'], resources: [resource], scope }],
+    ignore: function shouldIgnore(request) {
+      return !operations.includes(request.operation) || !isMainResource(request, group, resource);
+    },
   };
 }
 

@@ -7,23 +7,21 @@
 // (upstream Validate: refuse anything else), because a later mutating webhook may undo the change.
 
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
-import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
+import { allowed, forbidden, patched, unconvertible } from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
 import { notSupported } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
-import { isObjectOfKind } from '../../lib/kube/objects.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
 import type { Pod, PodSpecWithImageVolumes } from '../../lib/kube/pod.js';
 import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
 
 const ALWAYS = 'Always';
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 /** Other resources, subresources, and updates that bring no new image are left alone. */
 function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  if (!isMainResource(request, '', 'pods')) return true;
-  return isUpdateWithNoNewImages(request);
+  return POD_WRITES.ignore(request) || isUpdateWithNoNewImages(request);
 }
 
 function isUpdateWithNoNewImages(request: AdmissionRequest): boolean {
@@ -33,7 +31,7 @@ function isUpdateWithNoNewImages(request: AdmissionRequest): boolean {
   return true;
 }
 
-const notAPod = () => badRequest('Resource was marked with kind Pod but was unable to be converted');
+const PODS: ObjectGuard<Pod> = { ignore: shouldIgnore, accepts: ofKind<Pod>('Pod'), otherwise: () => unconvertible('Pod') };
 
 function policyViolations(pod: Pod): FieldError[] {
   const errors: FieldError[] = [];
@@ -64,25 +62,16 @@ export default definePlugin({
     upstreamName: 'AlwaysPullImages',
     name: 'always-pull-images',
     summary: 'Forces imagePullPolicy Always on every container and image volume of new or re-imaged pods.',
-    ...mutatingWithTwin(POD_RULES),
+    ...mutatingWithTwin(POD_WRITES.rules),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
   },
 
-  admit(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod();
-    if (policyViolations(pod).length === 0) return allowed();
-    return patched(withPullAlways(pod));
-  },
+  admit: guardedPhase(PODS, (pod) => (policyViolations(pod).length === 0 ? allowed() : patched(withPullAlways(pod)))),
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod();
+  validate: guardedPhase(PODS, (pod, request) => {
     const errors = policyViolations(pod);
     return errors.length === 0 ? allowed() : forbidden(request, errors);
-  },
+  }),
 });

@@ -6,13 +6,12 @@
 //
 // Validating only: upstream only validates. No configuration.
 
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden } from '../../lib/admission/decision.js';
-import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 
 const KUBE_APISERVER_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
 const SYSTEM_MASTERS = 'system:masters';
@@ -21,31 +20,28 @@ interface CertificateSigningRequest extends KubeObject {
   spec?: { signerName?: string; request?: string };
 }
 
-const CSR_RULES = [{ operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['v1'], resources: ['certificatesigningrequests'], scope: 'Cluster' }] as const;
+const CSR_CREATES = judgedResource(['CREATE'], 'certificates.k8s.io', 'certificatesigningrequests', 'Cluster');
 
-/** Only creates of the CSR itself: approval and status subresources are left alone, as upstream. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  return request.operation !== 'CREATE' || !isMainResource(request, 'certificates.k8s.io', 'certificatesigningrequests');
-}
+const CSRS: ObjectGuard<CertificateSigningRequest> = {
+  // Only creates of the CSR itself: approval and status subresources are left alone, as upstream.
+  ignore: CSR_CREATES.ignore,
+  accepts: ofKind<CertificateSigningRequest>('CertificateSigningRequest'),
+  otherwise: (request) => forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]),
+};
 
 export default definePlugin({
   metadata: {
     upstreamName: 'CertificateSubjectRestriction',
     name: 'certificate-subject-restriction',
     summary: 'Refuses CertificateSigningRequests for the kube-apiserver-client signer that ask for the system:masters group.',
-    ...validatingOnly(CSR_RULES),
+    ...validatingOnly(CSR_CREATES.rules),
     writes: false,
     needs: [],
     // CSRs are cluster-scoped, so no namespaceSelector can skip them anyway; 'include' says so.
     systemNamespaces: 'include',
   },
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const csr = request.object;
-    if (!isObjectOfKind<CertificateSigningRequest>(csr, 'CertificateSigningRequest')) {
-      return forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]);
-    }
+  validate: guardedPhase(CSRS, (csr, request) => {
     if (csr.spec?.signerName !== KUBE_APISERVER_CLIENT_SIGNER) return allowed();
     let organization: readonly string[];
     try {
@@ -58,5 +54,5 @@ export default definePlugin({
       return forbidden(request, [`use of ${KUBE_APISERVER_CLIENT_SIGNER} signer with ${SYSTEM_MASTERS} group is not allowed`]);
     }
     return allowed();
-  },
+  }),
 });

@@ -14,15 +14,14 @@
 // checks the pod still tolerates both taints once every other mutating webhook has run. Pod
 // updates may only add tolerations, so the twin never refuses an otherwise valid later change.
 
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields } from '../../lib/config/fields.js';
 import type { Pod } from '../../lib/kube/pod.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
 import { isToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
 
@@ -32,14 +31,14 @@ const TAINT_NODE_UNREACHABLE = 'node.kubernetes.io/unreachable';
 const NO_EXECUTE = 'NoExecute';
 const UPSTREAM_DEFAULT_SECONDS = 300;
 
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 /**
  * Our twin (upstream never refuses, it only adds): it checks new pods only, where a later webhook
  * could have undone the mutation; a pod that predates the webhook is not refused on its updates.
  * It fails open: tolerations are a convenience, not a security boundary, and an outage must not
  * stop every pod write.
  */
-const TWIN_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const NEW_PODS = judgedResource(['CREATE'], '', 'pods', 'Namespaced');
 
 export interface DefaultTolerationSecondsConfig {
   /** --default-not-ready-toleration-seconds */
@@ -72,13 +71,12 @@ function configure(raw: unknown): DefaultTolerationSecondsConfig {
   return { defaultNotReadyTolerationSeconds: seconds(CONFIG_FIELDS[0]), defaultUnreachableTolerationSeconds: seconds(CONFIG_FIELDS[1]) };
 }
 
-/** Other resources and subresources (pods/status, pods/ephemeralcontainers...) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'pods');
-}
-
-const notAPod = (request: AdmissionRequest) => badRequest(`expected *api.Pod but got ${goTypeName(request.object)}`);
+const PODS: ObjectGuard<Pod> = {
+  // Other resources and subresources (pods/status, pods/ephemeralcontainers...) are left alone.
+  ignore: POD_WRITES.ignore,
+  accepts: ofKind<Pod>('Pod'),
+  otherwise: (request) => badRequest(`expected *api.Pod but got ${goTypeName(request.object)}`),
+};
 
 /**
  * Upstream's test, kept as is: a toleration with this key or no key, for NoExecute or every effect.
@@ -93,7 +91,7 @@ export default definePlugin({
     upstreamName: PLUGIN,
     name: 'default-toleration-seconds',
     summary: 'Adds not-ready and unreachable NoExecute tolerations with default tolerationSeconds to pods that have none.',
-    ...mutatingWithTwin(POD_RULES, { twinRules: TWIN_RULES, twinFailurePolicy: 'Ignore' }),
+    ...mutatingWithTwin(POD_WRITES.rules, { twinRules: NEW_PODS.rules, twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
@@ -101,12 +99,9 @@ export default definePlugin({
 
   configure,
 
-  admit(request, context) {
-    if (shouldIgnore(request)) return allowed();
+  admit: guardedPhase<Pod, DefaultTolerationSecondsConfig>(PODS, (pod, _request, context) => {
     // A caller that skipped configure gets upstream's flag defaults, never NaN seconds.
     const config = context.config ?? UPSTREAM_DEFAULTS;
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
     const tolerations = tolerationsOf(pod.spec);
     const added: Toleration[] = [];
     if (!toleratesNoExecute(tolerations, TAINT_NODE_NOT_READY)) {
@@ -119,17 +114,14 @@ export default definePlugin({
     // Copies only the path that changes; a pod without a spec gets one holding just the tolerations.
     const spec = { ...pod.spec, tolerations: [...tolerations, ...added] } as NonNullable<Pod['spec']>;
     return patched({ ...pod, spec });
-  },
+  }),
 
-  validate(request) {
-    if (shouldIgnore(request) || request.operation !== 'CREATE') return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+  validate: guardedPhase({ ...PODS, ignore: NEW_PODS.ignore }, (pod, request) => {
     const tolerations = tolerationsOf(pod.spec);
     const path = FieldPath.of('spec', 'tolerations');
     const errors = [TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE]
       .filter((key) => !toleratesNoExecute(tolerations, key))
       .map((key) => required(path, `a toleration for the taint ${key}:${NO_EXECUTE} is needed (${PLUGIN} adds one with tolerationSeconds)`));
     return errors.length === 0 ? allowed() : forbidden(request, errors);
-  },
+  }),
 });

@@ -7,25 +7,26 @@
 // Validating only: upstream only validates, and nothing is there to mutate.
 
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, errored, forbidden } from '../../lib/admission/decision.js';
-import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { isObjectOfKind } from '../../lib/kube/objects.js';
+import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
 
 interface Service extends KubeObject {
   spec?: { externalIPs?: string[] };
 }
 
-const SERVICE_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services'], scope: 'Namespaced' }] as const;
+const SERVICE_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'services', 'Namespaced');
 
-/** Other resources and subresources (services/status, services/proxy) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'services');
-}
+const SERVICES: ObjectGuard<Service> = {
+  // Other resources and subresources (services/status, services/proxy) are left alone.
+  ignore: SERVICE_WRITES.ignore,
+  accepts: ofKind<Service>('Service'),
+  // apierrors.NewInternalError, as upstream answers an object that is not a Service.
+  otherwise: notAService,
+};
 
-/** apierrors.NewInternalError, as upstream answers an object that is not a Service. */
 function notAService(request: AdmissionRequest) {
   const { group, version, kind } = request.kind;
   return errored(500, 'InternalError', `Internal error occurred: Expected Service resource, got: ${group}/${version}, Kind=${kind}`);
@@ -50,16 +51,13 @@ export default definePlugin({
     upstreamName: 'DenyServiceExternalIPs',
     name: 'deny-service-external-ips',
     summary: 'Refuses Services that add spec.externalIPs; IPs a Service already has may stay or be removed.',
-    ...validatingOnly(SERVICE_RULES),
+    ...validatingOnly(SERVICE_WRITES.rules),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
   },
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const service = request.object;
-    if (!isObjectOfKind<Service>(service, 'Service')) return notAService(request);
+  validate: guardedPhase(SERVICES, (service, request) => {
     let oldService: Service | null = null;
     if (request.oldObject !== null) {
       if (!isObjectOfKind<Service>(request.oldObject, 'Service')) return notAService(request);
@@ -67,5 +65,5 @@ export default definePlugin({
     }
     if (addsNoExternalIP(service, oldService)) return allowed();
     return forbidden(request, ['Use of external IPs is denied by admission control']);
-  },
+  }),
 });

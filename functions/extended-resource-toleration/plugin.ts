@@ -8,33 +8,31 @@
 // checks they are still there once every other mutating webhook has run. Pod updates may only add
 // tolerations, so the twin never refuses a change the mutation would not have made possible.
 
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 import { isExtendedResourceName } from '../../lib/kube/resources.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
 import { addOrUpdateToleration, isToleration, matchToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
 
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 /**
  * Our twin (upstream never refuses, it only adds): it checks new pods only, where a later webhook
  * could have undone the mutation; a pod that predates the webhook is not refused on its updates.
  * It fails open: tolerations are a convenience, not a security boundary, and an outage must not
  * stop every pod write.
  */
-const TWIN_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const NEW_PODS = judgedResource(['CREATE'], '', 'pods', 'Namespaced');
 
-/** Other resources and subresources (pods/resize, pods/binding...) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'pods');
-}
-
-const notAPod = (request: AdmissionRequest) => badRequest(`expected *core.Pod but got ${goTypeName(request.object)}`);
+const PODS: ObjectGuard<Pod> = {
+  // Other resources and subresources (pods/resize, pods/binding...) are left alone.
+  ignore: POD_WRITES.ignore,
+  accepts: ofKind<Pod>('Pod'),
+  otherwise: (request) => badRequest(`expected *core.Pod but got ${goTypeName(request.object)}`),
+};
 
 /**
  * Extended resources requested by regular and init containers, sorted (upstream sorts, so several
@@ -62,16 +60,13 @@ export default definePlugin({
     upstreamName: 'ExtendedResourceToleration',
     name: 'extended-resource-toleration',
     summary: 'Adds a NoSchedule toleration (operator Exists) for every extended resource a pod requests.',
-    ...mutatingWithTwin(POD_RULES, { twinRules: TWIN_RULES, twinFailurePolicy: 'Ignore' }),
+    ...mutatingWithTwin(POD_WRITES.rules, { twinRules: NEW_PODS.rules, twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
   },
 
-  admit(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+  admit: guardedPhase(PODS, (pod) => {
     let tolerations = tolerationsOf(pod.spec);
     let changed = false;
     for (const resource of requestedExtendedResources(pod)) {
@@ -81,12 +76,9 @@ export default definePlugin({
     if (!changed) return allowed();
     // Only a pod with a spec requests resources. Copies only the path that changes.
     return patched({ ...pod, spec: { ...pod.spec!, tolerations } });
-  },
+  }),
 
-  validate(request) {
-    if (shouldIgnore(request) || request.operation !== 'CREATE') return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return notAPod(request);
+  validate: guardedPhase({ ...PODS, ignore: NEW_PODS.ignore }, (pod, request) => {
     const tolerations = tolerationsOf(pod.spec);
     const path = FieldPath.of('spec', 'tolerations');
     const errors = requestedExtendedResources(pod)
@@ -95,5 +87,5 @@ export default definePlugin({
         required(path, `a toleration with key ${JSON.stringify(resource)}, operator "Exists" and effect "NoSchedule" is needed for the requested extended resource ${JSON.stringify(resource)}`),
       );
     return errors.length === 0 ? allowed() : forbidden(request, errors);
-  },
+  }),
 });

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, badRequest, forbidden, patched, withAuditAnnotations } from '../../lib/admission/decision.js';
+import { allowed, forbidden, patched, unconvertible, withAuditAnnotations } from '../../lib/admission/decision.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { ConfigError } from '../../lib/config/errors.js';
@@ -203,7 +203,7 @@ async function review(spec: Record<string, unknown>, config: ImagePolicyWebhookC
 
 async function decide(request: AdmissionRequest, config: ImagePolicyWebhookConfig, state: PluginState, phase: 'mutate' | 'validate'): Promise<Decision> {
   if (shouldIgnore(request)) return allowed();
-  if (!isObjectOfKind<Pod>(request.object, 'Pod')) return badRequest('Resource was marked with kind Pod but was unable to be converted');
+  if (!isObjectOfKind<Pod>(request.object, 'Pod')) return unconvertible('Pod');
   const pod = request.object;
   const outcome = await review(reviewSpec(request, pod), config, state);
   if (outcome.kind === 'failed') {

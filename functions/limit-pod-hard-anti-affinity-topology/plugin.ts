@@ -8,20 +8,22 @@
 
 import type { PodAffinityTerm } from 'kubernetes-types/core/v1.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
-import { allowed, badRequest, denied } from '../../lib/admission/decision.js';
-import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
+import { qualifiedResource } from '../../lib/admission/request.js';
+import { allowed, denied, unconvertible } from '../../lib/admission/decision.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, validatingOnly } from '../../lib/admission/plugin.js';
 import type { Pod } from '../../lib/kube/pod.js';
-import { isObjectOfKind } from '../../lib/kube/objects.js';
+import { ofKind } from '../../lib/kube/objects.js';
 
 const LABEL_HOSTNAME = 'kubernetes.io/hostname';
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
-/** Other resources and subresources (pods/binding, pods/eviction...) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'pods');
-}
+const PODS: ObjectGuard<Pod> = {
+  // Other resources and subresources (pods/binding, pods/eviction...) are left alone.
+  ignore: POD_WRITES.ignore,
+  accepts: ofKind<Pod>('Pod'),
+  otherwise: () => unconvertible('Pod'),
+};
 
 /**
  * The required anti-affinity terms. requiredDuringSchedulingRequiredDuringExecution is not in the
@@ -49,18 +51,15 @@ export default definePlugin({
     upstreamName: 'LimitPodHardAntiAffinityTopology',
     name: 'limit-pod-hard-anti-affinity-topology',
     summary: 'Refuses pods whose required pod anti-affinity uses a topologyKey other than kubernetes.io/hostname.',
-    ...validatingOnly(POD_RULES),
+    ...validatingOnly(POD_WRITES.rules),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
   },
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const pod = request.object;
-    if (!isObjectOfKind<Pod>(pod, 'Pod')) return badRequest('Resource was marked with kind Pod but was unable to be converted');
+  validate: guardedPhase(PODS, (pod, request) => {
     // Upstream stops at the first offending term; the message names only that one.
     const offending = hardAntiAffinityTerms(pod).find((term) => (term?.topologyKey ?? '') !== LABEL_HOSTNAME);
     return offending === undefined ? allowed() : forbiddenTopology(request, pod, offending?.topologyKey ?? '');
-  },
+  }),
 });

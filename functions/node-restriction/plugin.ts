@@ -3,45 +3,32 @@
 // plugin limits what it may write into them: only its own Node (no taints, no owner references,
 // no labels that steer privileged workloads), only mirror pods bound to itself that reference no
 // other API object, only its own Lease, CSINode, ResourceSlices and node CSRs, and pod status,
-// deletion and eviction only for pods bound to itself. Upstream:
-// plugin/pkg/admission/noderestriction (a node is `system:node:<name>` in group `system:nodes`,
-// pkg/auth/nodeidentifier).
+// deletion and eviction only for pods bound to itself.
 //
-// Upstream runs as a mutating-phase plugin that never mutates; here it is a validating webhook, so
-// it judges the object after every mutating webhook, which is the stricter reading.
-//
-// Upstream reads the apiserver's pod and Node informers; a webhook has the request, and what it has
-// learned from earlier requests (`needs: ['placements']`, lib/state/placements): every pod and Node
-// write the webhook sees records the pod's node and uid, or the Node's uid, and `npm run sync`
-// loads those that predate the webhook. Where upstream looks up:
-//   - pod DELETE and pods/status: the pod's spec.nodeName comes from request.oldObject (the stored
-//     pod, sent with every DELETE and UPDATE); a DELETE without one reads the learned pod.
-//   - pods/eviction: the learned pod; an unknown pod is NotFound, as upstream.
-//   - mirror pod owner reference: the learned Node's UID; an unknown Node is NotFound, as upstream.
-//   - serviceaccounts/token: the learned pod's uid and node are checked as upstream. A pod not
-//     learned yet is allowed (upstream: NotFound): refusing it would stop token refreshes for pods
-//     older than the webhook; the Node authorizer still limits tokens to the node's pods. Whether
-//     the audience appears in the pod's volumes (and CSIDriver, PV, authorizer lookups) is not
-//     checked.
-//   - PVC status: the denial lists the differing fields rather than Go's cmp.Diff output.
-//   - node Leases: checked when sent, but not subscribed to by default (see RULES).
-// Feature gates upstream consults come from configuration (`featureGates`, upstream defaults).
+// Upstream: plugin/pkg/admission/noderestriction/admission.go; the decisions below follow its
+// order. Upstream reads the apiserver's pod and Node informers, where a webhook has the request
+// and what it learned from earlier ones (`needs: ['placements']`); the README's NodeRestriction
+// section lists where that makes the answers differ.
 
-import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden, notFound } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
+import type { PhaseFunction } from '../../lib/admission/plugin.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
+import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { LearnedPlacements } from '../../lib/admission/ports.js';
+import { isPlainObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields, suggestion } from '../../lib/config/fields.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { differingPaths, semanticallyEqual } from '../../lib/kube/equality.js';
+import { inLabelDomain, isKubeletLabel, labelNamespace, NODE_USER_PREFIX, nodeIdentity } from '../../lib/kube/kubelet.js';
+import type { JsonObject } from '../../lib/kube/objects.js';
+import { goTypeName, isObjectOfKind, isPresent, listAt, objectAt, stringAt } from '../../lib/kube/objects.js';
+import { visitPodConfigMapNames, visitPodSecretNames } from '../../lib/kube/pod.js';
 
 const PLUGIN = 'NodeRestriction';
-const NODE_USER_PREFIX = 'system:node:';
-const NODES_GROUP = 'system:nodes';
 const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
@@ -103,14 +90,6 @@ const RULES = [
   { operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['*'], resources: ['certificatesigningrequests'], scope: 'Cluster' },
 ] as const;
 
-/** nodeidentifier.NewDefaultNodeIdentifier: the node name, or undefined for anyone but a node. */
-export function nodeIdentity(request: AdmissionRequest): string | undefined {
-  const username = request.userInfo.username ?? '';
-  if (!username.startsWith(NODE_USER_PREFIX)) return undefined;
-  if (!(request.userInfo.groups ?? []).includes(NODES_GROUP)) return undefined;
-  return username.slice(NODE_USER_PREFIX.length);
-}
-
 type Handled = 'pods' | 'nodes' | 'persistentvolumeclaims' | 'serviceaccounts' | 'leases' | 'csinodes' | 'resourceslices' | 'certificatesigningrequests';
 const HANDLED: Record<string, Handled> = {
   '/pods': 'pods',
@@ -123,107 +102,46 @@ const HANDLED: Record<string, Handled> = {
   'certificates.k8s.io/certificatesigningrequests': 'certificatesigningrequests',
 };
 
-const handledResource = (request: AdmissionRequest): Handled | undefined => HANDLED[`${request.resource.group}/${request.resource.resource}`];
-
-/** Anyone but a node, CONNECT, and resources upstream does not look at are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation === 'CONNECT') return true;
-  if (handledResource(request) === undefined) return true;
-  return nodeIdentity(request) === undefined;
-}
-
-// ---- helpers on JSON objects ----
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const objectAt = (v: unknown, ...path: string[]): Json => {
-  let at: unknown = v;
-  for (const key of path) at = isObject(at) ? at[key] : undefined;
-  return isObject(at) ? at : {};
-};
-const stringAt = (v: unknown, ...path: string[]): string => {
-  const parent = objectAt(v, ...path.slice(0, -1));
-  const value = parent[path[path.length - 1]];
-  return typeof value === 'string' ? value : '';
-};
-const listAt = (v: unknown, ...path: string[]): unknown[] => {
-  const value = objectAt(v, ...path.slice(0, -1))[path[path.length - 1]];
-  return Array.isArray(value) ? value : [];
-};
-const present = (v: unknown) => v !== undefined && v !== null;
-
-/**
- * The zero-value blind equality of apimachinery's Semantic.DeepEqual as it shows on JSON: an absent
- * field, null, "", 0, false, [] and {} all read as the Go zero value, and empty and nil slices and
- * maps are equal. (Quantities are compared as written.)
- */
-function normalized(value: unknown): unknown {
-  if (Array.isArray(value)) return value.length === 0 ? undefined : value.map((v) => normalized(v) ?? null);
-  if (isObject(value)) {
-    const out: Json = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = normalized(value[key]);
-      if (v !== undefined) out[key] = v;
-    }
-    return Object.keys(out).length === 0 ? undefined : out;
-  }
-  if (value === null || value === '' || value === 0 || value === false) return undefined;
-  return value;
-}
-export function semanticallyEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(normalized(a)) === JSON.stringify(normalized(b));
-}
-
-/** getModifiedLabels: keys added, removed or changed between two label maps. */
-export function modifiedLabels(a: unknown, b: unknown): Set<string> {
-  const left = isObject(a) ? a : {};
-  const right = isObject(b) ? b : {};
-  const modified = new Set<string>();
-  for (const [k, v] of Object.entries(left)) if (!(k in right) || right[k] !== v) modified.add(k);
-  for (const [k, v] of Object.entries(right)) if (!(k in left) || left[k] !== v) modified.add(k);
-  return modified;
-}
-
-const labelNamespace = (key: string) => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
-const inNamespace = (ns: string, domain: string) => ns === domain || ns.endsWith(`.${domain}`);
-
-/** k8s.io/kubelet/pkg/apis: labels a kubelet may set on its own Node. */
-const KUBELET_LABELS = new Set([
-  'kubernetes.io/hostname',
-  'topology.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone',
-  'failure-domain.beta.kubernetes.io/region',
-  'beta.kubernetes.io/instance-type',
-  'node.kubernetes.io/instance-type',
-  'kubernetes.io/os',
-  'kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-]);
-const KUBELET_LABEL_NAMESPACES = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
-
-function isKubeletLabel(key: string): boolean {
-  if (KUBELET_LABELS.has(key)) return true;
-  const ns = labelNamespace(key);
-  return KUBELET_LABEL_NAMESPACES.some((allowedNs) => inNamespace(ns, allowedNs));
-}
-
-/** getForbiddenLabels, sorted as sets.String.List() sorts. */
-function forbiddenLabels(modified: Set<string>): string[] {
-  const result = [...modified].filter((label) => {
-    const ns = labelNamespace(label);
-    if (inNamespace(ns, NODE_RESTRICTION_LABEL_NAMESPACE)) return true;
-    return (inNamespace(ns, 'kubernetes.io') || inNamespace(ns, 'k8s.io')) && !isKubeletLabel(label);
-  });
-  return result.sort();
-}
-
-// ---- the rules ----
-
 const q = goQuote;
 const deny = (request: AdmissionRequest, message: string) => forbidden(request, [message]);
 const unexpectedType = (request: AdmissionRequest, object: Readonly<KubeObject> | null) => deny(request, `unexpected type ${goTypeName(object)}`);
+
+/** Upstream's Admit. CONNECT, resources upstream does not look at, and anyone but a node pass. */
+const validate: PhaseFunction<NodeRestrictionConfig> = async (request, { config, state }) => {
+  const resource = HANDLED[`${request.resource.group}/${request.resource.resource}`];
+  if (request.operation === 'CONNECT' || resource === undefined) return allowed();
+  const node = nodeIdentity(request.userInfo);
+  // Our job is just to restrict nodes.
+  if (node === undefined) return allowed();
+  if (node === '') return deny(request, `could not determine node from user ${q(request.userInfo.username ?? '')}`);
+  switch (resource) {
+    case 'pods':
+      switch (request.subResource) {
+        case '':
+          return admitPod(node, request, state.learnedPlacements);
+        case 'status':
+          return admitPodStatus(node, request);
+        case 'eviction':
+          return admitPodEviction(node, request, state.learnedPlacements);
+        default:
+          return deny(request, `unexpected pod subresource ${q(request.subResource)}, only 'status' and 'eviction' are allowed`);
+      }
+    case 'nodes':
+      return admitNode(node, request);
+    case 'persistentvolumeclaims':
+      return request.subResource === 'status' ? admitPVCStatus(node, request, config) : deny(request, 'may only update PVC status');
+    case 'serviceaccounts':
+      return admitServiceAccount(node, request, config, state.learnedPlacements);
+    case 'leases':
+      return admitLease(node, request);
+    case 'csinodes':
+      return admitCSINode(node, request);
+    case 'resourceslices':
+      return admitResourceSlice(node, request);
+    case 'certificatesigningrequests':
+      return config.featureGates.AllowInsecureKubeletCertificateSigningRequests ? allowed() : admitCSR(node, request);
+  }
+};
 
 /** The pod's spec.nodeName from the stored pod the request carries, else as learned; undefined: not found. */
 async function storedPodNode(request: AdmissionRequest, podName: string, placements: LearnedPlacements): Promise<string | undefined> {
@@ -246,47 +164,10 @@ async function admitPod(node: string, request: AdmissionRequest, placements: Lea
   }
 }
 
-const CONTAINER_LISTS = ['initContainers', 'containers', 'ephemeralContainers'] as const;
-const allContainers = (spec: Json): Json[] => CONTAINER_LISTS.flatMap((list) => listAt(spec, list).filter(isObject));
-
-/** podutil.VisitPodSecretNames found at least one reference (names may be empty, as upstream). */
-function referencesSecrets(spec: Json): boolean {
-  if (listAt(spec, 'imagePullSecrets').length > 0) return true;
-  for (const c of allContainers(spec)) {
-    if (listAt(c, 'envFrom').some((e) => present(objectAt(e)['secretRef']))) return true;
-    if (listAt(c, 'env').some((e) => present(objectAt(e, 'valueFrom')['secretKeyRef']))) return true;
-  }
-  return listAt(spec, 'volumes').some((volume) => {
-    const v = objectAt(volume);
-    if (present(v.azureFile)) return stringAt(v, 'azureFile', 'secretName') !== '';
-    for (const source of ['cephfs', 'cinder', 'flexVolume', 'rbd', 'scaleIO', 'iscsi', 'storageos']) {
-      if (present(v[source])) return present(objectAt(v, source)['secretRef']);
-    }
-    if (present(v.projected)) return listAt(v, 'projected', 'sources').some((s) => present(objectAt(s)['secret']));
-    if (present(v.secret)) return true;
-    if (present(v.csi)) return present(objectAt(v, 'csi')['nodePublishSecretRef']);
-    return false;
-  });
-}
-
-/** podutil.VisitPodConfigmapNames found at least one reference. */
-function referencesConfigMaps(spec: Json): boolean {
-  for (const c of allContainers(spec)) {
-    if (listAt(c, 'envFrom').some((e) => present(objectAt(e)['configMapRef']))) return true;
-    if (listAt(c, 'env').some((e) => present(objectAt(e, 'valueFrom')['configMapKeyRef']))) return true;
-  }
-  return listAt(spec, 'volumes').some((volume) => {
-    const v = objectAt(volume);
-    if (present(v.projected)) return listAt(v, 'projected', 'sources').some((s) => present(objectAt(s)['configMap']));
-    return present(v.configMap);
-  });
-}
-
 async function admitPodCreate(node: string, request: AdmissionRequest, placements: LearnedPlacements): Promise<Decision> {
   const pod = request.object;
   if (!isObjectOfKind(pod, 'Pod')) return unexpectedType(request, pod);
-  const annotations = objectAt(pod, 'metadata', 'annotations');
-  if (!(MIRROR_POD_ANNOTATION in annotations)) {
+  if (!(MIRROR_POD_ANNOTATION in objectAt(pod, 'metadata', 'annotations'))) {
     return deny(request, `pod does not have ${q(MIRROR_POD_ANNOTATION)} annotation, node ${q(node)} can only create mirror pods`);
   }
   const spec = objectAt(pod, 'spec');
@@ -305,28 +186,16 @@ async function admitPodCreate(node: string, request: AdmissionRequest, placement
   // Upstream's wording: "expected" is the owner reference's UID, "got" the Node's.
   if (stringAt(owner, 'uid') !== known.uid) return deny(request, `node ${node} UID mismatch: expected ${stringAt(owner, 'uid')} got ${known.uid}`);
 
+  // No reference to any other API object.
   if (stringAt(spec, 'serviceAccountName') !== '') return deny(request, `node ${q(node)} can not create pods that reference a service account`);
-  if (referencesSecrets(spec)) return deny(request, `node ${q(node)} can not create pods that reference secrets`);
-  if (referencesConfigMaps(spec)) return deny(request, `node ${q(node)} can not create pods that reference configmaps`);
+  if (!visitPodSecretNames(spec, () => false)) return deny(request, `node ${q(node)} can not create pods that reference secrets`);
+  if (!visitPodConfigMapNames(spec, () => false)) return deny(request, `node ${q(node)} can not create pods that reference configmaps`);
   const volumes = listAt(spec, 'volumes').map((v) => objectAt(v));
-  if (volumes.some((v) => listAt(v, 'projected', 'sources').some((s) => present(objectAt(s)['clusterTrustBundle'])))) {
+  if (volumes.some((v) => listAt(v, 'projected', 'sources').some((s) => isPresent(objectAt(s)['clusterTrustBundle'])))) {
     return deny(request, `node ${q(node)} can not create pods that reference clustertrustbundles`);
   }
-  if (volumes.some((v) => present(v.persistentVolumeClaim))) return deny(request, `node ${q(node)} can not create pods that reference persistentvolumeclaims`);
+  if (volumes.some((v) => isPresent(v.persistentVolumeClaim))) return deny(request, `node ${q(node)} can not create pods that reference persistentvolumeclaims`);
   return allowed();
-}
-
-function resourceClaimStatusesEqual(a: unknown[], b: unknown[]): boolean {
-  if (a.length !== b.length) return false;
-  return a.every((entry, i) => {
-    const x = objectAt(entry);
-    const y = objectAt(b[i]);
-    if (stringAt(x, 'name') !== stringAt(y, 'name')) return false;
-    const claimX = x.resourceClaimName;
-    const claimY = y.resourceClaimName;
-    if (present(claimX) !== present(claimY)) return false;
-    return !present(claimX) || claimX === claimY;
-  });
 }
 
 function admitPodStatus(node: string, request: AdmissionRequest): Decision {
@@ -345,6 +214,19 @@ function admitPodStatus(node: string, request: AdmissionRequest): Decision {
   return allowed();
 }
 
+function resourceClaimStatusesEqual(a: unknown[], b: unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((entry, i) => {
+    const x = objectAt(entry);
+    const y = objectAt(b[i]);
+    if (stringAt(x, 'name') !== stringAt(y, 'name')) return false;
+    const claimX = x.resourceClaimName;
+    const claimY = y.resourceClaimName;
+    if (isPresent(claimX) !== isPresent(claimY)) return false;
+    return !isPresent(claimX) || claimX === claimY;
+  });
+}
+
 async function admitPodEviction(node: string, request: AdmissionRequest, placements: LearnedPlacements): Promise<Decision> {
   if (request.operation !== 'CREATE') return deny(request, `unexpected operation ${request.operation}`);
   const eviction = request.object;
@@ -361,8 +243,9 @@ async function admitPodEviction(node: string, request: AdmissionRequest, placeme
 const PVC_STATUS_FIELDS_NODES_MAY_CHANGE = ['capacity', 'conditions'];
 const PVC_RECOVERY_FIELDS = ['allocatedResourceStatuses', 'allocatedResources'];
 
-function withoutNodeWritableFields(pvc: KubeObject, recoveryEnabled: boolean): Json {
-  const copy = structuredClone(pvc) as Json;
+/** A copy of the claim without what a node may change, nor what an update may leave out. */
+function withoutNodeWritableFields(pvc: KubeObject, recoveryEnabled: boolean): JsonObject {
+  const copy = structuredClone(pvc) as JsonObject;
   const meta = objectAt(copy, 'metadata');
   delete meta.resourceVersion;
   delete meta.managedFields;
@@ -370,16 +253,6 @@ function withoutNodeWritableFields(pvc: KubeObject, recoveryEnabled: boolean): J
   for (const field of PVC_STATUS_FIELDS_NODES_MAY_CHANGE) delete status[field];
   if (recoveryEnabled) for (const field of PVC_RECOVERY_FIELDS) delete status[field];
   return copy;
-}
-
-/** The JSON paths where two objects differ, standing in for Go's cmp.Diff. */
-function differingPaths(a: unknown, b: unknown, path = ''): string[] {
-  if (semanticallyEqual(a, b)) return [];
-  if (isObject(a) && isObject(b)) {
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    return keys.flatMap((k) => differingPaths(a[k], b[k], path === '' ? k : `${path}.${k}`));
-  }
-  return [path === '' ? '(object)' : path];
 }
 
 function admitPVCStatus(node: string, request: AdmissionRequest, config: NodeRestrictionConfig): Decision {
@@ -400,7 +273,7 @@ function admitNode(node: string, request: AdmissionRequest): Decision {
   if (request.operation === 'CREATE') {
     const object = request.object;
     if (!isObjectOfKind(object, 'Node')) return unexpectedType(request, object);
-    if (present(objectAt(object, 'spec')['configSource'])) return deny(request, `node ${q(node)} is not allowed to create pods with a non-nil configSource`);
+    if (isPresent(objectAt(object, 'spec')['configSource'])) return deny(request, `node ${q(node)} is not allowed to create pods with a non-nil configSource`);
     const labels = forbiddenLabels(modifiedLabels(objectAt(object, 'metadata', 'labels'), undefined));
     if (labels.length > 0) return deny(request, `node ${q(node)} is not allowed to set the following labels: ${labels.join(', ')}`);
   }
@@ -411,7 +284,7 @@ function admitNode(node: string, request: AdmissionRequest): Decision {
     // Upstream prints the new object's type here too.
     if (!isObjectOfKind(old, 'Node')) return unexpectedType(request, object);
     const configSource = objectAt(object, 'spec')['configSource'];
-    if (present(configSource) && !semanticallyEqual(configSource, objectAt(old, 'spec')['configSource'])) {
+    if (isPresent(configSource) && !semanticallyEqual(configSource, objectAt(old, 'spec')['configSource'])) {
       return deny(request, `node ${q(node)} is not allowed to update configSource to a new non-nil configSource`);
     }
     if (!semanticallyEqual(objectAt(object, 'spec')['taints'], objectAt(old, 'spec')['taints'])) return deny(request, `node ${q(node)} is not allowed to modify taints`);
@@ -425,17 +298,37 @@ function admitNode(node: string, request: AdmissionRequest): Decision {
   return allowed();
 }
 
+/** getModifiedLabels: keys added, removed or changed between two label maps. */
+export function modifiedLabels(a: unknown, b: unknown): Set<string> {
+  const left = isPlainObject(a) ? a : {};
+  const right = isPlainObject(b) ? b : {};
+  const modified = new Set<string>();
+  for (const [k, v] of Object.entries(left)) if (!(k in right) || right[k] !== v) modified.add(k);
+  for (const [k, v] of Object.entries(right)) if (!(k in left) || left[k] !== v) modified.add(k);
+  return modified;
+}
+
+/** getForbiddenLabels, sorted as sets.String.List() sorts. */
+function forbiddenLabels(modified: Set<string>): string[] {
+  const result = [...modified].filter((label) => {
+    const namespace = labelNamespace(label);
+    if (inLabelDomain(namespace, NODE_RESTRICTION_LABEL_NAMESPACE)) return true;
+    return (inLabelDomain(namespace, 'kubernetes.io') || inLabelDomain(namespace, 'k8s.io')) && !isKubeletLabel(label);
+  });
+  return result.sort();
+}
+
 async function admitServiceAccount(node: string, request: AdmissionRequest, config: NodeRestrictionConfig, placements: LearnedPlacements): Promise<Decision> {
   if (request.operation !== 'CREATE' || request.subResource !== 'token') return allowed();
   const tokenRequest = request.object;
   if (!isObjectOfKind(tokenRequest, 'TokenRequest')) return unexpectedType(request, tokenRequest);
   const ref = objectAt(tokenRequest, 'spec', 'boundObjectRef');
-  if (!present(objectAt(tokenRequest, 'spec')['boundObjectRef']) || stringAt(ref, 'apiVersion') !== 'v1' || stringAt(ref, 'kind') !== 'Pod' || stringAt(ref, 'name') === '') {
+  if (!isPresent(objectAt(tokenRequest, 'spec')['boundObjectRef']) || stringAt(ref, 'apiVersion') !== 'v1' || stringAt(ref, 'kind') !== 'Pod' || stringAt(ref, 'name') === '') {
     return deny(request, 'node requested token not bound to a pod');
   }
   const uid = stringAt(ref, 'uid');
   if (uid === '') return deny(request, 'node requested token with a pod binding without a uid');
-  // A pod not learned yet is allowed (see the header); upstream answers NotFound.
+  // A pod not learned yet is allowed (README); upstream answers NotFound.
   const pod = await placements.pod(request.namespace, stringAt(ref, 'name'));
   if (pod !== undefined) {
     if (pod.uid !== '' && pod.uid !== uid) {
@@ -464,7 +357,7 @@ function admitLease(node: string, request: AdmissionRequest): Decision {
 function admitCSINode(node: string, request: AdmissionRequest): Decision {
   let name = request.name;
   if (request.operation === 'CREATE') {
-    if (!isObject(request.object) || (request.object.metadata !== undefined && !isObject(request.object.metadata))) return deny(request, 'unable to access the object name');
+    if (!isPlainObject(request.object) || (request.object.metadata !== undefined && !isPlainObject(request.object.metadata))) return deny(request, 'unable to access the object name');
     name = stringAt(request.object, 'metadata', 'name');
   }
   if (name !== node) return deny(request, 'can only access CSINode with the same name as the requesting node');
@@ -520,38 +413,5 @@ export default definePlugin({
 
   configure,
 
-  async validate(request, { config, state }) {
-    if (shouldIgnore(request)) return allowed();
-    const node = nodeIdentity(request)!;
-    if (node === '') return deny(request, `could not determine node from user ${q(request.userInfo.username ?? '')}`);
-    switch (handledResource(request)) {
-      case 'pods':
-        switch (request.subResource) {
-          case '':
-            return admitPod(node, request, state.learnedPlacements);
-          case 'status':
-            return admitPodStatus(node, request);
-          case 'eviction':
-            return admitPodEviction(node, request, state.learnedPlacements);
-          default:
-            return deny(request, `unexpected pod subresource ${q(request.subResource)}, only 'status' and 'eviction' are allowed`);
-        }
-      case 'nodes':
-        return admitNode(node, request);
-      case 'persistentvolumeclaims':
-        return request.subResource === 'status' ? admitPVCStatus(node, request, config) : deny(request, 'may only update PVC status');
-      case 'serviceaccounts':
-        return admitServiceAccount(node, request, config, state.learnedPlacements);
-      case 'leases':
-        return admitLease(node, request);
-      case 'csinodes':
-        return admitCSINode(node, request);
-      case 'resourceslices':
-        return admitResourceSlice(node, request);
-      case 'certificatesigningrequests':
-        return config.featureGates.AllowInsecureKubeletCertificateSigningRequests ? allowed() : admitCSR(node, request);
-      default:
-        return allowed();
-    }
-  },
+  validate,
 });

@@ -11,9 +11,9 @@
 
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, denied, errored, patched } from '../../lib/admission/decision.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
+import { qualifiedResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields } from '../../lib/config/fields.js';
@@ -23,7 +23,7 @@ import type { PluginState } from '../../lib/admission/ports.js';
 const UPSTREAM_NAME = 'PodNodeSelector';
 const NAME = 'pod-node-selector';
 export const NODE_SELECTOR_ANNOTATION = 'scheduler.alpha.kubernetes.io/node-selector';
-const POD_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_CREATES = judgedResource(['CREATE'], '', 'pods', 'Namespaced');
 
 type LabelSet = Record<string, string>;
 
@@ -87,7 +87,7 @@ async function namespaceSelector(request: AdmissionRequest, config: PodNodeSelec
   }
 }
 
-const shouldIgnore = (request: AdmissionRequest) => request.operation !== 'CREATE' || !isMainResource(request, '', 'pods') || !isPod(request.object);
+const shouldIgnore = (request: AdmissionRequest) => POD_CREATES.ignore(request) || !isPod(request.object);
 
 async function check(request: AdmissionRequest, config: PodNodeSelectorConfig, state: PluginState, nodeSelector: LabelSet, nsSelector: LabelSet): Promise<Decision | undefined> {
   const pod = request.object as PodLike;
@@ -126,7 +126,7 @@ export default definePlugin({
     upstreamName: UPSTREAM_NAME,
     name: NAME,
     summary: "Merges the namespace's node selector (or the cluster default) into new pods and refuses conflicts and whitelist violations.",
-    ...mutatingWithTwin(POD_RULES),
+    ...mutatingWithTwin(POD_CREATES.rules),
     writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',

@@ -17,9 +17,8 @@
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, badRequest, denied, errored, notFound, patched } from '../../lib/admission/decision.js';
 import { fieldErrorMessage, FieldPath } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { isRecord, rejectUnknownFields } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
@@ -38,7 +37,7 @@ export const NS_DEFAULT_TOLERATIONS = 'scheduler.alpha.kubernetes.io/defaultTole
 export const NS_WHITELIST_TOLERATIONS = 'scheduler.alpha.kubernetes.io/tolerationsWhitelist';
 const CONFIG_VERSIONS = ['podtolerationrestriction.admission.k8s.io/v1alpha1', 'podtolerationrestriction.admission.k8s.io/v1'];
 const TOLERATION_FIELDS = ['key', 'operator', 'value', 'effect', 'tolerationSeconds'];
-const POD_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 /** Pods that request or limit any CPU or memory may be evicted under memory pressure last. */
 const MEMORY_PRESSURE: Toleration = { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' };
@@ -118,8 +117,7 @@ const malformed = (tolerations: readonly unknown[]) => (tolerations.every(isTole
 
 /** Upstream's shouldIgnore, plus its Handles: CREATE and UPDATE of pods proper. */
 function shouldIgnore(request: AdmissionRequest): boolean {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return true;
-  return !isMainResource(request, '', 'pods') || !isObjectOfKind<Pod>(request.object, 'Pod');
+  return POD_WRITES.ignore(request) || !isObjectOfKind<Pod>(request.object, 'Pod');
 }
 
 type Lookup = { namespace: LearnedNamespace | undefined } | { decision: Decision };
@@ -184,7 +182,7 @@ export default definePlugin({
     upstreamName: UPSTREAM_NAME,
     name: NAME,
     summary: "Merges the namespace's default tolerations (or the cluster's) into new pods and refuses tolerations outside the namespace's whitelist.",
-    ...mutatingWithTwin(POD_RULES),
+    ...mutatingWithTwin(POD_WRITES.rules),
     writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',

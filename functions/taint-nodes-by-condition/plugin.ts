@@ -9,28 +9,27 @@
 // the controller removes the taint later with an UPDATE, which must never be refused.
 
 import type { Taint } from 'kubernetes-types/core/v1.js';
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, required } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { ObjectGuard } from '../../lib/admission/plugin.js';
+import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { goTypeName, isObjectOfKind } from '../../lib/kube/objects.js';
+import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 
 interface Node extends KubeObject {
   spec?: { taints?: Taint[]; [key: string]: unknown };
 }
 
 const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
-const NODE_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['nodes'], scope: 'Cluster' }] as const;
+const NODE_CREATES = judgedResource(['CREATE'], '', 'nodes', 'Cluster');
 
-/** Other operations, resources and subresources (nodes/status, nodes/proxy) are left alone. */
-function shouldIgnore(request: AdmissionRequest): boolean {
-  return request.operation !== 'CREATE' || !isMainResource(request, '', 'nodes');
-}
-
-/** admission.NewForbidden, as upstream answers an object that is not a Node. */
-const notANode = (request: AdmissionRequest) => forbidden(request, [`unexpected type ${goTypeName(request.object)}`]);
+const NODES: ObjectGuard<Node> = {
+  // Other operations, resources and subresources (nodes/status, nodes/proxy) are left alone.
+  ignore: NODE_CREATES.ignore,
+  accepts: ofKind<Node>('Node'),
+  // admission.NewForbidden, as upstream answers an object that is not a Node.
+  otherwise: (request) => forbidden(request, [`unexpected type ${goTypeName(request.object)}`]),
+};
 
 function taintsOf(node: Node): unknown[] {
   return Array.isArray(node.spec?.taints) ? node.spec.taints : [];
@@ -52,7 +51,7 @@ export default definePlugin({
     summary: 'Taints every new Node node.kubernetes.io/not-ready:NoSchedule until the node controller sees it Ready.',
     // The twin fails open: with Fail, a webhook outage would stop new objects of this kind (Nodes
     // could not register), while the in-cluster controller adds the same taint or finalizer anyway.
-    ...mutatingWithTwin(NODE_RULES, { twinFailurePolicy: 'Ignore' }),
+    ...mutatingWithTwin(NODE_CREATES.rules, { twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
     // Nodes are cluster-scoped: a namespaceSelector never applies to them, so there is no system
@@ -60,21 +59,15 @@ export default definePlugin({
     systemNamespaces: 'include',
   },
 
-  admit(request) {
-    if (shouldIgnore(request)) return allowed();
-    const node = request.object;
-    if (!isObjectOfKind<Node>(node, 'Node')) return notANode(request);
+  admit: guardedPhase(NODES, (node) => {
     if (hasNotReadyTaint(node)) return allowed();
     // Copies only the path that changes.
     return patched({ ...node, spec: { ...node.spec, taints: [...taintsOf(node), { ...NOT_READY_TAINT }] as Taint[] } });
-  },
+  }),
 
-  validate(request) {
-    if (shouldIgnore(request)) return allowed();
-    const node = request.object;
-    if (!isObjectOfKind<Node>(node, 'Node')) return notANode(request);
+  validate: guardedPhase(NODES, (node, request) => {
     if (hasNotReadyTaint(node)) return allowed();
     const detail = `a new Node must carry the taint ${NOT_READY_TAINT.key}:${NOT_READY_TAINT.effect} until the node controller sees it Ready`;
     return forbidden(request, [required(FieldPath.of('spec', 'taints'), detail)]);
-  },
+  }),
 });

@@ -14,38 +14,25 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { qualifiedResource } from '../../lib/admission/request.js';
 import type { NamespaceRecord } from '../../lib/admission/learning.js';
 import { listedObservation } from '../../lib/admission/learning.js';
+import type { Charge, ChargedObject } from '../../lib/admission/ports.js';
+import { quotaOf } from '../../lib/quota/quota.js';
+import { COUNTED, usageOf } from '../../lib/quota/usage.js';
 import { LearnedNamespaceStore } from '../../lib/state/namespaces.js';
 import { LearnedPlacementStore } from '../../lib/state/placements.js';
-import type { Charge, ChargedObject, LearnedQuota } from '../../lib/admission/ports.js';
 import { QuotaLedgerStore } from '../../lib/state/quota-ledger.js';
 import type { StateStore } from '../../lib/state/store.js';
-import { chargeOf, COUNTED } from '../../functions/resource-quota/plugin.js';
 
 /** A listing that cannot be loaded: exit 1 with this message. */
 export class SyncError extends Error {
   override readonly name = 'SyncError';
 }
 
-/** Kinds the ledger counts, by kind, with their resource (from ResourceQuota's COUNTED list). */
-const COUNTED_KINDS: Readonly<Record<string, { group: string; resource: string }>> = (() => {
-  const kinds: Record<string, string> = {
-    pods: 'Pod',
-    services: 'Service',
-    configmaps: 'ConfigMap',
-    secrets: 'Secret',
-    persistentvolumeclaims: 'PersistentVolumeClaim',
-    replicationcontrollers: 'ReplicationController',
-    deployments: 'Deployment',
-    replicasets: 'ReplicaSet',
-    statefulsets: 'StatefulSet',
-    daemonsets: 'DaemonSet',
-    jobs: 'Job',
-    cronjobs: 'CronJob',
-  };
-  const out: Record<string, { group: string; resource: string }> = {};
-  for (const { group, resources } of COUNTED) for (const resource of resources) if (kinds[resource]) out[`${group}/${kinds[resource]}`] = { group, resource };
-  return out;
-})();
+/** Kinds the ledger counts, by `<group>/<Kind>`, with their resource. */
+const COUNTED_KINDS: ReadonlyMap<string, { group: string; resource: string }> = new Map(
+  COUNTED.flatMap(({ group, kinds }) =>
+    Object.entries(kinds).map(([resource, kind]) => [`${group}/${kind}`, { group, resource }] as const),
+  ),
+);
 
 export interface Listing {
   readonly file: string;
@@ -98,19 +85,6 @@ function namespaceRecord(object: KubeObject): NamespaceRecord {
   return { labels: stringMap(object.metadata?.labels), annotations: stringMap(object.metadata?.annotations), phase: terminating ? 'Terminating' : 'Active' };
 }
 
-/** The quota as ResourceQuota's webhook learns it from a write: spec.hard, scopes, scopeSelector. */
-function learnedQuota(object: KubeObject): LearnedQuota {
-  const spec = (object.spec ?? {}) as { hard?: Record<string, unknown>; scopes?: unknown; scopeSelector?: unknown };
-  const hard = Object.fromEntries(Object.entries(spec.hard ?? {}).map(([k, v]) => [k, String(v)]));
-  return {
-    namespace: object.metadata?.namespace ?? '',
-    name: object.metadata!.name!,
-    hard,
-    scopes: Array.isArray(spec.scopes) ? spec.scopes.map(String) : [],
-    ...(spec.scopeSelector !== undefined && { scopeSelector: spec.scopeSelector }),
-  };
-}
-
 /**
  * Loads the listings into the store, namespaces first, then quotas, then recounts. A recount
  * covers every namespace that has objects of the kind in the listing, plus every namespace named
@@ -136,7 +110,7 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
   if (quotas.length > 0) {
     for (const quota of quotas) {
       if (!quota.metadata?.namespace) throw new SyncError(`ResourceQuota ${quota.metadata?.name} has no metadata.namespace`);
-      await ledger.recordQuota(learnedQuota(quota));
+      await ledger.recordQuota(quotaOf(quota, quota.metadata.namespace, quota.metadata.name!));
       knownNamespaces.add(quota.metadata.namespace);
     }
     progress(`resourcequotas: ${quotas.length} recorded`);
@@ -157,7 +131,7 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
   const kinds = new Set(listings.flatMap((l) => [...l.byKind.keys()]));
   for (const key of [...kinds].sort()) {
     if (key === 'Namespace' || key === 'ResourceQuota' || key === '/Node') continue;
-    const counted = COUNTED_KINDS[key];
+    const counted = COUNTED_KINDS.get(key);
     const items = all(key);
     if (!counted) {
       progress(`${key.replace(/^\//, '')}: ${items.length} skipped (not a kind this project learns or counts)`);
@@ -170,7 +144,7 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
       if (!namespace) throw new SyncError(`${key.replace(/^\//, '')} ${item.metadata?.name} has no metadata.namespace`);
       const uid = item.metadata?.uid;
       const object: ChargedObject = { namespace, resource, name: item.metadata!.name!, ...(typeof uid === 'string' && uid !== '' && { uid }) };
-      perNamespace.set(namespace, [...(perNamespace.get(namespace) ?? []), { object, charge: chargeOf({ resource: { group: counted.group, version: 'v1', resource: counted.resource } }, item) }]);
+      perNamespace.set(namespace, [...(perNamespace.get(namespace) ?? []), { object, charge: usageOf(counted, item) }]);
     }
     let written = 0;
     let removed = 0;

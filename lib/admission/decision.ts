@@ -69,6 +69,11 @@ export function badRequest(message: string): Denied {
   return errored(400, 'BadRequest', message);
 }
 
+/** apierrors.NewBadRequest for an object that does not decode as the kind the request names. */
+export function unconvertible(kind: string): Denied {
+  return badRequest(`Resource was marked with kind ${kind} but was unable to be converted`);
+}
+
 export function withWarnings<D extends Decision>(decision: D, ...warnings: string[]): D {
   if (warnings.length === 0) return decision;
   return { ...decision, warnings: [...(decision.warnings ?? []), ...warnings] };

@@ -1,6 +1,8 @@
 import type { Decision } from './decision.js';
+import { allowed } from './decision.js';
 import type { AdmissionRequest } from './request.js';
-import type { Operation } from './types.js';
+import { isMainResource } from './request.js';
+import type { KubeObject, Operation } from './types.js';
 import type { PluginState } from './ports.js';
 
 /** One admissionregistration.k8s.io/v1 rule, as it will be emitted. */
@@ -81,6 +83,57 @@ export interface PluginContext<Config> {
 }
 
 export type PhaseFunction<Config> = (request: AdmissionRequest, context: PluginContext<Config>) => Decision | Promise<Decision>;
+
+/**
+ * How most upstream plugins open both Admit and Validate: `shouldIgnore`, then a type assertion on
+ * the object (`a.GetObject().(*api.Pod)`) that answers in the plugin's own words when it fails.
+ */
+export interface ObjectGuard<T extends KubeObject> {
+  /** Other resources, subresources and operations: allowed untouched. */
+  readonly ignore: (request: AdmissionRequest) => boolean;
+  /** The type assertion. */
+  readonly accepts: (object: unknown) => object is T;
+  /** Upstream's answer when the assertion fails. */
+  readonly otherwise: (request: AdmissionRequest) => Decision;
+}
+
+/** The one resource a plugin judges: its webhook rule and its `shouldIgnore`, from one statement. */
+export interface JudgedResource {
+  readonly rules: readonly WebhookRule[];
+  /**
+   * Everything the rule does not send: other operations, resources, groups, every subresource.
+   * Upstream checks it again because an operator may widen the emitted rules.
+   */
+  readonly ignore: (request: AdmissionRequest) => boolean;
+}
+
+/** `operations` on the v1 `resource` of `group` itself. */
+export function judgedResource(
+  operations: readonly Operation[],
+  group: string,
+  resource: string,
+  scope: 'Namespaced' | 'Cluster',
+): JudgedResource {
+  return {
+    rules: [{ operations, apiGroups: [group], apiVersions: ['v1'], resources: [resource], scope }],
+    ignore: function shouldIgnore(request) {
+      return !operations.includes(request.operation) || !isMainResource(request, group, resource);
+    },
+  };
+}
+
+/** A phase that allows what `guard` ignores, answers a mistyped object as upstream, and judges the rest. */
+export function guardedPhase<T extends KubeObject, Config = undefined>(
+  guard: ObjectGuard<T>,
+  judge: (object: T, request: AdmissionRequest, context: PluginContext<Config>) => Decision | Promise<Decision>,
+): PhaseFunction<Config> {
+  return function guardedObjectPhase(request, context) {
+    if (guard.ignore(request)) return allowed();
+    const object = request.object;
+    if (!guard.accepts(object)) return guard.otherwise(request);
+    return judge(object, request, context);
+  };
+}
 
 /** Where a plugin's configuration came from, for error messages. */
 export interface ConfigSource {

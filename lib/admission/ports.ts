@@ -64,7 +64,7 @@ export interface ChargedObject {
   readonly uid?: string;
 }
 
-/** A ResourceQuota as learned from its writes: only what admission needs. */
+/** A ResourceQuota as learned from its writes: what quota evaluation (lib/quota) reads. */
 export interface LearnedQuota {
   readonly namespace: string;
   readonly name: string;
@@ -75,11 +75,11 @@ export interface LearnedQuota {
   readonly scopeSelector?: unknown;
 }
 
-/** What one object consumes, and the facts quota scopes are matched against. */
+/** What one object consumes, and the facts quota scopes are matched against (lib/quota's Usage). */
 export interface Charge {
   /** resource name (`pods`, `requests.cpu`, `count/deployments.apps`) → quantity as a string. */
   readonly usage: Readonly<Record<string, string>>;
-  /** Scope facts (BestEffort, Terminating, PriorityClass...) of the charged object, plugin-defined. */
+  /** Scope facts (BestEffort, Terminating, PriorityClass...) of the charged object: lib/quota/usage.ts. */
   readonly facts: Readonly<Record<string, string | boolean>>;
 }
 

@@ -1,4 +1,3 @@
-import { isPlainObject } from './types.js';
 import type {
   AdmissionRequestWire,
   GroupVersionKind,
@@ -8,7 +7,7 @@ import type {
   ReviewApiVersion,
   UserInfo,
 } from './types.js';
-import { OPERATIONS, SUPPORTED_REVIEW_VERSIONS } from './types.js';
+import { isPlainObject, OPERATIONS, SUPPORTED_REVIEW_VERSIONS } from './types.js';
 
 /**
  * One read-only view of an admission request, whatever AdmissionReview version carried it.
@@ -46,7 +45,6 @@ export class MalformedReviewError extends Error {
 function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
-
 
 function requireString(owner: Record<string, unknown>, key: string, path: string, allowEmpty = true): string {
   const value = owner[key];

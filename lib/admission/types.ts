@@ -28,6 +28,11 @@ export interface UserInfo {
   extra?: Record<string, string[]>;
 }
 
+/** A JSON object: not null, not an array. Every object a review carries must at least be one. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** A Kubernetes object as JSON: only metadata is known to every kind. */
 export interface KubeObject {
   apiVersion?: string;
@@ -93,10 +98,6 @@ export interface AdmissionReviewWire {
   kind: 'AdmissionReview';
   request?: AdmissionRequestWire;
   response?: AdmissionResponseWire;
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

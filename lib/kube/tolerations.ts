@@ -1,12 +1,13 @@
 // Toleration helpers shared by the plugins that add tolerations to pods, with upstream's notion of
 // when two tolerations are "the same" (pkg/apis/core: Toleration.MatchToleration).
 import type { Toleration } from 'kubernetes-types/core/v1.js';
+import { isPlainObject } from '../admission/types.js';
 
 export type { Toleration };
 
 /** An entry that can be read as a toleration (a hostile review may hold anything). */
 export function isToleration(value: unknown): value is Toleration {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isPlainObject(value);
 }
 
 /** A pod's tolerations, or none when the field is absent or not a list. */

@@ -8,6 +8,7 @@ import plugin from '../../functions/certificate-subject-restriction/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { itHandles } from '../support/handles.js';
 
 const CSRS = { kind: { group: 'certificates.k8s.io', kind: 'CertificateSigningRequest' }, resource: { group: 'certificates.k8s.io', resource: 'certificatesigningrequests' } };
 const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
@@ -169,16 +170,7 @@ describe('other resources and subresources are ignored', () => {
 });
 
 describe('handles these operations', () => {
-  it.each([
-    { operation: 'CREATE' as const, handled: true },
-    { operation: 'UPDATE' as const, handled: false },
-    { operation: 'DELETE' as const, handled: false },
-    { operation: 'CONNECT' as const, handled: false },
-  ])('$operation: handled=$handled', async ({ operation, handled }) => {
-    const object = csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'c');
-    const result = await validate({ operation, object: operation === 'DELETE' ? null : object, oldObject: operation === 'CREATE' ? null : object, name: 'c' });
-    expect(result.wire.response!.allowed).toBe(!handled);
-  });
+  itHandles(plugin, ['CREATE'], { object: () => csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'c'), input: { ...CSRS, name: 'c' } });
 
   it('answers a v1beta1 review in kind, with the same uid', async () => {
     const result = await validate({ apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta-uid', object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'b') });

@@ -8,8 +8,8 @@ import type { ConfigSource } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
-import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
+import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
 
 const source: ConfigSource = { file: 'test.yaml', baseDir: '.' };
 const defaults = plugin.configure!(undefined, source);
@@ -161,16 +161,7 @@ describe('the validating twin refuses a pod that lost its default tolerations af
 });
 
 describe('other resources and subresources are ignored', () => {
-  it.each([
-    { name: 'non-pod resource', kind: { kind: 'Foo' }, resource: { resource: 'foos' }, subResource: undefined },
-    { name: 'pod subresource', kind: { kind: 'Pod' }, resource: { resource: 'pods' }, subResource: 'ephemeralcontainers' },
-    { name: 'pods of another group', kind: { group: 'example.com', kind: 'Pod' }, resource: { group: 'example.com', resource: 'pods' }, subResource: undefined },
-  ])('$name is left alone in both phases', async ({ kind, resource, subResource }) => {
-    for (const phase of ['mutate', 'validate'] as const) {
-      const result = await runPhase(plugin, phase, { object: pod(), kind, resource, subResource }, defaults);
-      expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
-    }
-  });
+  itLeavesAlone(plugin, otherResources('Pod', 'pods', 'ephemeralcontainers'), { object: pod(), config: defaults });
 
   it('non-pod object sent as a pod is a BadRequest, as upstream', async () => {
     const deployment: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: {} };
@@ -182,17 +173,9 @@ describe('other resources and subresources are ignored', () => {
 });
 
 describe('TestHandles', () => {
-  it.each([
-    { operation: 'UPDATE', handled: true },
-    { operation: 'CREATE', handled: true },
-    { operation: 'DELETE', handled: false },
-    { operation: 'CONNECT', handled: false },
-  ] as const)('$operation handled: $handled', async ({ operation, handled }) => {
-    const input: ReviewInput = { operation, object: operation === 'DELETE' ? null : pod(), oldObject: operation === 'CREATE' ? null : pod() };
-    if (operation !== 'DELETE') expect((await runPhase(plugin, 'mutate', input, defaults)).patch.length > 0).toBe(handled);
-    // Our twin refuses only new pods without what the mutation adds; upstream never refuses.
-    expect((await runPhase(plugin, 'validate', input, defaults)).wire.response!.allowed).toBe(!(handled && operation === 'CREATE'));
-  });
+  // Upstream mutates on CREATE and UPDATE; our twin refuses only new pods without what the mutation adds.
+  describe('mutate', () => itHandles(plugin, ['CREATE', 'UPDATE'], { object: pod(), config: defaults, phases: ['mutate'] }));
+  describe('validate (our twin)', () => itHandles(plugin, ['CREATE'], { object: pod(), config: defaults, phases: ['validate'] }));
 
   it('declares CREATE and UPDATE on pods for the mutation, and a fail-open twin on CREATE only', () => {
     const rules = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }];

@@ -6,6 +6,7 @@ import plugin from '../../functions/deny-service-external-ips/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
 
 const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } };
 
@@ -50,15 +51,7 @@ describe('TestAdmission', () => {
 });
 
 describe('other resources and subresources are ignored', () => {
-  const svc = makeSvc('1.1.1.1');
-  it.each([
-    { name: 'non-service resource', kind: { kind: 'Foo' }, resource: { resource: 'foos' }, subResource: undefined },
-    { name: 'service status subresource', kind: { kind: 'Service' }, resource: { resource: 'services' }, subResource: 'status' },
-    { name: 'services of another group', kind: { group: 'example.com', kind: 'Service' }, resource: { group: 'example.com', resource: 'services' }, subResource: undefined },
-  ])('$name is admitted untouched', async ({ kind, resource, subResource }) => {
-    const result = await runPhase(plugin, 'validate', { object: svc, kind, resource, subResource });
-    expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
-  });
+  itLeavesAlone(plugin, otherResources('Service', 'services', 'status'), { object: makeSvc('1.1.1.1') });
 
   it('a non-Service object sent as a Service is an InternalError, as upstream', async () => {
     const pod: KubeObject = { kind: 'Pod', metadata: { name: 'p' }, spec: {} };
@@ -80,16 +73,7 @@ describe('handles CREATE and UPDATE only', () => {
     expect(plugin.admit).toBeUndefined();
   });
 
-  it.each([
-    { operation: 'CREATE', handled: true },
-    { operation: 'UPDATE', handled: true },
-    { operation: 'DELETE', handled: false },
-    { operation: 'CONNECT', handled: false },
-  ] as const)('$operation handled: $handled', async ({ operation, handled }) => {
-    const svc = makeSvc('1.1.1.1');
-    const result = await validate({ operation, object: operation === 'DELETE' ? null : svc, oldObject: operation === 'CREATE' ? null : makeSvc() });
-    expect(result.wire.response!.allowed).toBe(!handled);
-  });
+  itHandles(plugin, ['CREATE', 'UPDATE'], { object: makeSvc('1.1.1.1'), oldObject: makeSvc(), input: SERVICES });
 
   it('answers a v1beta1 review in kind, with the same uid and the denial', async () => {
     const result = await validate({ apiVersion: 'admission.k8s.io/v1beta1', object: makeSvc('1.1.1.1'), uid: 'beta-uid' });

@@ -5,6 +5,7 @@ import plugin from '../../functions/limit-pod-hard-anti-affinity-topology/plugin
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
 
 const HOSTNAME = 'kubernetes.io/hostname';
 const selector = { matchExpressions: [{ key: 'security', operator: 'In', values: ['S2'] }] };
@@ -84,15 +85,7 @@ describe('TestInterPodAffinityAdmission', () => {
 
 describe('TestHandles', () => {
   const bad = podWith({ podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('zone')] } });
-  it.each([
-    { operation: 'UPDATE', handled: true },
-    { operation: 'CREATE', handled: true },
-    { operation: 'DELETE', handled: false },
-    { operation: 'CONNECT', handled: false },
-  ] as const)('$operation handled: $handled', async ({ operation, handled }) => {
-    const result = await validate({ operation, object: operation === 'DELETE' ? null : bad, oldObject: operation === 'CREATE' ? null : bad });
-    expect(result.wire.response!.allowed).toBe(!handled);
-  });
+  itHandles(plugin, ['CREATE', 'UPDATE'], { object: bad });
 
   it('declares exactly CREATE and UPDATE on pods, and only validates', () => {
     expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
@@ -103,14 +96,7 @@ describe('TestHandles', () => {
 
 describe('TestOtherResources', () => {
   const bad = podWith({ podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('zone')] } }, { name: 'testname', namespace: 'testnamespace' });
-  it.each([
-    { name: 'non-pod resource', kind: { kind: 'Foo' }, resource: { resource: 'foos' }, subResource: undefined },
-    { name: 'pod subresource', kind: { kind: 'Pod' }, resource: { resource: 'pods' }, subResource: 'eviction' },
-    { name: 'pods of another group', kind: { group: 'example.com', kind: 'Pod' }, resource: { group: 'example.com', resource: 'pods' }, subResource: undefined },
-  ])('$name', async ({ kind, resource, subResource }) => {
-    const result = await validate({ object: bad, kind, resource, subResource });
-    expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
-  });
+  itLeavesAlone(plugin, otherResources('Pod', 'pods', 'eviction'), { object: bad });
 
   it('non-pod object', async () => {
     const result = await validate({ object: { kind: 'Service', metadata: { name: 'testname' }, spec: {} }, kind: { kind: 'Pod' } });

@@ -4,9 +4,10 @@
 // the operations handled, configuration errors and v1beta1.
 import { describe, expect, it } from 'vitest';
 import plugin, { type NamespaceReservationConfig } from '../../functions/namespace-reservation/plugin.js';
-import type { KubeObject, Operation } from '../../lib/admission/types.js';
+import type { KubeObject } from '../../lib/admission/types.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 import { configErrorOf } from '../support/config-error.js';
+import { itHandles } from '../support/handles.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as NamespaceReservationConfig;
@@ -85,16 +86,7 @@ describe('other resources and subresources are ignored', () => {
 });
 
 describe('handles these operations', () => {
-  it.each([
-    { operation: 'CREATE' as Operation, handled: true },
-    { operation: 'UPDATE' as Operation, handled: false },
-    { operation: 'DELETE' as Operation, handled: false },
-    { operation: 'CONNECT' as Operation, handled: false },
-  ])('$operation: handled=$handled', async ({ operation, handled }) => {
-    const ns = namespace('kube-x');
-    const result = await runPhase(plugin, 'validate', { ...NAMESPACES, operation, object: operation === 'DELETE' ? null : ns, oldObject: operation === 'CREATE' ? null : ns }, OPENSHIFT);
-    expect(result.wire.response!.allowed).toBe(!handled);
-  });
+  itHandles(plugin, ['CREATE'], { object: namespace('kube-x'), input: NAMESPACES, config: OPENSHIFT });
 
   it('answers a v1beta1 review in kind, with the same uid', async () => {
     const result = await runPhase(plugin, 'validate', { ...PROJECT_REQUESTS, apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta-uid', object: projectRequest('kube-x') }, OPENSHIFT);

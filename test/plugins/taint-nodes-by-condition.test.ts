@@ -6,6 +6,7 @@ import plugin from '../../functions/taint-nodes-by-condition/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
+import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
 
 const NODES = { kind: { kind: 'Node' }, resource: { resource: 'nodes' } };
 const mynode = { username: 'system:node:mynode', groups: ['system:nodes'] };
@@ -60,16 +61,7 @@ describe('the validating twin refuses a new Node that lost the taint after the m
 });
 
 describe('other resources and subresources are ignored', () => {
-  it.each([
-    { name: 'non-node resource', kind: { kind: 'Foo' }, resource: { resource: 'foos' }, subResource: undefined },
-    { name: 'node status subresource', kind: { kind: 'Node' }, resource: { resource: 'nodes' }, subResource: 'status' },
-    { name: 'nodes of another group', kind: { group: 'example.com', kind: 'Node' }, resource: { group: 'example.com', resource: 'nodes' }, subResource: undefined },
-  ])('$name is left alone in both phases', async ({ kind, resource, subResource }) => {
-    for (const phase of ['mutate', 'validate'] as const) {
-      const result = await runPhase(plugin, phase, { object: myNodeObj, kind, resource, subResource });
-      expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
-    }
-  });
+  itLeavesAlone(plugin, otherResources('Node', 'nodes', 'status'), { object: myNodeObj });
 
   it('a non-Node object sent as a Node is Forbidden, as upstream', async () => {
     const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mynode' }, spec: {} };
@@ -81,16 +73,7 @@ describe('other resources and subresources are ignored', () => {
 });
 
 describe('handles CREATE only', () => {
-  it.each([
-    { operation: 'CREATE', handled: true },
-    { operation: 'UPDATE', handled: false },
-    { operation: 'DELETE', handled: false },
-    { operation: 'CONNECT', handled: false },
-  ] as const)('$operation handled: $handled', async ({ operation, handled }) => {
-    const input: ReviewInput = { ...NODES, operation, object: operation === 'DELETE' ? null : myNodeObj, oldObject: operation === 'CREATE' ? null : myNodeObj };
-    if (operation !== 'DELETE') expect((await runPhase(plugin, 'mutate', input)).patch.length > 0).toBe(handled);
-    expect((await runPhase(plugin, 'validate', input)).wire.response!.allowed).toBe(!handled);
-  });
+  itHandles(plugin, ['CREATE'], { object: myNodeObj, input: NODES });
 
   it('declares CREATE on cluster-scoped nodes: mutating Ignore/IfNeeded, validating twin failing open (Ignore)', () => {
     const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['nodes'], scope: 'Cluster' }];

@@ -1,6 +1,8 @@
 // Every plugin this project serves. The local server, the emitted webhook configuration and
 // serverless.yml's function list derive from this list; a test proves they agree.
 import type { AnyAdmissionPlugin } from '../lib/admission/plugin.js';
+import alwaysAdmit from './always-admit/plugin.js';
+import alwaysDeny from './always-deny/plugin.js';
 import alwaysPullImages from './always-pull-images/plugin.js';
 import certificateSubjectRestriction from './certificate-subject-restriction/plugin.js';
 import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
@@ -21,6 +23,8 @@ import taintNodesByCondition from './taint-nodes-by-condition/plugin.js';
 import validatingAdmissionPolicy from './validating-admission-policy/plugin.js';
 
 export const plugins: readonly AnyAdmissionPlugin[] = [
+  alwaysAdmit,
+  alwaysDeny,
   alwaysPullImages,
   certificateSubjectRestriction,
   defaultTolerationSeconds,

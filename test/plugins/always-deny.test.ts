@@ -1,0 +1,37 @@
+// Upstream's table (plugin/pkg/admission/deny/admission_test.go) ported: TestAdmission (a request with
+// upstream's attributes is refused, here with the exact message and code) and TestHandles (every
+// operation is subscribed and refused).
+import { describe, expect, it } from 'vitest';
+import plugin from '../../functions/always-deny/plugin.js';
+import type { Operation } from '../../lib/admission/types.js';
+import { runPhase } from '../support/review.js';
+
+describe('TestAdmission', () => {
+  it('refuses with upstream Forbidden', async () => {
+    const result = await runPhase(plugin, 'validate', { kind: { kind: 'kind', version: 'version' }, resource: { resource: 'resource', version: 'version' }, namespace: 'namespace', name: 'name', subResource: 'subresource', object: null });
+    expect(result.wire.response!.allowed).toBe(false);
+    expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', message: 'resource "name" is forbidden: admission control is denying all modifications', details: { name: 'name', kind: 'resource' } });
+  });
+
+  it('names the object when the request has no name yet (generateName)', async () => {
+    const result = await runPhase(plugin, 'validate', { object: { kind: 'Pod', metadata: { generateName: 'web-', namespace: 'ns' } } });
+    expect(result.wire.response!.status!.message).toBe('pods "web-" is forbidden: admission control is denying all modifications');
+  });
+});
+
+describe('TestHandles', () => {
+  it.each(['CREATE', 'CONNECT', 'UPDATE', 'DELETE'] as Operation[])('%s is subscribed and refused', async (operation) => {
+    expect(plugin.metadata.validating!.rules.some((r) => r.operations.includes('*') || r.operations.includes(operation))).toBe(true);
+    const object = operation === 'DELETE' ? null : { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } };
+    const result = await runPhase(plugin, 'validate', { operation, object, oldObject: operation === 'UPDATE' ? object : null, name: 'p', namespace: 'ns' });
+    expect(result.wire.response!.allowed).toBe(false);
+  });
+});
+
+describe('metadata', () => {
+  it('is marked deprecated, validating only, failing closed', () => {
+    expect(plugin.metadata.summary).toMatch(/^Deprecated upstream/);
+    expect(plugin.metadata.validating).toMatchObject({ failurePolicy: 'Fail', rules: [{ operations: ['*'], resources: ['*', '*/*'] }] });
+    expect(plugin.metadata.mutating).toBeUndefined();
+  });
+});

@@ -22,7 +22,8 @@ import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
+import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
+import { ALLOWLIST_FIELDS, EMPTY_ALLOWLIST, isAllowlisted, readAllowlist, stringListField } from '../../lib/config/allowlist.js';
 import { openShiftConfigObject } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 
@@ -35,40 +36,23 @@ export interface PodNodeConstraintsConfig {
   /** False when the AdmissionConfiguration has no entry: OpenShift then disables the plugin. */
   readonly enabled: boolean;
   readonly nodeSelectorLabelBlacklist: ReadonlySet<string>;
-  readonly allowedUsers: ReadonlySet<string>;
-  readonly allowedGroups: ReadonlySet<string>;
-}
-
-function stringList(entry: Record<string, unknown>, field: string, fallback: string[]): string[] {
-  const value = entry[field];
-  if (value === undefined || value === null) return fallback;
-  if (!Array.isArray(value)) throw new ConfigError(PLUGIN, field, 'must be a list of strings');
-  value.forEach((item, i) => {
-    if (typeof item !== 'string' || item === '') throw new ConfigError(PLUGIN, `${field}[${i}]`, `must be a non-empty string, got ${JSON.stringify(item)}`);
-  });
-  return value as string[];
+  /** Who may choose nodes: stands in for `create pods/binding` in the pod's namespace. */
+  readonly allowlist: AuthorizerAllowlist;
 }
 
 function configure(raw: unknown): PodNodeConstraintsConfig {
-  const entry = openShiftConfigObject(PLUGIN, raw, 'scheduling.openshift.io/v1', 'PodNodeConstraintsConfig', ['nodeSelectorLabelBlacklist', 'allowedUsers', 'allowedGroups']);
-  if (entry === undefined) return { enabled: false, nodeSelectorLabelBlacklist: new Set(), allowedUsers: new Set(), allowedGroups: new Set() };
+  const entry = openShiftConfigObject(PLUGIN, raw, 'scheduling.openshift.io/v1', 'PodNodeConstraintsConfig', ['nodeSelectorLabelBlacklist', ...ALLOWLIST_FIELDS]);
+  if (entry === undefined) return { enabled: false, nodeSelectorLabelBlacklist: new Set(), allowlist: EMPTY_ALLOWLIST };
   return {
     enabled: true,
     // SetDefaults_PodNodeConstraintsConfig: absent means the hostname label; [] means none.
-    nodeSelectorLabelBlacklist: new Set(stringList(entry, 'nodeSelectorLabelBlacklist', ['kubernetes.io/hostname'])),
-    allowedUsers: new Set(stringList(entry, 'allowedUsers', [])),
-    allowedGroups: new Set(stringList(entry, 'allowedGroups', ['system:masters'])),
+    nodeSelectorLabelBlacklist: new Set(stringListField(PLUGIN, entry, 'nodeSelectorLabelBlacklist', ['kubernetes.io/hostname'])),
+    allowlist: readAllowlist(PLUGIN, entry),
   };
 }
 
 interface Pod extends KubeObject {
   spec?: { nodeName?: string; nodeSelector?: Record<string, string> };
-}
-
-/** Stands in for upstream's check of `create pods/binding` in the pod's namespace. */
-function mayBind(request: AdmissionRequest, config: PodNodeConstraintsConfig): boolean {
-  if (config.allowedUsers.has(request.userInfo.username ?? '')) return true;
-  return (request.userInfo.groups ?? []).some((group) => config.allowedGroups.has(group));
 }
 
 /** nodeidentifier.NodeIdentity: `system:node:<name>` in the `system:nodes` group. */
@@ -111,7 +95,7 @@ export default definePlugin({
     if (isNodeSelfTargetWithMirrorPod(request, pod, nodeName)) return allowed();
     const matchingLabels = Object.keys(pod.spec?.nodeSelector ?? {}).filter((label) => cfg.nodeSelectorLabelBlacklist.has(label)).sort();
     if (nodeName === '' && matchingLabels.length === 0) return allowed();
-    if (mayBind(request, cfg)) return allowed();
+    if (isAllowlisted(cfg.allowlist, request.userInfo)) return allowed();
     if (matchingLabels.length === 0) return forbidden(request, ['node selection by nodeName is prohibited by policy for your role']);
     if (nodeName === '') return forbidden(request, [`node selection by label(s) ${goList(matchingLabels)} is prohibited by policy for your role`]);
     return forbidden(request, [`node selection by nodeName and label(s) ${goList(matchingLabels)} is prohibited by policy for your role`]);

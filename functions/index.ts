@@ -20,6 +20,7 @@ import podNodeConstraints from './pod-node-constraints/plugin.js';
 import podNodeSelector from './pod-node-selector/plugin.js';
 import podTolerationRestriction from './pod-toleration-restriction/plugin.js';
 import resourceQuota from './resource-quota/plugin.js';
+import restrictedEndpointsAdmission from './restricted-endpoints-admission/plugin.js';
 import runOnceDuration from './run-once-duration/plugin.js';
 import storageObjectInUseProtection from './storage-object-in-use-protection/plugin.js';
 import taintNodesByCondition from './taint-nodes-by-condition/plugin.js';
@@ -45,6 +46,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   podNodeSelector,
   podTolerationRestriction,
   resourceQuota,
+  restrictedEndpointsAdmission,
   runOnceDuration,
   storageObjectInUseProtection,
   taintNodesByCondition,

@@ -17,8 +17,8 @@
 //       kind: RestrictedEndpointsAdmissionConfig
 //       restrictedCIDRs: ["10.128.0.0/14", "172.30.0.0/16"]   # pod and service networks
 //       # Ours, replacing OpenShift's authorization check (a webhook cannot ask the authorizer):
-//       allowedUsers: ["system:serviceaccount:kube-system:endpointslice-controller"]  # default []
-//       allowedGroups: ["system:masters"]                                             # default ["system:masters"]
+//       allowedUsers: [...]              # default: the three endpoint controllers, see below
+//       allowedGroups: ["system:masters"]  # default ["system:masters"]
 //
 // Validating only, as upstream: CREATE and UPDATE; an UPDATE that leaves the addresses and ports
 // as they were passes, so objects written before installation can still be updated otherwise.
@@ -36,6 +36,18 @@ import { cidrContains, parseCIDRSloppy, parseIPSloppy } from '../../lib/kube/net
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 
 const PLUGIN = 'network.openshift.io/RestrictedEndpointsAdmission';
+
+/**
+ * The controllers that write every Service's Endpoints and EndpointSlices with pod IPs, which lie
+ * in the pod network an operator restricts: OpenShift's default roles grant them the restricted
+ * pseudo-resources, so they are allowed by default here too (kube-controller-manager running with
+ * --use-service-account-credentials, as kubeadm, EKS, GKE and AKS run it).
+ */
+export const ENDPOINT_CONTROLLERS = [
+  'system:serviceaccount:kube-system:endpoint-controller',
+  'system:serviceaccount:kube-system:endpointslice-controller',
+  'system:serviceaccount:kube-system:endpointslicemirroring-controller',
+];
 
 /** IPv4 link-local, the cloud metadata address included. */
 const DEFAULT_RESTRICTED_NETWORKS: readonly IPNet[] = [parseCIDRSloppy('169.254.0.0/16')];
@@ -64,7 +76,7 @@ function configure(raw: unknown): RestrictedEndpointsConfig {
       throw new ConfigError(PLUGIN, `restrictedCIDRs[${i}]`, (error as Error).message);
     }
   });
-  return { enabled: true, restrictedNetworks, allowlist: readAllowlist(PLUGIN, entry) };
+  return { enabled: true, restrictedNetworks, allowlist: readAllowlist(PLUGIN, entry, ENDPOINT_CONTROLLERS) };
 }
 
 interface EndpointAddress {

@@ -26,9 +26,10 @@ export function stringListField(plugin: string, entry: Record<string, unknown>, 
   return value as string[];
 }
 
-export function readAllowlist(plugin: string, entry: Record<string, unknown>): AuthorizerAllowlist {
+/** `defaultUsers`: whom the cluster's default roles already grant the verb (used when allowedUsers is absent). */
+export function readAllowlist(plugin: string, entry: Record<string, unknown>, defaultUsers: string[] = []): AuthorizerAllowlist {
   return {
-    users: new Set(stringListField(plugin, entry, 'allowedUsers', [])),
+    users: new Set(stringListField(plugin, entry, 'allowedUsers', defaultUsers)),
     groups: new Set(stringListField(plugin, entry, 'allowedGroups', ['system:masters'])),
   };
 }

@@ -114,3 +114,11 @@ describe('configuration', () => {
     expect(await judge({ ...EP, object: endpoints(['10.1.2.3']) }, cfg)).toBe('endpoints "ep" is forbidden: endpoint address 10.1.2.3 is not allowed');
   });
 });
+
+describe('the endpoint controllers', () => {
+  it.each(['endpoint-controller', 'endpointslice-controller', 'endpointslicemirroring-controller'])('%s may write pod IPs by default; a given allowedUsers replaces the default', async (controller) => {
+    const input: ReviewInput = { ...SLICE, object: slice(['10.128.0.7']), userInfo: { username: `system:serviceaccount:kube-system:${controller}`, groups: ['system:serviceaccounts'] } };
+    expect(await judge(input)).toBeUndefined();
+    expect(await judge(input, config({ allowedUsers: ['someone-else'] }))).toBeDefined();
+  });
+});

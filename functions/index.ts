@@ -16,6 +16,7 @@ import namespaceExists from './namespace-exists/plugin.js';
 import namespaceLifecycle from './namespace-lifecycle/plugin.js';
 import namespaceReservation from './namespace-reservation/plugin.js';
 import nodeRestriction from './node-restriction/plugin.js';
+import originPodNodeEnvironment from './origin-pod-node-environment/plugin.js';
 import podNodeConstraints from './pod-node-constraints/plugin.js';
 import podNodeSelector from './pod-node-selector/plugin.js';
 import podTolerationRestriction from './pod-toleration-restriction/plugin.js';
@@ -42,6 +43,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   namespaceLifecycle,
   namespaceReservation,
   nodeRestriction,
+  originPodNodeEnvironment,
   podNodeConstraints,
   podNodeSelector,
   podTolerationRestriction,

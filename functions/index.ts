@@ -5,6 +5,7 @@ import alwaysAdmit from './always-admit/plugin.js';
 import alwaysDeny from './always-deny/plugin.js';
 import alwaysPullImages from './always-pull-images/plugin.js';
 import certificateSubjectRestriction from './certificate-subject-restriction/plugin.js';
+import clusterResourceOverride from './cluster-resource-override/plugin.js';
 import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
 import denyServiceExternalIps from './deny-service-external-ips/plugin.js';
 import eventRateLimit from './event-rate-limit/plugin.js';
@@ -32,6 +33,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   alwaysDeny,
   alwaysPullImages,
   certificateSubjectRestriction,
+  clusterResourceOverride,
   defaultTolerationSeconds,
   denyServiceExternalIps,
   eventRateLimit,

@@ -220,8 +220,8 @@ export default definePlugin({
   async validate(request, { config, state }) {
     const cfg = config as ClusterResourceOverrideConfig;
     const applicable = await applicablePod(request, cfg, state);
-    if (applicable === undefined) return allowed();
-    if ('decision' in applicable) return applicable.decision;
+    // A namespace the mutation refused stays its refusal: the twin refuses only what it would fix.
+    if (applicable === undefined || 'decision' in applicable) return allowed();
     for (const list of CONTAINER_LISTS) {
       const containers = applicable.pod.spec?.[list];
       if (!Array.isArray(containers)) continue;

@@ -174,6 +174,7 @@ describe('which namespaces', () => {
     expect(await changes('never-seen')).toBe(false);
     const input: ReviewInput = { object: testPod('never-seen', '1Gi', '0', '2000m', '0') };
     expect(deniedMessage(await runPhase(plugin, 'mutate', input, { ...config, unknownNamespace: 'reject' }, stateFor(input)))).toBe('pods "name" is forbidden: namespace "never-seen" not found');
+    expect(deniedMessage(await runPhase(plugin, 'validate', input, { ...config, unknownNamespace: 'reject' }, stateFor(input)))).toBeUndefined();
   });
 });
 

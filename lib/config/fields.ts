@@ -34,7 +34,7 @@ export function rejectUnknownFields(plugin: string, entry: Record<string, unknow
   for (const field of Object.keys(entry)) {
     if (known.includes(field)) continue;
     const suggestion = closestName(field, known);
-    const hint = suggestion !== undefined ? `; did you mean ${JSON.stringify(suggestion)}?` : `; known fields are ${known.join(', ')}`;
+    const hint = suggestion !== undefined ? `; did you mean ${JSON.stringify(suggestion)}?` : known.length === 0 ? '; this configuration takes no fields' : `; known fields are ${known.join(', ')}`;
     throw new ConfigError(plugin, `${prefix}${field}`, `unknown field${hint}`);
   }
 }

@@ -19,6 +19,8 @@ describe('config/examples', () => {
   });
 
   it.each([
+    ['always-admit', 'AlwaysAdmit'],
+    ['always-deny', 'AlwaysDeny'],
     ['restricted-endpoints-admission', 'network.openshift.io/RestrictedEndpointsAdmission'],
     ['run-once-duration', 'autoscaling.openshift.io/RunOnceDuration'],
     ['pod-node-constraints', 'scheduling.openshift.io/PodNodeConstraints'],

@@ -21,6 +21,7 @@ describe('rejectUnknownFields', () => {
     expect(() => rejectUnknownFields('P', { a: 1, bb: 2 }, ['a', 'bb'])).not.toThrow();
     expect(configErrorOf(() => rejectUnknownFields('P', { allowedUser: [] }, ['allowedUsers'])).message).toBe('P: allowedUser: unknown field; did you mean "allowedUsers"?');
     expect(configErrorOf(() => rejectUnknownFields('P', { zzz: 1 }, ['alpha', 'beta'], 'spec.')).message).toBe('P: spec.zzz: unknown field; known fields are alpha, beta');
+    expect(configErrorOf(() => rejectUnknownFields('P', { zzz: 1 }, [])).message).toBe('P: zzz: unknown field; this configuration takes no fields');
   });
 });
 

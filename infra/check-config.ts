@@ -16,7 +16,7 @@ hands every plugin its entry, as a start would. Prints one line per plugin:
 
   ok  PodNodeSelector (configured)       served, with its entry
   ok  AlwaysPullImages (defaults)        served on upstream's defaults
-  --  ImagePolicyWebhook (...) is inactive: needs its configuration: ...   not served or emitted
+  --  ImagePolicyWebhook (...) is inactive: off without its configuration: ...   not served or emitted
   --  LimitRanger: not served by this project, entry ignored
 
 Exits 1 on the first invalid configuration, naming the plugin, the field and the closest known

@@ -28,8 +28,10 @@ import type { FieldError } from '../../lib/admission/field.js';
 import { aggregateMessage, FieldPath, fieldErrorMessage, forbiddenField } from '../../lib/admission/field.js';
 import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
+import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
+import { ALLOWLIST_FIELDS, EMPTY_ALLOWLIST, isAllowlisted, readAllowlist, stringListField } from '../../lib/config/allowlist.js';
 import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { openShiftConfigObject } from '../../lib/config/fields.js';
 import type { IPNet } from '../../lib/kube/net.js';
 import { cidrContains, parseCIDRSloppy, parseIPSloppy } from '../../lib/kube/net.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
@@ -44,35 +46,19 @@ export interface ExternalIPRangerConfig {
   readonly reject: readonly IPNet[];
   readonly admit: readonly IPNet[];
   readonly allowIngressIP: boolean;
-  readonly allowedUsers: ReadonlySet<string>;
-  readonly allowedGroups: ReadonlySet<string>;
+  /** Who may set any external IP: stands in for `create services/externalips` in network.openshift.io. */
+  readonly allowlist: AuthorizerAllowlist;
 }
 
-const FIELDS = ['apiVersion', 'kind', 'externalIPNetworkCIDRs', 'allowIngressIP', 'allowedUsers', 'allowedGroups'];
-
-function stringList(entry: Record<string, unknown>, field: string, fallback: string[]): string[] {
-  const value = entry[field];
-  if (value === undefined || value === null) return fallback;
-  if (!Array.isArray(value)) throw new ConfigError(PLUGIN, field, 'must be a list of strings');
-  value.forEach((item, i) => {
-    if (typeof item !== 'string' || item === '') throw new ConfigError(PLUGIN, `${field}[${i}]`, `must be a non-empty string, got ${JSON.stringify(item)}`);
-  });
-  return value as string[];
-}
+const FIELDS = ['externalIPNetworkCIDRs', 'allowIngressIP', ...ALLOWLIST_FIELDS];
 
 function configure(raw: unknown): ExternalIPRangerConfig {
-  if (raw === undefined || raw === null) {
-    return { enabled: false, reject: [], admit: [], allowIngressIP: false, allowedUsers: new Set(), allowedGroups: new Set() };
-  }
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(PLUGIN, 'configuration', `must be a ${CONFIG_KIND} object`);
-  const entry = raw as Record<string, unknown>;
-  if (entry.apiVersion !== CONFIG_API_VERSION) throw new ConfigError(PLUGIN, 'apiVersion', `must be ${CONFIG_API_VERSION}, got ${JSON.stringify(entry.apiVersion ?? null)}`);
-  if (entry.kind !== CONFIG_KIND) throw new ConfigError(PLUGIN, 'kind', `must be ${CONFIG_KIND}, got ${JSON.stringify(entry.kind ?? null)}`);
-  rejectUnknownFields(PLUGIN, '', entry, FIELDS);
+  const entry = openShiftConfigObject(PLUGIN, raw, CONFIG_API_VERSION, CONFIG_KIND, FIELDS);
+  if (entry === undefined) return { enabled: false, reject: [], admit: [], allowIngressIP: false, allowlist: EMPTY_ALLOWLIST };
   const reject: IPNet[] = [];
   const admit: IPNet[] = [];
   // ParseRejectAdmitCIDRRules: a leading ! makes a rejection.
-  stringList(entry, 'externalIPNetworkCIDRs', []).forEach((rule, i) => {
+  stringListField(PLUGIN, entry, 'externalIPNetworkCIDRs', []).forEach((rule, i) => {
     const negate = rule.startsWith('!');
     try {
       (negate ? reject : admit).push(parseCIDRSloppy(negate ? rule.slice(1) : rule));
@@ -87,8 +73,7 @@ function configure(raw: unknown): ExternalIPRangerConfig {
     reject,
     admit,
     allowIngressIP,
-    allowedUsers: new Set(stringList(entry, 'allowedUsers', [])),
-    allowedGroups: new Set(stringList(entry, 'allowedGroups', ['system:masters'])),
+    allowlist: readAllowlist(PLUGIN, entry),
   };
 }
 
@@ -137,12 +122,6 @@ function violations(externalIPs: string[], ingressIP: string, config: ExternalIP
   return errors;
 }
 
-/** Stands in for upstream's check of `create services/externalips` in network.openshift.io. */
-function mayOverride(request: AdmissionRequest, config: ExternalIPRangerConfig): boolean {
-  if (config.allowedUsers.has(request.userInfo.username ?? '')) return true;
-  return (request.userInfo.groups ?? []).some((group) => config.allowedGroups.has(group));
-}
-
 export default definePlugin({
   metadata: {
     upstreamName: PLUGIN,
@@ -154,6 +133,8 @@ export default definePlugin({
     // As deny-service-external-ips: kube-system and our own namespace stay writable if the webhook
     // is down; who can write Services there is already a cluster administrator.
     systemNamespaces: 'exclude',
+    // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).
+    requiresConfiguration: true,
   },
 
   configure,
@@ -165,7 +146,7 @@ export default definePlugin({
     if (!isObjectOfKind<Service>(service, 'Service')) return allowed();
     const externalIPs = Array.isArray(service.spec?.externalIPs) ? service.spec.externalIPs.map((ip) => (typeof ip === 'string' ? ip : '')) : [];
     const errors = violations(externalIPs, ingressIPOf(request, service, config), config);
-    if (errors.length === 0 || mayOverride(request, config)) return allowed();
+    if (errors.length === 0 || isAllowlisted(config.allowlist, request.userInfo)) return allowed();
     // admission.NewForbidden(a, errs.ToAggregate()): one prefix around the aggregated field errors.
     const message = forbiddenMessage(request, aggregateMessage(errors.map(fieldErrorMessage)));
     return denied(message, 403, 'Forbidden', { name: resourceNameForMessage(request), group: request.resource.group, kind: request.resource.resource });

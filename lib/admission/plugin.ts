@@ -74,6 +74,11 @@ export interface PluginMetadata {
    * says so once, for every command).
    */
   readonly requiresConfiguration?: true;
+  /**
+   * Off by default, as upstream's plugin is until --enable-admission-plugins names it: inactive
+   * unless the AdmissionConfiguration has an entry for it (with or without configuration).
+   */
+  readonly optIn?: true;
 }
 
 export interface PluginContext<Config> {

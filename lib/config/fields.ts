@@ -162,3 +162,16 @@ export class ConfigFields {
     });
   }
 }
+
+/**
+ * The configuration object of an OpenShift plugin: a map with the given apiVersion and kind, or
+ * undefined when the entry has none (OpenShift then disables the plugin).
+ */
+export function openShiftConfigObject(plugin: string, raw: unknown, apiVersion: string, kind: string, fields: readonly string[]): Record<string, unknown> | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!isRecord(raw)) throw new ConfigError(plugin, 'configuration', `must be a ${kind} object`);
+  if (raw.apiVersion !== apiVersion) throw new ConfigError(plugin, 'apiVersion', `must be ${apiVersion}, got ${JSON.stringify(raw.apiVersion ?? null)}`);
+  if (raw.kind !== kind) throw new ConfigError(plugin, 'kind', `must be ${kind}, got ${JSON.stringify(raw.kind ?? null)}`);
+  rejectUnknownFields(plugin, '', raw, ['apiVersion', 'kind', ...fields]);
+  return raw;
+}

@@ -49,8 +49,10 @@ export function configurePlugins(registry: readonly AnyAdmissionPlugin[], config
     const config = configurePlugin(plugin, configuration);
     const hasEntry = configuration.names.includes(metadata.upstreamName);
     let inactive: string | undefined;
-    if (metadata.requiresConfiguration && !configuration.entries.has(metadata.upstreamName)) {
-      inactive = `needs its configuration: add an entry "name: ${metadata.upstreamName}" with configuration (or path) to ${configuration.source.file} (example: config/examples/${metadata.name}.yaml)`;
+    if (metadata.optIn && !hasEntry) {
+      inactive = `off by default, as upstream: enable it with an entry "name: ${metadata.upstreamName}" in ${configuration.source.file}`;
+    } else if (metadata.requiresConfiguration && !configuration.entries.has(metadata.upstreamName)) {
+      inactive = `off without its configuration: add an entry "name: ${metadata.upstreamName}" with configuration (or path) to ${configuration.source.file} (example: config/examples/${metadata.name}.yaml)`;
     } else {
       inactive = plugin.inactiveReason?.(config);
     }

@@ -33,6 +33,10 @@ const event = (name: string): ReviewInput => ({
   object: { apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: NS }, involvedObject: { kind: 'Pod', name: 'p', namespace: NS }, reason: 'Started', source: { component: 'kubelet', host: 'node-1' } },
 });
 
+/** A namespace opted in to ClusterResourceOverride (OpenShift 4's label). */
+const optedIn: ReviewInput = { ...namespace, object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { environment: 'test', 'clusterresourceoverrides.admission.autoscaling.openshift.io/enabled': 'true' } } } };
+const runOnce = (object: KubeObject): KubeObject => ({ ...object, spec: { ...(object.spec as object), restartPolicy: 'Never' } });
+
 const kubelet = { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'] };
 const podStatus = (name: string): ReviewInput => {
   const bound = pod(name);
@@ -51,6 +55,10 @@ const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => Re
   'pod-security': { setup: [namespace], request: (i) => ({ object: pod(`ps-${i}`) }) },
   // A kubelet's status update: the most frequent NodeRestriction request, and the one it learns from.
   'node-restriction': { setup: [], request: (i) => podStatus(`nr-${i}`) },
+  'namespace-exists': { setup: [namespace], request: (i) => ({ object: pod(`ne-${i}`) }) },
+  'run-once-duration': { setup: [namespace], request: (i) => ({ object: runOnce(pod(`rod-${i}`)) }) },
+  'origin-pod-node-environment': { setup: [namespace], request: (i) => ({ object: pod(`opne-${i}`) }) },
+  'cluster-resource-override': { setup: [optedIn], request: (i) => ({ object: pod(`cro-${i}`) }) },
 };
 
 function configFor(plugin: AnyAdmissionPlugin): unknown {

@@ -61,6 +61,29 @@ const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][
   ['NodeRestriction', { featureGate: {} }, /^NodeRestriction: featureGate: unknown field "featureGate"; did you mean "featureGates"\?$/],
   ['ImagePolicyWebhook', { imagePolicy: { kubeConfigFile: 'x', allowTT: 5 } }, /^ImagePolicyWebhook: imagePolicy\.allowTT: unknown field "allowTT"; did you mean "allowTTL"\?$/],
   ['PodSecurity', { apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', defaults: { enforce: 'baseline', 'enforce-verison': 'latest' } }, /^PodSecurity: defaults\.enforce-verison: unknown field "enforce-verison"; did you mean "enforce-version"\?$/],
+  ['AlwaysAdmit', { enabled: true }, /^AlwaysAdmit: enabled: unknown field "enabled"; no fields are supported here$/],
+  ['AlwaysDeny', { enabled: true }, /^AlwaysDeny: enabled: unknown field "enabled"; no fields are supported here$/],
+  [
+    'network.openshift.io/RestrictedEndpointsAdmission',
+    { apiVersion: 'network.openshift.io/v1', kind: 'RestrictedEndpointsAdmissionConfig', restrictedCIRDs: [] },
+    /^network\.openshift\.io\/RestrictedEndpointsAdmission: restrictedCIRDs: unknown field "restrictedCIRDs"; did you mean "restrictedCIDRs"\?$/,
+  ],
+  [
+    'autoscaling.openshift.io/RunOnceDuration',
+    { apiVersion: 'autoscaling.openshift.io/v1', kind: 'RunOnceDurationConfig', activeDeadlineSecondsOveride: 5 },
+    /did you mean "activeDeadlineSecondsOverride"\?$/,
+  ],
+  [
+    'scheduling.openshift.io/PodNodeConstraints',
+    { apiVersion: 'scheduling.openshift.io/v1', kind: 'PodNodeConstraintsConfig', nodeSelectorLabelBlacklst: ['x'] },
+    /did you mean "nodeSelectorLabelBlacklist"\?$/,
+  ],
+  ['scheduling.openshift.io/OriginPodNodeEnvironment', { defaultNodeSelecter: 'a=b' }, /did you mean "defaultNodeSelector"\?$/],
+  [
+    'autoscaling.openshift.io/ClusterResourceOverride',
+    { apiVersion: 'autoscaling.openshift.io/v1', kind: 'ClusterResourceOverrideConfig', cpuRequestToLimitPercentage: 5 },
+    /did you mean "cpuRequestToLimitPercent"\?$/,
+  ],
   ['ValidatingAdmissionPolicy', { manifest: [] }, /^ValidatingAdmissionPolicy: manifest: unknown field "manifest"; did you mean "manifests"\?$/],
   [
     'network.openshift.io/ExternalIPRanger',
@@ -77,8 +100,8 @@ describe('strict plugin configuration', () => {
   it('covers every plugin that takes configuration', () => {
     const configurable = registry.filter((p) => p.configure).map((p) => p.metadata.upstreamName);
     const tested = new Set(TYPOS.map(([name]) => name));
-    // NamespaceLifecycle's configure only reads its environment variable; it has no entry fields.
-    expect(configurable.filter((name) => !tested.has(name))).toEqual(['NamespaceLifecycle']);
+    // These two read only their environment variable; they have no entry fields.
+    expect(configurable.filter((name) => !tested.has(name))).toEqual(['NamespaceExists', 'NamespaceLifecycle']);
   });
 });
 
@@ -103,11 +126,16 @@ describe('AdmissionConfiguration entries', () => {
 });
 
 describe('one notion of active', () => {
-  it('with the default configuration: ImagePolicyWebhook lacks its entry and ValidatingAdmissionPolicy has no policies', () => {
+  it('with the default configuration: plugins that need their configuration or an entry are off, and VAP has no policies', () => {
     const set = pluginSet([]);
-    expect(inactivePlugins(set).map((p) => p.plugin.metadata.name)).toEqual(['image-policy-webhook', 'validating-admission-policy']);
-    expect(inactivePlugins(set)[0].inactive).toMatch(/add an entry "name: ImagePolicyWebhook" with configuration/);
-    expect(activePlugins(set)).toHaveLength(registry.length - 2);
+    const expected = registry.filter((p) => p.metadata.requiresConfiguration || p.metadata.optIn || p.metadata.name === 'validating-admission-policy').map((p) => p.metadata.name);
+    expect(inactivePlugins(set).map((p) => p.plugin.metadata.name)).toEqual(expected);
+    expect(expected).toEqual(expect.arrayContaining(['image-policy-webhook', 'always-deny', 'namespace-exists', 'validating-admission-policy']));
+    expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'image-policy-webhook')!.inactive).toMatch(/add an entry "name: ImagePolicyWebhook" with configuration/);
+    expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'namespace-exists')!.inactive).toMatch(/^off by default, as upstream: enable it with an entry "name: NamespaceExists"/);
+    expect(activePlugins(set)).toHaveLength(registry.length - expected.length);
+    // An entry without configuration enables an opt-in plugin.
+    expect(activePlugins(pluginSet([{ name: 'NamespaceExists' }])).map((p) => p.plugin.metadata.name)).toContain('namespace-exists');
   });
 
   it('an entry without configuration does not activate a plugin that requires one', () => {
@@ -129,7 +157,7 @@ describe('npm run check-config', () => {
     expect(code).toBe(0);
     expect(stdout).toContain('ok  PodNodeSelector (configured)\n');
     expect(stdout).toContain('ok  AlwaysPullImages (defaults)\n');
-    expect(stdout).toMatch(/--  ImagePolicyWebhook \(image-policy-webhook\) is inactive: needs its configuration/);
+    expect(stdout).toMatch(/--  ImagePolicyWebhook \(image-policy-webhook\) is inactive: off without its configuration/);
     expect(stdout).toContain('--  LimitRanger: not served by this project, entry ignored');
     expect(stdout.split('\n').filter((l) => /^(ok|--) /.test(l))).toHaveLength(registry.length + 1);
   });

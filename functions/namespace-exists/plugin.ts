@@ -1,0 +1,59 @@
+// NamespaceExists: refuses every write into a namespace that does not exist, for clusters that want
+// namespaces declared before anything is put in them (NamespaceLifecycle, on by default, refuses
+// only creates; this plugin refuses updates and deletes too).
+// Upstream: plugin/pkg/admission/namespace/exists.
+//
+// Upstream reads an informer cache and falls back to a live GET; a webhook has neither, so the
+// namespaces come from the plugin's own Namespace webhook (learned state, lib/state) and from
+// `npm run sync`. The plugin's whole point is to refuse what does not exist, so a namespace never
+// seen gets upstream's NotFound (NAMESPACE_EXISTS_UNKNOWN_NAMESPACE=deny, the default): run
+// `npm run sync` before enabling it. `=allow` admits never-seen namespaces and refuses only those
+// known to be gone (NamespaceLifecycle's rule).
+
+import { allowed, notFound } from '../../lib/admission/decision.js';
+import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
+import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+
+const UPSTREAM_NAME = 'NamespaceExists';
+const NAME = 'namespace-exists';
+
+export interface NamespaceExistsConfig {
+  readonly unknownNamespace: 'allow' | 'deny';
+}
+
+export default definePlugin({
+  metadata: {
+    upstreamName: UPSTREAM_NAME,
+    name: NAME,
+    summary: 'Refuses writes into namespaces that do not exist (learned namespaces; run `npm run sync` first).',
+    validating: {
+      // Upstream's handler: Create, Update, Delete (not Connect), every namespaced resource.
+      rules: [{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' }],
+      // Fails open, as NamespaceLifecycle: it sees every namespaced write of the cluster, so
+      // failing closed would turn a Lambda outage into a cluster outage. The apiserver's own
+      // NamespaceLifecycle (on by default) still refuses creates in missing namespaces meanwhile.
+      failurePolicy: 'Ignore',
+      timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
+    },
+    // Learns namespaces (sideEffects: NoneOnDryRun).
+    writes: true,
+    needs: ['namespaces'],
+    systemNamespaces: 'exclude',
+    // Refuses every namespace never learned: enabled only by its entry, after `npm run sync`.
+    optIn: true,
+  },
+
+  configure(): NamespaceExistsConfig {
+    return { unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['allow', 'deny'] as const, 'deny') };
+  },
+
+  async validate(request, { config, state }) {
+    // A non-empty namespace means a namespaced resource; Namespaces themselves are never refused.
+    if (request.operation === 'CONNECT' || request.namespace === '') return allowed();
+    if (request.kind.group === '' && request.kind.kind === 'Namespace') return allowed();
+    if ((await state.learnedNamespaces.get(request.namespace)) !== undefined) return allowed();
+    const refuse = (config as NamespaceExistsConfig).unknownNamespace === 'deny' || (await state.learnedNamespaces.knownAbsent(request.namespace));
+    // The live GET's apierrors.NewNotFound, returned as is.
+    return refuse ? notFound('namespaces', request.namespace) : allowed();
+  },
+});

@@ -1,0 +1,141 @@
+// autoscaling.openshift.io/RunOnceDuration: a run-once pod (restartPolicy Never or OnFailure) that
+// hangs holds its resources forever. OpenShift caps how long such pods may be active by setting
+// spec.activeDeadlineSeconds to at most a limit: the namespace's
+// `openshift.io/active-deadline-seconds-override` annotation when present, else the cluster limit.
+// A pod that asks for less keeps its own value.
+// Source: openshift/kubernetes openshift-kube-apiserver/admission/autoscaling/runonceduration.
+//
+// Configuration, in OpenShift's own format, under the AdmissionConfiguration entry named
+// autoscaling.openshift.io/RunOnceDuration (no entry: the plugin is disabled, as in OpenShift):
+//
+//   - name: autoscaling.openshift.io/RunOnceDuration
+//     configuration:
+//       apiVersion: autoscaling.openshift.io/v1
+//       kind: RunOnceDurationConfig
+//       activeDeadlineSecondsOverride: 3600   # a limit despite its name; absent: annotation only
+//
+// Served as a mutating webhook (upstream's Admit) and our validating twin, which refuses, on pod
+// CREATE only, a run-once pod whose deadline the mutation would still lower (it was undone or
+// the mutating webhook failed open). Namespace annotations are learned; a namespace never seen
+// gets the cluster limit (RUN_ONCE_DURATION_UNKNOWN_NAMESPACE=default) or upstream's refusal of a
+// namespace it cannot find (=reject).
+
+import type { Decision } from '../../lib/admission/decision.js';
+import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
+import { FieldPath, invalid, required } from '../../lib/admission/field.js';
+import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import { isMainResource } from '../../lib/admission/request.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import { ConfigError } from '../../lib/config/errors.js';
+import { openShiftConfigObject } from '../../lib/config/fields.js';
+import { isObjectOfKind } from '../../lib/kube/objects.js';
+import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import type { PluginState } from '../../lib/admission/ports.js';
+
+const PLUGIN = 'autoscaling.openshift.io/RunOnceDuration';
+const NAME = 'run-once-duration';
+/** A limit, not an override, despite its name (kept for compatibility upstream). */
+export const ACTIVE_DEADLINE_SECONDS_LIMIT_ANNOTATION = 'openshift.io/active-deadline-seconds-override';
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+export interface RunOnceDurationConfig {
+  /** False when the AdmissionConfiguration has no entry: OpenShift then disables the plugin. */
+  readonly enabled: boolean;
+  readonly activeDeadlineSecondsLimit?: number;
+  readonly unknownNamespace: 'default' | 'reject';
+}
+
+function configure(raw: unknown): RunOnceDurationConfig {
+  const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['default', 'reject'] as const, 'default');
+  const entry = openShiftConfigObject(PLUGIN, raw, 'autoscaling.openshift.io/v1', 'RunOnceDurationConfig', ['activeDeadlineSecondsOverride']);
+  if (entry === undefined) return { enabled: false, unknownNamespace };
+  const limit = entry.activeDeadlineSecondsOverride;
+  if (limit === undefined || limit === null) return { enabled: true, unknownNamespace };
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit)) throw new ConfigError(PLUGIN, 'activeDeadlineSecondsOverride', `must be an integer, got ${JSON.stringify(limit)}`);
+  // ValidateRunOnceDurationConfig.
+  if (limit <= 0) throw new ConfigError(PLUGIN, 'activeDeadlineSecondsOverride', `Invalid value: ${limit}: must be greater than 0`);
+  return { enabled: true, activeDeadlineSecondsLimit: limit, unknownNamespace };
+}
+
+interface Pod extends KubeObject {
+  spec?: { restartPolicy?: string; activeDeadlineSeconds?: number; [key: string]: unknown };
+}
+
+/** Go's strconv.ParseInt(s, 10, 64), with its error text. */
+function parseInt64(text: string): number | Error {
+  if (!/^[+-]?\d+$/.test(text)) return new Error(`strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
+  const value = BigInt(text);
+  if (value > INT64_MAX || value < INT64_MIN) return new Error(`strconv.ParseInt: parsing ${JSON.stringify(text)}: value out of range`);
+  return Number(value);
+}
+
+const minOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+
+/** The pod's deadline after upstream's Admit, or the refusal Admit answers. */
+async function admittedDeadline(request: AdmissionRequest, pod: Pod, config: RunOnceDurationConfig, state: PluginState): Promise<{ deadline: number | undefined } | { decision: Decision }> {
+  const own = typeof pod.spec?.activeDeadlineSeconds === 'number' ? pod.spec.activeDeadlineSeconds : undefined;
+  const namespace = await state.learnedNamespaces.get(request.namespace);
+  if (namespace === undefined && config.unknownNamespace === 'reject') {
+    return { decision: forbidden(request, [`error looking up pod namespace: namespace ${JSON.stringify(request.namespace)} not found`]) };
+  }
+  const annotation = namespace?.annotations[ACTIVE_DEADLINE_SECONDS_LIMIT_ANNOTATION];
+  if (annotation !== undefined) {
+    const limit = parseInt64(annotation);
+    if (limit instanceof Error) {
+      return { decision: forbidden(request, [`cannot parse the ActiveDeadlineSeconds limit (${annotation}) for project ${request.namespace}: ${limit.message}`]) };
+    }
+    return { deadline: minOf(limit, own) };
+  }
+  return { deadline: minOf(config.activeDeadlineSecondsLimit, own) };
+}
+
+/** Upstream's handler: pod CREATE, not subresources, and only run-once pods. */
+function runOncePod(request: AdmissionRequest, config: RunOnceDurationConfig): Pod | undefined {
+  if (!config.enabled || request.operation !== 'CREATE' || !isMainResource(request, '', 'pods')) return undefined;
+  const pod = request.object;
+  if (!isObjectOfKind<Pod>(pod, 'Pod')) return undefined;
+  const policy = pod.spec?.restartPolicy;
+  return policy === 'Never' || policy === 'OnFailure' ? pod : undefined;
+}
+
+const POD_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+
+export default definePlugin({
+  metadata: {
+    upstreamName: PLUGIN,
+    name: NAME,
+    summary: "Caps activeDeadlineSeconds of run-once pods at the namespace's override annotation or the cluster limit (OpenShift autoscaling.openshift.io/RunOnceDuration).",
+    ...mutatingWithTwin(POD_RULES),
+    writes: true,
+    needs: ['namespaces'],
+    systemNamespaces: 'exclude',
+    // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).
+    requiresConfiguration: true,
+  },
+
+  configure,
+
+  async admit(request, { config, state }) {
+    const pod = runOncePod(request, config as RunOnceDurationConfig);
+    if (pod === undefined) return allowed();
+    const result = await admittedDeadline(request, pod, config as RunOnceDurationConfig, state);
+    if ('decision' in result) return result.decision;
+    if (result.deadline === undefined || result.deadline === pod.spec?.activeDeadlineSeconds) return allowed();
+    return patched({ ...pod, spec: { ...pod.spec, activeDeadlineSeconds: result.deadline } });
+  },
+
+  async validate(request, { config, state }) {
+    const pod = runOncePod(request, config as RunOnceDurationConfig);
+    if (pod === undefined) return allowed();
+    const result = await admittedDeadline(request, pod, config as RunOnceDurationConfig, state);
+    // Only what the mutation would have fixed is refused here; its own refusals stay its own.
+    if ('decision' in result || result.deadline === undefined) return allowed();
+    const own = pod.spec?.activeDeadlineSeconds;
+    if (own === result.deadline) return allowed();
+    const path = FieldPath.of('spec', 'activeDeadlineSeconds');
+    const detail = `must be at most ${result.deadline} for run-once pods in namespace ${request.namespace}`;
+    return forbidden(request, [own === undefined ? required(path, detail) : invalid(path, own, detail)]);
+  },
+});

@@ -177,7 +177,7 @@ describe('failurePolicy: evaluation errors', () => {
   it('Fail (the default) denies with the error', async () => {
     const result = await run(policy(broken), deploymentReview(1));
     expect(deniedMessage(result)).toBe(
-      `deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy 'p.example.com' with binding 'b' denied request: expression 'object.spec.missing.field == 1' resulted in error: field not found: missing`,
+      `deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy 'p.example.com' with binding 'b' denied request: expression 'object.spec.missing.field == 1' resulted in error: no such key: missing`,
     );
   });
 
@@ -225,7 +225,7 @@ describe('matchConditions (the page\'s example)', () => {
   it('a false condition wins over errors; errors alone follow failurePolicy', async () => {
     const conditions = (failurePolicy: string) => ({ failurePolicy, matchConditions: [{ name: 'err', expression: 'object.nope' }, { name: 'f', expression: 'object.spec.replicas > 10' }], validations: [{ expression: 'false' }] });
     expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(1)))).toBeUndefined();
-    expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(11)))).toContain("denied request: expression 'object.nope' resulted in error: field not found: nope");
+    expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(11)))).toContain("denied request: expression 'object.nope' resulted in error: no such key: nope");
     expect(deniedMessage(await run(policy(conditions('Ignore')), deploymentReview(11)))).toBeUndefined();
   });
 });
@@ -254,15 +254,15 @@ describe('compile errors fail the start, naming the policy, the field and the po
     expect(error.field).toBe('ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression');
     expect(error.message).toBe(
       'ValidatingAdmissionPolicy: ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression: ' +
-        'Invalid value: "object.spec.replicas <= ": compilation failed: ERROR: <input>:1:22: Syntax error: found < but expecting end of input\n' +
+        `Invalid value: "object.spec.replicas <= ": compilation failed: ERROR: <input>:1:25: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n` +
         ' | object.spec.replicas <= \n' +
-        ' | .....................^',
+        ' | ........................^',
     );
   });
 
   it('undeclared references, in every expression field', () => {
     expect(() => policy({ validations: [{ expression: 'obj.spec.replicas > 1' }] })).toThrow(/spec.validations\[0\].expression: .*ERROR: <input>:1:1: undeclared reference to 'obj'/s);
-    expect(() => policy({ validations: [{ expression: 'true', messageExpression: "'x' + nope()" }] })).toThrow(/spec.validations\[0\].messageExpression: .*<input>:1:7: undeclared reference to 'nope'/s);
+    expect(() => policy({ validations: [{ expression: 'true', messageExpression: "'x' + nope()" }] })).toThrow(/spec.validations\[0\].messageExpression: .*<input>:1:11: undeclared reference to 'nope'/s);
     expect(() => policy({ matchConditions: [{ name: 'a', expression: 'foo' }], validations: [{ expression: 'true' }] })).toThrow(/spec.matchConditions\[0\].expression/);
     expect(() => policy({ variables: [{ name: 'a', expression: 'variables.b' }, { name: 'b', expression: '1' }], validations: [{ expression: 'true' }] })).toThrow(
       /spec.variables\[0\].expression: .*<input>:1:10: undefined field 'b'/s,

@@ -59,7 +59,7 @@ function indexOf(list: CelList, value: CelValue, last: boolean): bigint {
   return BigInt(found);
 }
 
-const listsLibrary: CelFunc[] = [
+export const listsLibrary: CelFunc[] = [
   celMethod('isSorted', LIST, [], BOOL, function () {
     for (let i = 1; i < this.size; i++) if (compare(this.get(i - 1)!, this.get(i)!) > 0) return false;
     return true;
@@ -72,7 +72,7 @@ const listsLibrary: CelFunc[] = [
 ];
 
 const containsAll = (a: CelList, b: CelList) => [...b].every((x) => [...a].some((y) => celEquals(x, y)));
-const setsLibrary: CelFunc[] = [
+export const setsLibrary: CelFunc[] = [
   celFunc('sets.contains', [LIST, LIST], BOOL, (a, b) => containsAll(a, b)),
   celFunc('sets.equivalent', [LIST, LIST], BOOL, (a, b) => containsAll(a, b) && containsAll(b, a)),
   celFunc('sets.intersects', [LIST, LIST], BOOL, (a, b) => [...a].some((x) => [...b].some((y) => celEquals(x, y)))),
@@ -103,10 +103,8 @@ function findAll(text: string, pattern: string, limit: bigint): string[] {
   return out;
 }
 
-const regexLibrary: CelFunc[] = [
+export const regexLibrary: CelFunc[] = [
   celMethod('find', STRING, [STRING], STRING, function (pattern) { return findAll(this, pattern, 1n)[0] ?? ''; }),
   celMethod('findAll', STRING, [STRING], listType(STRING), function (pattern) { return findAll(this, pattern, -1n); }),
   celMethod('findAll', STRING, [STRING, INT], listType(STRING), function (pattern, limit) { return findAll(this, pattern, limit); }),
 ];
-
-export const listLibrary: CelFunc[] = [...listsLibrary, ...setsLibrary, ...regexLibrary];

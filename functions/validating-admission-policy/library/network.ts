@@ -104,7 +104,7 @@ function isGlobalUnicast(a: Address): boolean {
   return !(a.family === 4 && a.bits === 0xffffffffn);
 }
 
-const ipLibrary: CelFunc[] = [
+export const ipLibrary: CelFunc[] = [
   celFunc('ip', [STRING], IP_TYPE.type, (text) => wrapIP(parseAddress(text))),
   celFunc('isIP', [STRING], BOOL, (text) => succeeds(() => parseAddress(text))),
   celFunc('ip.isCanonical', [STRING], BOOL, (text) => formatAddress(parseAddress(text)) === text),
@@ -117,7 +117,7 @@ const ipLibrary: CelFunc[] = [
   celMethod('isGlobalUnicast', IP_TYPE.type, [], BOOL, function () { return isGlobalUnicast(ipOf(this)); }),
 ];
 
-const cidrLibrary: CelFunc[] = [
+export const cidrLibrary: CelFunc[] = [
   celFunc('cidr', [STRING], CIDR_TYPE.type, (text) => wrapCIDR(parsePrefix(text))),
   celFunc('isCIDR', [STRING], BOOL, (text) => succeeds(() => parsePrefix(text))),
   celFunc('string', [CIDR_TYPE.type], STRING, (cidr) => opaqueText(cidr)),
@@ -158,7 +158,7 @@ function queryMap(query: string): Map<string, string[]> {
   return out;
 }
 
-const urlLibrary: CelFunc[] = [
+export const urlLibrary: CelFunc[] = [
   celFunc('url', [STRING], URL_TYPE.type, (text) => { parseUrl(text); return URL_TYPE.wrap(text) as never; }),
   celFunc('isURL', [STRING], BOOL, (text) => succeeds(() => parseUrl(text))),
   celMethod('getScheme', URL_TYPE.type, [], STRING, function () { return urlOf(this).scheme; }),
@@ -168,5 +168,3 @@ const urlLibrary: CelFunc[] = [
   celMethod('getEscapedPath', URL_TYPE.type, [], STRING, function () { return urlOf(this).path; }),
   celMethod('getQuery', URL_TYPE.type, [], mapType(STRING, listType(STRING)), function () { return queryMap(urlOf(this).query) as never; }),
 ];
-
-export const networkLibrary: CelFunc[] = [...ipLibrary, ...cidrLibrary, ...urlLibrary];

@@ -45,7 +45,8 @@ const compare = (a: bigint, b: bigint): bigint => (a < b ? -1n : a > b ? 1n : 0n
 export const quantityLibrary: CelFunc[] = [
   celFunc('quantity', [STRING], QUANTITY.type, quantityOf),
   celFunc('isQuantity', [STRING], BOOL, (text) => parseQuantity(text) !== undefined),
-  celMethod('sign', QUANTITY.type, [], INT, function () { return compare(nanosOf(this), 0n); }),
+  // A global function upstream (`sign(q)`), so `q.sign()` does not compile.
+  celFunc('sign', [QUANTITY.type], INT, (q) => compare(nanosOf(q), 0n)),
   celMethod('isInteger', QUANTITY.type, [], BOOL, function () { return nanosOf(this) % NANO === 0n; }),
   celMethod('asInteger', QUANTITY.type, [], INT, function () { return asInteger(nanosOf(this)); }),
   celMethod('asApproximateFloat', QUANTITY.type, [], DOUBLE, function () { return Number(nanosOf(this)) / 1e9; }),

@@ -35,7 +35,7 @@ export function asCel(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value === undefined ? null : value;
   if (Array.isArray(value)) return celList(value);
   if (value instanceof Map) return celMap(value);
-  if (value.constructor === Object) return celMap(new Map(Object.entries(value)));
+  if (value.constructor === Object && !('$typeName' in value)) return celMap(new Map(Object.entries(value)));
   return value;
 }
 

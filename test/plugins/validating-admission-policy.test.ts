@@ -156,11 +156,14 @@ describe('validationActions', () => {
     expect(() => policy(tooMany, ['Deny', 'Warn'])).toThrow(/spec.validationActions: Invalid value: \["Deny","Warn"\]: must not contain both Deny and Warn/);
   });
 
-  it('reason picks the status code: Unauthorized 401, Forbidden 403, Invalid 422, RequestEntityTooLarge 413', async () => {
-    for (const [reason, code] of [['Unauthorized', 401], ['Forbidden', 403], ['Invalid', 422], ['RequestEntityTooLarge', 413]] as const) {
+  it('reason picks the status code: Forbidden 403, Invalid 422, RequestEntityTooLarge 413; other reasons are refused', async () => {
+    for (const [reason, code] of [['Forbidden', 403], ['Invalid', 422], ['RequestEntityTooLarge', 413]] as const) {
       const result = await run(policy({ validations: [{ expression: 'false', reason }] }), deploymentReview(1));
       expect(result.wire.response!.status).toMatchObject({ code, reason });
     }
+    expect(() => policy({ validations: [{ expression: 'false', reason: 'Unauthorized' }] })).toThrow(
+      /spec.validations\[0\].reason: Unsupported value: "Unauthorized": supported values: "Forbidden", "Invalid", "RequestEntityTooLarge"/,
+    );
   });
 
   it('the first failed validation decides the message; fieldPath is reported as the cause\'s field', async () => {
@@ -223,9 +226,9 @@ describe('matchConditions (the page\'s example)', () => {
   });
 
   it('a false condition wins over errors; errors alone follow failurePolicy', async () => {
-    const conditions = (failurePolicy: string) => ({ failurePolicy, matchConditions: [{ name: 'err', expression: 'object.nope' }, { name: 'f', expression: 'object.spec.replicas > 10' }], validations: [{ expression: 'false' }] });
+    const conditions = (failurePolicy: string) => ({ failurePolicy, matchConditions: [{ name: 'err', expression: 'object.nope == true' }, { name: 'f', expression: 'object.spec.replicas > 10' }], validations: [{ expression: 'false' }] });
     expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(1)))).toBeUndefined();
-    expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(11)))).toContain("denied request: expression 'object.nope' resulted in error: no such key: nope");
+    expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(11)))).toContain("denied request: expression 'object.nope == true' resulted in error: no such key: nope");
     expect(deniedMessage(await run(policy(conditions('Ignore')), deploymentReview(11)))).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@
 // passes through @bufbuild/cel's lists, maps and function dispatch) carrying its value beside the
 // message; `.or`/`.orValue` short-circuit, so interpreter.ts evaluates them itself.
 import { create, createFileRegistry } from '@bufbuild/protobuf';
+import { reflect } from '@bufbuild/protobuf/reflect';
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import { CelScalar, celFunc, celMethod, isCelList, isCelMap, isCelUint, objectType } from '@bufbuild/cel';
 import type { CelFunc, CelValue } from '@bufbuild/cel';
@@ -17,9 +18,9 @@ type Carrier = { [PAYLOAD]?: CelValue };
 
 /** An optional holding `value`, or none when `value` is undefined. */
 export function optionalOf(value: CelValue | undefined): CelValue {
-  const message = create(desc, {}) as unknown as Carrier;
-  if (value !== undefined) message[PAYLOAD] = value;
-  return message as never;
+  const message = create(desc, {});
+  if (value !== undefined) (message as unknown as Carrier)[PAYLOAD] = value;
+  return reflect(desc, message) as never;
 }
 
 export const NONE = optionalOf(undefined);

@@ -1,7 +1,7 @@
 // The CEL side of the ValidatingAdmissionPolicy plugin: the 1.27 page's table of example
 // expressions and its property-name escaping, then Kubernetes' CEL libraries as far as they go.
 import { describe, expect, it } from 'vitest';
-import type { ExpressionRole } from '../../functions/validating-admission-policy/checker.js';
+import type { ExpressionRole, Type } from '../../functions/validating-admission-policy/checker.js';
 import { CelCompileError, compileExpression } from '../../functions/validating-admission-policy/compile.js';
 import { toCel } from '../../functions/validating-admission-policy/values.js';
 
@@ -113,7 +113,7 @@ describe('Kubernetes CEL libraries', () => {
 describe('compile-time checks the apiserver makes when a policy is created, in its words', () => {
   const detail = (expression: string, role: ExpressionRole, params = false) => {
     try {
-      compileExpression(expression, { variables: new Map([['flag', { kind: 'prim', name: 'bool' }]]), role, params });
+      compileExpression(expression, { variables: new Map<string, Type>([['flag', { kind: 'prim', name: 'bool' }]]), role, params });
       return 'compiles';
     } catch (error) {
       if (!(error instanceof CelCompileError)) throw error;

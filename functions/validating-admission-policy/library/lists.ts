@@ -2,7 +2,7 @@
 // cel-go's sets extension. Elements arrive as CEL values: bigint (int), number (double), string...
 import { CelScalar, celFunc, celMethod, isCelList, isCelMap, listType } from '@bufbuild/cel';
 import type { CelFunc, CelList, CelValue } from '@bufbuild/cel';
-import { RE2JS } from '@bufbuild/re2';
+import { findAll } from './regex.js';
 
 const { BOOL, INT, STRING, DYN } = CelScalar;
 const LIST = listType(DYN);
@@ -78,33 +78,8 @@ export const setsLibrary: CelFunc[] = [
   celFunc('sets.intersects', [LIST, LIST], BOOL, (a, b) => [...a].some((x) => [...b].some((y) => celEquals(x, y)))),
 ];
 
-// find/findAll need match positions, which @bufbuild/re2 does not expose: the pattern is checked
-// with RE2 (so only RE2 syntax is accepted, as upstream) and then run by the JS engine.
-const compiled = new Map<string, RegExp>();
-function jsRegex(pattern: string): RegExp {
-  let regex = compiled.get(pattern);
-  if (regex) return regex;
-  RE2JS.compile(pattern);
-  const flags = /^\(\?([imsU]+)\)/.exec(pattern);
-  const body = (flags ? pattern.slice(flags[0].length) : pattern).replace(/\(\?P</g, '(?<').replace(/\\A/g, '^').replace(/\\z/g, '$');
-  regex = new RegExp(body, `gu${(flags?.[1] ?? '').replace(/[^ims]/g, '')}`);
-  if (compiled.size > 1000) compiled.clear();
-  compiled.set(pattern, regex);
-  return regex;
-}
-
-function findAll(text: string, pattern: string, limit: bigint): string[] {
-  if (limit === 0n) return [];
-  const out: string[] = [];
-  for (const match of text.matchAll(jsRegex(pattern))) {
-    out.push(match[0]);
-    if (limit > 0n && BigInt(out.length) >= limit) break;
-  }
-  return out;
-}
-
 export const regexLibrary: CelFunc[] = [
-  celMethod('find', STRING, [STRING], STRING, function (pattern) { return findAll(this, pattern, 1n)[0] ?? ''; }),
-  celMethod('findAll', STRING, [STRING], listType(STRING), function (pattern) { return findAll(this, pattern, -1n); }),
-  celMethod('findAll', STRING, [STRING, INT], listType(STRING), function (pattern, limit) { return findAll(this, pattern, limit); }),
+  celMethod('find', STRING, [STRING], STRING, function (pattern) { return findAll(this, pattern, 1)[0] ?? ''; }),
+  celMethod('findAll', STRING, [STRING], listType(STRING), function (pattern) { return findAll(this, pattern, -1); }),
+  celMethod('findAll', STRING, [STRING, INT], listType(STRING), function (pattern, limit) { return findAll(this, pattern, limit < 0n ? -1 : Number(limit)); }),
 ];

@@ -343,7 +343,7 @@ class Parser {
           this.expect(')');
           return inner;
         }
-        if (t.text === '[') return this.listLiteral(t);
+        if (t.text === '[' || t.text === '[?') return this.listLiteral(t, t.text === '[?');
         if (t.text === '{') return this.mapLiteral(t);
         break;
       default:
@@ -390,13 +390,13 @@ class Parser {
     return node;
   }
 
-  private listLiteral(open: Token): Node {
+  private listLiteral(open: Token, firstOptional: boolean): Node {
     const elements: Node[] = [];
     const optional: boolean[] = [];
-    if (!this.accept(']')) {
+    if (firstOptional || !this.accept(']')) {
       do {
         if (this.is(']')) break;
-        optional.push(this.accept('?'));
+        optional.push((elements.length === 0 && firstOptional) || this.accept('?'));
         elements.push(this.expr());
       } while (this.accept(','));
       this.expect(']');

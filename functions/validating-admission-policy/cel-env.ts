@@ -19,7 +19,7 @@ import { CelScalar, celEnv, celError, celFunc, isCelError, isCelList, isCelMap, 
 import type { CelEnv, CelFunc, CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { Runtime } from './interpreter.js';
-import { listsLibrary, regexLibrary, setsLibrary } from './library/lists.js';
+import { listsExtension, listsLibrary, regexLibrary, setsLibrary } from './library/lists.js';
 import { cidrLibrary, ipLibrary, urlLibrary } from './library/network.js';
 import { OPTIONAL_TYPE, optionalLibrary, optionalRegistry } from './library/optional.js';
 import { quantityLibrary } from './library/quantity.js';
@@ -98,6 +98,7 @@ const LIBRARIES: readonly { readonly since: EnvironmentVersion; readonly funcs: 
   { since: '1.30', funcs: [...strings, ...listsLibrary, ...regexLibrary, ...setsLibrary, ...urlLibrary, ...quantityLibrary, ...optionalLibrary] },
   { since: '1.31', funcs: [...ipLibrary, ...cidrLibrary] },
   { since: '1.34', funcs: semverLibrary },
+  { since: '1.35', funcs: listsExtension },
 ];
 
 const TYPES: Record<string, { since: EnvironmentVersion; value: CelValue }> = {
@@ -141,7 +142,7 @@ function buildEnvironment(version: EnvironmentVersion): PolicyEnvironment {
   const declarations = [...resolver].filter((f) => f.name !== HOST);
   return {
     version,
-    parse: { twoVariableComprehensions: atLeast(version, '1.33') },
+    parse: { twoVariableComprehensions: atLeast(version, '1.33'), listsExtension: atLeast(version, '1.35') },
     declarations,
     costError: COST_LIMIT_EXCEEDED,
     find(name) {

@@ -404,6 +404,7 @@ class Checker {
     }
     if (result && result.kind === 'opt' && name === 'optional.of') return { kind: 'opt', inner: args[0] };
     if (name === 'value' && target?.kind === 'opt') return target.inner;
+    if (['distinct', 'reverse', 'sort', 'slice'].includes(name) && target?.kind === 'list') return target;
     if ((name === 'min' || name === 'max') && target?.kind === 'list') return target.elem;
     if (name === 'dyn') return DYN;
     if (name === 'type') return { kind: 'type', of: args[0] ?? DYN };
@@ -443,6 +444,13 @@ class Checker {
       if (macro === 'optMap') return { kind: 'opt', inner: body };
       if (!isDyn(body) && body.kind !== 'opt') return this.fail(node.args[0].pos, `found no matching overload for 'optFlatMap' applied to '${formatType(body)}'`);
       return body;
+    }
+    if (macro === 'sortBy') {
+      if (!isDyn(range) && range.kind !== 'list') return this.fail(node.pos, `found no matching overload for 'sortBy' applied to '${formatType(range)}'`);
+      this.scopes.push(new Map([[node.vars[0], range.kind === 'list' ? range.elem : DYN]]));
+      this.check(node.args[0]);
+      this.scopes.pop();
+      return range;
     }
     let first: Type = DYN;
     let second: Type = DYN;
@@ -488,6 +496,7 @@ class Checker {
       case 'transformMapEntry': {
         if (bodies.length === 2) predicateOf(0);
         const entry = bodies[bodies.length - 1];
+        if (!isDyn(entry) && entry.kind !== 'map') return this.fail(node.args[node.args.length - 1].pos, `found no matching overload for 'transformMapEntry' applied to '${formatType(entry)}'`);
         return entry.kind === 'map' ? entry : map(DYN, DYN);
       }
     }

@@ -426,6 +426,28 @@ export class Compiler {
       });
     }
 
+    if (macro === 'sortBy') {
+      // cel-go's expansion: the keys computed per element, then one call sorts by them.
+      const sortByKeys = this.runtime.find('@sortByAssociatedKeys');
+      return this.bind(node.vars, ([slot]) => {
+        const key = this.compile(node.args[0]);
+        return (f) => {
+          const iterable = range(f);
+          if (isCelError(iterable)) return iterable;
+          if (!isCelList(iterable)) return err(`no such overload: ${typeNameOf(iterable)}.sortBy(_, _)`, pos);
+          const keys: unknown[] = [];
+          for (const element of iterable) {
+            if (!runtime.iterate()) return costError();
+            f.slots[slot] = element;
+            const k = key(f);
+            if (isCelError(k)) return k;
+            keys.push(k);
+          }
+          return sortByKeys?.call(pos, undefined, [iterable, celList(keys as CelValue[])]) ?? err('no such overload: sortBy', pos);
+        };
+      });
+    }
+
     const two = node.vars.length === 2;
     return this.bind(node.vars, (slots) => {
       const bodies = node.args.map((a) => this.compile(a));

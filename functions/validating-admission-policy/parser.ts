@@ -27,11 +27,13 @@ export type Literal =
 export type Macro =
   | 'all' | 'exists' | 'exists_one' | 'map' | 'filter'
   | 'all2' | 'exists2' | 'existsOne2' | 'transformList' | 'transformMap' | 'transformMapEntry'
-  | 'optMap' | 'optFlatMap';
+  | 'optMap' | 'optFlatMap' | 'sortBy';
 
 export interface ParseOptions {
   /** Two-variable comprehensions (`all(k, v, p)`, `transformList`, ...): Kubernetes 1.33 on. */
   readonly twoVariableComprehensions: boolean;
+  /** cel-go's lists extension and its `sortBy` macro: Kubernetes 1.35 on. */
+  readonly listsExtension: boolean;
 }
 
 export class CelSyntaxError extends Error {
@@ -428,7 +430,9 @@ class Parser {
     const vars: string[] = [];
     for (let i = 0; i < variables; i++) {
       const v = args[i];
-      if (v.kind !== 'ident') this.fail({ kind: 'op', pos: v.pos, text: '' }, `${fn}() variable name must be a simple identifier`);
+      const at: Token = { kind: 'op', pos: v.pos, text: '' };
+      if (v.kind !== 'ident') this.fail(at, macro.macro === 'optMap' || macro.macro === 'optFlatMap' ? `${fn}() variable name must be a simple identifier` : 'argument must be a simple name');
+      if (v.name === '__result__') this.fail(at, 'iteration variable overwrites accumulator variable');
       vars.push(v.name);
     }
     if (variables === 2 && vars[0] === vars[1]) this.fail({ kind: 'op', pos: args[1].pos, text: '' }, `duplicate variable name: ${vars[0]}`);
@@ -443,7 +447,8 @@ class Parser {
         if (arity === 3 && this.options.twoVariableComprehensions) return { macro: fn === 'all' ? 'all2' : 'exists2', vars: 2 };
         return undefined;
       case 'exists_one':
-        return arity === 2 ? { macro: 'exists_one', vars: 1 } : undefined;
+        if (arity === 2) return { macro: 'exists_one', vars: 1 };
+        return arity === 3 && this.options.twoVariableComprehensions ? { macro: 'existsOne2', vars: 2 } : undefined;
       case 'existsOne':
         if (arity === 2 && this.options.twoVariableComprehensions) return { macro: 'exists_one', vars: 1 };
         return arity === 3 && this.options.twoVariableComprehensions ? { macro: 'existsOne2', vars: 2 } : undefined;
@@ -457,6 +462,8 @@ class Parser {
       case 'optMap':
       case 'optFlatMap':
         return arity === 2 ? { macro: fn, vars: 1 } : undefined;
+      case 'sortBy':
+        return arity === 2 && this.options.listsExtension ? { macro: fn, vars: 1 } : undefined;
       default:
         return undefined;
     }

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { isCelError, isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
 import { CostMeter, policyEnvironment } from '../../functions/validating-admission-policy/cel-env.js';
+import { CelCompileError, compileExpression } from '../../functions/validating-admission-policy/compile.js';
 import { Compiler, asCel } from '../../functions/validating-admission-policy/interpreter.js';
 import { isOptional, optionalOf, optionalValue } from '../../functions/validating-admission-policy/library/optional.js';
 import { parseCel } from '../../functions/validating-admission-policy/parser.js';
@@ -64,5 +65,143 @@ describe('cel-go TestOptionalValues', () => {
     ["optional.ofNonZeroValue({?'nested_map': optional.ofNonZeroValue({?'map': m.?c})})", m({}), NONE],
   ])('%s', (expression, inputs, expected) => {
     expect(run(expression, inputs)).toEqual(expected);
+  });
+});
+
+/** A row that must evaluate to true, or fail with an error containing `error`. */
+function holds(expression: string, error?: string): void {
+  const result = run(expression, {});
+  if (error === undefined) expect(result).toBe(true);
+  else expect((result as { error?: string }).error ?? result).toContain(error);
+}
+
+/** The compile error (what the apiserver answers at creation), or 'compiles'. */
+function compileError(expression: string): string {
+  try {
+    compileExpression(expression, { variables: new Set() });
+    return 'compiles';
+  } catch (error) {
+    if (!(error instanceof CelCompileError)) throw error;
+    return error.message;
+  }
+}
+
+// cel-go ext/lists_test.go TestLists and TestListsRuntimeErrors; rows on proto message types left out.
+describe('cel-go lists extension (Kubernetes 1.35 on)', () => {
+  it.each<[string, string?]>([
+    ['lists.range(4) == [0,1,2,3]'],
+    ['lists.range(0) == []'],
+    ['[5,1,2,3].reverse() == [3,2,1,5]'],
+    ['[].reverse() == []'],
+    ['[1].reverse() == [1]'],
+    ["['are', 'you', 'as', 'bored', 'as', 'I', 'am'].reverse() == ['am', 'I', 'as', 'bored', 'as', 'you', 'are']"],
+    ['[false, true, true].reverse().reverse() == [false, true, true]'],
+    ['[1,2,3,4].slice(0, 4) == [1,2,3,4]'],
+    ['[1,2,3,4].slice(0, 0) == []'],
+    ['[1,2,3,4].slice(1, 1) == []'],
+    ['[1,2,3,4].slice(4, 4) == []'],
+    ['[1,2,3,4].slice(1, 3) == [2, 3]'],
+    ['[1,2,3,4].slice(3, 0)', 'cannot slice(3, 0), start index must be less than or equal to end index'],
+    ['[1,2,3,4].slice(0, 10)', 'cannot slice(0, 10), list is length 4'],
+    ['[1,2,3,4].slice(-5, 10)', 'cannot slice(-5, 10), negative indexes not supported'],
+    ['[1,2,3,4].slice(-5, -3)', 'cannot slice(-5, -3), negative indexes not supported'],
+    ['dyn([]).flatten() == []'],
+    ['dyn([1,2,3,4]).flatten() == [1,2,3,4]'],
+    ['[1,[2,[3,4]]].flatten() == [1,2,[3,4]]'],
+    ['[1,2,[],[],[3,4]].flatten() == [1,2,3,4]'],
+    ['[1,[2,[3,4]]].flatten(2) == [1,2,3,4]'],
+    ['[1,[2,[3,[4]]]].flatten(-1) == [1,2,3,4]', 'level must be non-negative'],
+    ['[].sort() == []'],
+    ['[1].sort() == [1]'],
+    ['[4, 3, 2, 1].sort() == [1, 2, 3, 4]'],
+    ['["d", "a", "b", "c"].sort() == ["a", "b", "c", "d"]'],
+    ['["d", 3, 2, "c"].sort() == ["a", "b", "c", "d"]', 'list elements must have the same type'],
+    ['[].sortBy(e, e) == []'],
+    ['["a"].sortBy(e, e) == ["a"]'],
+    ['[-3, 1, -5, -2, 4].sortBy(e, -(e * e)) == [-5, 4, -3, -2, 1]'],
+    ['[-3, 1, -5, -2, 4].map(e, e * 2).sortBy(e, -(e * e)) == [-10, 8, -6, -4, 2]'],
+    ['lists.range(3).sortBy(e, -e) == [2, 1, 0]'],
+    ['["a", "c", "b", "first"].sortBy(e, e == "first" ? "" : e) == ["first", "a", "b", "c"]'],
+    ['[].distinct() == []'],
+    ['[1].distinct() == [1]'],
+    ['[-2, 5, -2, 1, 1, 5, -2, 1].distinct() == [-2, 5, 1]'],
+    ["['c', 'a', 'a', 'b', 'a', 'b', 'c', 'c'].distinct() == ['c', 'a', 'b']"],
+    ['[1, 2.0, "c", 3, "c", 1].distinct() == [1, 2.0, "c", 3]'],
+    ['[1, 1.0, 2].distinct() == [1, 2]'],
+    ['[[1], [1], [2]].distinct() == [[1], [2]]'],
+    ["[{'field': 'lo'}, {'field': 'hi'}].sortBy(m, m.field) == [{'field': 'hi'}, {'field': 'lo'}]"],
+    ['dyn({}).flatten()', 'no such overload'],
+    ['dyn({}).flatten(0)', 'no such overload'],
+    ['[].flatten(-1)', 'level must be non-negative'],
+    ["[].flatten(dyn('1'))", 'no such overload'],
+  ])('%s', (expression, error) => holds(expression, error));
+
+  it('a 1.34 environment has no lists extension; strings v3 reverse stays refused', () => {
+    expect(() => compileExpression('lists.range(3) == [0, 1, 2]', { variables: new Set(), environment: '1.34' })).toThrow(/undeclared reference to 'lists'/);
+    expect(() => compileExpression('[1].sortBy(e, e) == [1]', { variables: new Set(), environment: '1.34' })).toThrow(/undeclared reference to 'sortBy'/);
+    expect(compileError("'abc'.reverse() == 'cba'")).toContain("found no matching overload for 'reverse' applied to 'string.()'");
+  });
+});
+
+// cel-go ext/comprehensions_test.go; rows written with cel.bind or strings v3 reverse (neither
+// enabled for policies) left out.
+describe('cel-go two-variable comprehensions (Kubernetes 1.33 on)', () => {
+  it.each<[string]>([
+    ['[1, 2, 3, 4].all(i, v, i < 5 && v > 0)'],
+    ['[1, 2, 3, 4].all(i, v, i < v)'],
+    ['[1, 2, 3, 4].all(i, v, i > v) == false'],
+    ['[\'Hello\', \'world\'].transformList(i, v, "[%d]%s".format([i, v.lowerAscii()])) == ["[0]hello", "[1]world"]'],
+    ['[\'hello\', \'world\'].transformList(i, v, v.startsWith(\'greeting\'), "[%d]%s".format([i, v])) == []'],
+    ['[1, 2, 3].transformList(indexVar, valueVar, (indexVar * valueVar) + valueVar) == [1, 4, 9]'],
+    ['[1, 2, 3].transformList(indexVar, valueVar, indexVar % 2 == 0, (indexVar * valueVar) + valueVar) == [1, 9]'],
+    ["['Hello', 'world'].transformMap(i, v, [v.lowerAscii()]) == {0: ['hello'], 1: ['world']}"],
+    ["['world', 'Hello'].transformMap(i, v, [v.lowerAscii()]).transformList(k, v, v).flatten().sort() == ['hello', 'world']"],
+    ['[1, 2, 3].transformMap(indexVar, valueVar, (indexVar * valueVar) + valueVar) == {0: 1, 1: 4, 2: 9}'],
+    ['[1, 2, 3].transformMap(indexVar, valueVar, indexVar % 2 == 0, (indexVar * valueVar) + valueVar) == {0: 1, 2: 9}'],
+    ["{'hello': 'world', 'hello!': 'world'}.all(k, v, k.startsWith('hello') && v == 'world')"],
+    ["{'hello': 'world', 'hello!': 'worlds'}.all(k, v, k.startsWith('hello') && v.endsWith('world')) == false"],
+    ["{'hello': 'world', 'hello!': 'worlds'}.exists(k, v, k.startsWith('hello') && v.endsWith('world'))"],
+    ["{'hello': 'world', 'hello!': 'worlds'}.existsOne(k, v, k.startsWith('hello') && v.endsWith('world'))"],
+    ["{'hello': 'world', 'hello!': 'worlds'}.exists_one(k, v, k.startsWith('hello') && v.endsWith('world'))"],
+    ["{'hello': 'world', 'hello!': 'wow, world'}.exists_one(k, v, k.startsWith('hello') && v.endsWith('world')) == false"],
+    ['{\'Hello\': \'world\'}.transformList(k, v, "%s=%s".format([k.lowerAscii(), v])) == ["hello=world"]'],
+    ['dyn({\'Hello\': \'world\'}).transformList(k, v, "%s=%s".format([k.lowerAscii(), v])) == ["hello=world"]'],
+    ['{\'hello\': \'world\'}.transformList(k, v, k.startsWith(\'greeting\'), "%s=%s".format([k, v])) == []'],
+    ["{'greeting': 'hello', 'farewell': 'goodbye'}.transformList(k, _, k).sort() == ['farewell', 'greeting']"],
+    ["{'greeting': 'hello', 'farewell': 'goodbye'}.transformList(_, v, v).sort() == ['goodbye', 'hello']"],
+    ['{\'hello\': \'world\', \'goodbye\': \'cruel world\'}.transformMap(k, v, "%s, %s!".format([k, v])) == {\'hello\': \'hello, world!\', \'goodbye\': \'goodbye, cruel world!\'}'],
+    ['dyn({\'hello\': \'world\', \'goodbye\': \'cruel world\'}).transformMap(k, v, "%s, %s!".format([k, v])) == {\'hello\': \'hello, world!\', \'goodbye\': \'goodbye, cruel world!\'}'],
+    ['{\'hello\': \'world\', \'goodbye\': \'cruel world\'}.transformMap(k, v, v.startsWith(\'world\'), "%s, %s!".format([k, v])) == {\'hello\': \'hello, world!\'}'],
+    ["{'hello': 'world', 'greetings': 'tacocat'}.transformMapEntry(k, v, {}) == {}"],
+    ["[1, 1].transformMapEntry(i, v, {v: i})", ],
+  ])('%s', (expression) => {
+    if (expression.startsWith('[1, 1]')) holds(expression, 'insert failed: key 1 already exists');
+    else holds(expression);
+  });
+
+  it.each<[string, string]>([
+    ['[].all(i, i, i < i)', 'duplicate variable name: i'],
+    ['[].all(__result__, i, __result__ < i)', 'iteration variable overwrites accumulator variable'],
+    ['[].all(j, __result__, __result__ < j)', 'iteration variable overwrites accumulator variable'],
+    ['[].all(i.j, k, i.j < k)', 'argument must be a simple name'],
+    ['[].all(j, i.k, j < i.k)', 'argument must be a simple name'],
+    ['1.all(j, k, j < k)', 'cannot be range'],
+    ['[].exists(i.j, k, i.j < k)', 'argument must be a simple name'],
+    ['[].exists(j, i.k, j < i.k)', 'argument must be a simple name'],
+    ["''.exists(j, k, j < k)", 'cannot be range'],
+    ['[].exists_one(i.j, k, i.j < k)', 'argument must be a simple name'],
+    ['[].existsOne(j, i.k, j < i.k)', 'argument must be a simple name'],
+    ["''.existsOne(j, k, j < k)", 'cannot be range'],
+    ['[].transformList(i.j, k, i.j + k)', 'argument must be a simple name'],
+    ['[].transformList(j, i.k, j + i.k)', 'argument must be a simple name'],
+    ['{}.transformMap(i.j, k, i.j + k)', 'argument must be a simple name'],
+    ['{}.transformMap(j, i.k, j + i.k)', 'argument must be a simple name'],
+    ['{}.transformMapEntry(j, i.k, {j: i.k})', 'argument must be a simple name'],
+    ['{}.transformMapEntry(i.j, k, {k: i.j})', 'argument must be a simple name'],
+    ["{}.transformMapEntry(j, k, 'bad filter', {k: j})", 'no matching overload'],
+    ['[1, 2].transformList(i, v, v % 2 == 0 ? [v] : v)', 'no matching overload'],
+    ["{'hello': 'world', 'greetings': 'tacocat'}.transformMapEntry(k, v, []) == {}", 'no matching overload'],
+  ])('%s is refused: %s', (expression, message) => {
+    expect(compileError(expression)).toContain(message);
   });
 });

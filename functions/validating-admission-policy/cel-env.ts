@@ -24,7 +24,8 @@ import { cidrLibrary, ipLibrary, urlLibrary } from './library/network.js';
 import { OPTIONAL_TYPE, optionalLibrary, optionalRegistry } from './library/optional.js';
 import { quantityLibrary } from './library/quantity.js';
 import { semverLibrary } from './library/semver.js';
-import { CIDR_TYPE, IP_TYPE, QUANTITY, SEMVER, URL_TYPE, kubernetesTypes } from './library/types.js';
+import { CIDR_TYPE, IP_TYPE, NAMED_FORMAT, QUANTITY, SEMVER, URL_TYPE, kubernetesTypes } from './library/types.js';
+import { formatLibrary } from './library/format.js';
 import type { ParseOptions } from './parser.js';
 
 /** Kubernetes' celconfig.PerCallLimit. */
@@ -97,6 +98,7 @@ function meteredGroup(group: FuncGroup): FuncGroup {
 const LIBRARIES: readonly { readonly since: EnvironmentVersion; readonly funcs: readonly CelFunc[] }[] = [
   { since: '1.30', funcs: [...strings, ...listsLibrary, ...regexLibrary, ...setsLibrary, ...urlLibrary, ...quantityLibrary, ...optionalLibrary] },
   { since: '1.31', funcs: [...ipLibrary, ...cidrLibrary] },
+  { since: '1.32', funcs: formatLibrary },
   { since: '1.34', funcs: semverLibrary },
   { since: '1.35', funcs: listsExtension },
 ];
@@ -107,6 +109,7 @@ const TYPES: Record<string, { since: EnvironmentVersion; value: CelValue }> = {
   'net.IP': { since: '1.31', value: IP_TYPE.type as never },
   'net.CIDR': { since: '1.31', value: CIDR_TYPE.type as never },
   'kubernetes.Semver': { since: '1.34', value: SEMVER.type as never },
+  'kubernetes.NamedFormat': { since: '1.32', value: NAMED_FORMAT.type as never },
   optional_type: { since: '1.30', value: OPTIONAL_TYPE as never },
 };
 

@@ -404,6 +404,8 @@ class Checker {
     }
     if (result && result.kind === 'opt' && name === 'optional.of') return { kind: 'opt', inner: args[0] };
     if (name === 'value' && target?.kind === 'opt') return target.inner;
+    if (name === 'validate' && target?.kind === 'prim' && target.name === 'kubernetes.NamedFormat') return { kind: 'opt', inner: list(STRING) };
+    if (name === 'format.named') return { kind: 'opt', inner: prim('kubernetes.NamedFormat') };
     if (['distinct', 'reverse', 'sort', 'slice'].includes(name) && target?.kind === 'list') return target;
     if ((name === 'min' || name === 'max') && target?.kind === 'list') return target.elem;
     if (name === 'dyn') return DYN;

@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { isCelError, isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
 import { CostMeter, policyEnvironment } from '../../functions/validating-admission-policy/cel-env.js';
+import type { EnvironmentVersion } from '../../functions/validating-admission-policy/cel-env.js';
 import { CelCompileError, compileExpression } from '../../functions/validating-admission-policy/compile.js';
+import { FORMATS } from '../../functions/validating-admission-policy/library/format.js';
 import { Compiler, asCel } from '../../functions/validating-admission-policy/interpreter.js';
 import { isOptional, optionalOf, optionalValue } from '../../functions/validating-admission-policy/library/optional.js';
 import { parseCel } from '../../functions/validating-admission-policy/parser.js';
@@ -203,5 +205,64 @@ describe('cel-go two-variable comprehensions (Kubernetes 1.33 on)', () => {
     ["{'hello': 'world', 'greetings': 'tacocat'}.transformMapEntry(k, v, []) == {}", 'no matching overload'],
   ])('%s is refused: %s', (expression, message) => {
     expect(compileError(expression)).toContain(message);
+  });
+});
+
+/** Compiles as a policy's validation would (checker included) and evaluates with no inputs. */
+function evaluatePolicyExpression(expression: string, environment?: EnvironmentVersion): unknown {
+  const outcome = compileExpression(expression, { variables: new Set(), environment }).evaluate({}, 10_000_000);
+  return 'error' in outcome ? { error: outcome.error } : plain(outcome.value);
+}
+
+// k8s.io/apiserver/pkg/cel/library/format_test.go TestFormat, with its generated lookup and
+// comparison rows over every named format.
+describe('Kubernetes format library (1.32 on)', () => {
+  const DNS1123_LABEL = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+  const DNS1123_SUBDOMAIN = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+  const DNS1035 = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+  const rows: [string, unknown][] = [
+    ['format.dns1123Label().validate("my-label-name")', NONE],
+    ['format.dns1123Subdomain().validate("apiextensions.k8s.io")', NONE],
+    ['format.qualifiedName().validate("apiextensions.k8s.io/v1beta1")', NONE],
+    ['format.dns1123LabelPrefix().validate("my-label-prefix-")', NONE],
+    ['format.dns1123SubdomainPrefix().validate("mysubdomain.prefix.-")', NONE],
+    ['format.dns1035LabelPrefix().validate("my-label-prefix-")', NONE],
+    ['format.uri().validate("http://example.com")', NONE],
+    ['format.uuid().validate("123e4567-e89b-12d3-a456-426614174000")', NONE],
+    ['format.byte().validate("aGVsbG8=")', NONE],
+    ['format.date().validate("2021-01-01")', NONE],
+    ['format.datetime().validate("2021-01-01T00:00:00Z")', NONE],
+    ['format.dns1123Label().validate("contains a space")', some([DNS1123_LABEL])],
+    ['format.dns1123Subdomain().validate("contains a space")', some([DNS1123_SUBDOMAIN])],
+    ['format.dns1035Label().validate("contains a space")', some([DNS1035])],
+    ['format.qualifiedName().validate("contains a space")', some(["name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"])],
+    ['format.dns1123LabelPrefix().validate("contains a space-")', some([DNS1123_LABEL])],
+    ['format.dns1123SubdomainPrefix().validate("contains a space-")', some([DNS1123_SUBDOMAIN])],
+    ['format.dns1035LabelPrefix().validate("contains a space-")', some([DNS1035])],
+    ['format.dns1123Label().validate("my-label-name")', NONE],
+    ['format.dns1123Subdomain().validate("example.com")', NONE],
+    ['format.dns1035Label().validate("my-label-name")', NONE],
+    ['format.qualifiedName().validate("my.name")', NONE],
+    ['format.byte().validate("aGVsbG8=")', NONE],
+    ['format.byte().validate("aGVsbG8")', some(['invalid base64'])],
+    ['format.date().validate("2020-01-01")', NONE],
+    ['format.date().validate("2020-01-32")', some(['invalid date'])],
+    ['format.datetime().validate("2020-01-01T00:00:00Z")', NONE],
+    ['format.datetime().validate("2020-01-32T00:00:00Z")', some(['invalid datetime'])],
+    ['format.named("unknown").hasValue()', false],
+    ['format.labelValue().validate("my-cool-label-Value")', NONE],
+    ['format.labelValue().validate("my-cool-label-Value!!\\n\\n!!!")', some(["a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"])],
+  ];
+  const names = Object.keys(FORMATS);
+  for (const lhs of names) {
+    rows.push([`format.named("${lhs}").hasValue()`, true], [`format.named("${lhs}").value() == format.${lhs}()`, true]);
+    for (const rhs of names) if (rhs !== lhs) rows.push([`format.${lhs}() == format.${rhs}()`, false]);
+  }
+  it.each(rows)('%s', (expression, expected) => {
+    expect(evaluatePolicyExpression(expression)).toEqual(expected);
+  });
+
+  it('a 1.31 environment has no format library', () => {
+    expect(() => evaluatePolicyExpression('format.dns1123Label().validate("x").hasValue()', '1.31')).toThrow(/undeclared reference to 'format'/);
   });
 });

@@ -10,8 +10,8 @@ import type { CelObjectType, CelValue } from '@bufbuild/cel';
 const TYPE_STRING = 9;
 const LABEL_OPTIONAL = 1;
 /** Upstream's type names: `kubernetes.Quantity`, `kubernetes.URL`, `kubernetes.Semver`, `net.IP`, `net.CIDR`. */
-const PACKAGES = { kubernetes: ['Quantity', 'URL', 'Semver'], net: ['IP', 'CIDR'] } as const;
-type OpaqueName = 'kubernetes.Quantity' | 'kubernetes.URL' | 'kubernetes.Semver' | 'net.IP' | 'net.CIDR';
+const PACKAGES = { kubernetes: ['Quantity', 'URL', 'Semver', 'NamedFormat'], net: ['IP', 'CIDR'] } as const;
+type OpaqueName = 'kubernetes.Quantity' | 'kubernetes.URL' | 'kubernetes.Semver' | 'kubernetes.NamedFormat' | 'net.IP' | 'net.CIDR';
 
 const files = Object.entries(PACKAGES).map(([pkg, names]) =>
   create(FileDescriptorProtoSchema, {
@@ -46,6 +46,7 @@ export const URL_TYPE = opaque('kubernetes.URL');
 export const IP_TYPE = opaque('net.IP');
 export const CIDR_TYPE = opaque('net.CIDR');
 export const SEMVER = opaque('kubernetes.Semver');
+export const NAMED_FORMAT = opaque('kubernetes.NamedFormat');
 
 /** The text inside an opaque value: methods receive the message as a ReflectMessage. */
 export function opaqueText(value: unknown): string {

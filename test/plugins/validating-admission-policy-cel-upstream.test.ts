@@ -266,3 +266,142 @@ describe('Kubernetes format library (1.32 on)', () => {
     expect(() => evaluatePolicyExpression('format.dns1123Label().validate("x").hasValue()', '1.31')).toThrow(/undeclared reference to 'format'/);
   });
 });
+
+const row = (expression: string, expected: unknown) => expect(evaluatePolicyExpression(expression)).toEqual(expected);
+const refused = (expression: string, pattern: RegExp) => expect(compileError(expression)).toMatch(pattern);
+
+// k8s.io/apiserver/pkg/cel/library/ip_test.go TestIP. Rows that expect an IP value compare with
+// the value the library prints.
+describe('Kubernetes ip library (1.31 on)', () => {
+  it.each<[string, unknown]>([
+    ['string(ip("192.168.0.1"))', '192.168.0.1'],
+    ['ip("192.168.0.1.0")', { error: 'IP Address "192.168.0.1.0" parse error during conversion from string: ParseAddr("192.168.0.1.0"): IPv4 address too long' }],
+    ['isIP("192.168.0.1")', true],
+    ['isIP("192.168.0.1.0")', false],
+    ['ip.isCanonical("127.0.0.1")', true],
+    ['ip.isCanonical("127.0.0.1.0")', { error: 'IP Address "127.0.0.1.0" parse error during conversion from string: ParseAddr("127.0.0.1.0"): IPv4 address too long' }],
+    ['ip("192.168.0.1").family()', 4n],
+    ['ip("0.0.0.0").isUnspecified()', true],
+    ['ip("127.0.0.1").isUnspecified()', false],
+    ['ip("127.0.0.1").isLoopback()', true],
+    ['ip("1.2.3.4").isLoopback()', false],
+    ['ip("224.0.0.1").isLinkLocalMulticast()', true],
+    ['ip("224.0.1.1").isLinkLocalMulticast()', false],
+    ['ip("169.254.169.254").isLinkLocalUnicast()', true],
+    ['ip("192.168.0.1").isLinkLocalUnicast()', false],
+    ['ip("192.168.0.1").isGlobalUnicast()', true],
+    ['ip("255.255.255.255").isGlobalUnicast()', false],
+    ['string(ip("2001:db8::68"))', '2001:db8::68'],
+    ['ip("2001:db8:::68")', { error: 'IP Address "2001:db8:::68" parse error during conversion from string: ParseAddr("2001:db8:::68"): each colon-separated field must have at least one digit (at ":68")' }],
+    ['isIP("2001:db8::68")', true],
+    ['isIP("2001:db8:::68")', false],
+    ['ip.isCanonical("2001:db8::68")', true],
+    ['ip.isCanonical("2001:DB8::68")', false],
+    ['ip.isCanonical("2001:db8:::68")', { error: 'IP Address "2001:db8:::68" parse error during conversion from string: ParseAddr("2001:db8:::68"): each colon-separated field must have at least one digit (at ":68")' }],
+    ['ip("2001:db8::68").family()', 6n],
+    ['ip("::").isUnspecified()', true],
+    ['ip("::1").isUnspecified()', false],
+    ['ip("::1").isLoopback()', true],
+    ['ip("2001:db8::abcd").isLoopback()', false],
+    ['ip("ff02::1").isLinkLocalMulticast()', true],
+    ['ip("fd00::1").isLinkLocalMulticast()', false],
+    ['ip("fe80::1").isLinkLocalUnicast()', true],
+    ['ip("fd80::1").isLinkLocalUnicast()', false],
+    ['ip("2001:db8::abcd").isGlobalUnicast()', true],
+    ['ip("ff00::1").isGlobalUnicast()', false],
+    ['string(ip("192.168.0.1"))', '192.168.0.1'],
+    ['type(ip("192.168.0.1")) == net.IP', true],
+  ])('%s', row);
+
+  it("isIP(cidr(...)) is refused: found no matching overload for 'isIP' applied to '(net.CIDR)'", () => {
+    refused('isIP(cidr("192.168.0.0/24"))', /found no matching overload for 'isIP' applied to '\(net.CIDR\)'/);
+  });
+});
+
+// k8s.io/apiserver/pkg/cel/library/cidr_test.go TestCIDR.
+describe('Kubernetes cidr library (1.31 on)', () => {
+  it.each<[string, unknown]>([
+    ['string(cidr(dyn("192.168.0.0/24")))', '192.168.0.0/24'],
+    ['cidr("192.168.0.0/")', { error: 'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("192.168.0.0/"): bad bits after slash: ""' }],
+    ['cidr("192.168.0.0/24").containsIP(ip("192.168.0.1"))', true],
+    ['cidr("192.168.0.0/24").containsIP(ip("192.168.1.1"))', false],
+    ['cidr("192.168.0.0/24").containsIP("192.168.0.1")', true],
+    ['cidr("192.168.0.0/24").containsIP("192.168.1.1")', false],
+    ['cidr("192.168.0.0/24").containsCIDR(cidr("192.168.0.0/25"))', true],
+    ['cidr("192.168.0.0/24").containsCIDR(cidr("192.168.0.0/23"))', false],
+    ['cidr("192.168.0.0/24").containsCIDR("192.168.0.0/25")', true],
+    ['cidr("192.168.0.0/24").containsCIDR("192.168.0.0/23")', false],
+    ['string(cidr("192.168.0.0/24").ip())', '192.168.0.0'],
+    ['string(cidr("192.168.0.0/24").masked())', '192.168.0.0/24'],
+    ['string(cidr("192.168.0.1/24").masked())', '192.168.0.0/24'],
+    ['cidr("192.168.0.0/24").prefixLength()', 24n],
+    ['string(cidr("2001:db8::/32"))', '2001:db8::/32'],
+    ['cidr("2001:db8::/")', { error: 'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("2001:db8::/"): bad bits after slash: ""' }],
+    ['cidr("2001:db8::/32").containsIP(ip("2001:db8::1"))', true],
+    ['cidr("2001:db8::/32").containsIP(ip("2001:dc8::1"))', false],
+    ['cidr("2001:db8::/32").containsIP("2001:db8::1")', true],
+    ['cidr("2001:db8::/32").containsIP("2001:dc8::1")', false],
+    ['cidr("2001:db8::/32").containsCIDR(cidr("2001:db8::/33"))', true],
+    ['cidr("2001:db8::/32").containsCIDR(cidr("2001:db8::/31"))', false],
+    ['cidr("2001:db8::/32").containsCIDR("2001:db8::/33")', true],
+    ['cidr("2001:db8::/32").containsCIDR("2001:db8::/31")', false],
+    ['string(cidr("2001:db8::/32").ip())', '2001:db8::'],
+    ['string(cidr("2001:db8::/32").masked())', '2001:db8::/32'],
+    ['string(cidr("2001:db8:1::/32").masked())', '2001:db8::/32'],
+    ['cidr("2001:db8::/32").prefixLength()', 32n],
+    ['string(cidr("192.168.0.0/24"))', '192.168.0.0/24'],
+    ['type(cidr("192.168.0.0/24")) == net.CIDR', true],
+  ])('%s', row);
+
+  it("cidr(int) is refused: found no matching overload for 'cidr' applied to '(int)'", () => {
+    refused('cidr(192168)', /found no matching overload for 'cidr' applied to '\(int\)'/);
+  });
+});
+
+// k8s.io/apiserver/pkg/cel/library/quantity_test.go TestQuantity. mul, div and divInt stay
+// refused (no Kubernetes version enables them for policies): their rows check the refusal.
+describe('Kubernetes quantity library', () => {
+  it.each<[string, unknown]>([
+    ['quantity("12Mi") == quantity("12582912")', true],
+    ['quantity("10Mo")', { error: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'" }],
+    ['quantity("10Mm")', { error: "unable to parse quantity's suffix" }],
+    ['isQuantity("20")', true],
+    ['isQuantity("20M")', true],
+    ['isQuantity("20Mi")', true],
+    ['isQuantity("20Mo")', false],
+    ['isQuantity("10Mm")', false],
+    ['quantity("200M") == quantity("200M")', true],
+    ['quantity("200M") == quantity("0.2G") && quantity("0.2G") == quantity("200M")', true],
+    ['quantity("2M") == quantity("0.002G") && quantity("2000k") == quantity("2M") && quantity("0.002G") == quantity("2000k")', true],
+    ['quantity("200M") == quantity("0.3G")', false],
+    ['quantity("50M").isLessThan(quantity("50Mi"))', true],
+    ['quantity("50M").isLessThan(quantity("100M"))', true],
+    ['quantity("100M").isLessThan(quantity("50M"))', false],
+    ['quantity("50Mi").isGreaterThan(quantity("50M"))', true],
+    ['quantity("150Mi").isGreaterThan(quantity("100Mi"))', true],
+    ['quantity("50M").isGreaterThan(quantity("100M"))', false],
+    ['quantity("200M").compareTo(quantity("0.2G"))', 0n],
+    ['quantity("50M").compareTo(quantity("50Mi"))', -1n],
+    ['quantity("50Mi").compareTo(quantity("50M"))', 1n],
+    ['quantity("50k").add(quantity("20")) == quantity("50.02k")', true],
+    ['quantity("50k").add(20).isLessThan(quantity("50020"))', false],
+    ['quantity("50k").sub(quantity("20")) == quantity("49.98k")', true],
+    ['quantity("50k").sub(20) == quantity("49980")', true],
+    ['quantity("50k").add(20).sub(quantity("100k")).asInteger()', -49980n],
+    ['quantity("50k").add(20).sub(quantity("100k")).sub(-50000).asInteger()', 20n],
+    ['quantity("50k").asInteger()', 50000n],
+    ['quantity("9999999999999999999999999999999999999G").asInteger()', { error: 'cannot convert value to integer' }],
+    ['quantity("9999999999999999999999999999999999999G").isInteger()', false],
+    ['quantity("50").isInteger()', true],
+    ['quantity("50.703k").asApproximateFloat()', 50703],
+  ])('%s', row);
+
+  it.each([['quantity("50k").mul(2) == quantity("100000")'], ['quantity("10000").div(3).asApproximateFloat() > 0.0'], ['quantity("10k").div(2) == quantity("5000")'], ['quantity("10000").divInt(3) == quantity("3333")']])(
+    '%s is refused',
+    (expression) => refused(expression, /found no matching overload|undeclared reference/),
+  );
+
+  it("isQuantity([1, 2, 3]) is refused: found no matching overload for 'isQuantity'", () => {
+    refused('isQuantity([1, 2, 3])', /found no matching overload for 'isQuantity' applied to/);
+  });
+});

@@ -22,6 +22,7 @@ import type { Runtime } from './interpreter.js';
 import { listsExtension, listsLibrary, regexLibrary, setsLibrary } from './library/lists.js';
 import { cidrLibrary, ipLibrary, urlLibrary } from './library/network.js';
 import { OPTIONAL_TYPE, optionalLibrary, optionalRegistry } from './library/optional.js';
+import { overrides } from './library/overrides.js';
 import { quantityLibrary } from './library/quantity.js';
 import { semverLibrary } from './library/semver.js';
 import { CIDR_TYPE, IP_TYPE, NAMED_FORMAT, QUANTITY, SEMVER, URL_TYPE, kubernetesTypes } from './library/types.js';
@@ -128,6 +129,22 @@ export interface PolicyEnvironment extends Runtime {
 
 const HOST = '__vap_evaluation__';
 
+/** The group with cel-go's behaviour first where @bufbuild/cel's differs (library/overrides.ts). */
+function withOverrides(name: string, group: FuncGroup | undefined): FuncGroup | undefined {
+  const first = overrides.filter((f) => f.name === name);
+  if (first.length === 0 || !group) return group;
+  return {
+    name,
+    call(id, target, args) {
+      for (const f of first) {
+        const result = (f as unknown as FuncGroup).call(id, target, args);
+        if (result !== undefined) return result;
+      }
+      return group.call(id, target, args);
+    },
+  };
+}
+
 function buildEnvironment(version: EnvironmentVersion): PolicyEnvironment {
   const funcs = LIBRARIES.filter((l) => atLeast(version, l.since)).flatMap((l) => l.funcs);
   let pending: () => unknown = () => null;
@@ -150,7 +167,7 @@ function buildEnvironment(version: EnvironmentVersion): PolicyEnvironment {
     costError: COST_LIMIT_EXCEEDED,
     find(name) {
       if (!groups.has(name)) {
-        const group = name === HOST ? undefined : resolver.find(name);
+        const group = name === HOST ? undefined : withOverrides(name, resolver.find(name));
         groups.set(name, group && meteredGroup(group));
       }
       return groups.get(name);

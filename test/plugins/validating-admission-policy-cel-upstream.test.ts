@@ -405,3 +405,73 @@ describe('Kubernetes quantity library', () => {
     refused('isQuantity([1, 2, 3])', /found no matching overload for 'isQuantity' applied to/);
   });
 });
+
+// k8s.io/apiserver/pkg/cel/library/semver_test.go TestSemver (semver library version 1, 1.34 on).
+describe('Kubernetes semver library (1.34 on)', () => {
+  it.each<[string, unknown]>([
+    ['semver("1.2.3") == semver("1.2.3")', true],
+    ['semver("v1.0")', { error: 'No Major.Minor.Patch elements found' }],
+    ['isSemver("1.2.3-beta.1+build.1")', true],
+    ['isSemver("")', false],
+    ['isSemver("v1.0.0")', false],
+    ['isSemver(" 1.0.0")', false],
+    ['isSemver("1. 0.0")', false],
+    ['isSemver("1.0.0 ")', false],
+    ['isSemver("01.01.01")', false],
+    ['isSemver("1")', false],
+    ['isSemver("1.1")', false],
+    ['isSemver("", true)', false],
+    ['isSemver(" 1.0.0", true)', false],
+    ['isSemver("1. 0.0", true)', false],
+    ['isSemver("1.0.0 ", true)', false],
+    ['isSemver("v1.0.0", true)', true],
+    ['isSemver("01.01.01", true)', true],
+    ['isSemver("1", true)', true],
+    ['isSemver("1.1", true)', true],
+    ['semver("v01.01", true) == semver("1.1.0")', true],
+    ['semver("1.2.3") == semver("1.2.3")', true],
+    ['semver("1.2.3") == semver("1.0.0")', false],
+    ['semver("1.0.0").isLessThan(semver("1.2.3"))', true],
+    ['semver("1.0.0").isLessThan(semver("1.0.0"))', false],
+    ['semver("1.2.3").isGreaterThan(semver("1.0.0"))', true],
+    ['semver("1.0.0").isGreaterThan(semver("1.0.0"))', false],
+    ['semver("1.2.3").compareTo(semver("1.2.3"))', 0n],
+    ['semver("1.0.0").compareTo(semver("1.2.3"))', -1n],
+    ['semver("1.2.3").compareTo(semver("1.0.0"))', 1n],
+    ['semver("1.2.3").major()', 1n],
+    ['semver("1.2.3").minor()', 2n],
+    ['semver("1.2.3").patch()', 3n],
+  ])('%s', row);
+
+  it("isSemver([1, 2, 3]) is refused: found no matching overload for 'isSemver'", () => {
+    refused('isSemver([1, 2, 3])', /found no matching overload for 'isSemver' applied to/);
+  });
+});
+
+// Behaviours the issue lists, each as cel-go and Kubernetes' libraries answer.
+describe('library behaviours as upstream', () => {
+  it.each<[string, unknown]>([
+    ["duration('3723.5s').getMilliseconds()", 3723500n],
+    ["timestamp('2024-01-01T00:00:01.250Z').getMilliseconds()", 250n],
+    ["'héllo'.replace('', '-')", '-h-é-l-l-o-'],
+    ["'aaa'.replace('', '-', 2)", '-a-aa'],
+    ["'héllo'.split('')", ['h', 'é', 'l', 'l', 'o']],
+    ["'a😀b😀c'.split('😀')", ['a', 'b', 'c']],
+    ["[duration('1s'), duration('2s')].sum() == duration('3s')", true],
+    ["[timestamp('2024-01-01T00:00:00Z'), timestamp('2023-01-01T00:00:00Z')].min() == timestamp('2023-01-01T00:00:00Z')", true],
+    ["[duration('1s'), duration('2s')].isSorted() && [duration('1s'), duration('2s')].indexOf(duration('2s')) == 1", true],
+    ["sets.contains([duration('1s'), duration('2s')], [duration('2s')]) && !sets.intersects([timestamp('2024-01-01T00:00:00Z')], [timestamp('2024-01-02T00:00:00Z')])", true],
+    ["url('https://user:pass@example.com:80/path%20x?query=val').getHost()", 'example.com:80'],
+    ["url('https://user:pass@example.com:80/path').getHostname()", 'example.com'],
+    ["url('https://example.com:80/path%20x').getEscapedPath()", '/path%20x'],
+    ["'abc123def456'.findAll('[0-9]+')", ['123', '456']],
+    ["'ab'.find('a|ab')", 'a'],
+    ["'foo bar'.findAll('\\\\b\\\\w')", ['f', 'b']],
+  ])('%s', row);
+
+  it('find and findAll run in linear time: a pattern that backtracks exponentially elsewhere answers at once', () => {
+    const text = 'a'.repeat(5000);
+    expect(evaluatePolicyExpression(`'${text}!'.find('(a+)+$')`)).toBe('');
+    expect(evaluatePolicyExpression(`'${text}'.findAll('(x+x+)+y')`)).toEqual([]);
+  });
+});

@@ -467,6 +467,13 @@ describe('library behaviours as upstream', () => {
     ["'abc123def456'.findAll('[0-9]+')", ['123', '456']],
     ["'ab'.find('a|ab')", 'a'],
     ["'foo bar'.findAll('\\\\b\\\\w')", ['f', 'b']],
+    ["'%e'.format([1234.5])", '1.234500e+03'],
+    ["'%s'.format([double('Infinity')])", '+Inf'],
+    ["'%s'.format([1.0])", '1'],
+    ["'%s'.format([[1, 'a']])", '[1, "a"]'],
+    ["'%s'.format([{'b': 1, 'a': 2.5}])", '{"a":2.500000, "b":1}'],
+    ["'%.3f'.format([1234.5678])", '1,234.568'],
+    ["'%s'.format([duration('1h')])", '3600s'],
   ])('%s', row);
 
   it('find and findAll run in linear time: a pattern that backtracks exponentially elsewhere answers at once', () => {

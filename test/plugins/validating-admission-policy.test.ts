@@ -273,6 +273,23 @@ describe('compile errors fail the start, naming the policy, the field and the po
     expect(() => policy({ auditAnnotations: [{ key: 'k', valueExpression: 'object.x +' }] })).toThrow(/spec.auditAnnotations\[0\].valueExpression: .*Syntax error/s);
   });
 
+  it('celEnvironment pins the apiserver version whose CEL environment compiles the policies', () => {
+    const spec = { matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] }] }, validations: [{ expression: "isIP('10.0.0.1')" }] };
+    const manifests = [{ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'ip.example.com' }, spec }];
+    expect(() => configure({ manifests })).not.toThrow();
+    expect(() => configure({ celEnvironment: '1.31', manifests })).not.toThrow();
+    expect(() => configure({ celEnvironment: '1.30', manifests })).toThrow(/spec.validations\[0\].expression: Invalid value: "isIP\('10.0.0.1'\)": compilation failed: ERROR: <input>:1:5: undeclared reference to 'isIP'/);
+    expect(() => configure({ celEnvironment: '1.29', manifests })).toThrow(/celEnvironment: Unsupported value: "1.29": supported values: "1.30", "1.31"/);
+  });
+
+  it('result types are checked per field at start: must evaluate to bool but got dyn', () => {
+    expect(() => policy({ validations: [{ expression: 'object.spec.paused' }] })).toThrow(/spec.validations\[0\].expression: Invalid value: "object.spec.paused": must evaluate to bool but got dyn$/);
+    expect(() => policy({ validations: [{ expression: 'true', messageExpression: 'object.spec.replicas' }] })).toThrow(/spec.validations\[0\].messageExpression: Invalid value: "object.spec.replicas": must evaluate to string but got dyn$/);
+    expect(() => policy({ validations: [{ expression: 'params.max > 1' }] })).toThrow(/undeclared reference to 'params'/);
+    expect(() => policy({ paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, validations: [{ expression: 'params.max > 1' }] })).not.toThrow();
+    expect(() => policy({ variables: [{ name: 'big', expression: 'object.spec.replicas > 3' }], validations: [{ expression: 'variables.big' }] })).not.toThrow();
+  });
+
   it('authorizer is refused with a reason (this webhook cannot make authorization checks)', () => {
     expect(() => policy({ validations: [{ expression: "authorizer.group('').resource('pods').check('create').allowed()" }] })).toThrow(/authorization checks are not supported by this webhook/);
   });

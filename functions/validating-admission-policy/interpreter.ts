@@ -71,6 +71,19 @@ function keyText(key: unknown): string {
   return String(key);
 }
 
+/** @bufbuild/cel's wording of the standard library's errors, as cel-go words them. */
+const UPSTREAM_MESSAGES: readonly [RegExp, string][] = [
+  [/^u?int divide by zero$/, 'division by zero'],
+  [/^u?int modulus by zero$/, 'modulus by zero'],
+  [/^int overflow during /, 'integer overflow'],
+  [/^uint overflow during /, 'unsigned integer overflow'],
+];
+
+function upstreamError(error: CelErr, pos: number): CelErr {
+  for (const [pattern, message] of UPSTREAM_MESSAGES) if (pattern.test(error.message)) return err(message, pos);
+  return error;
+}
+
 /** m.f / m[k] when present; undefined when absent; an error when the operand cannot be indexed. */
 function lookup(operand: unknown, key: unknown, pos: number, select: boolean): unknown {
   if (isCelMap(operand)) {
@@ -82,7 +95,7 @@ function lookup(operand: unknown, key: unknown, pos: number, select: boolean): u
     let index: number;
     if (typeof key === 'bigint') index = Number(key);
     else if (isCelUint(key)) index = Number(key.value);
-    else if (typeof key === 'number' && Number.isInteger(key)) index = key;
+    else if (typeof key === 'number') index = Number.isInteger(key) ? key : NaN;
     else return err(`unsupported index type '${typeNameOf(key)}' in list`, pos);
     return index >= 0 && index < operand.size ? operand.get(index) : undefined;
   }
@@ -95,7 +108,10 @@ function lookup(operand: unknown, key: unknown, pos: number, select: boolean): u
 }
 
 function missing(operand: unknown, key: unknown, pos: number): CelErr {
-  if (isCelList(operand)) return err(`index out of bounds: ${keyText(key)}`, pos);
+  if (isCelList(operand)) {
+    if (typeof key === 'number' && !Number.isInteger(key)) return err(`unsupported index value ${key} in list`, pos);
+    return err(`index '${keyText(key)}' out of range in list size '${operand.size}'`, pos);
+  }
   return err(`no such key: ${keyText(key)}`, pos);
 }
 
@@ -379,6 +395,7 @@ export class Compiler {
       }
       if (!group) return err(`no such overload: ${display}`, pos);
       const result = group.call(pos, t as CelValue | undefined, vals as CelValue[]);
+      if (isCelError(result)) return upstreamError(result, pos);
       if (result !== undefined) return result;
       const signature = (vals as unknown[]).map(typeNameOf).join(', ');
       return err(`no such overload: ${t === undefined ? '' : `${typeNameOf(t)}.`}${display}(${signature})`, pos);

@@ -482,3 +482,14 @@ describe('library behaviours as upstream', () => {
     expect(evaluatePolicyExpression(`'${text}'.findAll('(x+x+)+y')`)).toEqual([]);
   });
 });
+
+// cel-go's runtime error texts (common/types), which reach the user in `resulted in error: ...`.
+describe("runtime errors in cel-go's words", () => {
+  it.each<[string, string]>([
+    ['1 / 0 == 1', 'division by zero'],
+    ['1 % 0 == 1', 'modulus by zero'],
+    ['9223372036854775807 + 1 == 1', 'integer overflow'],
+    ['[1][5] == 1', "index '5' out of range in list size '1'"],
+    ["{'a': 1}['b'] == 1", 'no such key: b'],
+  ])('%s: %s', (expression, message) => row(expression, { error: message }));
+});

@@ -1,5 +1,7 @@
-// Kubernetes' CEL lists and regex libraries (k8s.io/apiserver/pkg/cel/library/{lists,regex}.go) and
-// cel-go's sets extension. Elements arrive as CEL values: bigint (int), number (double), string...
+// Kubernetes' CEL lists and regex libraries (k8s.io/apiserver/pkg/cel/library/{lists,regex}.go),
+// cel-go's sets extension and cel-go's lists extension (version 3). Elements arrive as CEL values:
+// bigint (int), CelUint, number (double), string, durations and timestamps (protobuf messages)...
+// find/findAll run on RE2 (regex.ts).
 import { create } from '@bufbuild/protobuf';
 import { DurationSchema } from '@bufbuild/protobuf/wkt';
 import { CelScalar, celFunc, celList, celMethod, celUint, isCelList, isCelMap, isCelUint, listType } from '@bufbuild/cel';

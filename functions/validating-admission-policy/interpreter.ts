@@ -75,12 +75,13 @@ function keyText(key: unknown): string {
 const UPSTREAM_MESSAGES: readonly [RegExp, string][] = [
   [/^u?int divide by zero$/, 'division by zero'],
   [/^u?int modulus by zero$/, 'modulus by zero'],
-  [/^int overflow during /, 'integer overflow'],
-  [/^uint overflow during /, 'unsigned integer overflow'],
+  [/^int overflow during .*$/, 'integer overflow'],
+  [/^uint overflow during .*$/, 'unsigned integer overflow'],
+  [/^index (-?\d+) out of bounds \[0, \d+\)$/, 'index out of range: $1'],
 ];
 
 function upstreamError(error: CelErr, pos: number): CelErr {
-  for (const [pattern, message] of UPSTREAM_MESSAGES) if (pattern.test(error.message)) return err(message, pos);
+  for (const [pattern, message] of UPSTREAM_MESSAGES) if (pattern.test(error.message)) return err(error.message.replace(pattern, message), pos);
   return error;
 }
 

@@ -493,3 +493,84 @@ describe("runtime errors in cel-go's words", () => {
     ["{'a': 1}['b'] == 1", 'no such key: b'],
   ])('%s: %s', (expression, message) => row(expression, { error: message }));
 });
+
+// cel-go ext/strings_test.go stringTests (the functions of strings version 2, which Kubernetes
+// enables). The parse-only rows, which cel-go evaluates unchecked, are compile errors here, as a
+// policy's expressions are always checked.
+describe('cel-go strings extension', () => {
+  it.each<[string]>([
+    [String.raw`'tacocat'.charAt(3) == 'o'`],
+    [String.raw`'tacocat'.charAt(7) == ''`],
+    [String.raw`'©αT'.charAt(0) == '©' && '©αT'.charAt(1) == 'α' && '©αT'.charAt(2) == 'T'`],
+    [String.raw`'tacocat'.indexOf('') == 0`],
+    [String.raw`'tacocat'.indexOf('ac') == 1`],
+    [String.raw`'tacocat'.indexOf('none') == -1`],
+    [String.raw`'tacocat'.indexOf('', 3) == 3`],
+    [String.raw`'tacocat'.indexOf('a', 3) == 5`],
+    [String.raw`'tacocat'.indexOf('at', 3) == 5`],
+    [String.raw`'ta©o©αT'.indexOf('©') == 2`],
+    [String.raw`'ta©o©αT'.indexOf('©', 3) == 4`],
+    [String.raw`'ta©o©αT'.indexOf('©αT', 3) == 4`],
+    [String.raw`'ta©o©αT'.indexOf('©α', 5) == -1`],
+    [String.raw`'ijk'.indexOf('k') == 2`],
+    [String.raw`'hello wello'.indexOf('hello wello') == 0`],
+    [String.raw`'hello wello'.indexOf('ello', 6) == 7`],
+    [String.raw`'hello wello'.indexOf('elbo room!!') == -1`],
+    [String.raw`'hello wello'.indexOf('elbo room!!!') == -1`],
+    [String.raw`'tacocat'.lastIndexOf('') == 7`],
+    [String.raw`'tacocat'.lastIndexOf('at') == 5`],
+    [String.raw`'tacocat'.lastIndexOf('none') == -1`],
+    [String.raw`'tacocat'.lastIndexOf('', 3) == 3`],
+    [String.raw`'tacocat'.lastIndexOf('a', 3) == 1`],
+    [String.raw`'ta©o©αT'.lastIndexOf('©') == 4`],
+    [String.raw`'ta©o©αT'.lastIndexOf('©', 3) == 2`],
+    [String.raw`'ta©o©αT'.lastIndexOf('©α', 4) == 4`],
+    [String.raw`'hello wello'.lastIndexOf('ello', 6) == 1`],
+    [String.raw`'hello wello'.lastIndexOf('low') == -1`],
+    [String.raw`'hello wello'.lastIndexOf('elbo room!!') == -1`],
+    [String.raw`'hello wello'.lastIndexOf('elbo room!!!') == -1`],
+    [String.raw`'hello wello'.lastIndexOf('hello wello') == 0`],
+    [String.raw`'bananananana'.lastIndexOf('nana', 8) == 8`],
+    [String.raw`"12 days 12 hours".replace("{0}", "2") == "12 days 12 hours"`],
+    [String.raw`"{0} days {0} hours".replace("{0}", "2") == "2 days 2 hours"`],
+    [String.raw`"{0} days {0} hours".replace("{0}", "2", 1).replace("{0}", "23") == "2 days 23 hours"`],
+    [String.raw`"1 ©αT taco".replace("αT", "o©α") == "1 ©o©α taco"`],
+    [String.raw`"hello world".split(" ") == ["hello", "world"]`],
+    [String.raw`"hello world events!".split(" ", 0) == []`],
+    [String.raw`"hello world events!".split(" ", 1) == ["hello world events!"]`],
+    [String.raw`"o©o©o©o".split("©", -1) == ["o", "o", "o", "o"]`],
+    [String.raw`"tacocat".substring(4) == "cat"`],
+    [String.raw`"tacocat".substring(7) == ""`],
+    [String.raw`"tacocat".substring(0, 4) == "taco"`],
+    [String.raw`"tacocat".substring(4, 4) == ""`],
+    [String.raw`'ta©o©αT'.substring(2, 6) == "©o©α"`],
+    [String.raw`'ta©o©αT'.substring(7, 7) == ""`],
+    [String.raw`" \f\n\r\t\vtext  ".trim() == "text"`],
+    [String.raw`"\u0085\u00a0\u1680text".trim() == "text"`],
+    [String.raw`"text\u2000\u2001\u2002\u2003\u2004\u2004\u2006\u2007\u2008\u2009".trim() == "text"`],
+    [String.raw`"\u200atext\u2028\u2029\u202F\u205F\u3000".trim() == "text"`],
+    [String.raw`"\u180etext\u200b\u200c\u200d\u2060\ufeff".trim() == "\u180etext\u200b\u200c\u200d\u2060\ufeff"`],
+  ])('%s', (expression) => row(expression, true));
+
+  it.each<[string, string]>([
+    [String.raw`'tacocat'.charAt(30) == ''`, 'index out of range: 30'],
+    [String.raw`'tacocat'.indexOf('a', 30) == -1`, 'index out of range: 30'],
+    [String.raw`'tacocat'.lastIndexOf('a', -1) == -1`, 'index out of range: -1'],
+    [String.raw`'tacocat'.lastIndexOf('a', 30) == -1`, 'index out of range: 30'],
+    [String.raw`"tacocat".substring(40) == "cat"`, 'index out of range: 40'],
+    [String.raw`"tacocat".substring(-1) == "cat"`, 'index out of range: -1'],
+    [String.raw`"tacocat".substring(1, 50) == "cat"`, 'index out of range: 50'],
+    [String.raw`"tacocat".substring(49, 50) == "cat"`, 'index out of range: 49'],
+    [String.raw`"tacocat".substring(4, 3) == ""`, 'invalid substring range. start: 4, end: 3'],
+  ])('%s: %s', (expression, message) => row(expression, { error: message }));
+
+  it.each<[string]>([
+    [String.raw`42.charAt(2) == ""`], [String.raw`'hello'.charAt(true) == ""`], [String.raw`24.indexOf('2') == 0`], [String.raw`'hello'.indexOf(true) == 1`],
+    [String.raw`42.indexOf('4', 0) == 0`], [String.raw`'42'.indexOf(4, 0) == 0`], [String.raw`'42'.indexOf('4', '0') == 0`], [String.raw`'42'.indexOf('4', 0, 1) == 0`],
+    [String.raw`42.split("2") == ["4"]`], [String.raw`42.replace(2, 1) == "41"`], [String.raw`"42".replace(2, 1) == "41"`], [String.raw`"42".replace("2", 1) == "41"`],
+    [String.raw`42.replace("2", "1", 1) == "41"`], [String.raw`"42".replace(2, "1", 1) == "41"`], [String.raw`"42".replace("2", 1, 1) == "41"`], [String.raw`"42".replace("2", "1", "1") == "41"`],
+    [String.raw`"42".replace("2", "1", 1, false) == "41"`], [String.raw`42.split("") == ["4", "2"]`], [String.raw`"42".split(2) == ["4"]`], [String.raw`42.split("2", "1") == ["4"]`],
+    [String.raw`"42".split(2, 1) == ["4"]`], [String.raw`"42".split("2", "1") == ["4"]`], [String.raw`"42".split("2", 1, 1) == ["4"]`], [String.raw`'hello'.substring(1, 2, 3) == ""`],
+    [String.raw`30.substring(true, 3) == ""`], [String.raw`"tacocat".substring(true, 3) == ""`], [String.raw`"tacocat".substring(0, false) == ""`],
+  ])('%s is refused: no matching overload', (expression) => refused(expression, /found no matching overload/));
+});

@@ -36,6 +36,14 @@ export const overrides: CelFunc[] = [
     const { seconds, nanos } = (this as unknown as { message: { seconds: bigint; nanos: number } }).message;
     return BigInt(seconds) * 1000n + BigInt(Math.trunc(nanos / 1_000_000));
   }),
+  // cel-go's substring: the range is checked first, in cel-go's words.
+  celMethod('substring', STRING, [INT, INT], STRING, function (start, end) {
+    const runes = [...this];
+    if (start > end) throw new Error(`invalid substring range. start: ${start}, end: ${end}`);
+    if (start < 0n || start > BigInt(runes.length)) throw new Error(`index out of range: ${start}`);
+    if (end < 0n || end > BigInt(runes.length)) throw new Error(`index out of range: ${end}`);
+    return runes.slice(Number(start), Number(end)).join('');
+  }),
   celMethod('replace', STRING, [STRING, STRING], STRING, function (search, replacement) { return goReplace(this, search, replacement, -1n); }),
   celMethod('replace', STRING, [STRING, STRING, INT], STRING, function (search, replacement, limit) { return goReplace(this, search, replacement, limit); }),
 ];

@@ -1,22 +1,33 @@
 // The CEL environment every policy expression runs in: @bufbuild/cel's standard library, its
-// strings extension, and Kubernetes' libraries (lists, regex, sets, quantity, url, ip, cidr,
-// semver), behind a cost meter that approximates cel-go's runtime cost limits.
+// strings extension, cel-go's optional types, and Kubernetes' libraries (lists, regex, sets,
+// quantity, url, ip, cidr, semver), versioned as the apiserver's base environment is
+// (k8s.io/apiserver/pkg/cel/environment/base.go), behind a cost meter that approximates cel-go's
+// runtime cost limits.
+//
+// Versions. A library enters the base environment in one release and is offered to new policies
+// from the next (the apiserver compiles new policies against its n-1 compatibility version).
+// `celEnvironment: "1.30"` is the environment a 1.30 apiserver gives a new policy.
 //
 // Cost model. cel-go charges every step of an evaluation and cancels it past a limit (Kubernetes:
-// 1,000,000 per expression, 10,000,000 per policy binding evaluation). @bufbuild/cel has no such
-// hook, so the meter wraps every function the planner resolves and charges, per call, 1 plus the
-// traversal cost cel-go gives the arguments (0.1 per character of a string, 1 per element of a
-// list or map; regex calls multiply by 0.25 per pattern character); compile.ts adds one call per
-// comprehension iteration. Field selections and literals are not charged: costs come out lower
-// than cel-go's for the same expression, never higher.
-import { CelScalar, celEnv, celError, celFunc, isCelList, isCelMap } from '@bufbuild/cel';
+// 1,000,000 per expression, 10,000,000 per policy binding evaluation). The meter wraps every
+// function the environment resolves and charges, per call, 1 plus the traversal cost cel-go gives
+// the arguments (0.1 per character of a string, 1 per element of a list or map; regex calls
+// multiply by 0.25 per pattern character), and 1 per comprehension iteration. Field selections
+// and literals are not charged: costs come out lower than cel-go's, never higher.
+import { createRegistry } from '@bufbuild/protobuf';
+import { CelScalar, celEnv, celError, celFunc, isCelError, isCelList, isCelMap, parse, plan } from '@bufbuild/cel';
 import type { CelEnv, CelFunc, CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import { listLibrary } from './library/lists.js';
-import { networkLibrary } from './library/network.js';
+import type { Runtime } from './interpreter.js';
+import { listsExtension, listsLibrary, regexLibrary, setsLibrary } from './library/lists.js';
+import { cidrLibrary, ipLibrary, urlLibrary } from './library/network.js';
+import { OPTIONAL_TYPE, optionalLibrary, optionalRegistry } from './library/optional.js';
+import { overrides } from './library/overrides.js';
 import { quantityLibrary } from './library/quantity.js';
 import { semverLibrary } from './library/semver.js';
-import { kubernetesTypes } from './library/types.js';
+import { CIDR_TYPE, IP_TYPE, NAMED_FORMAT, QUANTITY, SEMVER, URL_TYPE, kubernetesTypes } from './library/types.js';
+import { formatLibrary } from './library/format.js';
+import type { ParseOptions } from './parser.js';
 
 /** Kubernetes' celconfig.PerCallLimit. */
 export const PER_EXPRESSION_COST_LIMIT = 1_000_000;
@@ -24,10 +35,12 @@ export const PER_EXPRESSION_COST_LIMIT = 1_000_000;
 export const EVALUATION_COST_BUDGET = 10_000_000;
 export const COST_LIMIT_EXCEEDED = 'operation cancelled: actual cost limit exceeded';
 
-/** The name compile.ts gives its per-iteration charge; returns its argument. */
-export const ITERATION_TICK = '__vap_iteration_cost__';
-
 export const VARIABLE_NAMES = ['object', 'oldObject', 'request', 'params', 'namespaceObject', 'variables', 'authorizer'] as const;
+
+/** The apiserver versions whose policy environment can be chosen, oldest first. */
+export const ENVIRONMENT_VERSIONS = ['1.30', '1.31', '1.32', '1.33', '1.34', '1.35', '1.36'] as const;
+export type EnvironmentVersion = (typeof ENVIRONMENT_VERSIONS)[number];
+export const DEFAULT_ENVIRONMENT: EnvironmentVersion = '1.36';
 
 /** One evaluation's spending. Evaluation is synchronous, so one meter at a time is current. */
 export class CostMeter {
@@ -43,17 +56,6 @@ export class CostMeter {
 }
 
 let current: CostMeter | undefined;
-
-/** Runs `evaluate` with `meter` charged for every call it makes. */
-export function metered<T>(meter: CostMeter, evaluate: () => T): T {
-  const previous = current;
-  current = meter;
-  try {
-    return evaluate();
-  } finally {
-    current = previous;
-  }
-}
 
 function traversal(value: CelValue | undefined): number {
   if (typeof value === 'string') return value.length * 0.1;
@@ -77,7 +79,6 @@ function callCost(name: string, target: CelValue | undefined, args: CelValue[]):
 interface FuncGroup {
   readonly name: string;
   call(id: number, target: CelValue | undefined, args: CelValue[]): unknown;
-  [Symbol.iterator](): Iterator<CelFunc>;
 }
 interface FuncResolver {
   find(name: string): FuncGroup | undefined;
@@ -91,35 +92,115 @@ function meteredGroup(group: FuncGroup): FuncGroup {
       if (current && !current.charge(callCost(group.name, target, args))) return celError(COST_LIMIT_EXCEEDED, id);
       return group.call(id, target, args);
     },
-    [Symbol.iterator]: () => group[Symbol.iterator](),
   };
 }
 
-const iterationTick = celFunc(ITERATION_TICK, [CelScalar.DYN], CelScalar.DYN, (value) => value as never);
+/** The libraries, each with the first apiserver version that offers it to new policies. */
+const LIBRARIES: readonly { readonly since: EnvironmentVersion; readonly funcs: readonly CelFunc[] }[] = [
+  { since: '1.30', funcs: [...strings, ...listsLibrary, ...regexLibrary, ...setsLibrary, ...urlLibrary, ...quantityLibrary, ...optionalLibrary] },
+  { since: '1.31', funcs: [...ipLibrary, ...cidrLibrary] },
+  { since: '1.32', funcs: formatLibrary },
+  { since: '1.34', funcs: semverLibrary },
+  { since: '1.35', funcs: listsExtension },
+];
 
-function buildEnv(): CelEnv {
-  const base = celEnv({
-    registry: kubernetesTypes,
-    funcs: [...strings, ...listLibrary, ...quantityLibrary, ...networkLibrary, ...semverLibrary, iterationTick],
-    variables: Object.fromEntries(VARIABLE_NAMES.map((name) => [name, CelScalar.DYN])),
+const TYPES: Record<string, { since: EnvironmentVersion; value: CelValue }> = {
+  'kubernetes.Quantity': { since: '1.30', value: QUANTITY.type as never },
+  'kubernetes.URL': { since: '1.30', value: URL_TYPE.type as never },
+  'net.IP': { since: '1.31', value: IP_TYPE.type as never },
+  'net.CIDR': { since: '1.31', value: CIDR_TYPE.type as never },
+  'kubernetes.Semver': { since: '1.34', value: SEMVER.type as never },
+  'kubernetes.NamedFormat': { since: '1.32', value: NAMED_FORMAT.type as never },
+  optional_type: { since: '1.30', value: OPTIONAL_TYPE as never },
+};
+
+const registry = createRegistry(kubernetesTypes, optionalRegistry);
+const atLeast = (version: EnvironmentVersion, since: EnvironmentVersion) => ENVIRONMENT_VERSIONS.indexOf(version) >= ENVIRONMENT_VERSIONS.indexOf(since);
+
+/** One apiserver version's policy environment. */
+export interface PolicyEnvironment extends Runtime {
+  readonly version: EnvironmentVersion;
+  readonly parse: ParseOptions;
+  /** Every function declaration, for the checker's overload resolution. */
+  readonly declarations: readonly CelFunc[];
+  /** Runs `evaluate` inside @bufbuild/cel's evaluation context, charging `meter` for every call. */
+  run(meter: CostMeter, evaluate: () => unknown): unknown;
+}
+
+const HOST = '__vap_evaluation__';
+
+/** The group with cel-go's behaviour first where @bufbuild/cel's differs (library/overrides.ts). */
+function withOverrides(name: string, group: FuncGroup | undefined): FuncGroup | undefined {
+  const first = overrides.filter((f) => f.name === name);
+  if (first.length === 0 || !group) return group;
+  return {
+    name,
+    call(id, target, args) {
+      for (const f of first) {
+        const result = (f as unknown as FuncGroup).call(id, target, args);
+        if (result !== undefined) return result;
+      }
+      return group.call(id, target, args);
+    },
+  };
+}
+
+function buildEnvironment(version: EnvironmentVersion): PolicyEnvironment {
+  const funcs = LIBRARIES.filter((l) => atLeast(version, l.since)).flatMap((l) => l.funcs);
+  let pending: () => unknown = () => null;
+  // @bufbuild/cel's functions need its evaluation context (the type registry); a plan of one host
+  // call provides it, and the host runs the interpreter inside.
+  const host = celFunc(HOST, [], CelScalar.DYN, () => {
+    const result = pending();
+    if (isCelError(result)) throw result;
+    return result as never;
   });
-  const inner = base.funcs as unknown as FuncResolver;
+  const base: CelEnv = celEnv({ registry, funcs: [...funcs, host], variables: {} });
+  const resolver = base.funcs as unknown as FuncResolver;
+  const hostPlan = plan(base, parse(`${HOST}()`));
   const groups = new Map<string, FuncGroup | undefined>();
-  const funcs: FuncResolver = {
+  const declarations = [...resolver].filter((f) => f.name !== HOST);
+  return {
+    version,
+    parse: { twoVariableComprehensions: atLeast(version, '1.33'), listsExtension: atLeast(version, '1.35') },
+    declarations,
+    costError: COST_LIMIT_EXCEEDED,
     find(name) {
       if (!groups.has(name)) {
-        const group = inner.find(name);
+        const group = name === HOST ? undefined : withOverrides(name, resolver.find(name));
         groups.set(name, group && meteredGroup(group));
       }
       return groups.get(name);
     },
-    [Symbol.iterator]: () => inner[Symbol.iterator](),
+    typeValue(name) {
+      const type = TYPES[name];
+      return type && atLeast(version, type.since) ? type.value : undefined;
+    },
+    iterate() {
+      return !current || current.charge(1);
+    },
+    run(meter, evaluate) {
+      const previous = current;
+      const previousPending = pending;
+      current = meter;
+      pending = evaluate;
+      try {
+        return hostPlan({});
+      } finally {
+        current = previous;
+        pending = previousPending;
+      }
+    },
   };
-  // plan() reads namespace, registry and funcs; the rest of CelEnv is the checker's.
-  return { namespace: base.namespace, registry: base.registry, variables: base.variables, funcs } as unknown as CelEnv;
 }
 
-export const policyEnv = buildEnv();
+const environments = new Map<EnvironmentVersion, PolicyEnvironment>();
 
-/** Every function name the environment resolves, for compile-time "undeclared reference" checks. */
-export const FUNCTION_NAMES: ReadonlySet<string> = new Set([...(policyEnv.funcs as unknown as Iterable<CelFunc>)].map((f) => f.name));
+export function policyEnvironment(version: EnvironmentVersion = DEFAULT_ENVIRONMENT): PolicyEnvironment {
+  let env = environments.get(version);
+  if (!env) {
+    env = buildEnvironment(version);
+    environments.set(version, env);
+  }
+  return env;
+}

@@ -4,7 +4,9 @@
 // with a ConfigError naming the object, the field path and, for CEL, the position.
 import type { ConfigSource } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
-import type { CompiledExpression } from './compile.js';
+import type { EnvironmentVersion } from './cel-env.js';
+import type { ExpressionRole, Type } from './checker.js';
+import type { CompileScope, CompiledExpression } from './compile.js';
 import { Fields } from './fields.js';
 import { ADMISSION_REGISTRATION_VERSIONS, UPSTREAM_NAME, readOptions } from './manifests.js';
 import type { Manifest } from './manifests.js';
@@ -16,7 +18,7 @@ export interface CompiledValidation {
   readonly expression: CompiledExpression;
   readonly messageExpression?: CompiledExpression;
   readonly message: string;
-  readonly reason: 'Unauthorized' | 'Forbidden' | 'Invalid' | 'RequestEntityTooLarge';
+  readonly reason: 'Forbidden' | 'Invalid' | 'RequestEntityTooLarge';
   readonly fieldPath: string;
 }
 
@@ -105,7 +107,7 @@ function uniqueNames(items: Fields[], key: string): void {
   }
 }
 
-function policyOf(manifest: Manifest, order: number): CompiledPolicy {
+function policyOf(manifest: Manifest, order: number, environment: EnvironmentVersion): CompiledPolicy {
   const top = new Fields(`ValidatingAdmissionPolicy (${manifest.origin})`, '', manifest.object).allow('apiVersion', 'kind', 'metadata', 'spec', 'status');
   const name = top.child('metadata')?.string('name', true) ?? (() => { throw top.error('metadata.name', 'Required value'); })();
   const owner = `ValidatingAdmissionPolicy ${JSON.stringify(name)} (${manifest.origin})`;
@@ -117,11 +119,12 @@ function policyOf(manifest: Manifest, order: number): CompiledPolicy {
   uniqueNames(conditions, 'name');
   const variableFields = spec.list('variables');
   uniqueNames(variableFields, 'name');
-  const declared = new Set<string>();
+  const declared = new Map<string, Type>();
+  const scope = (role: ExpressionRole): CompileScope => ({ variables: new Map(declared), role, params: paramKind !== undefined, environment });
   const variables = variableFields.map((v) => {
     v.allow('name', 'expression');
-    const entry = { name: v.string('name', true)!, expression: v.compile('expression', new Set(declared))! };
-    declared.add(entry.name);
+    const entry = { name: v.string('name', true)!, expression: v.compile('expression', scope('variable'))! };
+    declared.set(entry.name, entry.expression.type);
     return entry;
   });
   const validations = spec.list('validations').map((v): CompiledValidation => {
@@ -129,10 +132,10 @@ function policyOf(manifest: Manifest, order: number): CompiledPolicy {
     const message = v.string('message') ?? '';
     if (message.includes('\n')) throw v.error('message', 'Invalid value: message must not contain line breaks');
     return {
-      expression: v.compile('expression', declared)!,
-      messageExpression: v.compile('messageExpression', declared, false),
+      expression: v.compile('expression', scope('validation'))!,
+      messageExpression: v.compile('messageExpression', scope('messageExpression'), false),
       message,
-      reason: v.oneOf('reason', ['Unauthorized', 'Forbidden', 'Invalid', 'RequestEntityTooLarge'] as const, 'Invalid'),
+      reason: v.oneOf('reason', ['Forbidden', 'Invalid', 'RequestEntityTooLarge'] as const, 'Invalid'),
       fieldPath: v.string('fieldPath') ?? '',
     };
   });
@@ -142,10 +145,10 @@ function policyOf(manifest: Manifest, order: number): CompiledPolicy {
     a.allow('key', 'valueExpression');
     const key = a.string('key', true)!;
     if (!/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(key) || `${name}/${key}`.length > 253 || key.length > 63) throw a.error('key', `Invalid value: ${JSON.stringify(key)}: must be a valid annotation key`);
-    return { key, expression: a.compile('valueExpression', declared)! };
+    return { key, expression: a.compile('valueExpression', scope('auditAnnotation'))! };
   });
   if (validations.length === 0 && auditAnnotations.length === 0) throw spec.error('validations', 'Required value: validations or auditAnnotations must contain at least one item');
-  const matchConditions = conditions.map((c) => (c.allow('name', 'expression'), { name: c.string('name', true)!, expression: c.compile('expression', declared)! }));
+  const matchConditions = conditions.map((c) => (c.allow('name', 'expression'), { name: c.string('name', true)!, expression: c.compile('expression', scope('matchCondition'))! }));
   const all = [...matchConditions, ...variables, ...auditAnnotations].map((e) => e.expression.text).concat(validations.flatMap((v) => [v.expression.text, v.messageExpression?.text ?? '']));
   return {
     name,
@@ -202,7 +205,7 @@ export function configure(raw: unknown, source: ConfigSource): PluginConfig {
   for (const manifest of options.manifests) {
     const kind = kindOf(manifest);
     if (kind === 'ValidatingAdmissionPolicy') {
-      const policy = policyOf(manifest, policies.size);
+      const policy = policyOf(manifest, policies.size, options.celEnvironment);
       if (policies.has(policy.name)) throw new ConfigError(UPSTREAM_NAME, `ValidatingAdmissionPolicy ${JSON.stringify(policy.name)} (${manifest.origin})`, 'defined twice');
       policies.set(policy.name, policy);
     } else if (kind === 'ValidatingAdmissionPolicyBinding') bindings.push(bindingOf(manifest));

@@ -4,7 +4,7 @@
 import { ConfigError } from '../../lib/config/errors.js';
 import { ConfigFields } from '../../lib/config/fields.js';
 import { CelCompileError, compileExpression } from './compile.js';
-import type { CompiledExpression } from './compile.js';
+import type { CompileScope, CompiledExpression } from './compile.js';
 import { UPSTREAM_NAME } from './manifests.js';
 
 /** Field access that fails with the object, the field path and upstream's wording. */
@@ -25,14 +25,14 @@ export class Fields extends ConfigFields {
     return new Fields(this.owner, path, value) as this;
   }
 
-  compile(key: string, variables: ReadonlySet<string>, required = true): CompiledExpression | undefined {
+  compile(key: string, scope: CompileScope, required = true): CompiledExpression | undefined {
     const text = this.string(key, required);
     if (text === undefined) return undefined;
     try {
-      return compileExpression(text, { variables });
+      return compileExpression(text, scope);
     } catch (error) {
       if (!(error instanceof CelCompileError)) throw error;
-      throw this.error(key, `Invalid value: ${JSON.stringify(text)}: compilation failed: ${error.message}`);
+      throw this.error(key, `Invalid value: ${JSON.stringify(text)}: ${error.detail}`);
     }
   }
 }

@@ -9,6 +9,8 @@ import type { ConfigSource } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields } from '../../lib/config/fields.js';
 
+import { DEFAULT_ENVIRONMENT, ENVIRONMENT_VERSIONS } from './cel-env.js';
+import type { EnvironmentVersion } from './cel-env.js';
 export const UPSTREAM_NAME = 'ValidatingAdmissionPolicy';
 export const ADMISSION_REGISTRATION_VERSIONS = ['admissionregistration.k8s.io/v1', 'admissionregistration.k8s.io/v1beta1', 'admissionregistration.k8s.io/v1alpha1'];
 
@@ -48,18 +50,24 @@ export interface PluginOptions {
   readonly manifests: readonly Manifest[];
   /** What a namespaceSelector sees for a namespace the webhook has never seen. */
   readonly unknownNamespace: 'NoLabels' | 'Fail';
+  /** The apiserver version whose CEL environment compiles the policies (`celEnvironment`). */
+  readonly celEnvironment: EnvironmentVersion;
 }
 
-const OPTION_KEYS = new Set(['apiVersion', 'kind', 'manifests', 'paths', 'unknownNamespace']);
+const OPTION_KEYS = new Set(['apiVersion', 'kind', 'manifests', 'paths', 'unknownNamespace', 'celEnvironment']);
 
 /** Reads the AdmissionConfiguration entry (undefined: no policies, every request admitted). */
 export function readOptions(raw: unknown, source: ConfigSource): PluginOptions {
-  if (raw === undefined || raw === null) return { manifests: [], unknownNamespace: 'NoLabels' };
+  if (raw === undefined || raw === null) return { manifests: [], unknownNamespace: 'NoLabels', celEnvironment: DEFAULT_ENVIRONMENT };
   if (!isRecord(raw)) throw new ConfigError(UPSTREAM_NAME, 'configuration', `must be an object in ${source.file}`);
   rejectUnknownFields(UPSTREAM_NAME, '', raw, [...OPTION_KEYS]);
   const unknownNamespace = raw.unknownNamespace ?? 'NoLabels';
   if (unknownNamespace !== 'NoLabels' && unknownNamespace !== 'Fail') {
     throw new ConfigError(UPSTREAM_NAME, 'unknownNamespace', `Unsupported value: ${JSON.stringify(unknownNamespace)}: supported values: "Fail", "NoLabels"`);
+  }
+  const celEnvironment = raw.celEnvironment ?? DEFAULT_ENVIRONMENT;
+  if (!(ENVIRONMENT_VERSIONS as readonly unknown[]).includes(celEnvironment)) {
+    throw new ConfigError(UPSTREAM_NAME, 'celEnvironment', `Unsupported value: ${JSON.stringify(celEnvironment)}: supported values: ${ENVIRONMENT_VERSIONS.map((v) => JSON.stringify(v)).join(', ')}`);
   }
   const manifests: Manifest[] = [];
   if (raw.manifests !== undefined && raw.manifests !== null) {
@@ -70,5 +78,5 @@ export function readOptions(raw: unknown, source: ConfigSource): PluginOptions {
     if (!Array.isArray(raw.paths)) throw new ConfigError(UPSTREAM_NAME, 'paths', 'must be a list of file paths');
     raw.paths.forEach((path, i) => readFile(path, `paths[${i}]`, source, manifests));
   }
-  return { manifests, unknownNamespace };
+  return { manifests, unknownNamespace, celEnvironment: celEnvironment as EnvironmentVersion };
 }

@@ -25,7 +25,7 @@ import { namespaceVariable, requestVariable, toCel } from './values.js';
  */
 export const VALIDATION_FAILURE_ANNOTATION = 'validation_failure';
 const MAX_AUDIT_ANNOTATION_VALUE = 10 * 1024;
-const CODES: Record<string, number> = { Unauthorized: 401, Forbidden: 403, Invalid: 422, RequestEntityTooLarge: 413 };
+const CODES: Record<string, number> = { Forbidden: 403, Invalid: 422, RequestEntityTooLarge: 413 };
 
 interface Denial { readonly policy: string; readonly binding?: string; readonly message: string; readonly reason?: string; readonly fieldPath?: string }
 

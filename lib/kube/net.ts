@@ -1,7 +1,8 @@
-// IP addresses and CIDRs as k8s.io/utils/net's ParseIPSloppy and ParseCIDRSloppy read them (Go's
-// net package, plus leading zeros in IPv4 octets read as decimal), and net.IPNet.Contains as Go
-// answers it: an IPv4 network contains IPv4 addresses (IPv4-mapped IPv6 included), an IPv6 network
-// only IPv6 ones.
+// IP addresses and CIDRs, parsed once here for every caller: Go's netip.ParseAddr (strict, with its
+// error messages, for Kubernetes' CEL ip/cidr libraries), and k8s.io/utils/net's ParseIPSloppy and
+// ParseCIDRSloppy (Go's net package, plus leading zeros in IPv4 octets read as decimal), and
+// net.IPNet.Contains as Go answers it: an IPv4 network contains IPv4 addresses (IPv4-mapped IPv6
+// included), an IPv6 network only IPv6 ones.
 
 /** 16 bytes; IPv4 addresses in their IPv4-mapped form, as Go's net.IP holds them. */
 export type IPBytes = Uint8Array;
@@ -15,45 +16,125 @@ export interface IPNet {
   readonly bits: number;
 }
 
+/** A parsed address as netip.Addr holds it: 4 bytes for IPv4, 16 for IPv6 (maybe with a zone). */
+export interface Addr {
+  readonly family: 4 | 6;
+  readonly bytes: Uint8Array;
+  readonly zone: string;
+}
+
 const V4_MAPPED_PREFIX = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
 
-function parseIPv4Sloppy(text: string): number[] | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  const octets: number[] = [];
-  for (const part of parts) {
-    if (!/^[0-9]{1,3}$/.test(part)) return undefined;
-    const value = Number(part);
-    if (value > 255) return undefined;
-    octets.push(value);
+/** netip's parse error: `ParseAddr("in"): message (at "rest")`. */
+export class AddrError extends Error {
+  override readonly name = 'AddrError';
+  constructor(input: string, reason: string, at?: string) {
+    super(`ParseAddr(${JSON.stringify(input)}): ${reason}${at ? ` (at ${JSON.stringify(at)})` : ''}`);
   }
+}
+
+/** Dotted IPv4 `text[start, end)` into 4 octets; `sloppy` reads leading zeros as decimal (k8s.io/utils/net). */
+function ipv4Fields(input: string, start: number, end: number, sloppy: boolean): number[] {
+  const text = input.slice(start, end);
+  const octets: number[] = [];
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c >= '0' && c <= '9') {
+      if (digits === 1 && value === 0 && !sloppy) throw new AddrError(input, 'IPv4 field has octet with leading zero');
+      value = value * 10 + Number(c);
+      digits++;
+      if (value > 255) throw new AddrError(input, 'IPv4 field has value >255');
+    } else if (c === '.') {
+      if (i === 0 || i === text.length - 1 || text[i - 1] === '.') throw new AddrError(input, 'IPv4 field must have at least one digit', text.slice(i));
+      if (octets.length === 3) throw new AddrError(input, 'IPv4 address too long');
+      octets.push(value);
+      value = 0;
+      digits = 0;
+    } else throw new AddrError(input, 'unexpected character', text.slice(i));
+  }
+  if (octets.length < 3) throw new AddrError(input, 'IPv4 address too short');
+  octets.push(value);
   return octets;
 }
 
-function parseIPv6(text: string): number[] | undefined {
-  if (text.includes('%') || !/^[0-9A-Fa-f:.]+$/.test(text)) return undefined;
-  let tail: number[] = [];
-  let body = text;
-  // An embedded IPv4 address may end the text (::ffff:1.2.3.4).
-  const lastColon = body.lastIndexOf(':');
-  if (body.slice(lastColon + 1).includes('.')) {
-    const v4 = parseIPv4Sloppy(body.slice(lastColon + 1));
-    if (!v4) return undefined;
-    tail = v4;
-    body = `${body.slice(0, lastColon + 1)}0:0`;
+function ipv6(input: string): Addr {
+  let rest = input;
+  let zone = '';
+  const percent = rest.indexOf('%');
+  if (percent >= 0) {
+    zone = rest.slice(percent + 1);
+    rest = rest.slice(0, percent);
+    if (zone === '') throw new AddrError(input, 'zone must be a non-empty string');
   }
-  const halves = body.split('::');
-  if (halves.length > 2) return undefined;
-  const groups = (half: string) => (half === '' ? [] : half.split(':'));
-  const head = groups(halves[0]);
-  const rest = halves.length === 2 ? groups(halves[1]) : [];
-  if ([...head, ...rest].some((g) => !/^[0-9A-Fa-f]{1,4}$/.test(g))) return undefined;
-  const missing = 8 - head.length - rest.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
-  const words = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest].map((g) => parseInt(g, 16));
-  const bytes = words.flatMap((w) => [w >> 8, w & 0xff]);
-  if (tail.length) bytes.splice(12, 4, ...tail);
-  return bytes;
+  const bytes = new Uint8Array(16);
+  let ellipsis = -1;
+  if (rest.startsWith('::')) {
+    ellipsis = 0;
+    rest = rest.slice(2);
+    if (rest === '') return { family: 6, bytes, zone };
+  }
+  let i = 0;
+  while (i < 16) {
+    const digits = /^[0-9A-Fa-f]*/.exec(rest)![0];
+    if (digits.length > 4) throw new AddrError(input, 'each group must have 4 or less digits', rest);
+    if (digits.length === 0) throw new AddrError(input, 'each colon-separated field must have at least one digit', rest);
+    if (rest[digits.length] === '.') {
+      if (ellipsis < 0 && i !== 12) throw new AddrError(input, 'embedded IPv4 address must replace the final 2 fields of the address', rest);
+      if (i + 4 > 16) throw new AddrError(input, 'too many hex fields to fit an embedded IPv4 at the end of the address', rest);
+      const end = input.length - (zone ? zone.length + 1 : 0);
+      bytes.set(ipv4Fields(input, end - rest.length, end, false), i);
+      rest = '';
+      i += 4;
+      break;
+    }
+    const word = parseInt(digits, 16);
+    bytes[i] = word >> 8;
+    bytes[i + 1] = word & 0xff;
+    i += 2;
+    rest = rest.slice(digits.length);
+    if (rest === '') break;
+    if (rest[0] !== ':') throw new AddrError(input, 'unexpected character, want colon', rest);
+    if (rest.length === 1) throw new AddrError(input, 'colon must be followed by more characters', rest);
+    rest = rest.slice(1);
+    if (rest[0] === ':') {
+      if (ellipsis >= 0) throw new AddrError(input, 'multiple :: in address', rest);
+      ellipsis = i;
+      rest = rest.slice(1);
+      if (rest === '') break;
+    }
+  }
+  if (rest !== '') throw new AddrError(input, 'trailing garbage after address', rest);
+  if (i < 16) {
+    if (ellipsis < 0) throw new AddrError(input, 'address string too short');
+    const shift = 16 - i;
+    bytes.copyWithin(ellipsis + shift, ellipsis, i);
+    bytes.fill(0, ellipsis, ellipsis + shift);
+  } else if (ellipsis >= 0) throw new AddrError(input, 'the :: must expand to at least one field of zeros', rest);
+  return { family: 6, bytes, zone };
+}
+
+/** Go's netip.ParseAddr; throws AddrError with Go's message. */
+export function parseAddr(text: string): Addr {
+  for (const c of text) {
+    if (c === '.') return { family: 4, bytes: Uint8Array.from(ipv4Fields(text, 0, text.length, false)), zone: '' };
+    if (c === ':') return ipv6(text);
+    if (c === '%') throw new AddrError(text, 'missing IPv6 address');
+  }
+  throw new AddrError(text, 'unable to parse IP');
+}
+
+/** netip.Addr.Is4In6: an IPv6 address of the form ::ffff:a.b.c.d. */
+export const is4In6 = (addr: Addr) => addr.family === 6 && V4_MAPPED_PREFIX.every((b, i) => addr.bytes[i] === b);
+
+function parseIPv4Sloppy(text: string): number[] | undefined {
+  if (!/^[0-9.]+$/.test(text)) return undefined;
+  try {
+    return ipv4Fields(text, 0, text.length, true);
+  } catch {
+    return undefined;
+  }
 }
 
 /** ParseIPSloppy: undefined where Go answers nil. */
@@ -61,8 +142,12 @@ export function parseIPSloppy(text: string): IPBytes | undefined {
   const v4 = parseIPv4Sloppy(text);
   if (v4) return Uint8Array.from([...V4_MAPPED_PREFIX, ...v4]);
   if (!text.includes(':')) return undefined;
-  const v6 = parseIPv6(text);
-  return v6 ? Uint8Array.from(v6) : undefined;
+  try {
+    const addr = ipv6(text);
+    return addr.zone === '' ? addr.bytes : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const isV4 = (ip: IPBytes) => V4_MAPPED_PREFIX.every((b, i) => ip[i] === b);
@@ -103,4 +188,23 @@ export function cidrContains(net: IPNet, ip: IPBytes): boolean {
     if ((ip[i] & mask) !== (net.ip[i] & mask)) return false;
   }
   return true;
+}
+
+/** Go's netip.ParsePrefix: the address as written and the prefix length; throws Go's message. */
+export function parsePrefix(text: string): { addr: Addr; bits: number } {
+  const fail = (reason: string) => new Error(`netip.ParsePrefix(${JSON.stringify(text)}): ${reason}`);
+  const slash = text.lastIndexOf('/');
+  if (slash < 0) throw fail("no '/'");
+  let addr: Addr;
+  try {
+    addr = parseAddr(text.slice(0, slash));
+  } catch (error) {
+    throw error instanceof AddrError ? fail(error.message) : error;
+  }
+  if (addr.zone !== '') throw fail('IPv6 zones cannot be present in a prefix');
+  const bitsText = text.slice(slash + 1);
+  if (!/^(0|[1-9][0-9]*)$/.test(bitsText)) throw fail(`bad bits after slash: ${JSON.stringify(bitsText)}`);
+  const bits = Number(bitsText);
+  if (bits > (addr.family === 4 ? 32 : 128)) throw fail('prefix length out of range');
+  return { addr, bits };
 }

@@ -1,7 +1,8 @@
 // The CEL side of the ValidatingAdmissionPolicy plugin: the 1.27 page's table of example
 // expressions and its property-name escaping, then Kubernetes' CEL libraries as far as they go.
 import { describe, expect, it } from 'vitest';
-import { compileExpression } from '../../functions/validating-admission-policy/compile.js';
+import type { ExpressionRole, Type } from '../../functions/validating-admission-policy/checker.js';
+import { CelCompileError, compileExpression } from '../../functions/validating-admission-policy/compile.js';
 import { toCel } from '../../functions/validating-admission-policy/values.js';
 
 /** Compiles as a policy would and evaluates with `object` (plain JSON, converted as requests are). */
@@ -72,7 +73,7 @@ describe('Kubernetes CEL libraries', () => {
     ["quantity('1Gi') == quantity('1024Mi') && quantity('500m').isLessThan(quantity('1'))", true],
     ["quantity('1.5').add(2).asApproximateFloat()", 3.5],
     ["quantity('2k').sub(quantity('500')).asInteger()", 1500n],
-    ["quantity('1Ki').compareTo(quantity('1k')) + quantity('-1').sign()", 0n],
+    ["quantity('1Ki').compareTo(quantity('1k')) + sign(quantity('-1'))", 0n],
     ["isQuantity('10Mi') && !isQuantity('10MB') && quantity('1.5').isInteger() == false", true],
     // url
     ["url('https://example.com:8443/a/b?x=1&x=2').getHost()", 'example.com:8443'],
@@ -90,7 +91,7 @@ describe('Kubernetes CEL libraries', () => {
     ["semver('v1.2', true).minor() + semver('1.2.3').major() + semver('1.2.3').compareTo(semver('1.2.4'))", 2n],
     ["isSemver('1.2.3') && !isSemver('v1.2.3') && isSemver('v1.2.3', true)", true],
     // types
-    ["type(quantity('1')) == kubernetes.Quantity && type(ip('::1')) == kubernetes.IP", true],
+    ["type(quantity('1')) == kubernetes.Quantity && type(ip('::1')) == net.IP && type(cidr('::/0')) == net.CIDR", true],
   ])('%s', (expression, expected) => {
     expect(evaluate(expression)).toEqual(expected);
   });
@@ -103,8 +104,54 @@ describe('Kubernetes CEL libraries', () => {
   });
 
   it('what the engine lacks fails at compile time, not at admission', () => {
-    for (const expression of ['math.greatest(1, 2)', "base64.encode(b'x')", 'optional.of(1).hasValue()', "object.?spec.orValue('')", "format.dns1123Label().validate('x')"]) {
+    for (const expression of ['math.greatest(1, 2)', "base64.encode(b'x')", 'cel.bind(x, 1, x)', "'abc'.reverse()", "quantity('1').mul(2)", "quantity('1').sign()"]) {
       expect(() => compileExpression(expression, { variables: new Set() }), expression).toThrow(/^ERROR: <input>/);
     }
+  });
+});
+
+describe('compile-time checks the apiserver makes when a policy is created, in its words', () => {
+  const detail = (expression: string, role: ExpressionRole, params = false) => {
+    try {
+      compileExpression(expression, { variables: new Map<string, Type>([['flag', { kind: 'prim', name: 'bool' }]]), role, params });
+      return 'compiles';
+    } catch (error) {
+      if (!(error instanceof CelCompileError)) throw error;
+      return error.detail;
+    }
+  };
+
+  it.each<[string, ExpressionRole, string]>([
+    ["'abc'", 'validation', 'must evaluate to bool but got string'],
+    ['object.spec.paused', 'validation', 'must evaluate to bool but got dyn'],
+    ['variables.flag', 'validation', 'compiles'],
+    ['1', 'messageExpression', 'must evaluate to string but got int'],
+    ["'yes'", 'matchCondition', 'must evaluate to bool but got string'],
+    ['1', 'auditAnnotation', 'must evaluate to one of [string null_type] but got int'],
+    ['object.x', 'auditAnnotation', 'must evaluate to one of [string null_type] but got dyn'],
+    ["has(object.x) ? 'a' : null", 'auditAnnotation', 'compiles'],
+    ['object.spec.replicas', 'variable', 'compiles'],
+  ])('%s as %s: %s', (expression, role, expected) => {
+    expect(detail(expression, role)).toBe(expected);
+  });
+
+  it.each<[string, string]>([
+    ['params.x == 1', "ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^"],
+    ['request.foo == 1', "ERROR: <input>:1:8: undefined field 'foo'\n | request.foo == 1\n | .......^"],
+    ["[1, 'a'] == []", "ERROR: <input>:1:5: expected type 'int' but found 'string'\n | [1, 'a'] == []\n | ....^"],
+    ["{'a': 1, 'b': 'x'}.size() > 0", "ERROR: <input>:1:15: expected type 'int' but found 'string'\n | {'a': 1, 'b': 'x'}.size() > 0\n | ..............^"],
+    ['42.charAt(2) == 1', "ERROR: <input>:1:10: found no matching overload for 'charAt' applied to 'int.(int)'\n | 42.charAt(2) == 1\n | .........^"],
+    ["quantity('1').sign() == 1", "ERROR: <input>:1:19: found no matching overload for 'sign' applied to 'kubernetes.Quantity.()'\n | quantity('1').sign() == 1\n | ..................^"],
+    ["duration('1x') > duration('0s')", "ERROR: <input>:1:10: invalid duration argument\n | duration('1x') > duration('0s')\n | .........^"],
+    ["timestamp('x') > timestamp('2020-01-01T00:00:00Z')", "ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('x') > timestamp('2020-01-01T00:00:00Z')\n | ..........^"],
+    ["'a'.matches('[')", "ERROR: <input>:1:13: invalid matches argument\n | 'a'.matches('[')\n | ............^"],
+    ["1 == 'a'", "ERROR: <input>:1:3: found no matching overload for '_==_' applied to '(int, string)'\n | 1 == 'a'\n | ..^"],
+  ])('%s', (expression, message) => {
+    expect(detail(expression, 'validation')).toBe(`compilation failed: ${message}`);
+  });
+
+  it('a list in a format call may mix types; params compiles with a paramKind', () => {
+    expect(detail("'%s %d'.format(['a', 1]) == 'a 1'", 'validation')).toBe('compiles');
+    expect(detail('params.x == 1', 'validation', true)).toBe('compiles');
   });
 });

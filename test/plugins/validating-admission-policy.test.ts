@@ -156,11 +156,14 @@ describe('validationActions', () => {
     expect(() => policy(tooMany, ['Deny', 'Warn'])).toThrow(/spec.validationActions: Invalid value: \["Deny","Warn"\]: must not contain both Deny and Warn/);
   });
 
-  it('reason picks the status code: Unauthorized 401, Forbidden 403, Invalid 422, RequestEntityTooLarge 413', async () => {
-    for (const [reason, code] of [['Unauthorized', 401], ['Forbidden', 403], ['Invalid', 422], ['RequestEntityTooLarge', 413]] as const) {
+  it('reason picks the status code: Forbidden 403, Invalid 422, RequestEntityTooLarge 413; other reasons are refused', async () => {
+    for (const [reason, code] of [['Forbidden', 403], ['Invalid', 422], ['RequestEntityTooLarge', 413]] as const) {
       const result = await run(policy({ validations: [{ expression: 'false', reason }] }), deploymentReview(1));
       expect(result.wire.response!.status).toMatchObject({ code, reason });
     }
+    expect(() => policy({ validations: [{ expression: 'false', reason: 'Unauthorized' }] })).toThrow(
+      /spec.validations\[0\].reason: Unsupported value: "Unauthorized": supported values: "Forbidden", "Invalid", "RequestEntityTooLarge"/,
+    );
   });
 
   it('the first failed validation decides the message; fieldPath is reported as the cause\'s field', async () => {
@@ -177,7 +180,7 @@ describe('failurePolicy: evaluation errors', () => {
   it('Fail (the default) denies with the error', async () => {
     const result = await run(policy(broken), deploymentReview(1));
     expect(deniedMessage(result)).toBe(
-      `deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy 'p.example.com' with binding 'b' denied request: expression 'object.spec.missing.field == 1' resulted in error: field not found: missing`,
+      `deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy 'p.example.com' with binding 'b' denied request: expression 'object.spec.missing.field == 1' resulted in error: no such key: missing`,
     );
   });
 
@@ -223,9 +226,9 @@ describe('matchConditions (the page\'s example)', () => {
   });
 
   it('a false condition wins over errors; errors alone follow failurePolicy', async () => {
-    const conditions = (failurePolicy: string) => ({ failurePolicy, matchConditions: [{ name: 'err', expression: 'object.nope' }, { name: 'f', expression: 'object.spec.replicas > 10' }], validations: [{ expression: 'false' }] });
+    const conditions = (failurePolicy: string) => ({ failurePolicy, matchConditions: [{ name: 'err', expression: 'object.nope == true' }, { name: 'f', expression: 'object.spec.replicas > 10' }], validations: [{ expression: 'false' }] });
     expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(1)))).toBeUndefined();
-    expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(11)))).toContain("denied request: expression 'object.nope' resulted in error: field not found: nope");
+    expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(11)))).toContain("denied request: expression 'object.nope == true' resulted in error: no such key: nope");
     expect(deniedMessage(await run(policy(conditions('Ignore')), deploymentReview(11)))).toBeUndefined();
   });
 });
@@ -254,20 +257,37 @@ describe('compile errors fail the start, naming the policy, the field and the po
     expect(error.field).toBe('ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression');
     expect(error.message).toBe(
       'ValidatingAdmissionPolicy: ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression: ' +
-        'Invalid value: "object.spec.replicas <= ": compilation failed: ERROR: <input>:1:22: Syntax error: found < but expecting end of input\n' +
+        `Invalid value: "object.spec.replicas <= ": compilation failed: ERROR: <input>:1:25: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n` +
         ' | object.spec.replicas <= \n' +
-        ' | .....................^',
+        ' | ........................^',
     );
   });
 
   it('undeclared references, in every expression field', () => {
     expect(() => policy({ validations: [{ expression: 'obj.spec.replicas > 1' }] })).toThrow(/spec.validations\[0\].expression: .*ERROR: <input>:1:1: undeclared reference to 'obj'/s);
-    expect(() => policy({ validations: [{ expression: 'true', messageExpression: "'x' + nope()" }] })).toThrow(/spec.validations\[0\].messageExpression: .*<input>:1:7: undeclared reference to 'nope'/s);
+    expect(() => policy({ validations: [{ expression: 'true', messageExpression: "'x' + nope()" }] })).toThrow(/spec.validations\[0\].messageExpression: .*<input>:1:11: undeclared reference to 'nope'/s);
     expect(() => policy({ matchConditions: [{ name: 'a', expression: 'foo' }], validations: [{ expression: 'true' }] })).toThrow(/spec.matchConditions\[0\].expression/);
     expect(() => policy({ variables: [{ name: 'a', expression: 'variables.b' }, { name: 'b', expression: '1' }], validations: [{ expression: 'true' }] })).toThrow(
       /spec.variables\[0\].expression: .*<input>:1:10: undefined field 'b'/s,
     );
     expect(() => policy({ auditAnnotations: [{ key: 'k', valueExpression: 'object.x +' }] })).toThrow(/spec.auditAnnotations\[0\].valueExpression: .*Syntax error/s);
+  });
+
+  it('celEnvironment pins the apiserver version whose CEL environment compiles the policies', () => {
+    const spec = { matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] }] }, validations: [{ expression: "isIP('10.0.0.1')" }] };
+    const manifests = [{ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'ip.example.com' }, spec }];
+    expect(() => configure({ manifests })).not.toThrow();
+    expect(() => configure({ celEnvironment: '1.31', manifests })).not.toThrow();
+    expect(() => configure({ celEnvironment: '1.30', manifests })).toThrow(/spec.validations\[0\].expression: Invalid value: "isIP\('10.0.0.1'\)": compilation failed: ERROR: <input>:1:5: undeclared reference to 'isIP'/);
+    expect(() => configure({ celEnvironment: '1.29', manifests })).toThrow(/celEnvironment: Unsupported value: "1.29": supported values: "1.30", "1.31"/);
+  });
+
+  it('result types are checked per field at start: must evaluate to bool but got dyn', () => {
+    expect(() => policy({ validations: [{ expression: 'object.spec.paused' }] })).toThrow(/spec.validations\[0\].expression: Invalid value: "object.spec.paused": must evaluate to bool but got dyn$/);
+    expect(() => policy({ validations: [{ expression: 'true', messageExpression: 'object.spec.replicas' }] })).toThrow(/spec.validations\[0\].messageExpression: Invalid value: "object.spec.replicas": must evaluate to string but got dyn$/);
+    expect(() => policy({ validations: [{ expression: 'params.max > 1' }] })).toThrow(/undeclared reference to 'params'/);
+    expect(() => policy({ paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, validations: [{ expression: 'params.max > 1' }] })).not.toThrow();
+    expect(() => policy({ variables: [{ name: 'big', expression: 'object.spec.replicas > 3' }], validations: [{ expression: 'variables.big' }] })).not.toThrow();
   });
 
   it('authorizer is refused with a reason (this webhook cannot make authorization checks)', () => {

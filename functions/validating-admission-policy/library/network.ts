@@ -1,8 +1,9 @@
 // Kubernetes' CEL ip, cidr and url libraries (k8s.io/apiserver/pkg/cel/library/{ip,cidr,urls}.go).
-// Addresses are parsed here (no Node API parses CIDRs or keeps Go's strictness): no zones, no
-// IPv4-mapped IPv6, no leading zeros in IPv4 octets, as upstream refuses them.
+// Addresses are parsed by lib/kube/net (Go's netip.ParseAddr, which the ExternalIPRanger plugin's
+// sloppy parser shares); upstream then refuses zones and IPv4-mapped IPv6 addresses.
 import { CelScalar, celFunc, celMethod, mapType, listType } from '@bufbuild/cel';
 import type { CelFunc } from '@bufbuild/cel';
+import { AddrError, is4In6, parseAddr, parsePrefix as parseNetPrefix } from '../../../lib/kube/net.js';
 import { CIDR_TYPE, IP_TYPE, URL_TYPE, opaqueText } from './types.js';
 
 const { BOOL, INT, STRING } = CelScalar;
@@ -10,51 +11,18 @@ const { BOOL, INT, STRING } = CelScalar;
 interface Address { readonly family: 4 | 6; readonly bits: bigint }
 const width = (family: 4 | 6) => (family === 4 ? 32 : 128);
 
-function parseIPv4(text: string): bigint | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  let value = 0n;
-  for (const part of parts) {
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(part) || Number(part) > 255) return undefined;
-    value = (value << 8n) | BigInt(part);
-  }
-  return value;
-}
-
-function parseIPv6(text: string): bigint | undefined {
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const groups = (half: string): bigint[] | undefined => {
-    if (half === '') return [];
-    const out: bigint[] = [];
-    const pieces = half.split(':');
-    for (let i = 0; i < pieces.length; i++) {
-      const piece = pieces[i];
-      if (i === pieces.length - 1 && piece.includes('.')) {
-        const v4 = parseIPv4(piece);
-        if (v4 === undefined) return undefined;
-        out.push(v4 >> 16n, v4 & 0xffffn);
-      } else if (/^[0-9a-fA-F]{1,4}$/.test(piece)) out.push(BigInt(`0x${piece}`));
-      else return undefined;
-    }
-    return out;
-  };
-  const head = groups(halves[0]);
-  const tail = halves.length === 2 ? groups(halves[1]) : [];
-  if (!head || !tail) return undefined;
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
-  return [...head, ...Array<bigint>(missing).fill(0n), ...tail].reduce((acc, g) => (acc << 16n) | g, 0n);
-}
-
+/** k8s.io/apiserver/pkg/cel/library/ip.go parseIPAddr: netip.ParseAddr (lib/kube/net), no zone, no 4-in-6. */
 function parseAddress(text: string): Address {
-  if (text.includes('%')) throw new Error(`IP address with zone value is not allowed: ${text}`);
-  const v4 = parseIPv4(text);
-  if (v4 !== undefined) return { family: 4, bits: v4 };
-  const v6 = text.includes(':') ? parseIPv6(text) : undefined;
-  if (v6 === undefined) throw new Error(`IP Address ${JSON.stringify(text)} parse error during conversion from string: ParseAddr(${JSON.stringify(text)}): unable to parse IP`);
-  if (v6 >> 32n === 0xffffn) throw new Error(`IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`);
-  return { family: 6, bits: v6 };
+  let addr;
+  try {
+    addr = parseAddr(text);
+  } catch (error) {
+    if (error instanceof AddrError) throw new Error(`IP Address ${JSON.stringify(text)} parse error during conversion from string: ${error.message}`);
+    throw error;
+  }
+  if (addr.zone !== '') throw new Error(`IP address ${JSON.stringify(text)} with zone value is not allowed`);
+  if (is4In6(addr)) throw new Error(`IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`);
+  return { family: addr.family, bits: bitsOf(addr.bytes) };
 }
 
 /** RFC 5952 text: lower case, the longest run (2+) of zero groups compressed. */
@@ -75,14 +43,27 @@ function formatAddress({ family, bits }: Address): string {
 
 interface Prefix { readonly address: Address; readonly length: number }
 
+const bitsOf = (bytes: Uint8Array) => bytes.reduce((acc, b) => (acc << 8n) | BigInt(b), 0n);
+
+/** cidr.go parseCIDR: netip.ParsePrefix (lib/kube/net), no 4-in-6. */
 function parsePrefix(text: string): Prefix {
-  const slash = text.indexOf('/');
-  const error = new Error(`network address parse error during conversion from string: netip.ParsePrefix(${JSON.stringify(text)}): invalid prefix`);
-  if (slash < 0 || !/^(0|[1-9][0-9]{0,2})$/.test(text.slice(slash + 1))) throw error;
-  const address = parseAddress(text.slice(0, slash));
-  const length = Number(text.slice(slash + 1));
-  if (length > width(address.family)) throw error;
-  return { address, length };
+  let prefix;
+  try {
+    prefix = parseNetPrefix(text);
+  } catch (error) {
+    throw new Error(`network address parse error during conversion from string: ${(error as Error).message}`);
+  }
+  if (is4In6(prefix.addr)) throw new Error(`IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`);
+  return { address: { family: prefix.addr.family, bits: bitsOf(prefix.addr.bytes) }, length: prefix.bits };
+}
+
+/** `cidr(text)` wraps the parse error once more, as upstream's stringToCIDR does. */
+function cidrFromString(text: string): Prefix {
+  try {
+    return parsePrefix(text);
+  } catch (error) {
+    throw new Error(`network address parse error during conversion from string: ${(error as Error).message}`);
+  }
 }
 
 const mask = (family: 4 | 6, length: number) => ((1n << BigInt(width(family))) - 1n) ^ ((1n << BigInt(width(family) - length)) - 1n);
@@ -104,7 +85,7 @@ function isGlobalUnicast(a: Address): boolean {
   return !(a.family === 4 && a.bits === 0xffffffffn);
 }
 
-const ipLibrary: CelFunc[] = [
+export const ipLibrary: CelFunc[] = [
   celFunc('ip', [STRING], IP_TYPE.type, (text) => wrapIP(parseAddress(text))),
   celFunc('isIP', [STRING], BOOL, (text) => succeeds(() => parseAddress(text))),
   celFunc('ip.isCanonical', [STRING], BOOL, (text) => formatAddress(parseAddress(text)) === text),
@@ -117,8 +98,8 @@ const ipLibrary: CelFunc[] = [
   celMethod('isGlobalUnicast', IP_TYPE.type, [], BOOL, function () { return isGlobalUnicast(ipOf(this)); }),
 ];
 
-const cidrLibrary: CelFunc[] = [
-  celFunc('cidr', [STRING], CIDR_TYPE.type, (text) => wrapCIDR(parsePrefix(text))),
+export const cidrLibrary: CelFunc[] = [
+  celFunc('cidr', [STRING], CIDR_TYPE.type, (text) => wrapCIDR(cidrFromString(text))),
   celFunc('isCIDR', [STRING], BOOL, (text) => succeeds(() => parsePrefix(text))),
   celFunc('string', [CIDR_TYPE.type], STRING, (cidr) => opaqueText(cidr)),
   celMethod('containsIP', CIDR_TYPE.type, [IP_TYPE.type], BOOL, function (ip) { return contains(cidrOf(this), ipOf(ip)); }),
@@ -158,7 +139,7 @@ function queryMap(query: string): Map<string, string[]> {
   return out;
 }
 
-const urlLibrary: CelFunc[] = [
+export const urlLibrary: CelFunc[] = [
   celFunc('url', [STRING], URL_TYPE.type, (text) => { parseUrl(text); return URL_TYPE.wrap(text) as never; }),
   celFunc('isURL', [STRING], BOOL, (text) => succeeds(() => parseUrl(text))),
   celMethod('getScheme', URL_TYPE.type, [], STRING, function () { return urlOf(this).scheme; }),
@@ -168,5 +149,3 @@ const urlLibrary: CelFunc[] = [
   celMethod('getEscapedPath', URL_TYPE.type, [], STRING, function () { return urlOf(this).path; }),
   celMethod('getQuery', URL_TYPE.type, [], mapType(STRING, listType(STRING)), function () { return queryMap(urlOf(this).query) as never; }),
 ];
-
-export const networkLibrary: CelFunc[] = [...ipLibrary, ...cidrLibrary, ...urlLibrary];

@@ -29,7 +29,10 @@ const wrap = (nanos: bigint) => QUANTITY.wrap(nanos.toString()) as never;
 
 function quantityOf(text: string) {
   const nanos = parseQuantity(text);
-  if (nanos === undefined) throw new Error(PARSE_ERROR);
+  if (nanos === undefined) {
+    // apimachinery's ErrFormatWrong when the shape is wrong, ErrSuffix when only the suffix is.
+    throw new Error(/^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/.test(text) ? "unable to parse quantity's suffix" : PARSE_ERROR);
+  }
   return wrap(nanos);
 }
 
@@ -45,8 +48,10 @@ const compare = (a: bigint, b: bigint): bigint => (a < b ? -1n : a > b ? 1n : 0n
 export const quantityLibrary: CelFunc[] = [
   celFunc('quantity', [STRING], QUANTITY.type, quantityOf),
   celFunc('isQuantity', [STRING], BOOL, (text) => parseQuantity(text) !== undefined),
-  celMethod('sign', QUANTITY.type, [], INT, function () { return compare(nanosOf(this), 0n); }),
-  celMethod('isInteger', QUANTITY.type, [], BOOL, function () { return nanosOf(this) % NANO === 0n; }),
+  // A global function upstream (`sign(q)`), so `q.sign()` does not compile.
+  celFunc('sign', [QUANTITY.type], INT, (q) => compare(nanosOf(q), 0n)),
+  // Upstream's AsInt64: integral and within int64.
+  celMethod('isInteger', QUANTITY.type, [], BOOL, function () { const n = nanosOf(this); return n % NANO === 0n && n / NANO <= INT64_MAX && n / NANO >= INT64_MIN; }),
   celMethod('asInteger', QUANTITY.type, [], INT, function () { return asInteger(nanosOf(this)); }),
   celMethod('asApproximateFloat', QUANTITY.type, [], DOUBLE, function () { return Number(nanosOf(this)) / 1e9; }),
   celMethod('add', QUANTITY.type, [QUANTITY.type], QUANTITY.type, function (other) { return wrap(nanosOf(this) + nanosOf(other)); }),

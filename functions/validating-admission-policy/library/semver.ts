@@ -17,9 +17,23 @@ function normalized(text: string): string {
   return `${n(m[1])}.${n(m[2])}.${n(m[3])}${m[4]}`;
 }
 
+/** blang/semver's first complaint about a version that does not parse. */
+function complaint(text: string): string {
+  if (text === '') return 'Version string empty';
+  const parts = text.split('.');
+  if (parts.length < 3) return 'No Major.Minor.Patch elements found';
+  const [major, minor] = parts;
+  for (const [name, part] of [['major', major], ['minor', minor]] as const) {
+    if (!/^[0-9]+$/.test(part)) return `Invalid character(s) found in ${name} number ${JSON.stringify(part)}`;
+    if (part.length > 1 && part.startsWith('0')) return `${name[0].toUpperCase()}${name.slice(1)} number must not contain leading zeroes ${JSON.stringify(part)}`;
+  }
+  return `invalid semver: ${JSON.stringify(text)}`;
+}
+
 function parse(text: string, normalize = false): Version {
-  const m = STRICT.exec(normalize ? normalized(text) : text);
-  if (!m) throw new Error(`invalid semver: ${JSON.stringify(text)}`);
+  const candidate = normalize ? normalized(text) : text;
+  const m = STRICT.exec(candidate);
+  if (!m) throw new Error(complaint(candidate));
   return { major: BigInt(m[1]), minor: BigInt(m[2]), patch: BigInt(m[3]), pre: m[4] ? m[4].split('.') : [] };
 }
 

@@ -1,0 +1,66 @@
+// cel-go's optional types (`optional.of(x)`, `a.?b`, `m[?k]`, `.orValue(d)`...), which Kubernetes
+// enables for every policy. An optional is a field-less message of type `optional_type` (so it
+// passes through @bufbuild/cel's lists, maps and function dispatch) carrying its value beside the
+// message; `.or`/`.orValue` short-circuit, so interpreter.ts evaluates them itself.
+import { create, createFileRegistry } from '@bufbuild/protobuf';
+import { reflect } from '@bufbuild/protobuf/reflect';
+import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
+import { CelScalar, celFunc, celMethod, isCelList, isCelMap, isCelUint, objectType } from '@bufbuild/cel';
+import type { CelFunc, CelValue } from '@bufbuild/cel';
+
+const PAYLOAD = Symbol('optional payload');
+
+export const optionalRegistry = createFileRegistry(create(FileDescriptorProtoSchema, { name: 'optional_type.proto', syntax: 'proto3', messageType: [{ name: 'optional_type' }] }), () => undefined);
+const desc = optionalRegistry.getMessage('optional_type')!;
+export const OPTIONAL_TYPE = objectType(desc);
+
+type Carrier = { [PAYLOAD]?: CelValue };
+
+/** An optional holding `value`, or none when `value` is undefined. */
+export function optionalOf(value: CelValue | undefined): CelValue {
+  const message = create(desc, {});
+  if (value !== undefined) (message as unknown as Carrier)[PAYLOAD] = value;
+  return reflect(desc, message) as never;
+}
+
+export const NONE = optionalOf(undefined);
+
+/** The optional's carrier whether it arrives as a message or as @bufbuild/cel's reflection of one. */
+function carrier(value: unknown): Carrier | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as { $typeName?: string; desc?: { typeName?: string }; message?: Carrier };
+  if (v.$typeName === 'optional_type') return v as Carrier;
+  if (v.desc?.typeName === 'optional_type' && v.message) return v.message;
+  return undefined;
+}
+
+export const isOptional = (value: unknown): boolean => carrier(value) !== undefined;
+
+/** The value an optional holds: undefined for none (and for anything not an optional). */
+export const optionalValue = (value: unknown): CelValue | undefined => carrier(value)?.[PAYLOAD];
+
+/** cel-go's zero values, for optional.ofNonZeroValue. */
+export function isZeroValue(value: CelValue): boolean {
+  if (value === null || value === false || value === '' || value === 0 || value === 0n) return true;
+  if (isCelUint(value)) return value.value === 0n;
+  if (value instanceof Uint8Array) return value.length === 0;
+  if (isCelList(value) || isCelMap(value)) return value.size === 0;
+  if (isOptional(value)) return optionalValue(value) === undefined;
+  const message = (value as { message?: { seconds?: bigint; nanos?: number }; desc?: { typeName?: string } }) ?? {};
+  if (message.desc?.typeName === 'google.protobuf.Duration' || message.desc?.typeName === 'google.protobuf.Timestamp') return !message.message?.seconds && !message.message?.nanos;
+  return false;
+}
+
+const { DYN, BOOL } = CelScalar;
+
+export const optionalLibrary: CelFunc[] = [
+  celFunc('optional.of', [DYN], OPTIONAL_TYPE, (value) => optionalOf(value) as never),
+  celFunc('optional.none', [], OPTIONAL_TYPE, () => NONE as never),
+  celFunc('optional.ofNonZeroValue', [DYN], OPTIONAL_TYPE, (value) => (isZeroValue(value) ? NONE : optionalOf(value)) as never),
+  celMethod('hasValue', OPTIONAL_TYPE, [], BOOL, function () { return optionalValue(this) !== undefined; }),
+  celMethod('value', OPTIONAL_TYPE, [], DYN, function () {
+    const value = optionalValue(this);
+    if (value === undefined) throw new Error('optional.none() dereference');
+    return value as never;
+  }),
+];

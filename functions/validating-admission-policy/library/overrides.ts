@@ -1,0 +1,222 @@
+// Where @bufbuild/cel's functions answer differently from cel-go's, these overloads are tried
+// first (cel-env.ts): `duration.getMilliseconds()` is the whole duration in milliseconds in cel-go
+// (not the millisecond part), and `replace` with an empty search string inserts between runes, as
+// Go's strings.Replace does.
+import { CelScalar, celMethod, isCelList, isCelMap, isCelType, isCelUint, listType, objectType } from '@bufbuild/cel';
+import type { CelFunc, CelList } from '@bufbuild/cel';
+import { DurationSchema } from '@bufbuild/protobuf/wkt';
+
+const { INT, STRING } = CelScalar;
+const DURATION = objectType(DurationSchema);
+
+/** Go's strings.Replace(s, old, new, n) (n < 0: all). */
+function goReplace(text: string, search: string, replacement: string, limit: bigint): string {
+  if (limit === 0n) return text;
+  if (search !== '') {
+    const parts = text.split(search);
+    if (limit < 0n || BigInt(parts.length - 1) <= limit) return parts.join(replacement);
+    const n = Number(limit);
+    return parts.slice(0, n + 1).join(replacement) + search + parts.slice(n + 1).join(search);
+  }
+  const runes = [...text];
+  let out = '';
+  let done = 0n;
+  for (let i = 0; i <= runes.length; i++) {
+    if (limit < 0n || done < limit) {
+      out += replacement;
+      done++;
+    }
+    if (i < runes.length) out += runes[i];
+  }
+  return out;
+}
+
+export const overrides: CelFunc[] = [
+  celMethod('getMilliseconds', DURATION, [], INT, function () {
+    const { seconds, nanos } = (this as unknown as { message: { seconds: bigint; nanos: number } }).message;
+    return BigInt(seconds) * 1000n + BigInt(Math.trunc(nanos / 1_000_000));
+  }),
+  // cel-go's substring: the range is checked first, in cel-go's words.
+  celMethod('substring', STRING, [INT, INT], STRING, function (start, end) {
+    const runes = [...this];
+    if (start > end) throw new Error(`invalid substring range. start: ${start}, end: ${end}`);
+    if (start < 0n || start > BigInt(runes.length)) throw new Error(`index out of range: ${start}`);
+    if (end < 0n || end > BigInt(runes.length)) throw new Error(`index out of range: ${end}`);
+    return runes.slice(Number(start), Number(end)).join('');
+  }),
+  celMethod('replace', STRING, [STRING, STRING], STRING, function (search, replacement) { return goReplace(this, search, replacement, -1n); }),
+  celMethod('replace', STRING, [STRING, STRING, INT], STRING, function (search, replacement, limit) { return goReplace(this, search, replacement, limit); }),
+];
+
+// cel-go's string.format (ext.Strings version 2, locale en_US), which Kubernetes' policies get:
+// `%s` prints values as cel-go's string() does (`+Inf`, `1` for 1.0), and lists and maps as CEL
+// literals (strings quoted, doubles to 6 places, map keys sorted); `%f` groups thousands.
+type TimeMessage = { desc?: { typeName?: string }; message?: { seconds: bigint; nanos: number } };
+const timeKind = (v: unknown) => (v as TimeMessage | null)?.desc?.typeName;
+
+function goFloat(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
+  if (value === 0) return Object.is(value, -0) ? '-0' : '0';
+  const exponent = Math.floor(Math.log10(Math.abs(value)));
+  if (exponent < -4 || exponent >= 21) {
+    const [mantissa, exp] = value.toExponential().split('e');
+    const sign = exp.startsWith('-') ? '-' : '+';
+    return `${mantissa}e${sign}${exp.replace(/^[+-]/, '').padStart(2, '0')}`;
+  }
+  return String(value);
+}
+
+/** A duration as cel-go prints it: seconds, with the fraction only when there is one. */
+function secondsText(seconds: bigint, nanos: number): string {
+  return `${Number(seconds) + nanos / 1e9}s`;
+}
+
+function timestampText(message: { seconds: bigint; nanos: number }): string {
+  const date = new Date(Number(message.seconds) * 1000);
+  const base = date.toISOString().slice(0, 19);
+  const fraction = message.nanos ? `.${String(message.nanos).padStart(9, '0').replace(/0+$/, '')}` : '';
+  return `${base}${fraction}Z`;
+}
+
+function goFixed(value: number, precision: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
+  const [whole, fraction] = Math.abs(value).toFixed(precision).split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${value < 0 || Object.is(value, -0) ? '-' : ''}${grouped}${fraction !== undefined ? `.${fraction}` : ''}`;
+}
+
+function goScientific(value: number, precision: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
+  const [mantissa, exp] = value.toExponential(precision).split('e');
+  return `${mantissa}e${exp.startsWith('-') ? '-' : '+'}${exp.replace(/^[+-]/, '').padStart(2, '0')}`;
+}
+
+const quote = (s: string) => JSON.stringify(s);
+const isDouble = (v: unknown): v is number => typeof v === 'number';
+
+/** %s: cel-go's FormatString. */
+function formatString(v: unknown): string {
+  if (isCelList(v)) return `[${[...v].map(literal).join(', ')}]`;
+  if (isCelMap(v)) {
+    const pairs = [...v].map(([k, value]) => {
+      if (typeof k !== 'string' && typeof k !== 'boolean' && typeof k !== 'bigint' && !isCelUint(k)) throw new Error('no formatting function for map key');
+      return [typeof k === 'string' ? quote(k) : String(isCelUint(k) ? k.value : k), literal(value)] as const;
+    });
+    pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    return `{${pairs.map(([k, value]) => `${k}:${value}`).join(', ')}}`;
+  }
+  if (v === null) return 'null';
+  if (typeof v === 'string' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (isCelUint(v)) return String(v.value);
+  if (isDouble(v)) return goFloat(v);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
+  const kind = timeKind(v);
+  const message = (v as TimeMessage).message!;
+  if (kind === 'google.protobuf.Timestamp') return timestampText(message);
+  if (kind === 'google.protobuf.Duration') return secondsText(BigInt(message.seconds), message.nanos);
+  if (isCelType(v)) return String(v);
+  throw new Error(`error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given ${typeName(v)}`);
+}
+
+/** An element of a list or map printed by %s: as a CEL literal. */
+function literal(v: unknown): string {
+  if (typeof v === 'string') return quote(v);
+  if (v instanceof Uint8Array) return `b${quote(Buffer.from(v).toString('utf8'))}`;
+  if (isDouble(v)) return Number.isFinite(v) ? goFixed(v, 6).replace(/,/g, '') : quote(goFloat(v));
+  const kind = timeKind(v);
+  if (kind === 'google.protobuf.Timestamp') return `timestamp(${quote(formatString(v))})`;
+  if (kind === 'google.protobuf.Duration') return `duration(${quote(formatString(v))})`;
+  if (isCelType(v)) return `type(${String(v)})`;
+  return formatString(v);
+}
+
+function typeName(v: unknown): string {
+  if (typeof v === 'bigint') return 'int';
+  if (isDouble(v)) return 'double';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'bool';
+  if (isCelUint(v)) return 'uint';
+  if (v instanceof Uint8Array) return 'bytes';
+  if (isCelList(v)) return 'list';
+  if (isCelMap(v)) return 'map';
+  if (v === null) return 'null_type';
+  return timeKind(v) ?? 'type';
+}
+
+const NUMBER_WORDS = new Set(['NaN', 'Infinity', '-Infinity']);
+function asFloat(v: unknown, clause: string): number {
+  if (isDouble(v)) return v;
+  if (typeof v === 'string' && NUMBER_WORDS.has(v)) return Number(v);
+  throw new Error(`error during formatting: ${clause} clause can only be used on doubles, was given ${typeName(v)}`);
+}
+
+function integer(v: unknown, clause: string, bools = false): bigint {
+  if (typeof v === 'bigint') return v;
+  if (isCelUint(v)) return v.value;
+  if (bools && typeof v === 'boolean') return v ? 1n : 0n;
+  throw new Error(`error during formatting: ${clause} clause can only be used on integers${bools ? ', bools' : ''}, was given ${typeName(v)}`);
+}
+
+const radix = (n: bigint, base: number) => (n < 0n ? `-${(-n).toString(base)}` : n.toString(base));
+
+function format(template: string, args: CelList): string {
+  let out = '';
+  let next = 0;
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i];
+    if (c !== '%') {
+      out += c;
+      continue;
+    }
+    if (template[i + 1] === '%') {
+      out += '%';
+      i++;
+      continue;
+    }
+    const clause = /^\.([0-9]+)?|/.exec(template.slice(i + 1))![0];
+    const precision = clause.length > 1 ? Number(clause.slice(1)) : 6;
+    i += clause.length;
+    const verb = template[i + 1];
+    i++;
+    if (verb === undefined) throw new Error('unexpected end of string');
+    if (next >= args.size) throw new Error(`index ${next} out of range`);
+    const arg = args.get(next++);
+    switch (verb) {
+      case 's':
+        out += formatString(arg);
+        break;
+      case 'd':
+        out += String(integer(arg, 'decimal'));
+        break;
+      case 'f':
+        out += goFixed(asFloat(arg, 'fixed-point'), precision);
+        break;
+      case 'e':
+        out += goScientific(asFloat(arg, 'scientific'), precision);
+        break;
+      case 'b':
+        out += radix(integer(arg, 'binary', true), 2);
+        break;
+      case 'o':
+        out += radix(integer(arg, 'octal'), 8);
+        break;
+      case 'x':
+      case 'X': {
+        let hex: string;
+        if (typeof arg === 'string') hex = Buffer.from(arg, 'utf8').toString('hex');
+        else if (arg instanceof Uint8Array) hex = Buffer.from(arg).toString('hex');
+        else hex = radix(integer(arg, 'hex'), 16);
+        out += verb === 'X' ? hex.toUpperCase() : hex;
+        break;
+      }
+      default:
+        throw new Error(`could not parse formatting clause: unrecognized formatting clause "${verb}"`);
+    }
+  }
+  return out;
+}
+
+overrides.push(celMethod('format', STRING, [listType(CelScalar.DYN)], STRING, function (args) { return format(this, args); }));

@@ -16,6 +16,8 @@ export interface EmbeddedDynamoDbOptions {
   dataDir?: string;
   /** 0 or absent: pick a free port. */
   port?: number;
+  /** How long the JVM may take to answer before the start fails (default 180 s). */
+  readyWithinMs?: number;
 }
 
 export interface EmbeddedDynamoDb {
@@ -51,25 +53,51 @@ let exitHookInstalled = false;
 function killAllOnExit(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  // 'exit' handlers must be synchronous: a SIGKILL is all there is time for.
+  // 'exit' handlers must be synchronous: a SIGKILL is all there is time for. A signal or a crash
+  // skips this hook; the guard below covers those.
   process.on('exit', () => {
     for (const child of running) child.kill('SIGKILL');
   });
 }
 
-async function waitUntilAnswering(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
+// The JVM must not outlive the process that started it, however that process ends (a test worker
+// torn down with SIGTERM or SIGKILL, Ctrl-C, a crash). Java cannot ask the kernel for that, so a
+// one-line shell guard holds a pipe from us and stops the JVM when the pipe closes: only our
+// process holds the other end, and the kernel closes it whenever we go.
+const GUARD = `while read -r _; do :; done
+kill -TERM "$1" 2>/dev/null || exit 0
+i=0; while [ $i -lt 50 ] && kill -0 "$1" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
+kill -KILL "$1" 2>/dev/null`;
+
+function guard(child: ChildProcess): ChildProcess | undefined {
+  if (child.pid === undefined) return undefined;
+  const watcher = spawn('/bin/sh', ['-c', GUARD, 'dynamodb-local-guard', String(child.pid)], { stdio: ['pipe', 'ignore', 'ignore'] });
+  watcher.on('error', () => {}); // no /bin/sh: the exit hook is all there is
+  watcher.stdin?.on('error', () => {});
+  // Neither the guard nor its pipe keeps this process alive.
+  watcher.unref();
+  (watcher.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  child.once('exit', () => watcher.kill('SIGKILL'));
+  return watcher;
+}
+
+async function waitUntilAnswering(endpoint: string, child: ChildProcess, output: () => string, readyWithinMs: number): Promise<void> {
+  // Readiness is DynamoDB Local answering, however long the JVM takes on a busy machine; the
+  // bound only turns a store that never comes up into an error.
   const client = localDynamoDbClient(endpoint, { maxAttempts: 1 });
+  const deadline = Date.now() + readyWithinMs;
   try {
-    for (let attempt = 0; attempt < 300; attempt++) {
-      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}: ${output().trim().slice(-2000)}`);
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`DynamoDB Local exited with ${child.exitCode ?? child.signalCode}: ${output().trim().slice(-2000)}`);
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;
       } catch {
+        if (Date.now() > deadline) break;
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${output().trim().slice(-2000)}`);
+    throw new Error(`DynamoDB Local did not answer on ${endpoint} within ${Math.round(readyWithinMs / 1000)} s: ${output().trim().slice(-2000)}`);
   } finally {
     client.destroy();
   }
@@ -78,7 +106,8 @@ async function waitUntilAnswering(endpoint: string, child: ChildProcess, output:
 export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {}): Promise<EmbeddedDynamoDb> {
   const dir = dynamoDbLocalDir();
   const port = options.port ? options.port : await freePort();
-  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  // -XX:-UsePerfData: no /tmp/hsperfdata_* file that a killed JVM would leave behind.
+  const args = ['-XX:-UsePerfData', `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-sharedDb', '-disableTelemetry', '-port', String(port)];
   if (options.dataDir) {
     const dataDir = resolve(options.dataDir);
     if (!existsSync(dataDir)) mkdirSync(dataDir, { recursive: true });
@@ -97,10 +126,11 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {
   running.add(child);
   killAllOnExit();
   child.once('exit', () => running.delete(child));
+  guard(child);
 
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await Promise.race([waitUntilAnswering(endpoint, child, () => output), spawnError]);
+    await Promise.race([waitUntilAnswering(endpoint, child, () => output, options.readyWithinMs ?? 180_000), spawnError]);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createStateTable } from '../../lib/state/table.js';
 import { DEFAULT_STATE_TABLE, localDynamoDbClient } from '../../lib/state/client.js';
@@ -106,8 +107,9 @@ async function waitUntilAnswering(endpoint: string, child: ChildProcess, output:
 export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {}): Promise<EmbeddedDynamoDb> {
   const dir = dynamoDbLocalDir();
   const port = options.port ? options.port : await freePort();
-  // -XX:-UsePerfData: no /tmp/hsperfdata_* file that a killed JVM would leave behind.
-  const args = ['-XX:-UsePerfData', `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  // -XX:-UsePerfData: no /tmp/hsperfdata_* file that a killed JVM would leave behind. The SQLite
+  // library DynamoDB Local unpacks at start goes where TMPDIR says (the test run's own root).
+  const args = ['-XX:-UsePerfData', `-Djava.io.tmpdir=${tmpdir()}`, `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-sharedDb', '-disableTelemetry', '-port', String(port)];
   if (options.dataDir) {
     const dataDir = resolve(options.dataDir);
     if (!existsSync(dataDir)) mkdirSync(dataDir, { recursive: true });

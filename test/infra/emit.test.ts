@@ -2,12 +2,12 @@
 // OpenAPI schema (kubernetes-models' validating classes) and the good-practice rules, for every
 // plugin in the registry and for synthetic plugins that exercise each metadata branch.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '@bufbuild/cel';
 import { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { plugins as registry } from '../../functions/index.js';
 import type { AnyAdmissionPlugin, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
@@ -17,7 +17,7 @@ import { emitCommand } from '../../infra/emit/cli.js';
 import { ruleCovers } from '../../infra/emit/webhooks.js';
 import { learningRules } from '../../lib/state/namespaces.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
-import { createPki } from '../../infra/pki/pki.js';
+import { testPki } from '../support/pki.js';
 
 interface Run {
   readonly code: number;
@@ -120,6 +120,7 @@ let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'emit-'));
 });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('every registered plugin, mTLS', () => {
   it('passes the schema and the good-practice rules, one configuration per plugin and phase', async () => {
@@ -169,7 +170,7 @@ describe('every registered plugin, mTLS', () => {
 
   it('fills caBundle from --ca-bundle, excludes --webhook-namespace, and stages in one namespace with Ignore', async () => {
     const caFile = join(dir, 'ca.crt');
-    writeFileSync(caFile, createPki().ca.certPem);
+    writeFileSync(caFile, testPki().ca.certPem);
     const run = await emit(['--base-url', 'https://127.0.0.1:8443/', '--ca-bundle', caFile, '--webhook-namespace', 'admission']);
     for (const doc of documents(run.stdout)) {
       const [webhook] = doc.webhooks;
@@ -354,7 +355,7 @@ describe('--out for mTLS: the apiserver side', () => {
     ['https://admission.example.com:443/prefix', 'admission.example.com'],
     ['https://admission.example.com:9443', 'admission.example.com:9443'],
   ])('%s: kubeconfig user %s with the client certificate, and the AdmissionConfiguration naming it', async (baseUrl, user) => {
-    const pki = createPki();
+    const pki = testPki();
     const out = join(dir, `out-${user.replace(/[^a-z0-9]/gi, '_')}`);
     writeFileSync(join(dir, 'client.crt'), pki.client.certPem);
     writeFileSync(join(dir, 'client.key'), pki.client.keyPem);
@@ -382,7 +383,7 @@ describe('--out for mTLS: the apiserver side', () => {
   });
 
   it('--kubeconfig-path sets where the apiserver reads it', async () => {
-    const pki = createPki();
+    const pki = testPki();
     writeFileSync(join(dir, 'c.crt'), pki.client.certPem);
     writeFileSync(join(dir, 'c.key'), pki.client.keyPem);
     const out = join(dir, 'out-path');

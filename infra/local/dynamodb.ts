@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createStateTable } from '../../lib/state/table.js';
+import { stopWithThisProcess } from './guard.js';
 import { DEFAULT_STATE_TABLE, localDynamoDbClient } from '../../lib/state/client.js';
 
 export interface EmbeddedDynamoDbOptions {
@@ -55,31 +56,10 @@ function killAllOnExit(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   // 'exit' handlers must be synchronous: a SIGKILL is all there is time for. A signal or a crash
-  // skips this hook; the guard below covers those.
+  // skips this hook; the guard (./guard.ts) covers those.
   process.on('exit', () => {
     for (const child of running) child.kill('SIGKILL');
   });
-}
-
-// The JVM must not outlive the process that started it, however that process ends (a test worker
-// torn down with SIGTERM or SIGKILL, Ctrl-C, a crash). Java cannot ask the kernel for that, so a
-// one-line shell guard holds a pipe from us and stops the JVM when the pipe closes: only our
-// process holds the other end, and the kernel closes it whenever we go.
-const GUARD = `while read -r _; do :; done
-kill -TERM "$1" 2>/dev/null || exit 0
-i=0; while [ $i -lt 50 ] && kill -0 "$1" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
-kill -KILL "$1" 2>/dev/null`;
-
-function guard(child: ChildProcess): ChildProcess | undefined {
-  if (child.pid === undefined) return undefined;
-  const watcher = spawn('/bin/sh', ['-c', GUARD, 'dynamodb-local-guard', String(child.pid)], { stdio: ['pipe', 'ignore', 'ignore'] });
-  watcher.on('error', () => {}); // no /bin/sh: the exit hook is all there is
-  watcher.stdin?.on('error', () => {});
-  // Neither the guard nor its pipe keeps this process alive.
-  watcher.unref();
-  (watcher.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-  child.once('exit', () => watcher.kill('SIGKILL'));
-  return watcher;
 }
 
 async function waitUntilAnswering(endpoint: string, child: ChildProcess, output: () => string, readyWithinMs: number): Promise<void> {
@@ -128,7 +108,9 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {
   running.add(child);
   killAllOnExit();
   child.once('exit', () => running.delete(child));
-  guard(child);
+  // The JVM must not outlive this process, however it ends (a test worker torn down with SIGTERM
+  // or SIGKILL, Ctrl-C, a crash): 'exit' hooks do not run then.
+  stopWithThisProcess(child);
 
   const endpoint = `http://127.0.0.1:${port}`;
   try {

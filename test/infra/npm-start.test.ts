@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { plugins } from '../../functions/index.js';
+import { stopWithThisProcess } from '../../infra/local/guard.js';
 import type { AdmissionReviewWire } from '../../lib/admission/types.js';
 import { review } from '../support/review.js';
 import type { ClientIdentity } from '../support/https-client.js';
@@ -39,6 +40,8 @@ async function start(): Promise<Started> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
+  // Should this worker die before afterAll, the server (and with it its store) stops too.
+  stopWithThisProcess(child);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const lines: string[] = [];

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -10,6 +11,9 @@ export default defineConfig({
     hookTimeout: 300_000,
     teardownTimeout: 60_000,
     pool: 'forks',
+    // At least two files at a time, even on 2 cores (vitest's default would be one): much of the
+    // run waits on other processes (JVM starts, `npm start`, `sls package`), not on this CPU.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // Run-wide: the temporary root and the test PKI (run-setup), then ONE DynamoDB Local for the
     // whole run, each stateful test file on its own table. Teardowns run in reverse order.
     globalSetup: ['test/support/run-setup.ts', 'test/support/dynamodb-global-setup.ts'],

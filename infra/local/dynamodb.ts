@@ -10,8 +10,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createStateTable } from '../../lib/state/table.js';
-import { stopWithThisProcess } from './guard.js';
 import { DEFAULT_STATE_TABLE, localDynamoDbClient } from '../../lib/state/client.js';
+import { stopWithThisProcess } from './guard.js';
 
 export interface EmbeddedDynamoDbOptions {
   /** Persistent store (-dbPath) when set, else -inMemory. */

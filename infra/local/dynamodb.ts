@@ -7,15 +7,19 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createStateTable } from '../../lib/state/table.js';
 import { DEFAULT_STATE_TABLE, localDynamoDbClient } from '../../lib/state/client.js';
+import { stopWithThisProcess } from './guard.js';
 
 export interface EmbeddedDynamoDbOptions {
   /** Persistent store (-dbPath) when set, else -inMemory. */
   dataDir?: string;
   /** 0 or absent: pick a free port. */
   port?: number;
+  /** How long the JVM may take to answer before the start fails (default 180 s). */
+  readyWithinMs?: number;
 }
 
 export interface EmbeddedDynamoDb {
@@ -51,25 +55,30 @@ let exitHookInstalled = false;
 function killAllOnExit(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  // 'exit' handlers must be synchronous: a SIGKILL is all there is time for.
+  // 'exit' handlers must be synchronous: a SIGKILL is all there is time for. A signal or a crash
+  // skips this hook; the guard (./guard.ts) covers those.
   process.on('exit', () => {
     for (const child of running) child.kill('SIGKILL');
   });
 }
 
-async function waitUntilAnswering(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
+async function waitUntilAnswering(endpoint: string, child: ChildProcess, output: () => string, readyWithinMs: number): Promise<void> {
+  // Readiness is DynamoDB Local answering, however long the JVM takes on a busy machine; the
+  // bound only turns a store that never comes up into an error.
   const client = localDynamoDbClient(endpoint, { maxAttempts: 1 });
+  const deadline = Date.now() + readyWithinMs;
   try {
-    for (let attempt = 0; attempt < 300; attempt++) {
-      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}: ${output().trim().slice(-2000)}`);
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`DynamoDB Local exited with ${child.exitCode ?? child.signalCode}: ${output().trim().slice(-2000)}`);
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;
       } catch {
+        if (Date.now() > deadline) break;
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${output().trim().slice(-2000)}`);
+    throw new Error(`DynamoDB Local did not answer on ${endpoint} within ${Math.round(readyWithinMs / 1000)} s: ${output().trim().slice(-2000)}`);
   } finally {
     client.destroy();
   }
@@ -78,7 +87,9 @@ async function waitUntilAnswering(endpoint: string, child: ChildProcess, output:
 export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {}): Promise<EmbeddedDynamoDb> {
   const dir = dynamoDbLocalDir();
   const port = options.port ? options.port : await freePort();
-  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  // -XX:-UsePerfData: no /tmp/hsperfdata_* file that a killed JVM would leave behind. The SQLite
+  // library DynamoDB Local unpacks at start goes where TMPDIR says (the test run's own root).
+  const args = ['-XX:-UsePerfData', `-Djava.io.tmpdir=${tmpdir()}`, `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-sharedDb', '-disableTelemetry', '-port', String(port)];
   if (options.dataDir) {
     const dataDir = resolve(options.dataDir);
     if (!existsSync(dataDir)) mkdirSync(dataDir, { recursive: true });
@@ -97,10 +108,13 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {
   running.add(child);
   killAllOnExit();
   child.once('exit', () => running.delete(child));
+  // The JVM must not outlive this process, however it ends (a test worker torn down with SIGTERM
+  // or SIGKILL, Ctrl-C, a crash): 'exit' hooks do not run then.
+  stopWithThisProcess(child);
 
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await Promise.race([waitUntilAnswering(endpoint, child, () => output), spawnError]);
+    await Promise.race([waitUntilAnswering(endpoint, child, () => output, options.readyWithinMs ?? 180_000), spawnError]);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;

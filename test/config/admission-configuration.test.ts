@@ -1,8 +1,8 @@
 // The apiserver's AdmissionConfiguration file, read as the apiserver reads it.
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { definePlugin } from '../../lib/admission/plugin.js';
 import { configurePlugin, loadAdmissionConfiguration, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { ConfigError } from '../../lib/config/errors.js';
@@ -10,6 +10,7 @@ import { ConfigError } from '../../lib/config/errors.js';
 const dir = mkdtempSync(join(tmpdir(), 'admission-config-'));
 mkdirSync(join(dir, 'plugins'));
 writeFileSync(join(dir, 'plugins', 'limits.yaml'), 'apiVersion: example/v1\nkind: Configuration\nlimit: 7\n');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const header = 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n';
 

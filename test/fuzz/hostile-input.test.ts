@@ -3,18 +3,18 @@
 // never answer with another uid, and every answer either passes the apiserver's response rules or
 // is a 4xx.
 import { usesStore } from '../../lib/admission/plugin.js';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plugins } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
-import { createPki } from '../../infra/pki/pki.js';
+import { testPki } from '../support/pki.js';
 import { testStore } from '../support/dynamodb.js';
 import { apiserverRuleViolations } from '../support/apiserver-rules.js';
 import { gatewayEvent, lambdaContext as context } from '../support/gateway-event.js';
@@ -26,13 +26,15 @@ const STATEFUL_RUNS = 40;
 
 const isStateful = (plugin: AnyAdmissionPlugin) => usesStore(plugin.metadata);
 
+const dir = mkdtempSync(join(tmpdir(), 'fuzz-image-policy-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
 /**
  * ImagePolicyWebhook needs a backend: its kubeconfig names a loopback port that refuses, with
  * defaultAllow, so every review takes the fail-open path quickly.
  */
 function imagePolicyConfiguration(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fuzz-image-policy-'));
-  const ca = Buffer.from(createPki().ca.certPem).toString('base64');
+  const ca = Buffer.from(testPki().ca.certPem).toString('base64');
   writeFileSync(join(dir, 'backend.kubeconfig'), `apiVersion: v1\nkind: Config\nclusters:\n- name: backend\n  cluster: {server: 'https://127.0.0.1:1/review', certificate-authority-data: ${ca}}\nusers:\n- name: webhook\n  user: {}\ncontexts:\n- name: default\n  context: {cluster: backend, user: webhook}\ncurrent-context: default\n`);
   return `apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: ImagePolicyWebhook\n  configuration:\n    imagePolicy: {kubeConfigFile: ${join(dir, 'backend.kubeconfig')}, allowTTL: 50, denyTTL: 50, retryBackoff: 1, defaultAllow: true}\n`;
 }

@@ -17,8 +17,8 @@ import { emitCommand } from '../../infra/emit/cli.js';
 import { ruleCovers } from '../../infra/emit/webhooks.js';
 import { learningRules } from '../../lib/admission/learning.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
-import { createPki } from '../../infra/pki/pki.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
+import { testPki } from '../support/pki.js';
 
 interface Run {
   readonly code: number;
@@ -198,7 +198,7 @@ describe('every registered plugin, mTLS', () => {
 
   it('fills caBundle from --ca-bundle, excludes --webhook-namespace, and stages in one namespace with Ignore', async () => {
     const caFile = join(dir, 'ca.crt');
-    writeFileSync(caFile, createPki().ca.certPem);
+    writeFileSync(caFile, testPki().ca.certPem);
     const run = await emit(['--base-url', 'https://127.0.0.1:8443/', '--ca-bundle', caFile, '--webhook-namespace', 'admission']);
     for (const doc of documents(run.stdout)) {
       const [webhook] = doc.webhooks;
@@ -410,7 +410,7 @@ describe('--out for mTLS: the apiserver side', () => {
     ['https://admission.example.com:443/prefix', 'admission.example.com'],
     ['https://admission.example.com:9443', 'admission.example.com:9443'],
   ])('%s: kubeconfig user %s with the client certificate, and the AdmissionConfiguration naming it', async (baseUrl, user) => {
-    const pki = createPki();
+    const pki = testPki();
     const out = join(dir, `out-${user.replace(/[^a-z0-9]/gi, '_')}`);
     writeFileSync(join(dir, 'client.crt'), pki.client.certPem);
     writeFileSync(join(dir, 'client.key'), pki.client.keyPem);
@@ -440,7 +440,7 @@ describe('--out for mTLS: the apiserver side', () => {
   });
 
   it('--kubeconfig-path sets where the apiserver reads it', async () => {
-    const pki = createPki();
+    const pki = testPki();
     writeFileSync(join(dir, 'c.crt'), pki.client.certPem);
     writeFileSync(join(dir, 'c.key'), pki.client.keyPem);
     const out = join(dir, 'out-path');

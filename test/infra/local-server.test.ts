@@ -10,16 +10,16 @@ import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
 import { sha256 } from '../../lib/http/caller-identity.js';
 import type { LocalServer } from '../../infra/local/server.js';
 import { startLocalServer } from '../../infra/local/server.js';
-import { createPki } from '../../infra/pki/pki.js';
 import type { ClientIdentity } from '../support/https-client.js';
 import { post } from '../support/https-client.js';
+import { strangerPki, testPki } from '../support/pki.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/apiserver/${name}`, import.meta.url), 'utf8');
 const podCreate = fixture('admissionreview-v1-pod-create-k8s-v1.20.2.json');
 const podCreateDryRun = fixture('admissionreview-v1-pod-create-dryrun-k8s-v1.20.2.json');
 
-const pki = createPki();
-const stranger = createPki(); // another CA entirely
+const pki = testPki();
+const stranger = strangerPki(); // another CA entirely
 const apiserver: ClientIdentity = { caPem: pki.ca.certPem, certPem: pki.client.certPem, keyPem: pki.client.keyPem };
 
 let server: LocalServer;

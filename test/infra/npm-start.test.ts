@@ -6,17 +6,22 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { plugins } from '../../functions/index.js';
 import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { activePlugins, configurePlugins } from '../../lib/config/plugins.js';
+import { stopWithThisProcess } from '../../infra/local/guard.js';
 import type { AdmissionReviewWire } from '../../lib/admission/types.js';
 import { review } from '../support/review.js';
 import type { ClientIdentity } from '../support/https-client.js';
 import { post } from '../support/https-client.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+// tsx's loader, resolved from the project: the server runs in a directory outside it.
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const workdir = mkdtempSync(join(tmpdir(), 'npm-start-'));
 const running = new Set<ChildProcess>();
 
@@ -26,14 +31,19 @@ interface Started {
   readonly url: string;
 }
 
-/** Runs infra/local/start.ts (what `npm start` runs) in `workdir` until it prints `ready`. */
+/**
+ * Runs infra/local/start.ts (what `npm start` runs) in `workdir` until it prints `ready`. Node
+ * with tsx's loader, not the tsx CLI: one process, so that a signal reaches the server itself.
+ */
 async function start(): Promise<Started> {
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/local/start.ts')], {
+  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'infra/local/start.ts')], {
     cwd: workdir,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', DYNAMODB_ENDPOINT: '', ADMISSION_CONFIG: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
+  // Should this worker die before afterAll, the server (and with it its store) stops too.
+  stopWithThisProcess(child);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const lines: string[] = [];
@@ -58,8 +68,19 @@ function stop(started: Started): Promise<number | null> {
   });
 }
 
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL');
+afterAll(async () => {
+  // A failed test leaves its server running: kill it and wait for it (its DynamoDB Local goes
+  // with it), then remove the directory.
+  await Promise.all(
+    [...running].map(
+      (child) =>
+        new Promise<void>((gone) => {
+          if (child.exitCode !== null || child.signalCode !== null) return gone();
+          child.once('exit', () => gone());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
   rmSync(workdir, { recursive: true, force: true });
 });
 
@@ -99,5 +120,5 @@ describe('npm start in a fresh directory', () => {
     const third = await admit(second.url, pod('p3'));
     expect(third).toMatchObject({ allowed: false, status: { code: 403, message: 'pods "p3" is forbidden: exceeded quota: pods-quota, requested: pods=1, used: pods=2, limited: pods=2' } });
     expect(await stop(second)).toBe(0);
-  });
+  }, 600_000);
 });

@@ -3,11 +3,11 @@
 // mTLS custom domain, no execute-api endpoint, the TTL table, least-privilege roles, small zips
 // whose bundles run on the local Node.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { plugins } from '../../functions/index.js';
 import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
@@ -167,11 +167,12 @@ describe('npm run package (osls, offline, no credentials)', () => {
       cwd: root,
       env: { ...env, AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', CI: '1' },
       encoding: 'utf8',
-      timeout: 120_000,
+      timeout: 540_000,
     });
     if (run.status !== 0) throw new Error(`sls package failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
     template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
-  }, 150_000);
+  }, 600_000);
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
 
   it('one Lambda per plugin, nodejs22.x, each with its own role', () => {
     const lambdas = resourcesOf('AWS::Lambda::Function');
@@ -281,6 +282,7 @@ describe('npm run package (osls, offline, no credentials)', () => {
   it('builds bundles that run on the local Node: the handler answers a real apiserver review', () => {
     const { metadata } = packaged.find((p) => p.metadata.mutating)!;
     const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     expect(spawnSync('unzip', ['-q', join(out, `${functionKey(metadata.name)}.zip`), '-d', dir]).status).toBe(0);
     const review = readFileSync(join(root, 'test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json'), 'utf8');
     const script = `

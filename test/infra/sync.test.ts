@@ -2,7 +2,7 @@
 // (test/fixtures/kubectl/): what it loads is what the plugins then act on, proven through the
 // plugins' own Lambda handlers. Plus usage and failure exit codes, and one run as a process.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,21 +126,29 @@ describe('usage and failures', () => {
 
   it('a missing file, non-JSON, or an item without a kind: exit 1, nothing written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sync-'));
-    writeFileSync(join(dir, 'bad.json'), 'NAME   STATUS   AGE\ndefault   Active   3d\n');
-    writeFileSync(join(dir, 'nokind.json'), JSON.stringify({ kind: 'List', items: [{ metadata: { name: 'x' } }] }));
-    store.reset();
-    expect(await sync(['--from', join(dir, 'missing.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('missing.json: no such file') });
-    expect(await sync([...fixture('namespaces.json'), '--from', join(dir, 'bad.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('bad.json: not JSON') });
-    expect(await sync(['--from', join(dir, 'nokind.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('nokind.json: items[0] has no kind') });
-    expect(store.writes()).toBe(0);
+    try {
+      writeFileSync(join(dir, 'bad.json'), 'NAME   STATUS   AGE\ndefault   Active   3d\n');
+      writeFileSync(join(dir, 'nokind.json'), JSON.stringify({ kind: 'List', items: [{ metadata: { name: 'x' } }] }));
+      store.reset();
+      expect(await sync(['--from', join(dir, 'missing.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('missing.json: no such file') });
+      expect(await sync([...fixture('namespaces.json'), '--from', join(dir, 'bad.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('bad.json: not JSON') });
+      expect(await sync(['--from', join(dir, 'nokind.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('nokind.json: items[0] has no kind') });
+      expect(store.writes()).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('without DYNAMODB_ENDPOINT next to the local server\'s store: tells the user what to do, exit 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sync-local-'));
-    mkdirSync(join(dir, '.local', 'dynamodb'), { recursive: true });
-    const result = await sync(fixture('namespaces.json'), {}, dir);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('Run sync while `npm start` runs, with DYNAMODB_ENDPOINT set to the endpoint it prints');
+    try {
+      mkdirSync(join(dir, '.local', 'dynamodb'), { recursive: true });
+      const result = await sync(fixture('namespaces.json'), {}, dir);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('Run sync while `npm start` runs, with DYNAMODB_ENDPOINT set to the endpoint it prints');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('an unreachable store: exit 1 with the store error', async () => {

@@ -6,17 +6,14 @@
 // Also: upstream's messages and 429, events.k8s.io, idempotency per uid, a dry run sends zero
 // writes, configuration errors naming the field, and buckets surviving a store restart.
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/event-rate-limit/plugin.js';
 import type { EventRateLimitConfig, Limit, LimitType } from '../../functions/event-rate-limit/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import type { TestStore } from '../support/dynamodb.js';
-import { lambdaFor, testStore } from '../support/dynamodb.js';
+import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore } from '../support/dynamodb.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 
@@ -267,9 +264,8 @@ describe('side effects: idempotent per uid, none for a dry run', () => {
 
 describe('buckets live in the store', () => {
   it('an empty bucket is still empty after DynamoDB Local restarts on the same data (-dbPath)', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'erl-ddb-'));
-    let db = await startEmbeddedDynamoDb({ dataDir });
-    const persistent = await testStore('erl-restart', db.endpoint);
+    const own = await ownStore('erl-restart');
+    const persistent = own.store;
     const clock = FUTURE;
     const config: EventRateLimitConfig = { limits: [{ type: 'Server', qps: 1, burst: 2, cacheSize: 1 }] };
     const send = async () => {
@@ -279,16 +275,13 @@ describe('buckets live in the store', () => {
     try {
       expect(deniedMessage(await send())).toBeUndefined();
       expect(deniedMessage(await send())).toBeUndefined();
-      await db.stop();
-      db = await startEmbeddedDynamoDb({ dataDir });
-      persistent.reconnect(db.endpoint);
+      await own.stop();
+      await own.start();
       expect(deniedMessage(await send())).toBe('Too many requests: Too many requests: limit reached on type Server for key ');
     } finally {
-      persistent.close();
-      await db.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await own.dispose();
     }
-  });
+  }, RESTART_TIMEOUT);
 
   it('an idle bucket is forgotten once it would be full again (how cacheSize is approximated)', async () => {
     let clock = FUTURE - 4e9;

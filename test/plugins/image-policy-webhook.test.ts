@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -16,20 +16,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin, { FAILED_OPEN_AUDIT_KEY, FAILED_OPEN_POD_ANNOTATION, goDuration } from '../../functions/image-policy-webhook/plugin.js';
 import type { ImagePolicyWebhookConfig } from '../../functions/image-policy-webhook/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { createPki, issueCertificate } from '../../infra/pki/pki.js';
+import { issueCertificate } from '../../infra/pki/pki.js';
+import { testPki } from '../support/pki.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, testStore } from '../support/dynamodb.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
 
-const pki = createPki({ serverHosts: ['127.0.0.1'] });
+const pki = testPki();
 const badCa = issueCertificate({ commonName: 'some other CA', days: 1, usage: 'ca' });
 const dir = mkdtempSync(join(tmpdir(), 'image-policy-'));
 let store: TestStore;
 beforeAll(async () => {
   store = await testStore('image-policy-webhook');
 });
-afterAll(() => store.close());
+afterAll(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** upstream's mockService: allow flag; "good" first image allows; any "bad" image denies. */
 class MockService {

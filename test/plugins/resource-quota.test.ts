@@ -8,18 +8,14 @@
 // TestAdmitBestEffortQuotaLimitIgnoresBurstable, TestAdmitLimitedResourceNoQuota,
 // TestAdmitLimitedResourceWithQuota, TestAdmitLimitedResourceWithMultipleQuota (usage comes from
 // earlier creates instead of a preset status.used).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/resource-quota/plugin.js';
 import type { ResourceQuotaConfig } from '../../functions/resource-quota/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import type { ReviewInput } from '../support/review.js';
 import { runPhase } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
-import { lambdaFor, testStore } from '../support/dynamodb.js';
+import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore } from '../support/dynamodb.js';
 
 const config: ResourceQuotaConfig = { limitedResources: [] };
 let store: TestStore;
@@ -197,25 +193,20 @@ describe('upstream cases', () => {
 
 describe('a store restart: the ledger lives in the store (-dbPath)', () => {
   it('the third pod is still refused after DynamoDB Local restarts on the same data', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'rq-ddb-'));
-    let db = await startEmbeddedDynamoDb({ dataDir });
-    const persistent = await testStore('rq-restart', db.endpoint);
-    const via = lambdaFor(plugin, persistent, config);
+    const own = await ownStore('rq-restart');
     try {
+      const via = lambdaFor(plugin, own.store, config);
       await answer(quotaReview('restart', 'compute-quota', { pods: '2' }), via);
       expect((await answer(create(pod('restart', 'p1')), via)).allowed).toBe(true);
       expect((await answer(create(pod('restart', 'p2')), via)).allowed).toBe(true);
-      await db.stop();
-      db = await startEmbeddedDynamoDb({ dataDir });
-      persistent.reconnect(db.endpoint);
+      await own.stop();
+      await own.start();
       const third = await answer(create(pod('restart', 'p3')), via);
       expect(third.status?.message).toBe('pods "p3" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=2, limited: pods=2');
     } finally {
-      persistent.close();
-      await db.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await own.dispose();
     }
-  });
+  }, RESTART_TIMEOUT);
 });
 
 describe("usage beyond pods' cpu and memory, as upstream's evaluators charge it", () => {

@@ -1,7 +1,12 @@
 // State over the run's DynamoDB Local for one test file: its own table, its own client with a
 // middleware that counts every command reaching the store (the dryRun tests count writes there).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
+import type { EmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
+import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { RequestState } from '../../lib/state/index.js';
 import { createRequestState, createStateTable, localDynamoDbClient } from '../../lib/state/index.js';
@@ -67,6 +72,58 @@ export async function testStore(name: string, endpoint: string = inject('dynamod
   return store;
 }
 
+/** A test that restarts DynamoDB Local waits for two JVM starts, however slow a busy machine is. */
+export const RESTART_TIMEOUT = 600_000;
+
+export interface OwnStore {
+  readonly store: TestStore;
+  /** Stops the instance; the data stays in its directory. */
+  stop(): Promise<void>;
+  /** A new instance on the same data, waited for until it answers; the store reconnects to it. */
+  start(): Promise<void>;
+  /** Stops the instance and removes its data: call it from `finally` or `afterAll`. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * For the tests that stop and restart the store: a DynamoDB Local of their own (the run's shared
+ * one stays up for everyone else), persistent (-dbPath) in a temporary directory.
+ */
+export async function ownStore(name: string): Promise<OwnStore> {
+  const dataDir = mkdtempSync(join(tmpdir(), `${name}-ddb-`));
+  let db: EmbeddedDynamoDb | undefined;
+  let store: TestStore | undefined;
+  const stop = async () => {
+    await db?.stop();
+    db = undefined;
+  };
+  const dispose = async () => {
+    store?.close();
+    try {
+      await stop();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  };
+  try {
+    db = await startEmbeddedDynamoDb({ dataDir });
+    store = await testStore(name, db.endpoint);
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  const own = store;
+  return {
+    store: own,
+    stop,
+    async start() {
+      await stop();
+      db = await startEmbeddedDynamoDb({ dataDir });
+      own.reconnect(db.endpoint);
+    },
+    dispose,
+  };
+}
 
 export interface Invocation {
   statusCode: number;

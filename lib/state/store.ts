@@ -120,6 +120,16 @@ export class StateStore {
     return this.write(() => this.client.send(new UpdateItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
   }
 
+  /** An update that answers the item as it is after the write (ALL_NEW); undefined for a dry run. */
+  async updateReturning(input: Omit<UpdateItemCommandInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
+    let written: Item | undefined;
+    await this.write(async () => {
+      const out = await this.client.send(new UpdateItemCommand({ ...input, TableName: this.table, ReturnValues: 'ALL_NEW' }));
+      written = out.Attributes;
+    });
+    return written;
+  }
+
   delete(input: Omit<DeleteItemCommandInput, 'TableName'>): Promise<boolean> {
     return this.write(() => this.client.send(new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
   }

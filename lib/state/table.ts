@@ -7,7 +7,7 @@
 //   ns#                        listing                       a complete namespace listing was loaded (sync)
 //   pod#<namespace>/<name>     placement                     a learned pod's uid and node (or a tombstone)
 //   node#<name>                node                          a learned Node's uid (or a tombstone)
-//   rq#<namespace>             guard                         version counter serialising quota writes
+//   rq#<namespace>             queue                         reservations in arrival order (lib/state/quota-ledger.ts)
 //   rq#<namespace>             quota#<name>                  a learned ResourceQuota (spec.hard, scopes)
 //   rq#<namespace>             charge#<resource>#<name>      what one object consumes; expiresAt while reserved
 //   erl#<bucket key>           bucket                        an EventRateLimit token bucket; expiresAt = when full again

@@ -14,41 +14,42 @@
 // every pair of them conflict: O(N²) cancelled transactions, and under DynamoDB's real latency the
 // last ones reach their deadline. Instead a reservation never conflicts; it queues:
 //
-//   1. hold    Put charge#<object> state=pending, only if the name is free (or its charge
-//              expired). Identity and idempotency are settled here, before any counting.
-//   2. queue   UpdateItem `queue`: append {request uid, charge} to one list and return the whole
-//              list (ALL_NEW). DynamoDB applies updates of one item one at a time, so every
-//              request gets a position, and sees exactly who is ahead of it, without a conflict.
-//   3. decide  Query the partition. `live` = confirmed charges + unexpired reservations. The
-//              pending charges of requests *ahead* are undecided: they may still be admitted.
-//                check(live + me) fails                  -> refused: delete my pending charge
-//                check(live + undecided ahead + me) fits -> reserved: pending becomes reserved
-//                otherwise                               -> wait for those ahead, Query again
+//   1. queue   UpdateItem rq#<ns>#queue: append {request uid, charge, usage} to one list and return the
+//              whole list (ALL_NEW). DynamoDB applies the updates of one item one at a time, so
+//              every request gets a place and sees exactly who is ahead of it, with no conflict.
+//   2. read    Query the partition. `live` = confirmed charges + unexpired reservations. A request
+//              ahead is *undecided* until its charge is written or its refusal is recorded: it
+//              may still be admitted, so it counts as if it were.
+//   3. decide  check(live + me) fails                  -> refused: Put decided#<uid>
+//              check(live + undecided ahead + me) fits -> Put charge#<object> reserved, only if
+//                                                         the name is free (or its charge expired)
+//              otherwise                               -> wait for those ahead, read again
 //
 // Nobody waits on anyone behind them, so the queue drains front to back; in a burst the first N
 // that fit are reserved at once, and the rest wait only until the reservations ahead are written.
-// No overshoot: of any two requests admitted, the one behind counted the one ahead (as live or
-// as undecided) because the one ahead held its charge before it queued. Four calls per create,
-// none retried; the old scheme needed two per attempt and N attempts for the N-th of a burst.
+// No overshoot: of any two requests admitted, the one behind saw the one ahead in its queue, and
+// counted it (undecided, or live once written). Three calls per create and none retried; a guard
+// takes two per attempt and N attempts for the N-th create of a burst.
 //
 //   request A (uid a, pod p1)          store (rq#ns)                       request B (uid b, pod p2)
 //   -----------------------------      ---------------------------------   -----------------------------
-//   Put p1 pending (a) if free    -->  p1 pending                     <--  Put p2 pending (b) if free
-//                                      p2 pending
-//   queue += (a, p1)              -->  queue [(a,p1)]  -> A: none ahead
-//                                      queue [(a,p1),(b,p2)]          <--  queue += (b, p2)
+//   queue += (a, p1, pods=1)      -->  queue [(a,p1)]
+//   A: nobody ahead                    queue [(a,p1),(b,p2)]          <--  queue += (b, p2, pods=1)
 //                                                                          B: (a,p1) ahead
-//   Query: used pods=0                                                     Query: used pods=0, p1 undecided
-//   check 0+1 <= 1: fits                                                   check 0+1 <= 1: fits, 0+1+1 > 1
-//   p1 pending -> reserved        -->  p1 reserved                         wait for A
+//   Query: used pods=0                                                     Query: used pods=0, a undecided
+//   check 0+1 <= 1: fits                                                   check 0+1 <= 1 fits, 0+1+1 > 1:
+//   Put p1 reserved if free       -->  charge p1 reserved (a)              wait for a
 //                                                                          Query: used pods=1
-//                                      p2 deleted                     <--  check 1+1 > 1: refused
-//   retry of A (uid a) ---------->     p1 held by uid a, reserved: already counted (no write)
+//                                      decided#b                      <--  check 1+1 > 1: refused
+//   retry of A (uid a): queued, then charge p1 held by uid a: already counted (no write)
 //
-// A request that dies while pending holds its place until its pending charge expires
-// (PENDING_SECONDS, longer than any webhook timeout); those behind it wait only when the quota is
-// nearly full. The queue keeps decided entries until a request finds many at its head and trims
-// them (a conditional REMOVE, so two trims never remove twice).
+// Identity is settled by the charge's own condition: a name held by another request's live
+// charge is `name-taken` (recorded in decided#<uid>), by this request's `already-counted`. A
+// charge freed (DELETE) while its request could still be in a queue leaves decided#<uid> too, so
+// nobody counts it again. A request that dies undecided holds its place for PENDING_SECONDS
+// (longer than any webhook timeout); those behind it wait only when the quota is nearly full. A
+// request that finds many decided entries at the queue's head trims them and their decided#
+// records (a conditional REMOVE, so two trims never remove twice).
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Charge, ChargedObject, LearnedQuota, LiveCharge, QuotaLedger, QuotaSnapshot, ReserveOutcome } from './ports.js';
 import { AGAIN, retryWithJitter } from './retry.js';
@@ -57,25 +58,30 @@ import { ConditionFailed, json, N, num, S, str } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
 
 export const DEFAULT_RESERVATION_SECONDS = 900;
-/** How long a charge may stay pending: longer than any webhook timeout (at most 30 s). */
+/** How long a queued request may stay undecided: longer than any webhook timeout (at most 30 s). */
 export const PENDING_SECONDS = 60;
-/** Restarts of one reservation (its pending charge lost meanwhile): rare, so few. */
-const MAX_HOLDS = 20;
-/** Queries while waiting for the requests ahead to decide: each takes a round trip and a pause. */
+/** Reads while waiting for the requests ahead to decide: each a round trip and a short pause. */
 const MAX_WAITS = 400;
-/** Decided entries at the queue's head worth one trimming write. */
-const TRIM_AT = 64;
+/** The shortest pause between two reads while waiting: about one store round trip. */
+const WAIT_FLOOR_MS = 5;
+/** Decided entries at the queue's head worth one trimming write (each entry is ~200 bytes). */
+const TRIM_AT = 16;
 
 const partition = (namespace: string) => `rq#${namespace}`;
 const chargeSk = (object: Pick<ChargedObject, 'resource' | 'name'>) => `charge#${object.resource}#${object.name}`;
 const quotaSk = (name: string) => `quota#${name}`;
+const decidedSk = (requestUid: string) => `decided#${requestUid}`;
+/** The queue has its own partition, so reading the ledger does not read the queue again. */
+const queuePartition = (namespace: string) => `rq#${namespace}#queue`;
 const QUEUE_SK = 'queue';
 
-type ChargeState = 'pending' | 'reserved' | 'confirmed';
-/** One place in a namespace's queue: the request and the charge it holds. */
+/** One place in a namespace's queue: the request, the charge it asks for, and when it queued. */
 interface QueueEntry {
   readonly uid: string;
   readonly sk: string;
+  /** The charge as stored in charge items' `data`: counted while the request is undecided. */
+  readonly data: string;
+  readonly queuedAt: number;
 }
 
 export function reservationSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
@@ -83,39 +89,34 @@ export function reservationSecondsFromEnv(env: NodeJS.ProcessEnv = process.env):
   return Number.isFinite(value) && value > 0 ? value : DEFAULT_RESERVATION_SECONDS;
 }
 
-const stateOf = (item: Item): ChargeState => {
-  const state = str(item, 'state');
-  return state === 'confirmed' || state === 'pending' ? state : 'reserved';
-};
+const isConfirmed = (item: Item | undefined) => str(item, 'state') === 'confirmed';
 
-function decodeCharge(namespace: string, item: Item): LiveCharge | undefined {
-  const sk = str(item, 'sk') ?? '';
+function chargeFromSk(namespace: string, sk: string, data: Charge | undefined, state: LiveCharge['state'], uid?: string): LiveCharge | undefined {
   const [, resource, ...rest] = sk.split('#');
-  const data = json<Charge>(item, 'data');
   if (!data || resource === undefined) return undefined;
-  const uid = str(item, 'objectUid');
-  return {
-    object: { namespace, resource, name: rest.join('#'), ...(uid && { uid }) },
-    usage: data.usage,
-    facts: data.facts,
-    state: stateOf(item) === 'confirmed' ? 'confirmed' : 'reserved',
-  };
+  return { object: { namespace, resource, name: rest.join('#'), ...(uid && { uid }) }, usage: data.usage, facts: data.facts, state };
 }
+
+const decodeCharge = (namespace: string, item: Item) =>
+  chargeFromSk(namespace, str(item, 'sk') ?? '', json<Charge>(item, 'data'), isConfirmed(item) ? 'confirmed' : 'reserved', str(item, 'objectUid'));
 
 function decodeQuota(namespace: string, item: Item): LearnedQuota | undefined {
   const data = json<Omit<LearnedQuota, 'namespace'>>(item, 'data');
   return data && { ...data, namespace };
 }
 
-const decodeQueue = (item: Item | undefined): QueueEntry[] => (item?.entries?.L ?? []).map((e) => ({ uid: e.M?.u?.S ?? '', sk: e.M?.k?.S ?? '' }));
-const encodeEntry = (entry: QueueEntry): AttributeValue => ({ M: { u: S(entry.uid), k: S(entry.sk) } });
+const decodeQueue = (item: Item | undefined): QueueEntry[] =>
+  (item?.entries?.L ?? []).map(({ M: e = {} }) => ({ uid: e.u?.S ?? '', sk: e.k?.S ?? '', data: e.c?.S ?? '', queuedAt: Number(e.t?.N ?? 0) }));
+const encodeEntry = (e: QueueEntry): AttributeValue => ({ M: { u: S(e.uid), k: S(e.sk), c: S(e.data), t: N(e.queuedAt) } });
 
 interface NamespaceLedger {
   quotas: LearnedQuota[];
-  /** Every charge item by sort key, expired and pending ones included. */
+  /** Every charge item by sort key, expired ones included. */
   charges: Map<string, Item>;
   /** Confirmed charges and unexpired reservations: what counts now. */
   live: LiveCharge[];
+  /** Requests that recorded a decision without a charge of their own (refused, or freed). */
+  decided: Set<string>;
 }
 
 export class QuotaLedgerStore implements QuotaLedger {
@@ -130,150 +131,118 @@ export class QuotaLedgerStore implements QuotaLedger {
     return items.flatMap((item) => decodeQuota(namespace, item) ?? []);
   }
 
-  /** Quotas and charges of a namespace, read once (strongly consistent). */
+  /** Quotas, charges and decisions of a namespace, read once (strongly consistent). */
   private async read(namespace: string): Promise<NamespaceLedger> {
     const items = await this.store.query(partition(namespace));
-    const quotas: LearnedQuota[] = [];
-    const charges = new Map<string, Item>();
-    const live: LiveCharge[] = [];
+    const ledger: NamespaceLedger = { quotas: [], charges: new Map(), live: [], decided: new Set() };
     for (const item of items) {
       const sk = str(item, 'sk') ?? '';
       if (sk.startsWith('quota#')) {
         const quota = decodeQuota(namespace, item);
-        if (quota) quotas.push(quota);
+        if (quota) ledger.quotas.push(quota);
       } else if (sk.startsWith('charge#')) {
-        charges.set(sk, item);
-        if (this.store.expired(item) || stateOf(item) === 'pending') continue;
+        ledger.charges.set(sk, item);
+        if (this.store.expired(item)) continue; // an unconfirmed reservation past its time
         const charge = decodeCharge(namespace, item);
-        if (charge) live.push(charge);
+        if (charge) ledger.live.push(charge);
+      } else if (sk.startsWith('decided#')) {
+        ledger.decided.add(sk.slice('decided#'.length));
       }
     }
-    return { quotas, charges, live };
+    return ledger;
   }
 
-  private chargeItem(object: ChargedObject, charge: Charge, state: ChargeState): Item {
-    const lifetime = state === 'pending' ? PENDING_SECONDS : state === 'reserved' ? this.reservationSeconds : undefined;
+  private chargeItem(object: ChargedObject, charge: Charge, state: 'reserved' | 'confirmed'): Item {
     return {
       pk: S(partition(object.namespace)),
       sk: S(chargeSk(object)),
       data: S(JSON.stringify({ usage: charge.usage, facts: charge.facts })),
       state: S(state),
       requestUid: S(this.requestUid),
+      reservedAt: N(this.store.nowSeconds()),
       ...(object.uid && { objectUid: S(object.uid) }),
-      ...(lifetime !== undefined && { [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + lifetime) }),
+      ...(state === 'reserved' && { [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + this.reservationSeconds) }),
     };
-  }
-
-  /** What a charge already held under the object's name means for this request. */
-  private heldBy(item: Item): ReserveOutcome<never> | typeof AGAIN {
-    if (str(item, 'requestUid') !== this.requestUid) return { kind: 'name-taken' };
-    // The same request is being reserved by another attempt (an apiserver retry): wait for it.
-    return stateOf(item) === 'pending' ? AGAIN : { kind: 'already-counted' };
   }
 
   async reserve<Refusal>(object: ChargedObject, charge: Charge, check: (snapshot: QuotaSnapshot) => Refusal | undefined): Promise<ReserveOutcome<Refusal>> {
     if (this.store.dryRun) return this.reserveDryRun(object, check);
-    const sk = chargeSk(object);
-    return retryWithJitter(`quota ledger: namespace ${object.namespace}`, MAX_HOLDS, async () => {
-      // 1. hold: the name is ours, or the outcome is known without counting.
-      try {
-        await this.store.put({
-          Item: this.chargeItem(object, charge, 'pending'),
-          // The Powertools idempotency condition: absent, or a charge past its time.
-          ConditionExpression: `attribute_not_exists(pk) OR ${TTL_ATTRIBUTE} <= :now`,
-          ExpressionAttributeValues: { ':now': N(this.store.nowSeconds()) },
-        });
-      } catch (error) {
-        if (!(error instanceof ConditionFailed)) throw error;
-        return error.old ? this.heldBy(error.old) : AGAIN;
-      }
-      // 2. queue: our place, and everyone ahead of us.
-      const queue = decodeQueue(
-        await this.store.updateReturning({
-          Key: { pk: S(partition(object.namespace)), sk: S(QUEUE_SK) },
-          UpdateExpression: 'SET #e = list_append(if_not_exists(#e, :empty), :me)',
-          ExpressionAttributeNames: { '#e': 'entries' },
-          ExpressionAttributeValues: { ':empty': { L: [] }, ':me': { L: [encodeEntry({ uid: this.requestUid, sk })] } },
-        }),
-      );
-      let place = queue.length - 1;
-      while (place > 0 && !(queue[place].uid === this.requestUid && queue[place].sk === sk)) place--;
-      // 3. decide, waiting only for requests ahead.
-      return this.decide(object, check, queue, place);
-    });
-  }
-
-  private decide<Refusal>(object: ChargedObject, check: (snapshot: QuotaSnapshot) => Refusal | undefined, queue: readonly QueueEntry[], place: number): Promise<ReserveOutcome<Refusal> | typeof AGAIN> {
+    const me: QueueEntry = { uid: this.requestUid, sk: chargeSk(object), data: JSON.stringify({ usage: charge.usage, facts: charge.facts }), queuedAt: this.store.nowSeconds() };
+    // 1. queue: our place, and everyone ahead of us.
+    const queue = decodeQueue(
+      await this.store.updateReturning({
+        Key: { pk: S(queuePartition(object.namespace)), sk: S(QUEUE_SK) },
+        UpdateExpression: 'SET #e = list_append(if_not_exists(#e, :empty), :me)',
+        ExpressionAttributeNames: { '#e': 'entries' },
+        ExpressionAttributeValues: { ':empty': { L: [] }, ':me': { L: [encodeEntry(me)] } },
+      }),
+    );
+    let place = queue.length - 1;
+    while (place > 0 && !(queue[place].uid === me.uid && queue[place].sk === me.sk)) place--;
     const ahead = queue.slice(0, place);
-    return retryWithJitter(`quota ledger: namespace ${object.namespace} waiting for ${ahead.length} requests ahead`, MAX_WAITS, async (wait) => {
-      const { quotas, charges, live } = await this.read(object.namespace);
-      if (wait === 0) await this.trim(object.namespace, ahead, charges);
-      const refusal = check({ quotas, charges: live });
-      if (refusal !== undefined) {
-        await this.drop(object);
-        return { kind: 'refused', refusal };
-      }
-      const undecided = ahead.flatMap((entry) => {
-        const item = this.pendingOf(entry, charges);
-        return (item && decodeCharge(object.namespace, item)) || [];
-      });
-      if (undecided.length > 0 && check({ quotas, charges: [...live, ...undecided] }) !== undefined) return AGAIN;
-      return this.promote(object);
-    });
+    // 2. read, 3. decide; again after a pause while requests ahead are undecided.
+    return retryWithJitter(`quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead`, MAX_WAITS, async (wait) => {
+      const ledger = await this.read(object.namespace);
+      // One request in TRIM_AT tries to trim, so a burst does not send a trim per request.
+      if (wait === 0 && place > 0 && place % TRIM_AT === 0) await this.trim(object.namespace, ahead, ledger);
+      const held = ledger.charges.get(me.sk);
+      if (held && !this.store.expired(held)) return this.heldBy(object, held);
+      const refusal = check({ quotas: ledger.quotas, charges: ledger.live });
+      if (refusal !== undefined) return this.decided(object, { kind: 'refused', refusal });
+      const undecided = ahead.flatMap((entry) => (this.isUndecided(entry, ledger) && chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved')) || []);
+      if (undecided.length > 0 && check({ quotas: ledger.quotas, charges: [...ledger.live, ...undecided] }) !== undefined) return AGAIN;
+      return this.admit(object, charge);
+    }, WAIT_FLOOR_MS);
   }
 
-  /** The charge an entry still holds pending, if it does: the request has not decided yet. */
-  private pendingOf(entry: QueueEntry, charges: ReadonlyMap<string, Item>): Item | undefined {
-    const item = charges.get(entry.sk);
-    if (!item || this.store.expired(item) || stateOf(item) !== 'pending' || str(item, 'requestUid') !== entry.uid) return undefined;
-    if (entry.uid === this.requestUid) return undefined; // an earlier attempt of ours, superseded
-    return item;
+  /** Whether a request ahead may still write its charge, so those behind must count it. */
+  private isUndecided(entry: QueueEntry, ledger: NamespaceLedger): boolean {
+    if (entry.uid === this.requestUid) return false; // an earlier attempt of this request
+    if (entry.queuedAt + PENDING_SECONDS <= this.store.nowSeconds()) return false; // it died undecided
+    if (ledger.decided.has(entry.uid)) return false;
+    const item = ledger.charges.get(entry.sk);
+    // Its own charge is written (and counts while live), or the object exists and is counted.
+    return !(item && (str(item, 'requestUid') === entry.uid || isConfirmed(item)));
   }
 
-  /** Pending becomes reserved: counted, expiring unless confirmed. */
-  private async promote(object: ChargedObject): Promise<ReserveOutcome<never> | typeof AGAIN> {
+  /** The charge, only if the name is free or its charge past its time. */
+  private async admit(object: ChargedObject, charge: Charge): Promise<ReserveOutcome<never>> {
     try {
-      await this.store.update({
-        Key: { pk: S(partition(object.namespace)), sk: S(chargeSk(object)) },
-        UpdateExpression: 'SET #state = :reserved, #exp = :exp',
-        ConditionExpression: 'requestUid = :me AND #state = :pending',
-        ExpressionAttributeNames: { '#state': 'state', '#exp': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: { ':reserved': S('reserved'), ':pending': S('pending'), ':me': S(this.requestUid), ':exp': N(this.store.nowSeconds() + this.reservationSeconds) },
+      await this.store.put({
+        Item: this.chargeItem(object, charge, 'reserved'),
+        // The Powertools idempotency condition: absent, or a reservation past its time.
+        ConditionExpression: `attribute_not_exists(pk) OR ${TTL_ATTRIBUTE} <= :now`,
+        ExpressionAttributeValues: { ':now': N(this.store.nowSeconds()) },
       });
       return { kind: 'reserved' };
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
-      // Confirmed meanwhile by an update of the object: counted. Gone (released, or expired and
-      // swept): hold again. Another request's now: our pending charge expired and the name went.
-      if (!error.old) return AGAIN;
-      if (stateOf(error.old) === 'confirmed') return { kind: 'reserved' };
-      return str(error.old, 'requestUid') === this.requestUid ? { kind: 'reserved' } : { kind: 'name-taken' };
+      return this.heldBy(object, error.old);
     }
   }
 
-  /** A refused request gives its name back at once, so those behind it need not wait. */
-  private async drop(object: ChargedObject): Promise<void> {
-    try {
-      await this.store.delete({
-        Key: { pk: S(partition(object.namespace)), sk: S(chargeSk(object)) },
-        ConditionExpression: 'requestUid = :me AND #state = :pending',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':me': S(this.requestUid), ':pending': S('pending') },
-      });
-    } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error;
-    }
+  /** The name is held by a live charge: ours (a retry counts once) or another request's. */
+  private heldBy(object: ChargedObject, item: Item | undefined): Promise<ReserveOutcome<never>> | ReserveOutcome<never> {
+    // Our own charge already tells those behind that we are decided.
+    if (str(item, 'requestUid') === this.requestUid) return { kind: 'already-counted' };
+    return this.decided(object, { kind: 'name-taken' });
   }
 
-  /** Removes the decided entries at the queue's head once there are many. */
-  private async trim(namespace: string, ahead: readonly QueueEntry[], charges: ReadonlyMap<string, Item>): Promise<void> {
+  /** Records that this request wrote no charge of its own, so nobody behind it waits for one. */
+  private async decided<Outcome>(object: ChargedObject, outcome: Outcome, requestUid = this.requestUid): Promise<Outcome> {
+    await this.store.put({ Item: { pk: S(partition(object.namespace)), sk: S(decidedSk(requestUid)), [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + PENDING_SECONDS) } });
+    return outcome;
+  }
+
+  /** Removes the decided entries at the queue's head, and their records, once there are many. */
+  private async trim(namespace: string, ahead: readonly QueueEntry[], ledger: NamespaceLedger): Promise<void> {
     let decided = 0;
-    while (decided < ahead.length && this.pendingOf(ahead[decided], charges) === undefined && !this.isOurs(ahead[decided], charges)) decided++;
+    while (decided < ahead.length && !this.isUndecided(ahead[decided], ledger) && ahead[decided].uid !== this.requestUid) decided++;
     if (decided < TRIM_AT) return;
     const [first, last] = [ahead[0], ahead[decided - 1]];
     try {
       await this.store.update({
-        Key: { pk: S(partition(namespace)), sk: S(QUEUE_SK) },
+        Key: { pk: S(queuePartition(namespace)), sk: S(QUEUE_SK) },
         UpdateExpression: `REMOVE ${Array.from({ length: decided }, (_, i) => `#e[${i}]`).join(', ')}`,
         // Only if the head is still what was read: two trims never remove twice.
         ConditionExpression: `#e[0].#u = :fu AND #e[0].#k = :fk AND #e[${decided - 1}].#u = :lu AND #e[${decided - 1}].#k = :lk`,
@@ -281,14 +250,11 @@ export class QuotaLedgerStore implements QuotaLedger {
         ExpressionAttributeValues: { ':fu': S(first.uid), ':fk': S(first.sk), ':lu': S(last.uid), ':lk': S(last.sk) },
       });
     } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error;
+      if (error instanceof ConditionFailed) return; // trimmed meanwhile by another request
+      throw error;
     }
-  }
-
-  /** An entry of this request still pending (an earlier attempt): not decided, so never trimmed. */
-  private isOurs(entry: QueueEntry, charges: ReadonlyMap<string, Item>): boolean {
-    const item = charges.get(entry.sk);
-    return entry.uid === this.requestUid && item !== undefined && stateOf(item) === 'pending' && !this.store.expired(item);
+    const records = ahead.slice(0, decided).filter((entry) => ledger.decided.has(entry.uid));
+    await this.store.deleteAll(records.map((entry) => ({ pk: S(partition(namespace)), sk: S(decidedSk(entry.uid)) })));
   }
 
   /** A dry run gets the real answer from the same read, and writes nothing. */
@@ -307,8 +273,8 @@ export class QuotaLedgerStore implements QuotaLedger {
     if (current && !this.store.expired(current) && str(current, 'state') === 'confirmed') return;
     if (current && !this.store.expired(current) && object.uid && str(current, 'objectUid') && str(current, 'objectUid') !== object.uid) return;
     try {
-      // The object exists: it counts whatever the quota says (upstream's controller would count it
-      // too). A create still pending finds its charge confirmed and answers reserved.
+      // The object exists, so it counts whatever the quota says (upstream's controller would
+      // count it too); no check, so nothing to serialise with.
       await this.store.put({
         Item: this.chargeItem(object, charge, 'confirmed'),
         ConditionExpression: `attribute_not_exists(pk) OR #state <> :confirmed`,
@@ -322,8 +288,9 @@ export class QuotaLedgerStore implements QuotaLedger {
   }
 
   async release(object: ChargedObject): Promise<void> {
+    let old: Item | undefined;
     try {
-      await this.store.delete({
+      old = await this.store.deleteReturning({
         Key: { pk: S(partition(object.namespace)), sk: S(chargeSk(object)) },
         // A review naming another object with the same name (a forged uid) frees nothing.
         ...(object.uid && {
@@ -335,6 +302,10 @@ export class QuotaLedgerStore implements QuotaLedger {
       if (error instanceof ConditionFailed) return;
       throw error;
     }
+    // Freed within its queue entry's lifetime: record the reserving request as decided, or those
+    // queued behind it would count it as undecided again.
+    const requestUid = str(old, 'requestUid');
+    if (requestUid && (num(old, 'reservedAt') ?? 0) + PENDING_SECONDS > this.store.nowSeconds()) await this.decided(object, undefined, requestUid);
   }
 
   async recordQuota(quota: LearnedQuota): Promise<void> {
@@ -357,7 +328,7 @@ export class QuotaLedgerStore implements QuotaLedger {
     for (const [sk, item] of charges) {
       const resource = sk.split('#')[1];
       if (!resources.has(resource) || keep.has(sk)) continue;
-      if (stateOf(item) !== 'confirmed' && !this.store.expired(item)) continue; // in flight: may still be created
+      if (!isConfirmed(item) && !this.store.expired(item)) continue; // in flight: may still be created
       await this.store.delete({ Key: { pk: S(partition(namespace)), sk: S(sk) } });
       removed++;
     }

@@ -9,19 +9,21 @@ export const AGAIN = Symbol('again');
 
 const MAX_PAUSE_MS = 50;
 
-export function jitteredPauseMs(attempt: number): number {
-  return Math.floor(Math.random() * Math.min(MAX_PAUSE_MS, 2 + attempt * 2));
+/** A pause before attempt `attempt + 1`: at least `floorMs`, plus full jitter growing to 50 ms. */
+export function jitteredPauseMs(attempt: number, floorMs = 0): number {
+  return floorMs + Math.floor(Math.random() * Math.min(MAX_PAUSE_MS, 2 + attempt * 2));
 }
 
 /**
  * Runs `attempt` until it returns something other than AGAIN, at most `maxAttempts` times; then
  * the store is as good as unavailable for this request (HTTP 500, the failurePolicy decides).
+ * `floorMs` spaces attempts that wait for others' writes rather than race them.
  */
-export async function retryWithJitter<T>(what: string, maxAttempts: number, attempt: (n: number) => Promise<T | typeof AGAIN>): Promise<T> {
+export async function retryWithJitter<T>(what: string, maxAttempts: number, attempt: (n: number) => Promise<T | typeof AGAIN>, floorMs = 0): Promise<T> {
   for (let n = 0; n < maxAttempts; n++) {
     const result = await attempt(n);
     if (result !== AGAIN) return result;
-    await new Promise((resolve) => setTimeout(resolve, jitteredPauseMs(n)));
+    await new Promise((resolve) => setTimeout(resolve, jitteredPauseMs(n, floorMs)));
   }
   throw new StoreUnavailableError(`${what}: too contended, gave up after ${maxAttempts} attempts`);
 }

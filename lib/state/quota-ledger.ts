@@ -52,6 +52,7 @@
 // records (a conditional REMOVE, so two trims never remove twice).
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Charge, ChargedObject, LearnedQuota, LiveCharge, QuotaLedger, QuotaSnapshot, ReserveOutcome } from './ports.js';
+import { StoreUnavailableError } from './ports.js';
 import { AGAIN, retryWithJitter } from './retry.js';
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, json, N, num, S, str } from './store.js';
@@ -167,7 +168,12 @@ export class QuotaLedgerStore implements QuotaLedger {
 
   async reserve<Refusal>(object: ChargedObject, charge: Charge, check: (snapshot: QuotaSnapshot) => Refusal | undefined): Promise<ReserveOutcome<Refusal>> {
     if (this.store.dryRun) return this.reserveDryRun(object, check);
-    const me: QueueEntry = { uid: this.requestUid, sk: chargeSk(object), data: JSON.stringify({ usage: charge.usage, facts: charge.facts }), queuedAt: this.store.nowSeconds() };
+    const me: QueueEntry = {
+      uid: this.requestUid,
+      sk: chargeSk(object),
+      data: JSON.stringify({ usage: charge.usage, facts: charge.facts }),
+      queuedAt: this.store.nowSeconds(),
+    };
     // 1. queue: our place, and everyone ahead of us.
     const queue = decodeQueue(
       await this.store.updateReturning({
@@ -178,7 +184,9 @@ export class QuotaLedgerStore implements QuotaLedger {
       }),
     );
     let place = queue.length - 1;
-    while (place > 0 && !(queue[place].uid === me.uid && queue[place].sk === me.sk)) place--;
+    while (place >= 0 && !(queue[place].uid === me.uid && queue[place].sk === me.sk)) place--;
+    // ALL_NEW holds our own append; without it we could not know who is ahead, so nothing is decided.
+    if (place < 0) throw new StoreUnavailableError(`quota ledger: namespace ${object.namespace}: our queue entry is missing`);
     const ahead = queue.slice(0, place);
     // 2. read, 3. decide; again after a pause while requests ahead are undecided.
     return retryWithJitter(`quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead`, MAX_WAITS, async (wait) => {
@@ -189,7 +197,10 @@ export class QuotaLedgerStore implements QuotaLedger {
       if (held && !this.store.expired(held)) return this.heldBy(object, held);
       const refusal = check({ quotas: ledger.quotas, charges: ledger.live });
       if (refusal !== undefined) return this.decided(object, { kind: 'refused', refusal });
-      const undecided = ahead.flatMap((entry) => (this.isUndecided(entry, ledger) && chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved')) || []);
+      const undecided = ahead.flatMap((entry) => {
+        if (!this.isUndecided(entry, ledger)) return [];
+        return chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved') ?? [];
+      });
       if (undecided.length > 0 && check({ quotas: ledger.quotas, charges: [...ledger.live, ...undecided] }) !== undefined) return AGAIN;
       return this.admit(object, charge);
     }, WAIT_FLOOR_MS);
@@ -230,7 +241,8 @@ export class QuotaLedgerStore implements QuotaLedger {
 
   /** Records that this request wrote no charge of its own, so nobody behind it waits for one. */
   private async decided<Outcome>(object: ChargedObject, outcome: Outcome, requestUid = this.requestUid): Promise<Outcome> {
-    await this.store.put({ Item: { pk: S(partition(object.namespace)), sk: S(decidedSk(requestUid)), [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + PENDING_SECONDS) } });
+    const expiresAt = N(this.store.nowSeconds() + PENDING_SECONDS);
+    await this.store.put({ Item: { pk: S(partition(object.namespace)), sk: S(decidedSk(requestUid)), [TTL_ATTRIBUTE]: expiresAt } });
     return outcome;
   }
 

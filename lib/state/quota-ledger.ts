@@ -49,7 +49,8 @@
 // nobody counts it again. A request that dies undecided holds its place for PENDING_SECONDS
 // (longer than any webhook timeout); those behind it wait only when the quota is nearly full. A
 // request that finds many decided entries at the queue's head trims them and their decided#
-// records (a conditional REMOVE, so two trims never remove twice).
+// records (a conditional REMOVE, so two trims never remove twice). DynamoDB bills an update by
+// the item's size, so the queue is kept short: ~200 bytes an entry, trimmed every TRIM_AT.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Charge, ChargedObject, LearnedQuota, LiveCharge, QuotaLedger, QuotaSnapshot, ReserveOutcome } from './ports.js';
 import { StoreUnavailableError } from './ports.js';

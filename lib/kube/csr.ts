@@ -1,9 +1,10 @@
 // The subject of a PKCS#10 certificate request, read the way the apiserver reads
 // CertificateSigningRequest.spec.request (certificates.ParseCSR: the first PEM block must be a
 // CERTIFICATE REQUEST, then Go's x509.ParseCertificateRequest). Only the subject is read: no
-// admission plugin looks at the key or checks the signature, and node-forge's own CSR parser
-// refuses every key that is not RSA (kubelets use ECDSA keys), so the DER is walked here.
-import forge from 'node-forge';
+// admission plugin looks at the key or checks the signature. A small DER reader walks the whole
+// structure here: a general ASN.1 library (node-forge) tripled the size of this function's
+// bundle for the same few tags, and its CSR parser refuses every key that is not RSA (kubelets
+// use ECDSA keys).
 
 export interface CertificateRequestSubject {
   /** The last CN, as Go's pkix.Name keeps it; '' when there is none. */
@@ -43,31 +44,104 @@ function firstPemBlock(text: string): { type: string; bytes: Buffer } | undefine
   return undefined;
 }
 
-type Asn1 = forge.asn1.Asn1;
-const { Class, Type } = forge.asn1;
+/** One DER element: a primitive's content bytes, or a constructed element's children. */
+interface Der {
+  readonly tagClass: number;
+  readonly tag: number;
+  readonly constructed: boolean;
+  readonly bytes: Buffer;
+  readonly children: readonly Der[];
+}
 
-// The typings omit fromDer's options object.
-const fromDer = forge.asn1.fromDer as unknown as (bytes: string, options: { strict: boolean; parseAllBytes: boolean; decodeBitStrings: boolean }) => Asn1;
+const UNIVERSAL = 0;
+const Tag = { INTEGER: 2, OID: 6, UTF8: 12, NUMERIC: 18, PRINTABLE: 19, T61: 20, IA5: 22, BMP: 30, SEQUENCE: 16, SET: 17 } as const;
 
-function isUniversal(node: Asn1 | undefined, type: number, constructed: boolean): node is Asn1 {
-  return node !== undefined && node.tagClass === Class.UNIVERSAL && node.type === type && node.constructed === constructed && Array.isArray(node.value) === constructed;
+const truncated = () => new CertificateRequestParseError('asn1: syntax error: sequence truncated');
+const structureError = () => new CertificateRequestParseError("asn1: structure error: tags don't match");
+const dataTruncated = () => new CertificateRequestParseError('asn1: syntax error: data truncated');
+
+/** The elements of `der` from `start` to `end`, every constructed one read down to its leaves. */
+function readElements(der: Buffer, start: number, end: number): Der[] {
+  const elements: Der[] = [];
+  let at = start;
+  while (at < end) {
+    if (at + 2 > end) throw dataTruncated();
+    const first = der[at++];
+    const tagClass = first >> 6;
+    const constructed = (first & 0x20) !== 0;
+    let tag = first & 0x1f;
+    if (tag === 0x1f) {
+      // High tag numbers, base 128 (DER: never one that fits in five bits, no leading zero).
+      tag = 0;
+      let byte: number;
+      do {
+        if (at >= end) throw dataTruncated();
+        byte = der[at++];
+        if (tag === 0 && byte === 0x80) throw structureError();
+        tag = tag * 128 + (byte & 0x7f);
+        if (tag > 0x7fffffff) throw structureError();
+      } while (byte & 0x80);
+      if (tag < 0x1f) throw structureError();
+    }
+    if (at >= end) throw dataTruncated();
+    let length = der[at++];
+    if (length & 0x80) {
+      // Long form: DER uses it only when needed, without leading zeros; no indefinite length.
+      const count = length & 0x7f;
+      if (count === 0 || count > 4) throw structureError();
+      if (at + count > end) throw dataTruncated();
+      length = 0;
+      for (let i = 0; i < count; i++) length = length * 256 + der[at++];
+      if (length < 0x80 || der[at - count] === 0) throw structureError();
+    }
+    if (at + length > end) throw dataTruncated();
+    const bytes = der.subarray(at, at + length);
+    elements.push({ tagClass, tag, constructed, bytes, children: constructed ? readElements(der, at, at + length) : [] });
+    at += length;
+  }
+  return elements;
+}
+
+function parseDer(der: Buffer): Der {
+  if (der.length === 0) throw truncated();
+  // The outer element must span the block exactly.
+  const first = readElements(der, 0, der.length);
+  if (first.length !== 1) throw new CertificateRequestParseError('asn1: syntax error: trailing data');
+  return first[0];
+}
+
+function isUniversal(node: Der | undefined, tag: number, constructed: boolean): node is Der {
+  return node !== undefined && node.tagClass === UNIVERSAL && node.tag === tag && node.constructed === constructed;
+}
+
+/** Dotted decimal of an OBJECT IDENTIFIER's content bytes. */
+function oidOf(bytes: Buffer): string {
+  const arcs: number[] = [];
+  let value = 0;
+  for (const byte of bytes) {
+    value = value * 128 + (byte & 0x7f);
+    if (byte & 0x80) continue;
+    if (arcs.length === 0) arcs.push(value < 80 ? Math.floor(value / 40) : 2, value < 80 ? value % 40 : value - 80);
+    else arcs.push(value);
+    value = 0;
+  }
+  return arcs.join('.');
 }
 
 /** Go's asn1 decodes these string types to a Go string; other values are not names. */
-function stringValue(node: Asn1): string | undefined {
-  if (node.tagClass !== Class.UNIVERSAL || node.constructed || typeof node.value !== 'string') return undefined;
-  const raw = node.value;
-  switch (node.type as number) {
-    case Type.UTF8:
-      return forge.util.decodeUtf8(raw);
-    case Type.PRINTABLESTRING:
-    case Type.IA5STRING:
-    case 18: // NumericString
-    case 20: // T61String
-      return raw;
-    case Type.BMPSTRING: {
+function stringValue(node: Der): string | undefined {
+  if (node.tagClass !== UNIVERSAL || node.constructed) return undefined;
+  switch (node.tag) {
+    case Tag.UTF8:
+      return node.bytes.toString('utf8');
+    case Tag.PRINTABLE:
+    case Tag.IA5:
+    case Tag.NUMERIC:
+    case Tag.T61:
+      return node.bytes.toString('latin1');
+    case Tag.BMP: {
       let text = '';
-      for (let i = 0; i + 1 < raw.length; i += 2) text += String.fromCharCode((raw.charCodeAt(i) << 8) | raw.charCodeAt(i + 1));
+      for (let i = 0; i + 1 < node.bytes.length; i += 2) text += String.fromCharCode((node.bytes[i] << 8) | node.bytes[i + 1]);
       return text;
     }
     default:
@@ -75,38 +149,23 @@ function stringValue(node: Asn1): string | undefined {
   }
 }
 
-const truncated = () => new CertificateRequestParseError('asn1: syntax error: sequence truncated');
-const structureError = () => new CertificateRequestParseError("asn1: structure error: tags don't match");
-
-function parseDer(der: Buffer): Asn1 {
-  if (der.length === 0) throw truncated();
-  try {
-    return fromDer(der.toString('binary'), { strict: true, parseAllBytes: true, decodeBitStrings: false });
-  } catch (error) {
-    const message = (error as Error).message;
-    if (message.startsWith('Unparsed DER bytes remain')) throw new CertificateRequestParseError('asn1: syntax error: trailing data');
-    if (message.startsWith('Too few bytes')) throw new CertificateRequestParseError('asn1: syntax error: data truncated');
-    throw structureError();
-  }
-}
-
-function subjectOf(request: Asn1): CertificateRequestSubject {
+function subjectOf(request: Der): CertificateRequestSubject {
   // CertificationRequest ::= SEQUENCE { certificationRequestInfo, signatureAlgorithm, signature }
-  if (!isUniversal(request, Type.SEQUENCE, true)) throw structureError();
-  const [info] = request.value as Asn1[];
-  if (!isUniversal(info, Type.SEQUENCE, true)) throw structureError();
+  if (!isUniversal(request, Tag.SEQUENCE, true)) throw structureError();
+  const [info] = request.children;
+  if (!isUniversal(info, Tag.SEQUENCE, true)) throw structureError();
   // CertificationRequestInfo ::= SEQUENCE { version INTEGER, subject Name, subjectPKInfo, attributes [0] }
-  const [version, subject] = info.value as Asn1[];
-  if (!isUniversal(version, Type.INTEGER, false) || !isUniversal(subject, Type.SEQUENCE, true)) throw structureError();
+  const [version, subject] = info.children;
+  if (!isUniversal(version, Tag.INTEGER, false) || !isUniversal(subject, Tag.SEQUENCE, true)) throw structureError();
   let commonName = '';
   const organization: string[] = [];
-  for (const rdn of subject.value as Asn1[]) {
-    if (!isUniversal(rdn, Type.SET, true)) throw structureError();
-    for (const atv of rdn.value as Asn1[]) {
-      if (!isUniversal(atv, Type.SEQUENCE, true)) throw structureError();
-      const [oid, value] = atv.value as Asn1[];
-      if (!isUniversal(oid, Type.OID, false) || value === undefined) throw structureError();
-      const type = forge.asn1.derToOid(oid.value as string);
+  for (const rdn of subject.children) {
+    if (!isUniversal(rdn, Tag.SET, true)) throw structureError();
+    for (const atv of rdn.children) {
+      if (!isUniversal(atv, Tag.SEQUENCE, true)) throw structureError();
+      const [oid, value] = atv.children;
+      if (!isUniversal(oid, Tag.OID, false) || value === undefined) throw structureError();
+      const type = oidOf(oid.bytes);
       const text = stringValue(value);
       if (text === undefined) continue;
       if (type === OID_COMMON_NAME) commonName = text;

@@ -9,61 +9,117 @@
 // `npm run sync -- --from pods.json` recounts a namespace from a listing. An expired reservation
 // stops counting at once, before DynamoDB's lazy TTL sweep deletes it.
 //
-// Concurrency: every reservation in a namespace bumps the namespace's guard version in the same
-// transaction that writes the charge, conditioned on the version it read. Two creates that read
-// the same usage cannot both commit; the loser re-reads and checks again, so a quota is never
-// overshot. Idempotency: the charge is keyed by object identity and remembers the request uid.
+// Concurrency. A ReplicaSet scale-up sends tens of creates into one namespace at once. Checking
+// against a snapshot and committing only if nothing changed meanwhile (a guard version) makes
+// every pair of them conflict: O(N²) cancelled transactions, and under DynamoDB's real latency the
+// last ones reach their deadline. Instead a reservation never conflicts; it queues:
 //
-//   request A (uid a, pod p1)           store (rq#ns)                    request B (uid b, pod p2)
-//   ------------------------------      ------------------------------   ------------------------------
-//   Query: guard v=7, used pods=1                                        Query: guard v=7, used pods=1
-//   check 1+1 <= 2: fits                                                 check 1+1 <= 2: fits
-//   Transact: guard v=7->8,        -->  guard v=8, charge p1 (a)
-//             put charge p1 if absent
-//                                       guard v=8 != 7: cancelled   <--  Transact: guard v=7->8, put p2
-//                                                                        re-Query: v=8, used pods=2
-//                                                                        check 2+1 > 2: refused
-//   retry of A (uid a) -----------> charge p1 exists, requestUid a: already counted (no write)
-import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+//   1. queue   UpdateItem rq#<ns>#queue: append {request uid, charge, usage} to one list and return the
+//              whole list (ALL_NEW). DynamoDB applies the updates of one item one at a time, so
+//              every request gets a place and sees exactly who is ahead of it, with no conflict.
+//   2. read    Query the partition. `live` = confirmed charges + unexpired reservations. A request
+//              ahead is *undecided* until its charge is written or its refusal is recorded: it
+//              may still be admitted, so it counts as if it were.
+//   3. decide  check(live + me) fails                  -> refused: Put decided#<uid>
+//              check(live + undecided ahead + me) fits -> Put charge#<object> reserved, only if
+//                                                         the name is free (or its charge expired)
+//              otherwise                               -> wait for those ahead, read again
+//
+// Nobody waits on anyone behind them, so the queue drains front to back; in a burst the first N
+// that fit are reserved at once, and the rest wait only until the reservations ahead are written.
+// No overshoot: of any two requests admitted, the one behind saw the one ahead in its queue, and
+// counted it (undecided, or live once written). Three calls per create and none retried; a guard
+// takes two per attempt and N attempts for the N-th create of a burst.
+//
+//   request A (uid a, pod p1)          store (rq#ns)                       request B (uid b, pod p2)
+//   -----------------------------      ---------------------------------   -----------------------------
+//   queue += (a, p1, pods=1)      -->  queue [(a,p1)]
+//   A: nobody ahead                    queue [(a,p1),(b,p2)]          <--  queue += (b, p2, pods=1)
+//                                                                          B: (a,p1) ahead
+//   Query: used pods=0                                                     Query: used pods=0, a undecided
+//   check 0+1 <= 1: fits                                                   check 0+1 <= 1 fits, 0+1+1 > 1:
+//   Put p1 reserved if free       -->  charge p1 reserved (a)              wait for a
+//                                                                          Query: used pods=1
+//                                      decided#b                      <--  check 1+1 > 1: refused
+//   retry of A (uid a): queued, then charge p1 held by uid a: already counted (no write)
+//
+// Identity is settled by the charge's own condition: a name held by another request's live
+// charge is `name-taken` (recorded in decided#<uid>), by this request's `already-counted`. A
+// charge freed (DELETE) while its request could still be in a queue leaves decided#<uid> too, so
+// nobody counts it again. A request that dies undecided holds its place for PENDING_SECONDS
+// (longer than any webhook timeout); those behind it wait only when the quota is nearly full. A
+// request that finds many decided entries at the queue's head trims them and their decided#
+// records (a conditional REMOVE, so two trims never remove twice). DynamoDB bills an update by
+// the item's size, so the queue is kept short: ~200 bytes an entry, trimmed every TRIM_AT.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Charge, ChargedObject, LearnedQuota, LiveCharge, QuotaLedger, QuotaSnapshot, ReserveOutcome } from '../admission/ports.js';
 import { StoreUnavailableError } from '../admission/ports.js';
+import { AGAIN, retryWithJitter } from './retry.js';
 import type { Item, StateStore } from './store.js';
-import { ConditionFailed, json, N, num, S, str, TransactionConflict } from './store.js';
+import { ConditionFailed, json, N, num, S, str } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
 
 export const DEFAULT_RESERVATION_SECONDS = 900;
-const MAX_ATTEMPTS = 200;
+/** How long a queued request may stay undecided: longer than any webhook timeout (at most 30 s). */
+export const PENDING_SECONDS = 60;
+/** Reads while waiting for the requests ahead to decide: each a round trip and a short pause. */
+const MAX_WAITS = 400;
+/** The shortest pause between two reads while waiting: about one store round trip. */
+const WAIT_FLOOR_MS = 5;
+/** Decided entries at the queue's head worth one trimming write (each entry is ~200 bytes). */
+const TRIM_AT = 16;
 
 const partition = (namespace: string) => `rq#${namespace}`;
 const chargeSk = (object: Pick<ChargedObject, 'resource' | 'name'>) => `charge#${object.resource}#${object.name}`;
 const quotaSk = (name: string) => `quota#${name}`;
-const GUARD_SK = 'guard';
+const decidedSk = (requestUid: string) => `decided#${requestUid}`;
+/** The queue has its own partition, so reading the ledger does not read the queue again. */
+const queuePartition = (namespace: string) => `rq#${namespace}#queue`;
+const QUEUE_SK = 'queue';
+
+/** One place in a namespace's queue: the request, the charge it asks for, and when it queued. */
+interface QueueEntry {
+  readonly uid: string;
+  readonly sk: string;
+  /** The charge as stored in charge items' `data`: counted while the request is undecided. */
+  readonly data: string;
+  readonly queuedAt: number;
+}
 
 export function reservationSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const value = Number(env.QUOTA_RESERVATION_SECONDS ?? DEFAULT_RESERVATION_SECONDS);
   return Number.isFinite(value) && value > 0 ? value : DEFAULT_RESERVATION_SECONDS;
 }
 
-function decodeCharge(namespace: string, item: Item): LiveCharge | undefined {
-  const sk = str(item, 'sk') ?? '';
+const isConfirmed = (item: Item | undefined) => str(item, 'state') === 'confirmed';
+
+function chargeFromSk(namespace: string, sk: string, data: Charge | undefined, state: LiveCharge['state'], uid?: string): LiveCharge | undefined {
   const [, resource, ...rest] = sk.split('#');
-  const data = json<Charge>(item, 'data');
   if (!data || resource === undefined) return undefined;
-  const uid = str(item, 'objectUid');
-  return {
-    object: { namespace, resource, name: rest.join('#'), ...(uid && { uid }) },
-    usage: data.usage,
-    facts: data.facts,
-    state: str(item, 'state') === 'confirmed' ? 'confirmed' : 'reserved',
-  };
+  return { object: { namespace, resource, name: rest.join('#'), ...(uid && { uid }) }, usage: data.usage, facts: data.facts, state };
 }
+
+const decodeCharge = (namespace: string, item: Item) =>
+  chargeFromSk(namespace, str(item, 'sk') ?? '', json<Charge>(item, 'data'), isConfirmed(item) ? 'confirmed' : 'reserved', str(item, 'objectUid'));
 
 function decodeQuota(namespace: string, item: Item): LearnedQuota | undefined {
   const data = json<Omit<LearnedQuota, 'namespace'>>(item, 'data');
   return data && { ...data, namespace };
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const decodeQueue = (item: Item | undefined): QueueEntry[] =>
+  (item?.entries?.L ?? []).map(({ M: e = {} }) => ({ uid: e.u?.S ?? '', sk: e.k?.S ?? '', data: e.c?.S ?? '', queuedAt: Number(e.t?.N ?? 0) }));
+const encodeEntry = (e: QueueEntry): AttributeValue => ({ M: { u: S(e.uid), k: S(e.sk), c: S(e.data), t: N(e.queuedAt) } });
+
+interface NamespaceLedger {
+  quotas: LearnedQuota[];
+  /** Every charge item by sort key, expired ones included. */
+  charges: Map<string, Item>;
+  /** Confirmed charges and unexpired reservations: what counts now. */
+  live: LiveCharge[];
+  /** Requests that recorded a decision without a charge of their own (refused, or freed). */
+  decided: Set<string>;
+}
 
 export class QuotaLedgerStore implements QuotaLedger {
   constructor(
@@ -77,39 +133,25 @@ export class QuotaLedgerStore implements QuotaLedger {
     return items.flatMap((item) => decodeQuota(namespace, item) ?? []);
   }
 
-  /** Quotas and live charges of a namespace, read once (strongly consistent). */
-  private async read(namespace: string): Promise<{ version: number; quotas: LearnedQuota[]; charges: Map<string, Item>; snapshot: QuotaSnapshot }> {
+  /** Quotas, charges and decisions of a namespace, read once (strongly consistent). */
+  private async read(namespace: string): Promise<NamespaceLedger> {
     const items = await this.store.query(partition(namespace));
-    let version = 0;
-    const quotas: LearnedQuota[] = [];
-    const charges = new Map<string, Item>();
-    const live: LiveCharge[] = [];
+    const ledger: NamespaceLedger = { quotas: [], charges: new Map(), live: [], decided: new Set() };
     for (const item of items) {
       const sk = str(item, 'sk') ?? '';
-      if (sk === GUARD_SK) version = num(item, 'version') ?? 0;
-      else if (sk.startsWith('quota#')) {
+      if (sk.startsWith('quota#')) {
         const quota = decodeQuota(namespace, item);
-        if (quota) quotas.push(quota);
+        if (quota) ledger.quotas.push(quota);
       } else if (sk.startsWith('charge#')) {
-        charges.set(sk, item);
+        ledger.charges.set(sk, item);
         if (this.store.expired(item)) continue; // an unconfirmed reservation past its time
         const charge = decodeCharge(namespace, item);
-        if (charge) live.push(charge);
+        if (charge) ledger.live.push(charge);
+      } else if (sk.startsWith('decided#')) {
+        ledger.decided.add(sk.slice('decided#'.length));
       }
     }
-    return { version, quotas, charges, snapshot: { quotas, charges: live } };
-  }
-
-  private guardUpdate(namespace: string, version: number): TransactWriteItem {
-    return {
-      Update: {
-        TableName: this.store.table,
-        Key: { pk: S(partition(namespace)), sk: S(GUARD_SK) },
-        UpdateExpression: 'SET version = :next',
-        ConditionExpression: version === 0 ? 'attribute_not_exists(pk) OR version = :zero' : 'version = :version',
-        ExpressionAttributeValues: version === 0 ? { ':next': N(1), ':zero': N(0) } : { ':next': N(version + 1), ':version': N(version) },
-      },
-    };
+    return ledger;
   }
 
   private chargeItem(object: ChargedObject, charge: Charge, state: 'reserved' | 'confirmed'): Item {
@@ -119,44 +161,124 @@ export class QuotaLedgerStore implements QuotaLedger {
       data: S(JSON.stringify({ usage: charge.usage, facts: charge.facts })),
       state: S(state),
       requestUid: S(this.requestUid),
+      reservedAt: N(this.store.nowSeconds()),
       ...(object.uid && { objectUid: S(object.uid) }),
       ...(state === 'reserved' && { [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + this.reservationSeconds) }),
     };
   }
 
   async reserve<Refusal>(object: ChargedObject, charge: Charge, check: (snapshot: QuotaSnapshot) => Refusal | undefined): Promise<ReserveOutcome<Refusal>> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { version, charges, snapshot } = await this.read(object.namespace);
-      const existing = charges.get(chargeSk(object));
-      if (existing && !this.store.expired(existing)) {
-        return str(existing, 'requestUid') === this.requestUid ? { kind: 'already-counted' } : { kind: 'name-taken' };
-      }
-      const refusal = check(snapshot);
-      if (refusal !== undefined) return { kind: 'refused', refusal };
-      try {
-        await this.store.transact([
-          this.guardUpdate(object.namespace, version),
-          {
-            Put: {
-              TableName: this.store.table,
-              Item: this.chargeItem(object, charge, 'reserved'),
-              // The Powertools idempotency condition: absent, or a reservation past its time.
-              ConditionExpression: `attribute_not_exists(pk) OR ${TTL_ATTRIBUTE} <= :now`,
-              ExpressionAttributeValues: { ':now': N(this.store.nowSeconds()) },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-        ]);
-        return { kind: 'reserved' };
-      } catch (error) {
-        if (!(error instanceof TransactionConflict)) throw error;
-        const old = error.reasons[1]?.code === 'ConditionalCheckFailed' ? error.reasons[1].old : undefined;
-        if (old && str(old, 'requestUid') === this.requestUid) return { kind: 'already-counted' };
-        // Lost the race: re-read and check again, after a short jittered pause.
-        await pause(Math.floor(Math.random() * Math.min(50, 2 + attempt * 2)));
-      }
+    if (this.store.dryRun) return this.reserveDryRun(object, check);
+    const me: QueueEntry = {
+      uid: this.requestUid,
+      sk: chargeSk(object),
+      data: JSON.stringify({ usage: charge.usage, facts: charge.facts }),
+      queuedAt: this.store.nowSeconds(),
+    };
+    // 1. queue: our place, and everyone ahead of us.
+    const queue = decodeQueue(
+      await this.store.updateReturning({
+        Key: { pk: S(queuePartition(object.namespace)), sk: S(QUEUE_SK) },
+        UpdateExpression: 'SET #e = list_append(if_not_exists(#e, :empty), :me)',
+        ExpressionAttributeNames: { '#e': 'entries' },
+        ExpressionAttributeValues: { ':empty': { L: [] }, ':me': { L: [encodeEntry(me)] } },
+      }),
+    );
+    let place = queue.length - 1;
+    while (place >= 0 && !(queue[place].uid === me.uid && queue[place].sk === me.sk)) place--;
+    // ALL_NEW holds our own append; without it we could not know who is ahead, so nothing is decided.
+    if (place < 0) throw new StoreUnavailableError(`quota ledger: namespace ${object.namespace}: our queue entry is missing`);
+    const ahead = queue.slice(0, place);
+    // 2. read, 3. decide; again after a pause while requests ahead are undecided.
+    return retryWithJitter(`quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead`, MAX_WAITS, async (wait) => {
+      const ledger = await this.read(object.namespace);
+      // One request in TRIM_AT tries to trim, so a burst does not send a trim per request.
+      if (wait === 0 && place > 0 && place % TRIM_AT === 0) await this.trim(object.namespace, ahead, ledger);
+      const held = ledger.charges.get(me.sk);
+      if (held && !this.store.expired(held)) return this.heldBy(object, held);
+      const refusal = check({ quotas: ledger.quotas, charges: ledger.live });
+      if (refusal !== undefined) return this.decided(object, { kind: 'refused', refusal });
+      const undecided = ahead.flatMap((entry) => {
+        if (!this.isUndecided(entry, ledger)) return [];
+        return chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved') ?? [];
+      });
+      if (undecided.length > 0 && check({ quotas: ledger.quotas, charges: [...ledger.live, ...undecided] }) !== undefined) return AGAIN;
+      return this.admit(object, charge);
+    }, WAIT_FLOOR_MS);
+  }
+
+  /** Whether a request ahead may still write its charge, so those behind must count it. */
+  private isUndecided(entry: QueueEntry, ledger: NamespaceLedger): boolean {
+    if (entry.uid === this.requestUid) return false; // an earlier attempt of this request
+    if (entry.queuedAt + PENDING_SECONDS <= this.store.nowSeconds()) return false; // it died undecided
+    if (ledger.decided.has(entry.uid)) return false;
+    const item = ledger.charges.get(entry.sk);
+    // Its own charge is written (and counts while live), or the object exists and is counted.
+    return !(item && (str(item, 'requestUid') === entry.uid || isConfirmed(item)));
+  }
+
+  /** The charge, only if the name is free or its charge past its time. */
+  private async admit(object: ChargedObject, charge: Charge): Promise<ReserveOutcome<never>> {
+    try {
+      await this.store.put({
+        Item: this.chargeItem(object, charge, 'reserved'),
+        // The Powertools idempotency condition: absent, or a reservation past its time.
+        ConditionExpression: `attribute_not_exists(pk) OR ${TTL_ATTRIBUTE} <= :now`,
+        ExpressionAttributeValues: { ':now': N(this.store.nowSeconds()) },
+      });
+      return { kind: 'reserved' };
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+      return this.heldBy(object, error.old);
     }
-    throw new StoreUnavailableError(`quota ledger: namespace ${object.namespace} too contended, gave up after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /** The name is held by a live charge: ours (a retry counts once) or another request's. */
+  private heldBy(object: ChargedObject, item: Item | undefined): Promise<ReserveOutcome<never>> | ReserveOutcome<never> {
+    // Our own charge already tells those behind that we are decided.
+    if (str(item, 'requestUid') === this.requestUid) return { kind: 'already-counted' };
+    return this.decided(object, { kind: 'name-taken' });
+  }
+
+  /** Records that this request wrote no charge of its own, so nobody behind it waits for one. */
+  private async decided<Outcome>(object: ChargedObject, outcome: Outcome, requestUid = this.requestUid): Promise<Outcome> {
+    const expiresAt = N(this.store.nowSeconds() + PENDING_SECONDS);
+    await this.store.put({ Item: { pk: S(partition(object.namespace)), sk: S(decidedSk(requestUid)), [TTL_ATTRIBUTE]: expiresAt } });
+    return outcome;
+  }
+
+  /** Removes the decided entries at the queue's head, and their records, once there are many. */
+  private async trim(namespace: string, ahead: readonly QueueEntry[], ledger: NamespaceLedger): Promise<void> {
+    let decided = 0;
+    while (decided < ahead.length && !this.isUndecided(ahead[decided], ledger) && ahead[decided].uid !== this.requestUid) decided++;
+    if (decided < TRIM_AT) return;
+    const [first, last] = [ahead[0], ahead[decided - 1]];
+    try {
+      await this.store.update({
+        Key: { pk: S(queuePartition(namespace)), sk: S(QUEUE_SK) },
+        UpdateExpression: `REMOVE ${Array.from({ length: decided }, (_, i) => `#e[${i}]`).join(', ')}`,
+        // Only if the head is still what was read: two trims never remove twice.
+        ConditionExpression: `#e[0].#u = :fu AND #e[0].#k = :fk AND #e[${decided - 1}].#u = :lu AND #e[${decided - 1}].#k = :lk`,
+        ExpressionAttributeNames: { '#e': 'entries', '#u': 'u', '#k': 'k' },
+        ExpressionAttributeValues: { ':fu': S(first.uid), ':fk': S(first.sk), ':lu': S(last.uid), ':lk': S(last.sk) },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailed) return; // trimmed meanwhile by another request
+      throw error;
+    }
+    const records = ahead.slice(0, decided).filter((entry) => ledger.decided.has(entry.uid));
+    await this.store.deleteAll(records.map((entry) => ({ pk: S(partition(namespace)), sk: S(decidedSk(entry.uid)) })));
+  }
+
+  /** A dry run gets the real answer from the same read, and writes nothing. */
+  private async reserveDryRun<Refusal>(object: ChargedObject, check: (snapshot: QuotaSnapshot) => Refusal | undefined): Promise<ReserveOutcome<Refusal>> {
+    const { quotas, charges, live } = await this.read(object.namespace);
+    const existing = charges.get(chargeSk(object));
+    if (existing && !this.store.expired(existing)) {
+      return str(existing, 'requestUid') === this.requestUid ? { kind: 'already-counted' } : { kind: 'name-taken' };
+    }
+    const refusal = check({ quotas, charges: live });
+    return refusal === undefined ? { kind: 'reserved' } : { kind: 'refused', refusal };
   }
 
   async confirm(object: ChargedObject, charge: Charge): Promise<void> {
@@ -164,34 +286,24 @@ export class QuotaLedgerStore implements QuotaLedger {
     if (current && !this.store.expired(current) && str(current, 'state') === 'confirmed') return;
     if (current && !this.store.expired(current) && object.uid && str(current, 'objectUid') && str(current, 'objectUid') !== object.uid) return;
     try {
-      await this.store.transact([
-        {
-          Update: {
-            TableName: this.store.table,
-            Key: { pk: S(partition(object.namespace)), sk: S(GUARD_SK) },
-            UpdateExpression: 'ADD version :one',
-            ExpressionAttributeValues: { ':one': N(1) },
-          },
-        },
-        {
-          Put: {
-            TableName: this.store.table,
-            Item: this.chargeItem(object, charge, 'confirmed'),
-            ConditionExpression: `attribute_not_exists(pk) OR #state <> :confirmed`,
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':confirmed': S('confirmed') },
-          },
-        },
-      ]);
+      // The object exists, so it counts whatever the quota says (upstream's controller would
+      // count it too); no check, so nothing to serialise with.
+      await this.store.put({
+        Item: this.chargeItem(object, charge, 'confirmed'),
+        ConditionExpression: `attribute_not_exists(pk) OR #state <> :confirmed`,
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':confirmed': S('confirmed') },
+      });
     } catch (error) {
-      if (error instanceof TransactionConflict) return; // confirmed meanwhile by another request
+      if (error instanceof ConditionFailed) return; // confirmed meanwhile by another request
       throw error;
     }
   }
 
   async release(object: ChargedObject): Promise<void> {
+    let old: Item | undefined;
     try {
-      await this.store.delete({
+      old = await this.store.deleteReturning({
         Key: { pk: S(partition(object.namespace)), sk: S(chargeSk(object)) },
         // A review naming another object with the same name (a forged uid) frees nothing.
         ...(object.uid && {
@@ -203,6 +315,10 @@ export class QuotaLedgerStore implements QuotaLedger {
       if (error instanceof ConditionFailed) return;
       throw error;
     }
+    // Freed within its queue entry's lifetime: record the reserving request as decided, or those
+    // queued behind it would count it as undecided again.
+    const requestUid = str(old, 'requestUid');
+    if (requestUid && (num(old, 'reservedAt') ?? 0) + PENDING_SECONDS > this.store.nowSeconds()) await this.decided(object, undefined, requestUid);
   }
 
   async recordQuota(quota: LearnedQuota): Promise<void> {
@@ -225,7 +341,7 @@ export class QuotaLedgerStore implements QuotaLedger {
     for (const [sk, item] of charges) {
       const resource = sk.split('#')[1];
       if (!resources.has(resource) || keep.has(sk)) continue;
-      if (str(item, 'state') === 'reserved' && !this.store.expired(item)) continue; // in flight: may still be created
+      if (!isConfirmed(item) && !this.store.expired(item)) continue; // in flight: may still be created
       await this.store.delete({ Key: { pk: S(partition(namespace)), sk: S(sk) } });
       removed++;
     }

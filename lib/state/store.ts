@@ -3,7 +3,7 @@
 // sends nothing for a dry run. SDK failures become StoreUnavailableError (HTTP 500, so the
 // apiserver's failurePolicy decides); failed conditions become typed domain errors.
 import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { StoreUnavailableError } from '../admission/ports.js';
 import type { StoreCall, StoreResult } from '../metrics/index.js';
@@ -129,8 +129,44 @@ export class StateStore {
     return this.write('UpdateItem', () => this.client.send(new UpdateItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
   }
 
+  /** An update that answers the item as it is after the write (ALL_NEW); undefined for a dry run. */
+  async updateReturning(input: Omit<UpdateItemCommandInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
+    let written: Item | undefined;
+    await this.write('UpdateItem', async () => {
+      const out = await this.client.send(new UpdateItemCommand({ ...input, TableName: this.table, ReturnValues: 'ALL_NEW' }));
+      written = out.Attributes;
+    });
+    return written;
+  }
+
   delete(input: Omit<DeleteItemCommandInput, 'TableName'>): Promise<boolean> {
     return this.write('DeleteItem', () => this.client.send(new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+  }
+
+  /** A delete that answers the item as it was (ALL_OLD); undefined for a dry run or no item. */
+  async deleteReturning(input: Omit<DeleteItemCommandInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
+    let old: Item | undefined;
+    await this.write('DeleteItem', async () => {
+      const out = await this.client.send(new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table, ReturnValues: 'ALL_OLD' }));
+      old = out.Attributes;
+    });
+    return old;
+  }
+
+  /** Deletes by key, 25 to a call (BatchWriteItem's limit); unprocessed keys are sent again. */
+  async deleteAll(keys: readonly Item[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 25) {
+      let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+      for (let attempt = 0; requests.length > 0 && attempt < 5; attempt++) {
+        const batch = requests;
+        let left: typeof requests = [];
+        await this.write('BatchWriteItem', async () => {
+          const out = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } }));
+          left = (out.UnprocessedItems?.[this.table] ?? []) as typeof requests;
+        });
+        requests = left;
+      }
+    }
   }
 
   /** All or nothing: no request half-writes state. Items name no table; this store's is added. */

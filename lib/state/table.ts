@@ -7,7 +7,8 @@
 //   ns#                        listing                       a complete namespace listing was loaded (sync)
 //   pod#<namespace>/<name>     placement                     a learned pod's uid and node (or a tombstone)
 //   node#<name>                node                          a learned Node's uid (or a tombstone)
-//   rq#<namespace>             guard                         version counter serialising quota writes
+//   rq#<namespace>#queue       queue                         quota reservations in arrival order (quota-ledger.ts)
+//   rq#<namespace>             decided#<request uid>          a queued reservation that wrote no charge of its own
 //   rq#<namespace>             quota#<name>                  a learned ResourceQuota (spec.hard, scopes)
 //   rq#<namespace>             charge#<resource>#<name>      what one object consumes; expiresAt while reserved
 //   erl#<bucket key>           bucket                        an EventRateLimit token bucket; expiresAt = when full again

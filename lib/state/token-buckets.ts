@@ -4,7 +4,7 @@
 // expired one reads as full, exactly like a bucket upstream's LRU cache has evicted.
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { BucketSpec, TokenBuckets } from '../admission/ports.js';
-import { StoreUnavailableError } from '../admission/ports.js';
+import { AGAIN, retryWithJitter } from './retry.js';
 import type { StateStore } from './store.js';
 import { N, num, S, TransactionConflict } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
@@ -25,7 +25,7 @@ export class TokenBucketStore implements TokenBuckets {
   async takeAll(buckets: readonly { readonly key: string; readonly spec: BucketSpec }[]): Promise<number[]> {
     if (buckets.length === 0) return [];
     const doneKey = { pk: S(`req#erl#${this.requestUid}`), sk: S('done') };
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    return retryWithJitter('token buckets', MAX_ATTEMPTS, async () => {
       const done = await this.store.get(doneKey.pk.S!, 'done');
       if (done && !this.store.expired(done)) return []; // a retry of a request that already paid
       const nowMs = this.store.now();
@@ -79,10 +79,9 @@ export class TokenBucketStore implements TokenBuckets {
         if (!(error instanceof TransactionConflict)) throw error;
         const last = error.reasons[writes.length - 1];
         if (last?.code === 'ConditionalCheckFailed') return [];
-        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(50, 2 + attempt * 2))));
+        return AGAIN; // a bucket moved since it was read: read again
       }
-    }
-    throw new StoreUnavailableError(`token buckets too contended, gave up after ${MAX_ATTEMPTS} attempts`);
+    });
   }
 }
 

@@ -1,148 +1,125 @@
-// Cold start per function: the esbuild bundle (size from its metafile, and whether the AWS SDK is
-// inside), and the time for a fresh Node process to load it and answer one request, next to a
-// bare `node -e 0`.
+// Cold start per function, built as serverless.yml builds it (esbuild, ESM, minified, nothing
+// external): the bundle's size (from its metafile) and what of it is the AWS SDK and the YAML
+// parser, and a fresh Node process that loads it and answers one request,
+// paired run by run with a bare `node -e 0` so drift on a shared machine hits both alike.
+// Stateful functions answer against DynamoDB Local, so their first answer includes the first
+// store call (connection setup included), twice: the AWS SDK bundled, and the SDK left out and
+// loaded from node_modules as the nodejs22.x runtime provides it.
 import { usesStore } from '../../lib/admission/plugin.js';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Plugin } from 'esbuild';
 import { build } from 'esbuild';
 import { plugins } from '../../functions/index.js';
+import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
+import { createStateTable, localDynamoDbClient } from '../../lib/state/index.js';
+import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import { gatewayEvent } from '../support/gateway-event.js';
 import { sampleReviewFor } from './samples.js';
-import { distribution, round } from './stats.js';
+import { median, round, spread } from './stats.js';
 
 const OUT = '.local/bench/bundles';
+const SDK = ['@aws-sdk/*', '@smithy/*', '@aws-crypto/*'];
 
-function wallMs(args: string[], env: NodeJS.ProcessEnv): { wall: number; output: string } {
+interface Run {
+  readonly wall: number;
+  readonly cpu: number;
+  readonly load?: number;
+  readonly answer?: number;
+  readonly status?: number;
+}
+
+/** One fresh process: wall time from outside, CPU time (user + system) from inside. */
+function run(args: string[], env: NodeJS.ProcessEnv): Run {
   const start = performance.now();
   const output = execFileSync(process.execPath, args, { env, cwd: OUT, encoding: 'utf8' });
-  return { wall: performance.now() - start, output };
+  const wall = performance.now() - start;
+  return { wall, ...(JSON.parse(output) as Omit<Run, 'wall'>) };
+}
+
+const BARE = `const u=process.cpuUsage();process.stdout.write(JSON.stringify({cpu:(u.user+u.system)/1000}))`;
+const driver = (bundle: string, event: string) =>
+  `const t0=performance.now();import('./${bundle}').then(({handler})=>{const t1=performance.now();const e=JSON.parse(require('fs').readFileSync('./${event}','utf8'));return handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const u=process.cpuUsage();process.stdout.write(JSON.stringify({load:t1-t0,answer:t2-t1,status:r.statusCode,cpu:(u.user+u.system)/1000}))})})`;
+
+async function bundle(plugin: AnyAdmissionPlugin, tag: string, external: string[]): Promise<{ file: string; bytes: number; sdkBytes: number; yamlBytes: number }> {
+  const file = `${plugin.metadata.name}.${tag}.mjs`;
+  const result = await build({
+    entryPoints: [`functions/${plugin.metadata.name}/handler.ts`],
+    bundle: true,
+    minify: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    mainFields: ['module', 'main'],
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    external,
+    outfile: join(OUT, file),
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const output = Object.values(result.metafile.outputs)[0];
+  const bytesOf = (match: (path: string) => boolean) => Object.entries(output.inputs).filter(([path]) => match(path)).reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
+  return { file, bytes: output.bytes, sdkBytes: bytesOf((p) => p.includes('@aws-sdk/') || p.includes('@smithy/')), yamlBytes: bytesOf((p) => p.includes('node_modules/yaml/')) };
+}
+
+/** `runs` pairs of (bare node, the function), alternating; medians and the ratio's spread. */
+function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number) {
+  run(['-e', BARE], env);
+  run(args, env); // warm the file cache
+  const samples = Array.from({ length: runs }, () => ({ bare: run(['-e', BARE], env), fn: run(args, env) }));
+  const wallRatio = spread(samples.map((s) => s.fn.wall / s.bare.wall));
+  const cpuRatio = spread(samples.map((s) => s.fn.cpu / s.bare.cpu));
+  return {
+    status: samples[0].fn.status,
+    'load ms': round(median(samples.map((s) => s.fn.load ?? 0)), 1),
+    'first answer ms': round(median(samples.map((s) => s.fn.answer ?? 0)), 1),
+    'process ms': round(median(samples.map((s) => s.fn.wall)), 1),
+    'bare node ms': round(median(samples.map((s) => s.bare.wall)), 1),
+    'wall ratio': round(wallRatio.median, 2),
+    'wall spread': `${round(wallRatio.min, 2)}–${round(wallRatio.max, 2)}`,
+    'cpu ratio': round(cpuRatio.median, 2),
+    'cpu spread': `${round(cpuRatio.min, 2)}–${round(cpuRatio.max, 2)}`,
+  };
 }
 
 export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[]> {
   mkdirSync(OUT, { recursive: true });
-  const env = { PATH: process.env.PATH, LOG_LEVEL: 'silent', ADMISSION_CONFIG: resolve('config/admission.yaml'), AWS_REGION: 'local' };
-  const bare = distribution(Array.from({ length: runs }, () => wallMs(['-e', '0'], env).wall));
+  const config = resolve('config/admission.yaml');
+  const db = await startEmbeddedDynamoDb({});
+  const table = 'bench-cold-start';
+  const setup = localDynamoDbClient(db.endpoint);
+  await createStateTable(setup, table);
+  setup.destroy();
+  const base = { PATH: process.env.PATH, LOG_LEVEL: 'silent', AWS_REGION: 'local', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', DYNAMODB_ENDPOINT: db.endpoint, STATE_TABLE: table };
   const rows: Record<string, unknown>[] = [];
-  for (const plugin of plugins) {
-    const name = plugin.metadata.name;
-    const outfile = join(OUT, `${name}.cjs`);
-    const result = await build({
-      entryPoints: [`functions/${name}/handler.ts`],
-      bundle: true,
-      minify: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      outfile,
-      metafile: true,
-      logLevel: 'silent',
-    });
-    const output = Object.values(result.metafile.outputs)[0];
-    const sdkBytes = Object.entries(output.inputs)
-      .filter(([path]) => path.includes('@aws-sdk/') || path.includes('@smithy/'))
-      .reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
-    const phase = plugin.metadata.validating ? 'validate' : 'mutate';
-    const event = gatewayEvent(`/${name}/${phase}`, sampleReviewFor(plugin).body);
-    const eventFile = join(OUT, `${name}.event.json`);
-    writeFileSync(eventFile, JSON.stringify(event));
-    const driver = `const t0=performance.now();const {handler}=require('./${name}.cjs');const t1=performance.now();const e=require('./${name}.event.json');handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();process.stdout.write(JSON.stringify({load:t1-t0,invoke:t2-t1,status:r.statusCode}))})`;
-    if (usesStore(plugin.metadata)) {
-      rows.push({ function: name, 'bundle KB': round(output.bytes / 1024, 1), 'SDK KB': round(sdkBytes / 1024, 1), 'load ms': '-', 'first answer ms': '-', 'process ms': '-', 'bare node ms': bare.p50, ratio: 'needs the store' });
-      continue;
+  try {
+    for (const plugin of plugins) {
+      const name = plugin.metadata.name;
+      const stateful = usesStore(plugin.metadata);
+      const phase = plugin.metadata.validating ? 'validate' : 'mutate';
+      const eventFile = `${name}.event.json`;
+      writeFileSync(join(OUT, eventFile), JSON.stringify(gatewayEvent(`/${name}/${phase}`, sampleReviewFor(plugin).body)));
+      const variants: [string, string[]][] = stateful
+        ? [
+            ['SDK bundled', []],
+            ["runtime's SDK", SDK],
+          ]
+        : [['bundled', []]];
+      for (const [variant, external] of variants) {
+        const built = await bundle(plugin, variant.replace(/\W+/g, '-').toLowerCase(), external);
+        const figures = pairs(['--input-type=commonjs', '-e', driver(built.file, eventFile)], { ...base, ADMISSION_CONFIG: config }, runs);
+        rows.push({
+          function: name,
+          variant,
+          'bundle KB': round(built.bytes / 1024, 1),
+          'SDK KB': round(built.sdkBytes / 1024, 1),
+          'yaml KB': round(built.yamlBytes / 1024, 1),
+          ...figures,
+        });
+      }
     }
-    const samples = Array.from({ length: runs }, () => {
-      const { wall, output: text } = wallMs(['-e', driver], env);
-      return { wall, ...(JSON.parse(text) as { load: number; invoke: number; status: number }) };
-    });
-    const status = samples[0].status;
-    rows.push({
-      function: name,
-      'bundle KB': round(output.bytes / 1024, 1),
-      'SDK KB': round(sdkBytes / 1024, 1),
-      'load ms': distribution(samples.map((s) => s.load)).p50,
-      'first answer ms': distribution(samples.map((s) => s.invoke)).p50,
-      'process ms': distribution(samples.map((s) => s.wall)).p50,
-      'bare node ms': bare.p50,
-      ratio: status === 200 ? round(distribution(samples.map((s) => s.wall)).p50 / bare.p50, 2) : `HTTP ${status}`,
-    });
+  } finally {
+    await db.stop();
   }
   return rows;
-}
-
-/** The commit before lib/metrics: the "without metrics" bundle is built from its tree. */
-const BEFORE_METRICS = '372a7b6';
-
-/** Bundles lib/metrics/index.ts with test/bench/powertools-emf-module.ts in place of ./emf.js. */
-const powertoolsEmf: Plugin = {
-  name: 'powertools-emf',
-  setup(b) {
-    b.onResolve({ filter: /^\.\/emf\.js$/ }, (args) =>
-      args.importer.endsWith(join('lib', 'metrics', 'index.ts')) ? { path: resolve('test/bench/powertools-emf-module.ts') } : undefined,
-    );
-  },
-};
-
-/**
- * One stateless function's cold start with and without metrics, as Lambda runs it (EMF mode): its
- * bundle before lib/metrics existed, with lib/metrics' EMF, and with EMF through Powertools.
- * Fresh processes in alternating rounds, so drift hits all three alike.
- */
-export async function benchColdStartMetrics(name = 'always-pull-images', runs = 21): Promise<Record<string, unknown>[]> {
-  mkdirSync(OUT, { recursive: true });
-  const base = resolve('.local/bench/before-metrics');
-  if (!existsSync(join(base, 'functions'))) {
-    rmSync(base, { recursive: true, force: true });
-    mkdirSync(base, { recursive: true });
-    execFileSync('bash', ['-c', `git archive ${BEFORE_METRICS} | tar -x -C ${JSON.stringify(base)}`]);
-    symlinkSync(resolve('node_modules'), join(base, 'node_modules'));
-  }
-  const common = { bundle: true, minify: true, platform: 'node', target: 'node20', format: 'cjs', metafile: true, logLevel: 'silent' } as const;
-  const variants = [
-    { variant: 'without metrics', entry: join(base, `functions/${name}/handler.ts`), plugins: [] as Plugin[] },
-    { variant: 'lib/metrics EMF', entry: `functions/${name}/handler.ts`, plugins: [] as Plugin[] },
-    { variant: 'Powertools EMF', entry: `functions/${name}/handler.ts`, plugins: [powertoolsEmf] },
-  ];
-  // Logs on, as deployed: the first write to stdout sets the stream up, which every variant pays.
-  const env = { PATH: process.env.PATH, LOG_LEVEL: 'info', ADMISSION_CONFIG: resolve('config/admission.yaml'), AWS_REGION: 'local', AWS_LAMBDA_FUNCTION_NAME: name };
-  const { metadata } = plugins.find((p) => p.metadata.name === name)!;
-  const phase = metadata.validating ? 'validate' : 'mutate';
-  writeFileSync(join(OUT, 'metrics-event.json'), JSON.stringify(gatewayEvent(`/${name}/${phase}`, sampleReviewFor(plugins.find((p) => p.metadata.name === name)!).body)));
-  const built = [];
-  for (const [i, v] of variants.entries()) {
-    const outfile = join(OUT, `metrics-variant-${i}.cjs`);
-    const result = await build({ ...common, entryPoints: [v.entry], outfile, plugins: v.plugins });
-    const bytes = Object.values(result.metafile.outputs)[0].bytes;
-    // The last stdout line is the driver's; an EMF line may come before it.
-    const driver = `const t0=performance.now();const {handler}=require('./metrics-variant-${i}.cjs');const t1=performance.now();const e=require('./metrics-event.json');handler(e,{awsRequestId:'r',getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const c=process.cpuUsage();process.stdout.write('\\n'+JSON.stringify({load:t1-t0,invoke:t2-t1,cpu:(c.user+c.system)/1000,status:r.statusCode}))})`;
-    built.push({ ...v, bytes, driver, samples: [] as { wall: number; load: number; invoke: number; cpu: number; status: number; emf: boolean }[] });
-  }
-  for (let r = 0; r < runs; r++) {
-    for (const v of built) {
-      const { wall, output } = wallMs(['-e', v.driver], env);
-      const lines = output.split('\n').filter(Boolean);
-      v.samples.push({ wall, ...(JSON.parse(lines[lines.length - 1]) as { load: number; invoke: number; cpu: number; status: number }), emf: lines.some((l) => l.startsWith('{"_aws"')) });
-    }
-  }
-  const baseline = distribution(built[0].samples.map((s) => s.wall)).p50;
-  const baselineCpu = distribution(built[0].samples.map((s) => s.cpu)).p50;
-  return built.map((v) => {
-    const wall = distribution(v.samples.map((s) => s.wall)).p50;
-    const cpu = distribution(v.samples.map((s) => s.cpu)).p50;
-    return {
-      function: name,
-      variant: v.variant,
-      'bundle KB': round(v.bytes / 1024, 1),
-      'load ms': distribution(v.samples.map((s) => s.load)).p50,
-      'first answer ms': distribution(v.samples.map((s) => s.invoke)).p50,
-      'process ms': wall,
-      'vs without ms': round(wall - baseline, 2),
-      // CPU time of the whole process (node's start included): steadier than wall time on a busy machine.
-      'process CPU ms': cpu,
-      'CPU vs without ms': round(cpu - baselineCpu, 2),
-      'EMF line written': v.samples.every((s) => s.emf) ? 'yes' : v.samples.some((s) => s.emf) ? 'some runs' : 'no',
-      status: v.samples[0].status,
-    };
-  });
 }

@@ -38,3 +38,14 @@ export function table(rows: Record<string, unknown>[]): string {
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ');
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => String(r[c]))))].join('\n');
 }
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Median and range of one figure over rounds: a wide range says the machine was noisy. */
+export function spread(values: readonly number[]): { median: number; min: number; max: number } {
+  return { median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) };
+}

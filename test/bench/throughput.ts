@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { capturedPodReview } from './samples.js';
-import { distribution, round } from './stats.js';
+import { distribution, median, round, spread } from './stats.js';
 
 interface Round {
   readonly target: string;
@@ -67,7 +67,7 @@ export async function benchThroughput(options: { connections?: number; seconds?:
     // Warm both once, then alternate so drift on a shared machine hits both alike.
     await drive('warm-up', `${local}/always-pull-images/mutate?timeout=10s`, agent, connections, 1);
     await drive('warm-up', floor, agent, connections, 1);
-    for (let i = 0; i < (options.rounds ?? 2); i++) {
+    for (let i = 0; i < (options.rounds ?? 4); i++) {
       rounds.push(await drive('local server', `${local}/always-pull-images/mutate?timeout=10s`, agent, connections, seconds));
       rounds.push(await drive('floor server', floor, agent, connections, seconds));
     }
@@ -75,11 +75,19 @@ export async function benchThroughput(options: { connections?: number; seconds?:
       const mine = rounds.filter((r) => r.target === target);
       return mine.reduce((s, r) => s + r.requests, 0) / mine.reduce((s, r) => s + r.seconds, 0);
     };
+    const localRounds = rounds.filter((r) => r.target === 'local server');
+    const floorRounds = rounds.filter((r) => r.target === 'floor server');
+    const pairRatios = spread(localRounds.map((r, i) => r.requests / r.seconds / (floorRounds[i].requests / floorRounds[i].seconds)));
     const summary = {
       connections,
+      rounds: localRounds.length,
       'local req/s': round(rate('local server'), 0),
       'floor req/s': round(rate('floor server'), 0),
       'throughput ratio': round(rate('local server') / rate('floor server'), 2),
+      'ratio, median of rounds': round(pairRatios.median, 2),
+      'ratio spread': `${round(pairRatios.min, 2)}–${round(pairRatios.max, 2)}`,
+      'local p50 ms': median(localRounds.map((r) => r.p50)),
+      'floor p50 ms': median(floorRounds.map((r) => r.p50)),
       'local p99 ms': Math.max(...rounds.filter((r) => r.target === 'local server').map((r) => r.p99)),
       'floor p99 ms': Math.max(...rounds.filter((r) => r.target === 'floor server').map((r) => r.p99)),
       errors: rounds.reduce((s, r) => s + r.errors, 0),

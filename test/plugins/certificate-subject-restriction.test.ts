@@ -2,10 +2,12 @@
 // TestPlugin_Validate) ported with real CSRs made by node-forge; plus other resources and
 // subresources, the operations it handles, an ECDSA CSR (what kubelets send), v1beta1.
 import { createSign, generateKeyPairSync } from 'node:crypto';
+import fc from 'fast-check';
 import forge from 'node-forge';
 import { beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/certificate-subject-restriction/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
+import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 import { itHandles } from '../support/handles.js';
@@ -176,5 +178,71 @@ describe('handles these operations', () => {
     const result = await validate({ apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta-uid', object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'b') });
     expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
     expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: false, status: { code: 403 } });
+  });
+});
+
+describe('the DER reader agrees with node-forge on real requests and their corruptions', () => {
+  /** The subject as node-forge's strict DER parser reads it (the reader this one replaced). */
+  function forgeSubject(der: Buffer): { commonName: string; organization: string[] } | 'error' {
+    try {
+      const fromDer = forge.asn1.fromDer as unknown as (b: string, o: object) => forge.asn1.Asn1;
+      const { Class, Type } = forge.asn1;
+      const must = (node: forge.asn1.Asn1 | undefined, type: number, constructed: boolean) => {
+        if (!node || node.tagClass !== Class.UNIVERSAL || node.type !== type || node.constructed !== constructed || Array.isArray(node.value) !== constructed) throw new Error('structure');
+        return node;
+      };
+      const request = must(fromDer(der.toString('binary'), { strict: true, parseAllBytes: true, decodeBitStrings: false }), Type.SEQUENCE, true);
+      const info = must((request.value as forge.asn1.Asn1[])[0], Type.SEQUENCE, true);
+      must((info.value as forge.asn1.Asn1[])[0], Type.INTEGER, false);
+      const subject = must((info.value as forge.asn1.Asn1[])[1], Type.SEQUENCE, true);
+      let commonName = '';
+      const organization: string[] = [];
+      for (const rdn of subject.value as forge.asn1.Asn1[]) {
+        for (const atv of must(rdn, Type.SET, true).value as forge.asn1.Asn1[]) {
+          const [oid, value] = must(atv, Type.SEQUENCE, true).value as forge.asn1.Asn1[];
+          must(oid, Type.OID, false);
+          if (!value) throw new Error('structure');
+          if (value.constructed || value.tagClass !== Class.UNIVERSAL) continue;
+          if (value.type !== forge.asn1.Type.UTF8 && value.type !== forge.asn1.Type.PRINTABLESTRING) continue;
+          const text = value.type === forge.asn1.Type.UTF8 ? forge.util.decodeUtf8(value.value as string) : (value.value as string);
+          const type = forge.asn1.derToOid(oid.value as string);
+          if (type === '2.5.4.3') commonName = text;
+          if (type === '2.5.4.10') organization.push(text);
+        }
+      }
+      return { commonName, organization };
+    } catch {
+      return 'error';
+    }
+  }
+  const ours = (der: Buffer) => {
+    try {
+      return parseCertificateRequestSubject(Buffer.from(forge.pem.encode({ type: 'CERTIFICATE REQUEST', body: der.toString('binary') })).toString('base64'));
+    } catch (error) {
+      expect(error).toBeInstanceOf(CertificateRequestParseError);
+      return 'error' as const;
+    }
+  };
+  const derOf = (pem: string) => Buffer.from(forge.pem.decode(pem)[0].body, 'binary');
+
+  it('reads the same subject from real RSA and ECDSA requests', () => {
+    for (const pem of [pemWithSubject([{ shortName: 'CN', value: 'system:node:n1' }, { shortName: 'O', value: 'system:nodes' }, { shortName: 'O', value: 'ünïcode' }]), ecdsaPemWithGroup('system:masters')]) {
+      expect(ours(derOf(pem))).toEqual(forgeSubject(derOf(pem)));
+    }
+  });
+
+  it('on corrupted bytes, accepts what node-forge accepts with the same subject, and fails only with a parse error', () => {
+    const base = derOf(pemWithSubject([{ shortName: 'CN', value: 'alice' }, { shortName: 'O', value: 'team' }]));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(base.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 3 }), fc.nat(base.length), (edits, cut) => {
+        const der = Buffer.from(base.subarray(0, Math.max(1, cut)));
+        for (const [at, byte] of edits) if (at < der.length) der[at] = byte;
+        const reference = forgeSubject(der);
+        const result = ours(der);
+        expect(result === 'error').toBe(reference === 'error');
+        if (reference !== 'error' && result !== 'error') expect(result).toEqual(reference);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

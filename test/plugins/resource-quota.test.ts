@@ -11,11 +11,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/resource-quota/plugin.js';
 import type { ResourceQuotaConfig } from '../../functions/resource-quota/plugin.js';
-import type { KubeObject } from '../../lib/admission/types.js';
+import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
+import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import type { ReviewInput } from '../support/review.js';
-import { runPhase } from '../support/review.js';
+import { review, runPhase } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
-import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore } from '../support/dynamodb.js';
+import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore, withLatency } from '../support/dynamodb.js';
+import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
+import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
+
 
 const config: ResourceQuotaConfig = { limitedResources: [] };
 let store: TestStore;
@@ -106,6 +111,26 @@ describe('concurrency: 40 concurrent creates against a quota of 20', () => {
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => answer(create(pod('busy', `c${i}`)))));
     expect(results.filter((r) => r.allowed)).toHaveLength(20);
     expect(results.filter((r) => !r.allowed).every((r) => r.status?.message?.includes('exceeded quota: q, requested: pods=1, used: pods=20, limited: pods=20'))).toBe(true);
+  });
+});
+
+describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32, every store call 10 ms later', () => {
+  it('admits exactly 32, refuses 32 with the quota message, and answers no 5xx', async () => {
+    const slow = withLatency(localDynamoDbClient(store.endpoint), 10);
+    const state = (request: { uid: string; dryRun: boolean }) => createRequestState(request, { client: slow, tableName: store.tableName });
+    const handler = createStatefulAdmissionHandler(plugin, { config, callerAuth: { mode: 'mtls', allowedSubjects: [] }, state });
+    const burst = async (input: ReviewInput) => handler(gatewayEvent('/resource-quota/validate', JSON.stringify(review(input))), lambdaContext);
+    try {
+      await answer(quotaReview('burst', 'q', { pods: '32' }));
+      const results = await Promise.all(Array.from({ length: 64 }, (_, i) => burst(create(pod('burst', `b${i}`)))));
+      expect(results.map((r) => r.statusCode).filter((code) => code !== 200)).toEqual([]);
+      const responses = results.map((r) => (JSON.parse(r.body) as AdmissionReviewWire).response!);
+      expect(responses.filter((r) => r.allowed)).toHaveLength(32);
+      const refused = responses.filter((r) => !r.allowed).map((r) => r.status?.message?.replace(/^pods "b\d+"/, 'pods "b"'));
+      expect(refused).toEqual(Array(32).fill('pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=32, limited: pods=32'));
+    } finally {
+      slow.destroy();
+    }
   });
 });
 

@@ -1,10 +1,11 @@
 // lib/state core: the table (keys, TTL enabled), the one dryRun gate, learning rules, expiry that
 // counts before DynamoDB's TTL sweep, shared token buckets, and store failures as StoreUnavailableError.
-import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureStateTable } from '../../infra/local/dynamodb.js';
 import { learningRules } from '../../lib/admission/learning.js';
 import { createRequestState, localDynamoDbClient, StoreUnavailableError } from '../../lib/state/index.js';
+import type { QuotaSnapshot } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { testStore } from '../support/dynamodb.js';
 
@@ -67,6 +68,37 @@ describe('token buckets shared through the store', () => {
     expect(await take('t3')).toBe(0);
     clock += 1000;
     expect(await take('t4')).toBe(-1);
+  });
+});
+
+describe('the quota queue', () => {
+  const ns = 'queue-trim';
+  const pods = (n: number) => ({ usage: { pods: String(n) }, facts: { pod: true } });
+  const usedPods = (snapshot: QuotaSnapshot) => snapshot.charges.reduce((sum, c) => sum + Number(c.usage.pods ?? 0), 0);
+  const reserve = (uid: string, name: string, limit: number, namespace = ns) =>
+    store.state({ uid, dryRun: false }).quotaLedger.reserve({ namespace, resource: 'pods', name }, pods(1), (snapshot) => (usedPods(snapshot) + 1 > limit ? 'full' : undefined));
+  const queueLength = async () => {
+    const out = await store.client.send(new GetItemCommand({ TableName: store.tableName, Key: { pk: { S: `rq#${ns}#queue` }, sk: { S: 'queue' } }, ConsistentRead: true }));
+    return out.Item?.entries?.L?.length ?? 0;
+  };
+
+  it('keeps no more than a few dozen decided entries however many creates pass, refusals included', async () => {
+    const outcomes: string[] = [];
+    for (let i = 0; i < 80; i++) outcomes.push((await reserve(`q-${i}`, `p${i}`, 60)).kind);
+    expect(outcomes.filter((kind) => kind === 'reserved')).toHaveLength(60);
+    expect(outcomes.filter((kind) => kind === 'refused')).toHaveLength(20);
+    expect(await queueLength()).toBeLessThan(40);
+  });
+
+  it('a create freed at once is decided: those queued behind it neither count it nor wait for it', async () => {
+    // Without its decided# record, `a` would look undecided to `c` (no charge of its own) and `c`
+    // would wait for it until PENDING_SECONDS, past the test's timeout.
+    const other = 'queue-release';
+    expect((await reserve('a', 'a', 2, other)).kind).toBe('reserved');
+    await store.state({ uid: 'delete-a', dryRun: false }).quotaLedger.release({ namespace: other, resource: 'pods', name: 'a' });
+    expect((await reserve('b', 'b', 2, other)).kind).toBe('reserved');
+    expect((await reserve('c', 'c', 2, other)).kind).toBe('reserved');
+    expect((await reserve('d', 'd', 2, other)).kind).toBe('refused');
   });
 });
 

@@ -46,6 +46,22 @@ export function countingClient(endpoint: string, sent: string[]): DynamoDBClient
   return client;
 }
 
+/**
+ * Adds `ms` before every command leaves the client: DynamoDB's real round trip, which DynamoDB
+ * Local on loopback does not have. Contention that a fast local store hides shows under it.
+ */
+export function withLatency(client: DynamoDBClient, ms: number): DynamoDBClient {
+  client.middlewareStack.add(
+    (next) =>
+      async function delayCommand(args) {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return next(args);
+      },
+    { step: 'initialize', name: 'storeLatency' },
+  );
+  return client;
+}
+
 /** A fresh table on the run's DynamoDB Local (or `endpoint`), named after the test file. */
 export async function testStore(name: string, endpoint: string = inject('dynamodbEndpoint')): Promise<TestStore> {
   const tableName = `${name}-${process.pid}-${Date.now()}`;

@@ -185,7 +185,7 @@ export default definePlugin({
     name: NAME,
     summary: 'Overrides container requests (and the CPU limit) as ratios of the limits, in namespaces that opt in (OpenShift autoscaling.openshift.io/ClusterResourceOverride).',
     ...mutatingWithTwin(POD_RULES),
-    writes: true,
+    writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
     // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).

@@ -11,7 +11,7 @@
 // known to be gone (NamespaceLifecycle's rule).
 
 import { allowed, notFound } from '../../lib/admission/decision.js';
-import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
+import { LEARNING_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
 
 const UPSTREAM_NAME = 'NamespaceExists';
@@ -33,10 +33,10 @@ export default definePlugin({
       // failing closed would turn a Lambda outage into a cluster outage. The apiserver's own
       // NamespaceLifecycle (on by default) still refuses creates in missing namespaces meanwhile.
       failurePolicy: 'Ignore',
-      timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
+      // It sees every namespaced write: the shortest timeout that still lets a cold start through.
+      timeoutSeconds: LEARNING_TIMEOUT_SECONDS,
     },
-    // Learns namespaces (sideEffects: NoneOnDryRun).
-    writes: true,
+    writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
     // Refuses every namespace never learned: enabled only by its entry, after `npm run sync`.

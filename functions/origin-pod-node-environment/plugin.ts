@@ -165,7 +165,7 @@ export default definePlugin({
     name: NAME,
     summary: "Merges the project's openshift.io/node-selector (or the default selector) into new pods and refuses contradictions (OpenShift scheduling.openshift.io/OriginPodNodeEnvironment).",
     ...mutatingWithTwin(POD_RULES),
-    writes: true,
+    writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
     // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).

@@ -108,7 +108,7 @@ export default definePlugin({
     name: NAME,
     summary: "Caps activeDeadlineSeconds of run-once pods at the namespace's override annotation or the cluster limit (OpenShift autoscaling.openshift.io/RunOnceDuration).",
     ...mutatingWithTwin(POD_RULES),
-    writes: true,
+    writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
     // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).

@@ -128,6 +128,20 @@ function resourceMatches(pattern: string, resource: string): boolean {
   return (patternMain === '*' || patternMain === main) && (patternSub === '*' ? sub !== '' : patternSub === sub);
 }
 
+const intersects = (a: readonly string[], b: readonly string[]) => a.includes('*') || b.includes('*') || a.some((x) => b.includes(x));
+
+/** True when some request matches both rules. */
+export function rulesOverlap(a: WebhookRule, b: WebhookRule): boolean {
+  const scopes = [a.scope ?? '*', b.scope ?? '*'];
+  return (
+    intersects(a.operations, b.operations) &&
+    intersects(a.apiGroups, b.apiGroups) &&
+    intersects(a.apiVersions, b.apiVersions) &&
+    a.resources.some((x) => b.resources.some((y) => resourceMatches(x, y) || resourceMatches(y, x))) &&
+    (scopes.includes('*') || scopes[0] === scopes[1])
+  );
+}
+
 /** True when every request `inner` matches is also matched by `outer`: `inner` adds nothing. */
 export function ruleCovers(outer: WebhookRule, inner: WebhookRule): boolean {
   const scope = (rule: WebhookRule) => rule.scope ?? '*';
@@ -235,8 +249,10 @@ function webhookOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOption
   if (!Number.isInteger(plan.timeoutSeconds) || plan.timeoutSeconds < 1 || plan.timeoutSeconds > 10) {
     throw new EmitError(`${metadata.name}: ${phase} timeoutSeconds must be an integer from 1 to 10, got ${plan.timeoutSeconds}`);
   }
-  // Learning cluster state is a write too (dry runs excluded), hence NoneOnDryRun.
-  const writes = metadata.writes || (learningPhase(plugin) === phase && (metadata.needs.length > 0 || phaseMetadata(metadata, phase)?.observes !== undefined));
+  // Learning cluster state is a write too (dry runs excluded), hence NoneOnDryRun: on the learning
+  // webhook, and on the judging one where its requests are also ones the plugin learns from.
+  const learned = learningPhase(plugin) === phase ? [...learningRules(metadata), ...(phaseMetadata(metadata, phase)?.observes ?? [])] : [];
+  const writes = metadata.writes || plan.rules.some((rule) => learned.some((other) => rulesOverlap(rule, other)));
   // Wildcard rules (NamespaceLifecycle: every namespaced resource) reach leases and the like; a
   // matchCondition keeps the apiserver from calling us for them. Without matchConditions
   // (clusters before 1.28) such a plugin cannot be registered safely.

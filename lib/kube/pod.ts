@@ -1,6 +1,7 @@
 import type { Container, EphemeralContainer, PodSpec, Volume } from 'kubernetes-types/core/v1.js';
 import type { KubeObject } from '../admission/types.js';
 import { FieldPath } from '../admission/field.js';
+import { isPlainObject } from '../admission/types.js';
 import { isPresent, listAt, objectAt, stringAt } from './objects.js';
 
 /** kubernetes-types 1.30 predates image volumes (KEP-4639, Kubernetes 1.31). */
@@ -34,7 +35,9 @@ export function visitContainers(spec: PodSpecWithImageVolumes | undefined, visit
     const containers = spec[list] as AnyContainer[] | undefined;
     if (!Array.isArray(containers)) continue;
     for (let i = 0; i < containers.length; i++) {
-      if (visit(containers[i], specPath.child(list).index(i)) === false) return;
+      // Go decodes a null list element as the zero-value Container; so do we (no crash, no fields).
+      const container = isPlainObject(containers[i]) ? containers[i] : ({} as AnyContainer);
+      if (visit(container, specPath.child(list).index(i)) === false) return;
     }
   }
 }

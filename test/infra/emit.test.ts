@@ -14,7 +14,7 @@ import type { AnyAdmissionPlugin, PluginMetadata, WebhookRule } from '../../lib/
 import { definePlugin } from '../../lib/admission/plugin.js';
 import { allowed } from '../../lib/admission/decision.js';
 import { emitCommand } from '../../infra/emit/cli.js';
-import { ruleCovers } from '../../infra/emit/webhooks.js';
+import { ruleCovers, rulesOverlap } from '../../infra/emit/webhooks.js';
 import { learningRules } from '../../lib/admission/learning.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
@@ -178,7 +178,10 @@ describe('every registered plugin, mTLS', () => {
         if (!learns) expect(learn).toBeUndefined();
         if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(metadata.mutating!.reinvocationPolicy ?? 'Never');
         else expect(judge.reinvocationPolicy).toBeUndefined();
-        expect(judge.sideEffects).toBe(metadata.writes || learns ? 'NoneOnDryRun' : 'None');
+        // NoneOnDryRun where the webhook records: side effects, or requests the plugin also learns from.
+        const learnedHere = learns ? [...learningRules(metadata), ...(meta.observes ?? [])] : [];
+        const learnsFromJudged = judge.rules.some((rule: WebhookRule) => learnedHere.some((learned) => rulesOverlap(rule, learned)));
+        expect(judge.sideEffects).toBe(metadata.writes || learnsFromJudged ? 'NoneOnDryRun' : 'None');
       }
     }
   });

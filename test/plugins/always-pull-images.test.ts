@@ -145,3 +145,19 @@ describe('handles CREATE and UPDATE only', () => {
     expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: true, patchType: 'JSONPatch' });
   });
 });
+
+describe('a null container, as Go decodes it (the zero-value Container)', () => {
+  // Found by the fuzzer: `containers: [null]` crashed the handler (HTTP 500) instead of being read
+  // as an empty container, which is what the apiserver's decoding makes of it.
+  const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { containers: [null as never] } };
+
+  it('mutate sets Always on it, and the patch applies', async () => {
+    const result = await runPhase(plugin, 'mutate', { object: pod });
+    expect(result.wire.response!.allowed).toBe(true);
+    expect((result.patchedObject!.spec as { containers: { imagePullPolicy?: string }[] }).containers[0].imagePullPolicy).toBe('Always');
+  });
+
+  it('validate refuses it with the field path', async () => {
+    expect(deniedMessage(await runPhase(plugin, 'validate', { object: pod }))).toContain('spec.containers[0].imagePullPolicy: Unsupported value: ""');
+  });
+});

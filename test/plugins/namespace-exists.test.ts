@@ -81,7 +81,7 @@ describe("upstream's handler: Create, Update and Delete are judged", () => {
 
   it('subscribes to Create, Update and Delete of every namespaced resource, not Connect', () => {
     expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' }]);
-    expect(plugin.metadata).toMatchObject({ needs: ['namespaces'], writes: true, validating: { failurePolicy: 'Ignore' } });
+    expect(plugin.metadata).toMatchObject({ needs: ['namespaces'], writes: false, validating: { failurePolicy: 'Ignore', timeoutSeconds: 2 } });
   });
 });
 

@@ -16,24 +16,27 @@ describe('the plugin registry', () => {
     expect(plugins.map((p) => p.metadata.name).sort()).toEqual(folders);
   });
 
-  it.each(plugins.map((p) => [p.metadata.name, p] as const))('%s: name, phases and webhook settings agree with its logic', (name, plugin) => {
-    const { metadata } = plugin;
-    const upstream = metadata.upstreamName.replace(/^[\w.-]+\//, ''); // network.openshift.io/ExternalIPRanger
-    expect(name).toBe(kebabCase(upstream));
-    expect(Boolean(metadata.mutating)).toBe(Boolean(plugin.admit));
-    expect(Boolean(metadata.validating)).toBe(Boolean(plugin.validate));
-    for (const phase of [metadata.mutating, metadata.validating]) {
-      if (!phase) continue;
-      expect(phase.timeoutSeconds).toBeGreaterThanOrEqual(1);
-      expect(phase.timeoutSeconds).toBeLessThanOrEqual(10);
-      expect(['Fail', 'Ignore']).toContain(phase.failurePolicy);
-      for (const rule of phase.rules) {
-        expect(rule.resources.some((r) => /^(leases|tokenreviews|subjectaccessreviews)(\/|$)/.test(r))).toBe(false);
-        expect(rule.operations.length).toBeGreaterThan(0);
+  it.each(plugins.map((p) => [p.metadata.name, p] as const))(
+    '%s: name, phases and webhook settings agree with its logic',
+    (name, plugin) => {
+      const { metadata } = plugin;
+      const upstream = metadata.upstreamName.replace(/^[\w.-]+\//, ''); // network.openshift.io/ExternalIPRanger
+      expect(name).toBe(kebabCase(upstream));
+      expect(Boolean(metadata.mutating)).toBe(Boolean(plugin.admit));
+      expect(Boolean(metadata.validating)).toBe(Boolean(plugin.validate));
+      for (const phase of [metadata.mutating, metadata.validating]) {
+        if (!phase) continue;
+        expect(phase.timeoutSeconds).toBeGreaterThanOrEqual(1);
+        expect(phase.timeoutSeconds).toBeLessThanOrEqual(10);
+        expect(['Fail', 'Ignore']).toContain(phase.failurePolicy);
+        for (const rule of phase.rules) {
+          expect(rule.resources.some((r) => /^(leases|tokenreviews|subjectaccessreviews)(\/|$)/.test(r))).toBe(false);
+          expect(rule.operations.length).toBeGreaterThan(0);
+        }
       }
-    }
-    expect(metadata.summary.length).toBeGreaterThan(10);
-  });
+      expect(metadata.summary.length).toBeGreaterThan(10);
+    },
+  );
 
   it.each(folders)('%s/handler.ts is the few-line composition of its own plugin', (folder) => {
     const file = new URL(`../functions/${folder}/handler.ts`, import.meta.url);
@@ -41,7 +44,8 @@ describe('the plugin registry', () => {
     const source = readFileSync(file, 'utf8');
     // Stateful plugins take the store's ports; only their bundles import the AWS SDK.
     const stateful = plugins.find((p) => p.metadata.name === folder)!.metadata;
-    const factory = stateful.writes || stateful.needs.length > 0 ? 'createStatefulAdmissionHandler' : 'createAdmissionHandler';
+    const factory =
+      stateful.writes || stateful.needs.length > 0 ? 'createStatefulAdmissionHandler' : 'createAdmissionHandler';
     expect(source).toContain(`export const handler = ${factory}(`);
     expect(source).toMatch(/from '\.\/plugin\.js'/);
     expect(source.split('\n').filter((l) => l.trim() !== '').length).toBeLessThanOrEqual(6);

@@ -20,7 +20,9 @@ import { rejectUnknownFields } from '../../lib/config/fields.js';
 const UPSTREAM_NAME = 'AlwaysAdmit';
 
 /** Every operation on every resource and subresource, as upstream's handler (Create, Update, Delete, Connect). */
-const EVERY_REQUEST: readonly WebhookRule[] = [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' }];
+const EVERY_REQUEST: readonly WebhookRule[] = [
+  { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' },
+];
 
 export interface AlwaysAdmitConfig {
   /** True when the AdmissionConfiguration has an entry: upstream's --enable-admission-plugins. */
@@ -31,7 +33,8 @@ export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'always-admit',
-    summary: 'Deprecated upstream: admits every request (for testing a webhook pipeline; enabled by its AdmissionConfiguration entry).',
+    summary:
+      'Deprecated upstream: admits every request (for testing a webhook pipeline; enabled by its AdmissionConfiguration entry).',
     validating: {
       // The rules come from the configuration: validatingRulesFor.
       rules: [],
@@ -49,7 +52,8 @@ export default definePlugin({
 
   configure(raw): AlwaysAdmitConfig {
     if (raw === undefined || raw === null) return { enabled: false };
-    if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, 'configuration', 'must be {} (the plugin takes no configuration)');
+    if (typeof raw !== 'object' || Array.isArray(raw))
+      throw new ConfigError(UPSTREAM_NAME, 'configuration', 'must be {} (the plugin takes no configuration)');
     rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, []);
     return { enabled: true };
   },

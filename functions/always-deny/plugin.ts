@@ -26,7 +26,9 @@ export const DENY_MESSAGE = 'admission control is denying all modifications';
  * namespaces, a staged rollout) cannot exclude them, and refusing Nodes' status updates or Lease
  * renewals would take the cluster down, not test a pipeline.
  */
-const EVERY_REQUEST: readonly WebhookRule[] = [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' }];
+const EVERY_REQUEST: readonly WebhookRule[] = [
+  { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' },
+];
 
 export interface AlwaysDenyConfig {
   /** True when the AdmissionConfiguration has an entry: upstream's --enable-admission-plugins. */
@@ -37,7 +39,8 @@ export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'always-deny',
-    summary: 'Deprecated upstream: refuses every request (for testing a webhook pipeline; enabled by its AdmissionConfiguration entry).',
+    summary:
+      'Deprecated upstream: refuses every request (for testing a webhook pipeline; enabled by its AdmissionConfiguration entry).',
     // The rules come from the configuration: validatingRulesFor.
     ...validatingOnly([]),
     writes: false,
@@ -50,7 +53,8 @@ export default definePlugin({
 
   configure(raw): AlwaysDenyConfig {
     if (raw === undefined || raw === null) return { enabled: false };
-    if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, 'configuration', 'must be {} (the plugin takes no configuration)');
+    if (typeof raw !== 'object' || Array.isArray(raw))
+      throw new ConfigError(UPSTREAM_NAME, 'configuration', 'must be {} (the plugin takes no configuration)');
     rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, []);
     return { enabled: true };
   },

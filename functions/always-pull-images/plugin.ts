@@ -25,21 +25,32 @@ function shouldIgnore(request: AdmissionRequest): boolean {
 }
 
 function isUpdateWithNoNewImages(request: AdmissionRequest): boolean {
-  if (request.operation !== 'UPDATE' || !isObjectOfKind<Pod>(request.object, 'Pod') || !isObjectOfKind<Pod>(request.oldObject, 'Pod')) return false;
+  if (
+    request.operation !== 'UPDATE' ||
+    !isObjectOfKind<Pod>(request.object, 'Pod') ||
+    !isObjectOfKind<Pod>(request.oldObject, 'Pod')
+  )
+    return false;
   const oldImages = podImages(request.oldObject.spec);
   for (const image of podImages(request.object.spec)) if (!oldImages.has(image)) return false;
   return true;
 }
 
-const PODS: ObjectGuard<Pod> = { ignore: shouldIgnore, accepts: ofKind<Pod>('Pod'), otherwise: () => unconvertible('Pod') };
+const PODS: ObjectGuard<Pod> = {
+  ignore: shouldIgnore,
+  accepts: ofKind<Pod>('Pod'),
+  otherwise: () => unconvertible('Pod'),
+};
 
 function policyViolations(pod: Pod): FieldError[] {
   const errors: FieldError[] = [];
   visitContainers(pod.spec, (container, path) => {
-    if (container.imagePullPolicy !== ALWAYS) errors.push(notSupported(path.child('imagePullPolicy'), container.imagePullPolicy ?? '', [ALWAYS]));
+    if (container.imagePullPolicy !== ALWAYS)
+      errors.push(notSupported(path.child('imagePullPolicy'), container.imagePullPolicy ?? '', [ALWAYS]));
   });
   for (const { volume, path } of imageVolumes(pod.spec)) {
-    if (volume.image?.pullPolicy !== ALWAYS) errors.push(notSupported(path.child('image', 'pullPolicy'), volume.image?.pullPolicy ?? '', [ALWAYS]));
+    if (volume.image?.pullPolicy !== ALWAYS)
+      errors.push(notSupported(path.child('image', 'pullPolicy'), volume.image?.pullPolicy ?? '', [ALWAYS]));
   }
   return errors;
 }
@@ -49,11 +60,13 @@ function withPullAlways(pod: Pod): Pod {
   // Assign only the lists the pod has (never `delete`: it would drop the copy into V8's slow
   // dictionary mode, and the diff and serialisation that follow would pay for it).
   const spec: Partial<PodSpecWithImageVolumes> = { ...pod.spec };
-  const always = <C extends { imagePullPolicy?: string }>(list: C[]) => list.map((c) => ({ ...c, imagePullPolicy: ALWAYS }));
+  const always = <C extends { imagePullPolicy?: string }>(list: C[]) =>
+    list.map((c) => ({ ...c, imagePullPolicy: ALWAYS }));
   if (Array.isArray(spec.initContainers)) spec.initContainers = always(spec.initContainers);
   if (Array.isArray(spec.containers)) spec.containers = always(spec.containers);
   if (Array.isArray(spec.ephemeralContainers)) spec.ephemeralContainers = always(spec.ephemeralContainers);
-  if (Array.isArray(spec.volumes)) spec.volumes = spec.volumes.map((v) => (v?.image ? { ...v, image: { ...v.image, pullPolicy: ALWAYS } } : v));
+  if (Array.isArray(spec.volumes))
+    spec.volumes = spec.volumes.map((v) => (v?.image ? { ...v, image: { ...v.image, pullPolicy: ALWAYS } } : v));
   return { ...pod, spec: spec as PodSpecWithImageVolumes };
 }
 

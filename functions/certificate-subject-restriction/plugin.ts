@@ -26,14 +26,16 @@ const CSRS: ObjectGuard<CertificateSigningRequest> = {
   // Only creates of the CSR itself: approval and status subresources are left alone, as upstream.
   ignore: CSR_CREATES.ignore,
   accepts: ofKind<CertificateSigningRequest>('CertificateSigningRequest'),
-  otherwise: (request) => forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]),
+  otherwise: (request) =>
+    forbidden(request, [`expected type CertificateSigningRequest, got: ${goTypeName(request.object)}`]),
 };
 
 export default definePlugin({
   metadata: {
     upstreamName: 'CertificateSubjectRestriction',
     name: 'certificate-subject-restriction',
-    summary: 'Refuses CertificateSigningRequests for the kube-apiserver-client signer that ask for the system:masters group.',
+    summary:
+      'Refuses CertificateSigningRequests for the kube-apiserver-client signer that ask for the system:masters group.',
     ...validatingOnly(CSR_CREATES.rules),
     writes: false,
     needs: [],
@@ -51,7 +53,9 @@ export default definePlugin({
       return forbidden(request, [`failed to parse CSR: ${error.message}`]);
     }
     if (organization.includes(SYSTEM_MASTERS)) {
-      return forbidden(request, [`use of ${KUBE_APISERVER_CLIENT_SIGNER} signer with ${SYSTEM_MASTERS} group is not allowed`]);
+      return forbidden(request, [
+        `use of ${KUBE_APISERVER_CLIENT_SIGNER} signer with ${SYSTEM_MASTERS} group is not allowed`,
+      ]);
     }
     return allowed();
   }),

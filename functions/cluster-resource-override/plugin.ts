@@ -74,19 +74,40 @@ const PERCENT_FIELDS = ['limitCPUToMemoryPercent', 'cpuRequestToLimitPercent', '
 
 function configure(raw: unknown): ClusterResourceOverrideConfig {
   const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['skip', 'reject'] as const, 'skip');
-  const entry = openShiftConfigObject(PLUGIN, raw, 'autoscaling.openshift.io/v1', 'ClusterResourceOverrideConfig', PERCENT_FIELDS);
-  if (entry === undefined) return { enabled: false, limitCPUToMemoryRatio: 0, cpuRequestToLimitRatio: 0, memoryRequestToLimitRatio: 0, unknownNamespace };
+  const entry = openShiftConfigObject(
+    PLUGIN,
+    raw,
+    'autoscaling.openshift.io/v1',
+    'ClusterResourceOverrideConfig',
+    PERCENT_FIELDS,
+  );
+  if (entry === undefined)
+    return {
+      enabled: false,
+      limitCPUToMemoryRatio: 0,
+      cpuRequestToLimitRatio: 0,
+      memoryRequestToLimitRatio: 0,
+      unknownNamespace,
+    };
   const percent: Record<string, number> = {};
   for (const field of PERCENT_FIELDS) {
     const value = entry[field] ?? 0;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new ConfigError(PLUGIN, field, `must be an integer, got ${JSON.stringify(value)}`);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value))
+      throw new ConfigError(PLUGIN, field, `must be an integer, got ${JSON.stringify(value)}`);
     percent[field] = value;
   }
   // validation.Validate, in its order.
-  if (PERCENT_FIELDS.every((f) => percent[f] === 0)) throw new ConfigError(PLUGIN, '', 'Forbidden: plugin enabled but no percentages were specified');
-  if (percent.limitCPUToMemoryPercent < 0) throw new ConfigError(PLUGIN, 'limitCPUToMemoryPercent', `Invalid value: ${percent.limitCPUToMemoryPercent}: must be positive`);
+  if (PERCENT_FIELDS.every((f) => percent[f] === 0))
+    throw new ConfigError(PLUGIN, '', 'Forbidden: plugin enabled but no percentages were specified');
+  if (percent.limitCPUToMemoryPercent < 0)
+    throw new ConfigError(
+      PLUGIN,
+      'limitCPUToMemoryPercent',
+      `Invalid value: ${percent.limitCPUToMemoryPercent}: must be positive`,
+    );
   for (const field of ['cpuRequestToLimitPercent', 'memoryRequestToLimitPercent']) {
-    if (percent[field] < 0 || percent[field] > 100) throw new ConfigError(PLUGIN, field, `Invalid value: ${percent[field]}: must be between 0 and 100`);
+    if (percent[field] < 0 || percent[field] > 100)
+      throw new ConfigError(PLUGIN, field, `Invalid value: ${percent[field]}: must be between 0 and 100`);
   }
   return {
     enabled: true,
@@ -118,7 +139,7 @@ function quantityOf(list: ResourceList | undefined, name: string): Quantity | un
 
 const ceilDiv = (a: bigint, b: bigint) => (a % b === 0n ? a / b : a / b + (a > 0n ? 1n : 0n));
 /** resource.Quantity.Value(): whole units, rounded up. */
-const valueOf = (q: Quantity) => ceilDiv(q.nano, NANO);
+const wholeUnitsOf = (q: Quantity) => ceilDiv(q.nano, NANO);
 /** resource.Quantity.MilliValue(): thousandths, rounded up. */
 const milliValueOf = (q: Quantity) => ceilDiv(q.nano, NANO_PER_MILLI);
 /** Go's int64(float64): truncation toward zero. */
@@ -139,35 +160,50 @@ function overridesFor(container: Container, config: ClusterResourceOverrideConfi
   const memLimit = quantityOf(limits, 'memory');
   if (memLimit !== undefined && config.memoryRequestToLimitRatio !== 0) {
     // Whole bytes, rounded down to the MiB (or MB for decimal limits) for ease of reading.
-    let amount = (valueOf(memLimit) * truncToBigInt(config.memoryRequestToLimitRatio * 100)) / 100n;
+    let amount = (wholeUnitsOf(memLimit) * truncToBigInt(config.memoryRequestToLimitRatio * 100)) / 100n;
     const mod = memLimit.format === 'BinarySI' ? 1024n * 1024n : 1000n * 1000n;
     amount -= amount % mod;
-    overrides.push({ list: 'requests', resource: 'memory', value: atLeast(Quantity.fromNano(amount * NANO, memLimit.format), MEM_FLOOR) });
+    overrides.push({
+      list: 'requests',
+      resource: 'memory',
+      value: atLeast(Quantity.fromNano(amount * NANO, memLimit.format), MEM_FLOOR),
+    });
   }
   let cpuLimit = quantityOf(limits, 'cpu');
   if (memLimit !== undefined && config.limitCPUToMemoryRatio !== 0) {
-    const amount = Number(valueOf(memLimit)) * config.limitCPUToMemoryRatio * CPU_BASE_SCALE_FACTOR;
+    const amount = Number(wholeUnitsOf(memLimit)) * config.limitCPUToMemoryRatio * CPU_BASE_SCALE_FACTOR;
     cpuLimit = atLeast(Quantity.fromNano(truncToBigInt(amount) * NANO_PER_MILLI, 'DecimalSI'), CPU_FLOOR);
     overrides.push({ list: 'limits', resource: 'cpu', value: cpuLimit });
   }
   if (cpuLimit !== undefined && config.cpuRequestToLimitRatio !== 0) {
     const amount = Number(milliValueOf(cpuLimit)) * config.cpuRequestToLimitRatio;
     const format: QuantityFormat = cpuLimit.format;
-    overrides.push({ list: 'requests', resource: 'cpu', value: atLeast(Quantity.fromNano(truncToBigInt(amount) * NANO_PER_MILLI, format), CPU_FLOOR) });
+    overrides.push({
+      list: 'requests',
+      resource: 'cpu',
+      value: atLeast(Quantity.fromNano(truncToBigInt(amount) * NANO_PER_MILLI, format), CPU_FLOOR),
+    });
   }
   return overrides;
 }
 
-const isExemptedNamespace = (name: string) => FORBIDDEN_NAMES.includes(name) || FORBIDDEN_PREFIXES.some((p) => name.startsWith(p));
+const isExemptedNamespace = (name: string) =>
+  FORBIDDEN_NAMES.includes(name) || FORBIDDEN_PREFIXES.some((p) => name.startsWith(p));
 
 /** The pod when the plugin applies to it, a refusal, or undefined to leave it alone. */
-async function applicablePod(request: AdmissionRequest, config: ClusterResourceOverrideConfig, state: PluginState): Promise<{ pod: Pod } | { decision: Decision } | undefined> {
+async function applicablePod(
+  request: AdmissionRequest,
+  config: ClusterResourceOverrideConfig,
+  state: PluginState,
+): Promise<{ pod: Pod } | { decision: Decision } | undefined> {
   if (!config.enabled || request.operation !== 'CREATE' || !isMainResource(request, '', 'pods')) return undefined;
   const pod = request.object;
   if (!isObjectOfKind<Pod>(pod, 'Pod')) return undefined;
   const namespace = await state.learnedNamespaces.get(request.namespace);
   if (namespace === undefined) {
-    return config.unknownNamespace === 'reject' ? { decision: forbidden(request, [`namespace ${JSON.stringify(request.namespace)} not found`]) } : undefined;
+    return config.unknownNamespace === 'reject'
+      ? { decision: forbidden(request, [`namespace ${JSON.stringify(request.namespace)} not found`]) }
+      : undefined;
   }
   if (namespace.labels[OPT_IN_LABEL] !== 'true') return undefined;
   const projectEnabled = namespace.annotations[PROJECT_ANNOTATION];
@@ -177,13 +213,16 @@ async function applicablePod(request: AdmissionRequest, config: ClusterResourceO
 }
 
 const CONTAINER_LISTS = ['initContainers', 'containers'] as const;
-const POD_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_RULES = [
+  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+] as const;
 
 export default definePlugin({
   metadata: {
     upstreamName: PLUGIN,
     name: NAME,
-    summary: 'Overrides container requests (and the CPU limit) as ratios of the limits, in namespaces that opt in (OpenShift autoscaling.openshift.io/ClusterResourceOverride).',
+    summary:
+      'Overrides container requests (and the CPU limit) as ratios of the limits, in namespaces that opt in (OpenShift autoscaling.openshift.io/ClusterResourceOverride).',
     ...mutatingWithTwin(POD_RULES),
     writes: false,
     needs: ['namespaces'],
@@ -231,8 +270,14 @@ export default definePlugin({
         for (const { list: which, resource, value } of overridesFor(containers[i] ?? {}, cfg)) {
           // applyQuantity(..., mutationAllowed=false): the first difference, as upstream.
           const current = quantityOf(containers[i]?.resources?.[which], resource);
-          const problem = current === undefined ? `mutated, expected: ${value}, now absent` : current.cmp(value) !== 0 ? `mutated, expected: ${value}, got ${current}` : undefined;
-          if (problem !== undefined) return forbidden(request, [`spec.${list}[${i}].resources.${which}.${resource} ${problem}`]);
+          const problem =
+            current === undefined
+              ? `mutated, expected: ${value}, now absent`
+              : current.cmp(value) !== 0
+                ? `mutated, expected: ${value}, got ${current}`
+                : undefined;
+          if (problem !== undefined)
+            return forbidden(request, [`spec.${list}[${i}].resources.${which}.${resource} ${problem}`]);
         }
       }
     }

@@ -64,11 +64,18 @@ function configure(raw: unknown): DefaultTolerationSecondsConfig {
   const seconds = (field: (typeof CONFIG_FIELDS)[number]): number => {
     const value = entry[field] ?? UPSTREAM_DEFAULT_SECONDS;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-      throw new ConfigError(PLUGIN, field, `must be a non-negative integer number of seconds, got ${JSON.stringify(value)}`);
+      throw new ConfigError(
+        PLUGIN,
+        field,
+        `must be a non-negative integer number of seconds, got ${JSON.stringify(value)}`,
+      );
     }
     return value;
   };
-  return { defaultNotReadyTolerationSeconds: seconds(CONFIG_FIELDS[0]), defaultUnreachableTolerationSeconds: seconds(CONFIG_FIELDS[1]) };
+  return {
+    defaultNotReadyTolerationSeconds: seconds(CONFIG_FIELDS[0]),
+    defaultUnreachableTolerationSeconds: seconds(CONFIG_FIELDS[1]),
+  };
 }
 
 const PODS: ObjectGuard<Pod> = {
@@ -83,14 +90,20 @@ const PODS: ObjectGuard<Pod> = {
  * The operator and value are not looked at.
  */
 function toleratesNoExecute(tolerations: readonly Toleration[], taintKey: string): boolean {
-  return tolerations.some((t) => isToleration(t) && ((t.key ?? '') === taintKey || (t.key ?? '') === '') && ((t.effect ?? '') === NO_EXECUTE || (t.effect ?? '') === ''));
+  return tolerations.some(
+    (t) =>
+      isToleration(t) &&
+      ((t.key ?? '') === taintKey || (t.key ?? '') === '') &&
+      ((t.effect ?? '') === NO_EXECUTE || (t.effect ?? '') === ''),
+  );
 }
 
 export default definePlugin({
   metadata: {
     upstreamName: PLUGIN,
     name: 'default-toleration-seconds',
-    summary: 'Adds not-ready and unreachable NoExecute tolerations with default tolerationSeconds to pods that have none.',
+    summary:
+      'Adds not-ready and unreachable NoExecute tolerations with default tolerationSeconds to pods that have none.',
     ...mutatingWithTwin(POD_WRITES.rules, { twinRules: NEW_PODS.rules, twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: [],
@@ -105,10 +118,20 @@ export default definePlugin({
     const tolerations = tolerationsOf(pod.spec);
     const added: Toleration[] = [];
     if (!toleratesNoExecute(tolerations, TAINT_NODE_NOT_READY)) {
-      added.push({ key: TAINT_NODE_NOT_READY, operator: 'Exists', effect: NO_EXECUTE, tolerationSeconds: config.defaultNotReadyTolerationSeconds });
+      added.push({
+        key: TAINT_NODE_NOT_READY,
+        operator: 'Exists',
+        effect: NO_EXECUTE,
+        tolerationSeconds: config.defaultNotReadyTolerationSeconds,
+      });
     }
     if (!toleratesNoExecute(tolerations, TAINT_NODE_UNREACHABLE)) {
-      added.push({ key: TAINT_NODE_UNREACHABLE, operator: 'Exists', effect: NO_EXECUTE, tolerationSeconds: config.defaultUnreachableTolerationSeconds });
+      added.push({
+        key: TAINT_NODE_UNREACHABLE,
+        operator: 'Exists',
+        effect: NO_EXECUTE,
+        tolerationSeconds: config.defaultUnreachableTolerationSeconds,
+      });
     }
     if (added.length === 0) return allowed();
     // Copies only the path that changes; a pod without a spec gets one holding just the tolerations.
@@ -121,7 +144,12 @@ export default definePlugin({
     const path = FieldPath.of('spec', 'tolerations');
     const errors = [TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE]
       .filter((key) => !toleratesNoExecute(tolerations, key))
-      .map((key) => required(path, `a toleration for the taint ${key}:${NO_EXECUTE} is needed (${PLUGIN} adds one with tolerationSeconds)`));
+      .map((key) =>
+        required(
+          path,
+          `a toleration for the taint ${key}:${NO_EXECUTE} is needed (${PLUGIN} adds one with tolerationSeconds)`,
+        ),
+      );
     return errors.length === 0 ? allowed() : forbidden(request, errors);
   }),
 });

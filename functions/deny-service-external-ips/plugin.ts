@@ -29,7 +29,11 @@ const SERVICES: ObjectGuard<Service> = {
 
 function notAService(request: AdmissionRequest) {
   const { group, version, kind } = request.kind;
-  return errored(500, 'InternalError', `Internal error occurred: Expected Service resource, got: ${group}/${version}, Kind=${kind}`);
+  return errored(
+    500,
+    'InternalError',
+    `Internal error occurred: Expected Service resource, got: ${group}/${version}, Kind=${kind}`,
+  );
 }
 
 function externalIPs(service: Service): string[] {

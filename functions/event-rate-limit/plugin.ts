@@ -34,8 +34,20 @@ const DEFAULT_CACHE_SIZE = 4096;
 const MAX_PLAIN_KEY_BYTES = 512;
 
 const RULES = [
-  { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['events'], scope: 'Namespaced' },
-  { operations: ['CREATE', 'UPDATE'], apiGroups: ['events.k8s.io'], apiVersions: ['*'], resources: ['events'], scope: 'Namespaced' },
+  {
+    operations: ['CREATE', 'UPDATE'],
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources: ['events'],
+    scope: 'Namespaced',
+  },
+  {
+    operations: ['CREATE', 'UPDATE'],
+    apiGroups: ['events.k8s.io'],
+    apiVersions: ['*'],
+    resources: ['events'],
+    scope: 'Namespaced',
+  },
 ] as const;
 
 export interface Limit {
@@ -75,7 +87,9 @@ function sourceAndObjectKey(request: AdmissionRequest): string {
   const core = request.kind.group === '';
   const source = (core ? event.source : event.deprecatedSource) ?? {};
   const object = (core ? event.involvedObject : event.regarding) ?? {};
-  return [source.component, source.host, object.kind, object.namespace, object.name, object.uid, object.apiVersion].map(text).join('');
+  return [source.component, source.host, object.kind, object.namespace, object.name, object.uid, object.apiVersion]
+    .map(text)
+    .join('');
 }
 
 function keyOf(type: LimitType, request: AdmissionRequest): string {
@@ -118,12 +132,16 @@ function int32(value: unknown): value is number {
 /** LoadConfiguration + ValidateConfiguration: every violation, each naming its field. */
 function parseConfig(raw: unknown): EventRateLimitConfig {
   if (raw === undefined || raw === null) return { limits: [] };
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, '', `must be a ${CONFIG_VERSION} Configuration`);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError(UPSTREAM_NAME, '', `must be a ${CONFIG_VERSION} Configuration`);
   const { apiVersion, kind, limits, ...rest } = raw as Record<string, unknown>;
-  if (apiVersion !== undefined && apiVersion !== CONFIG_VERSION) throw new ConfigError(UPSTREAM_NAME, 'apiVersion', `must be ${CONFIG_VERSION}, got ${JSON.stringify(apiVersion)}`);
-  if (kind !== undefined && kind !== 'Configuration') throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
+  if (apiVersion !== undefined && apiVersion !== CONFIG_VERSION)
+    throw new ConfigError(UPSTREAM_NAME, 'apiVersion', `must be ${CONFIG_VERSION}, got ${JSON.stringify(apiVersion)}`);
+  if (kind !== undefined && kind !== 'Configuration')
+    throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
   rejectUnknownFields(UPSTREAM_NAME, '', rest, ['limits']);
-  if (limits !== undefined && limits !== null && !Array.isArray(limits)) throw new ConfigError(UPSTREAM_NAME, 'limits', 'must be a list');
+  if (limits !== undefined && limits !== null && !Array.isArray(limits))
+    throw new ConfigError(UPSTREAM_NAME, 'limits', 'must be a list');
   const list = (limits ?? []) as unknown[];
   const errors: FieldError[] = [];
   const path = FieldPath.of('limits');
@@ -133,7 +151,12 @@ function parseConfig(raw: unknown): EventRateLimitConfig {
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
     rejectUnknownFields(UPSTREAM_NAME, String(at), e, ['type', 'qps', 'burst', 'cacheSize']);
     for (const field of ['qps', 'burst', 'cacheSize']) {
-      if (e[field] !== undefined && !int32(e[field])) throw new ConfigError(UPSTREAM_NAME, String(at.child(field)), `must be a 32-bit integer, got ${JSON.stringify(e[field])}`);
+      if (e[field] !== undefined && !int32(e[field]))
+        throw new ConfigError(
+          UPSTREAM_NAME,
+          String(at.child(field)),
+          `must be a 32-bit integer, got ${JSON.stringify(e[field])}`,
+        );
     }
     const type = text(e.type) as LimitType;
     const qps = (e.qps as number | undefined) ?? 0;
@@ -142,12 +165,17 @@ function parseConfig(raw: unknown): EventRateLimitConfig {
     if (!LIMIT_TYPES.includes(type)) errors.push(notSupported(at.child('type'), e.type ?? '', LIMIT_TYPES));
     if (burst <= 0) errors.push(invalid(at.child('burst'), burst, 'must be positive'));
     if (qps <= 0) errors.push(invalid(at.child('qps'), qps, 'must be positive'));
-    if (type !== 'Server' && cacheSize < 0) errors.push(invalid(at.child('cacheSize'), cacheSize, 'must not be negative'));
+    if (type !== 'Server' && cacheSize < 0)
+      errors.push(invalid(at.child('cacheSize'), cacheSize, 'must not be negative'));
     return { type, qps, burst, cacheSize: type === 'Server' ? 1 : cacheSize || DEFAULT_CACHE_SIZE };
   });
   if (errors.length > 0) {
     const [first, ...others] = errors.map(fieldErrorMessage);
-    throw new ConfigError(UPSTREAM_NAME, errors[0].field, [first.slice(errors[0].field.length + 2), ...others].join('; '));
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      errors[0].field,
+      [first.slice(errors[0].field.length + 2), ...others].join('; '),
+    );
   }
   return { limits: parsed };
 }
@@ -156,7 +184,8 @@ export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'event-rate-limit',
-    summary: 'Rate-limits Event writes with token buckets per server, namespace, user or source and object, shared by every instance through the store.',
+    summary:
+      'Rate-limits Event writes with token buckets per server, namespace, user or source and object, shared by every instance through the store.',
     // Fails open: a rate limiter that cannot reach its buckets should not drop every event.
     validating: { rules: RULES, failurePolicy: 'Ignore', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
     writes: true,
@@ -175,9 +204,15 @@ export default definePlugin({
     const { limits } = config as EventRateLimitConfig;
     if (limits.length === 0) return allowed();
     const keys = limits.map((limit) => keyOf(limit.type, request));
-    const empty = await state.tokenBuckets.takeAll(limits.map((limit, i) => ({ key: bucketName(limits, i, keys[i]), spec: { qps: limit.qps, burst: limit.burst } })));
+    const empty = await state.tokenBuckets.takeAll(
+      limits.map((limit, i) => ({ key: bucketName(limits, i, keys[i]), spec: { qps: limit.qps, burst: limit.burst } })),
+    );
     if (empty.length === 0) return allowed();
     // Each enforcer's TooManyRequests error, aggregated, wrapped in one more (upstream's words).
-    return tooManyRequests(aggregateMessage(empty.map((i) => `Too many requests: limit reached on type ${limits[i].type} for key ${keys[i]}`)));
+    return tooManyRequests(
+      aggregateMessage(
+        empty.map((i) => `Too many requests: limit reached on type ${limits[i].type} for key ${keys[i]}`),
+      ),
+    );
   },
 });

@@ -84,7 +84,10 @@ export default definePlugin({
     const errors = requestedExtendedResources(pod)
       .filter((resource) => !tolerations.some((t) => isToleration(t) && matchToleration(tolerationFor(resource), t)))
       .map((resource) =>
-        required(path, `a toleration with key ${JSON.stringify(resource)}, operator "Exists" and effect "NoSchedule" is needed for the requested extended resource ${JSON.stringify(resource)}`),
+        required(
+          path,
+          `a toleration with key ${JSON.stringify(resource)}, operator "Exists" and effect "NoSchedule" is needed for the requested extended resource ${JSON.stringify(resource)}`,
+        ),
       );
     return errors.length === 0 ? allowed() : forbidden(request, errors);
   }),

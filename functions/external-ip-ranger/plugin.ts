@@ -29,7 +29,13 @@ import { aggregateMessage, FieldPath, fieldErrorMessage, forbiddenField } from '
 import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
-import { ALLOWLIST_FIELDS, EMPTY_ALLOWLIST, isAllowlisted, readAllowlist, stringListField } from '../../lib/config/allowlist.js';
+import {
+  ALLOWLIST_FIELDS,
+  EMPTY_ALLOWLIST,
+  isAllowlisted,
+  readAllowlist,
+  stringListField,
+} from '../../lib/config/allowlist.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { openShiftConfigObject } from '../../lib/config/fields.js';
 import type { IPNet } from '../../lib/kube/net.js';
@@ -54,7 +60,8 @@ const FIELDS = ['externalIPNetworkCIDRs', 'allowIngressIP', ...ALLOWLIST_FIELDS]
 
 function configure(raw: unknown): ExternalIPRangerConfig {
   const entry = openShiftConfigObject(PLUGIN, raw, CONFIG_API_VERSION, CONFIG_KIND, FIELDS);
-  if (entry === undefined) return { enabled: false, reject: [], admit: [], allowIngressIP: false, allowlist: EMPTY_ALLOWLIST };
+  if (entry === undefined)
+    return { enabled: false, reject: [], admit: [], allowIngressIP: false, allowlist: EMPTY_ALLOWLIST };
   const reject: IPNet[] = [];
   const admit: IPNet[] = [];
   // ParseRejectAdmitCIDRRules: a leading ! makes a rejection.
@@ -67,7 +74,8 @@ function configure(raw: unknown): ExternalIPRangerConfig {
     }
   });
   const allowIngressIP = entry.allowIngressIP ?? false;
-  if (typeof allowIngressIP !== 'boolean') throw new ConfigError(PLUGIN, 'allowIngressIP', `must be true or false, got ${JSON.stringify(allowIngressIP)}`);
+  if (typeof allowIngressIP !== 'boolean')
+    throw new ConfigError(PLUGIN, 'allowIngressIP', `must be true or false, got ${JSON.stringify(allowIngressIP)}`);
   return {
     enabled: true,
     reject,
@@ -82,7 +90,15 @@ interface Service extends KubeObject {
   status?: { loadBalancer?: { ingress?: { ip?: string }[] } };
 }
 
-const SERVICE_RULES = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services', 'services/status'], scope: 'Namespaced' }] as const;
+const SERVICE_RULES = [
+  {
+    operations: ['CREATE', 'UPDATE'],
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources: ['services', 'services/status'],
+    scope: 'Namespaced',
+  },
+] as const;
 
 /** Other resources are left alone; upstream looks at services and every subresource carrying one. */
 function shouldIgnore(request: AdmissionRequest, config: ExternalIPRangerConfig): boolean {
@@ -144,11 +160,17 @@ export default definePlugin({
     const service = request.object;
     // Upstream handles only what decodes as a Service and lets anything else through.
     if (!isObjectOfKind<Service>(service, 'Service')) return allowed();
-    const externalIPs = Array.isArray(service.spec?.externalIPs) ? service.spec.externalIPs.map((ip) => (typeof ip === 'string' ? ip : '')) : [];
+    const externalIPs = Array.isArray(service.spec?.externalIPs)
+      ? service.spec.externalIPs.map((ip) => (typeof ip === 'string' ? ip : ''))
+      : [];
     const errors = violations(externalIPs, ingressIPOf(request, service, config), config);
     if (errors.length === 0 || isAllowlisted(config.allowlist, request.userInfo)) return allowed();
     // admission.NewForbidden(a, errs.ToAggregate()): one prefix around the aggregated field errors.
     const message = forbiddenMessage(request, aggregateMessage(errors.map(fieldErrorMessage)));
-    return denied(message, 403, 'Forbidden', { name: resourceNameForMessage(request), group: request.resource.group, kind: request.resource.resource });
+    return denied(message, 403, 'Forbidden', {
+      name: resourceNameForMessage(request),
+      group: request.resource.group,
+      kind: request.resource.resource,
+    });
   },
 });

@@ -40,7 +40,13 @@ const RETRY_FACTOR = 1.5;
 
 const RULES = [
   { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-  { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'], scope: 'Namespaced' },
+  {
+    operations: ['UPDATE'],
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources: ['pods/ephemeralcontainers'],
+    scope: 'Namespaced',
+  },
 ] as const;
 
 export interface ImagePolicyWebhookConfig {
@@ -80,13 +86,26 @@ export function goDuration(ns: number): string {
 }
 
 /** normalizeConfigDuration: -1 disables, 0 (or absent) is the default, else min < value <= max. */
-function duration(raw: Record<string, unknown>, field: string, scaleNs: number, minNs: number, maxNs: number, defaultNs: number): number {
+function duration(
+  raw: Record<string, unknown>,
+  field: string,
+  scaleNs: number,
+  minNs: number,
+  maxNs: number,
+  defaultNs: number,
+): number {
   const value = raw[field] ?? 0;
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new ConfigError(UPSTREAM_NAME, `imagePolicy.${field}`, `must be an integer, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw new ConfigError(UPSTREAM_NAME, `imagePolicy.${field}`, `must be an integer, got ${JSON.stringify(value)}`);
   if (value === -1) return 0;
   if (value === 0) return defaultNs;
   const ns = value * scaleNs;
-  if (ns <= minNs || ns > maxNs) throw new ConfigError(UPSTREAM_NAME, `imagePolicy.${field}`, `valid value is between ${goDuration(minNs)} and ${goDuration(maxNs)}, got ${goDuration(ns)}`);
+  if (ns <= minNs || ns > maxNs)
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      `imagePolicy.${field}`,
+      `valid value is between ${goDuration(minNs)} and ${goDuration(maxNs)}, got ${goDuration(ns)}`,
+    );
   return ns;
 }
 
@@ -94,28 +113,58 @@ const SECOND = 1e9;
 const MILLISECOND = 1e6;
 
 function parseConfig(raw: unknown, baseDir: string): ImagePolicyWebhookConfig {
-  if (raw === undefined || raw === null) return { backend: undefined, allowTTL: 300, denyTTL: 30, retryBackoffMs: 500, defaultAllow: false };
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with imagePolicy');
+  if (raw === undefined || raw === null)
+    return { backend: undefined, allowTTL: 300, denyTTL: 30, retryBackoffMs: 500, defaultAllow: false };
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with imagePolicy');
   rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, ['apiVersion', 'kind', 'imagePolicy']);
   const block = (raw as Record<string, unknown>).imagePolicy;
-  if (typeof block !== 'object' || block === null || Array.isArray(block)) throw new ConfigError(UPSTREAM_NAME, 'imagePolicy', 'required: {kubeConfigFile, allowTTL, denyTTL, retryBackoff, defaultAllow}');
+  if (typeof block !== 'object' || block === null || Array.isArray(block))
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'imagePolicy',
+      'required: {kubeConfigFile, allowTTL, denyTTL, retryBackoff, defaultAllow}',
+    );
   const entry = block as Record<string, unknown>;
-  rejectUnknownFields(UPSTREAM_NAME, 'imagePolicy', entry, ['kubeConfigFile', 'allowTTL', 'denyTTL', 'retryBackoff', 'defaultAllow']);
+  rejectUnknownFields(UPSTREAM_NAME, 'imagePolicy', entry, [
+    'kubeConfigFile',
+    'allowTTL',
+    'denyTTL',
+    'retryBackoff',
+    'defaultAllow',
+  ]);
   const retryBackoff = duration(entry, 'retryBackoff', MILLISECOND, 1, 5 * 60 * SECOND, 500 * MILLISECOND);
   const allowTTL = duration(entry, 'allowTTL', SECOND, SECOND, 30 * 60 * SECOND, 5 * 60 * SECOND);
   const denyTTL = duration(entry, 'denyTTL', SECOND, SECOND, 30 * 60 * SECOND, 30 * SECOND);
   const defaultAllow = entry.defaultAllow ?? false;
-  if (typeof defaultAllow !== 'boolean') throw new ConfigError(UPSTREAM_NAME, 'imagePolicy.defaultAllow', `must be true or false, got ${JSON.stringify(defaultAllow)}`);
+  if (typeof defaultAllow !== 'boolean')
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'imagePolicy.defaultAllow',
+      `must be true or false, got ${JSON.stringify(defaultAllow)}`,
+    );
   const file = entry.kubeConfigFile;
-  if (typeof file !== 'string' || file === '') throw new ConfigError(UPSTREAM_NAME, 'imagePolicy.kubeConfigFile', 'required: the kubeconfig naming the ImageReview backend');
+  if (typeof file !== 'string' || file === '')
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'imagePolicy.kubeConfigFile',
+      'required: the kubeconfig naming the ImageReview backend',
+    );
   let backend: WebhookClient;
   try {
     backend = loadKubeconfigClient(isAbsolute(file) ? file : resolve(baseDir, file));
   } catch (error) {
-    if (error instanceof KubeconfigError) throw new ConfigError(UPSTREAM_NAME, 'imagePolicy.kubeConfigFile', error.message);
+    if (error instanceof KubeconfigError)
+      throw new ConfigError(UPSTREAM_NAME, 'imagePolicy.kubeConfigFile', error.message);
     throw error;
   }
-  return { backend, allowTTL: allowTTL / SECOND, denyTTL: denyTTL / SECOND, retryBackoffMs: retryBackoff / MILLISECOND, defaultAllow };
+  return {
+    backend,
+    allowTTL: allowTTL / SECOND,
+    denyTTL: denyTTL / SECOND,
+    retryBackoffMs: retryBackoff / MILLISECOND,
+    defaultAllow,
+  };
 }
 
 // --- the review -----------------------------------------------------------------------------------
@@ -140,8 +189,13 @@ function policyAnnotations(pod: Pod): Record<string, string> {
 
 /** The ImageReview spec, fields in Go's order and omitempty, so it doubles as the cache key. */
 function reviewSpec(request: AdmissionRequest, pod: Pod): Record<string, unknown> {
-  const lists = request.subResource === 'ephemeralcontainers' ? [pod.spec?.ephemeralContainers] : [pod.spec?.containers, pod.spec?.initContainers];
-  const containers = lists.flatMap((list) => (Array.isArray(list) ? list : [])).map((c) => (typeof c?.image === 'string' && c.image !== '' ? { image: c.image } : {}));
+  const lists =
+    request.subResource === 'ephemeralcontainers'
+      ? [pod.spec?.ephemeralContainers]
+      : [pod.spec?.containers, pod.spec?.initContainers];
+  const containers = lists
+    .flatMap((list) => (Array.isArray(list) ? list : []))
+    .map((c) => (typeof c?.image === 'string' && c.image !== '' ? { image: c.image } : {}));
   const annotations = policyAnnotations(pod);
   return {
     ...(containers.length > 0 && { containers }),
@@ -153,14 +207,24 @@ function reviewSpec(request: AdmissionRequest, pod: Pod): Record<string, unknown
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One ImageReview, retried with upstream's backoff on transient failures (reset, 429, 500, 504). */
-async function askBackend(backend: WebhookClient, spec: Record<string, unknown>, retryBackoffMs: number): Promise<ReviewStatus> {
+async function askBackend(
+  backend: WebhookClient,
+  spec: Record<string, unknown>,
+  retryBackoffMs: number,
+): Promise<ReviewStatus> {
   let delay = retryBackoffMs;
   for (let step = 1; ; step++) {
     let failure: BackendError;
     try {
-      const response = await backend.post({ apiVersion: REVIEW_API_VERSION, kind: 'ImageReview', spec }, ATTEMPT_TIMEOUT_MS);
+      const response = await backend.post(
+        { apiVersion: REVIEW_API_VERSION, kind: 'ImageReview', spec },
+        ATTEMPT_TIMEOUT_MS,
+      );
       if (response.statusCode >= 200 && response.statusCode < 300) return statusOf(response.body);
-      failure = new BackendError(`Error contacting webhook: ${response.statusCode}`, [429, 500, 504].includes(response.statusCode));
+      failure = new BackendError(
+        `Error contacting webhook: ${response.statusCode}`,
+        [429, 500, 504].includes(response.statusCode),
+      );
     } catch (error) {
       if (!(error instanceof BackendError)) throw error;
       failure = error;
@@ -179,14 +243,26 @@ function statusOf(body: string): ReviewStatus {
     throw new BackendError('the backend answered something that is not an ImageReview', false);
   }
   const status = review?.status ?? {};
-  const annotations = typeof status.auditAnnotations === 'object' && status.auditAnnotations !== null ? Object.fromEntries(Object.entries(status.auditAnnotations).filter(([, v]) => typeof v === 'string')) : {};
-  return { allowed: status.allowed === true, reason: typeof status.reason === 'string' ? status.reason : '', annotations: annotations as Record<string, string> };
+  const annotations =
+    typeof status.auditAnnotations === 'object' && status.auditAnnotations !== null
+      ? Object.fromEntries(Object.entries(status.auditAnnotations).filter(([, v]) => typeof v === 'string'))
+      : {};
+  return {
+    allowed: status.allowed === true,
+    reason: typeof status.reason === 'string' ? status.reason : '',
+    annotations: annotations as Record<string, string>,
+  };
 }
 
 type Outcome = { kind: 'reviewed'; status: ReviewStatus } | { kind: 'failed'; error: BackendError };
 
-async function review(spec: Record<string, unknown>, config: ImagePolicyWebhookConfig, state: PluginState): Promise<Outcome> {
-  if (!config.backend) throw new Error(`${UPSTREAM_NAME} is not configured: add its imagePolicy entry to the AdmissionConfiguration`);
+async function review(
+  spec: Record<string, unknown>,
+  config: ImagePolicyWebhookConfig,
+  state: PluginState,
+): Promise<Outcome> {
+  if (!config.backend)
+    throw new Error(`${UPSTREAM_NAME} is not configured: add its imagePolicy entry to the AdmissionConfiguration`);
   const key = createHash('sha256').update(JSON.stringify(spec)).digest('hex');
   const cached = await state.decisionCache.get(key);
   if (cached) return { kind: 'reviewed', status: cached };
@@ -201,7 +277,12 @@ async function review(spec: Record<string, unknown>, config: ImagePolicyWebhookC
   return { kind: 'reviewed', status };
 }
 
-async function decide(request: AdmissionRequest, config: ImagePolicyWebhookConfig, state: PluginState, phase: 'mutate' | 'validate'): Promise<Decision> {
+async function decide(
+  request: AdmissionRequest,
+  config: ImagePolicyWebhookConfig,
+  state: PluginState,
+  phase: 'mutate' | 'validate',
+): Promise<Decision> {
   if (shouldIgnore(request)) return allowed();
   if (!isObjectOfKind<Pod>(request.object, 'Pod')) return unconvertible('Pod');
   const pod = request.object;
@@ -210,12 +291,23 @@ async function decide(request: AdmissionRequest, config: ImagePolicyWebhookConfi
     // webhookError: defaultAllow admits, marked as failed open; otherwise the failure is the answer.
     if (!config.defaultAllow) return forbidden(request, [outcome.error.message]);
     const marked = { [FAILED_OPEN_AUDIT_KEY]: 'true' };
-    if (phase === 'validate' || pod.metadata?.annotations?.[FAILED_OPEN_POD_ANNOTATION] === 'true') return withAuditAnnotations(allowed(), marked);
-    const mutated = { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [FAILED_OPEN_POD_ANNOTATION]: 'true' } } };
+    if (phase === 'validate' || pod.metadata?.annotations?.[FAILED_OPEN_POD_ANNOTATION] === 'true')
+      return withAuditAnnotations(allowed(), marked);
+    const mutated = {
+      ...pod,
+      metadata: {
+        ...pod.metadata,
+        annotations: { ...pod.metadata?.annotations, [FAILED_OPEN_POD_ANNOTATION]: 'true' },
+      },
+    };
     return withAuditAnnotations(patched(mutated), marked);
   }
   const { status } = outcome;
-  const message = status.allowed ? undefined : status.reason !== '' ? `image policy webhook backend denied one or more images: ${status.reason}` : 'one or more images rejected by webhook backend';
+  const message = status.allowed
+    ? undefined
+    : status.reason !== ''
+      ? `image policy webhook backend denied one or more images: ${status.reason}`
+      : 'one or more images rejected by webhook backend';
   const decision = message === undefined ? allowed() : forbidden(request, [message]);
   return Object.keys(status.annotations).length ? withAuditAnnotations(decision, status.annotations) : decision;
 }
@@ -224,7 +316,8 @@ export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'image-policy-webhook',
-    summary: "Asks an external ImageReview backend about every pod's images, caching its answers, and refuses the images it rejects.",
+    summary:
+      "Asks an external ImageReview backend about every pod's images, caching its answers, and refuses the images it rejects.",
     // The mutating phase only adds upstream's failed-open pod annotation; it never fails a request.
     mutating: { rules: RULES, failurePolicy: 'Ignore', timeoutSeconds: 10, reinvocationPolicy: 'Never' },
     validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: 10 },

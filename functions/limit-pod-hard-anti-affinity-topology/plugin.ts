@@ -42,7 +42,8 @@ function forbiddenTopology(request: AdmissionRequest, pod: Pod, topologyKey: str
   const resource = qualifiedResource(request.resource);
   const name = typeof pod.metadata?.name === 'string' ? pod.metadata.name : '';
   const error = `affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey ${topologyKey} but only key ${LABEL_HOSTNAME} is allowed`;
-  const message = name === '' ? `${resource} is forbidden: ${error}` : `${resource} ${JSON.stringify(name)} is forbidden: ${error}`;
+  const message =
+    name === '' ? `${resource} is forbidden: ${error}` : `${resource} ${JSON.stringify(name)} is forbidden: ${error}`;
   return denied(message, 403, 'Forbidden', { name, group: request.resource.group, kind: request.resource.resource });
 }
 

@@ -28,7 +28,15 @@ export default definePlugin({
     summary: 'Refuses writes into namespaces that do not exist (learned namespaces; run `npm run sync` first).',
     validating: {
       // Upstream's handler: Create, Update, Delete (not Connect), every namespaced resource.
-      rules: [{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' }],
+      rules: [
+        {
+          operations: ['CREATE', 'UPDATE', 'DELETE'],
+          apiGroups: ['*'],
+          apiVersions: ['*'],
+          resources: ['*', '*/*'],
+          scope: 'Namespaced',
+        },
+      ],
       // Fails open, as NamespaceLifecycle: it sees every namespaced write of the cluster, so
       // failing closed would turn a Lambda outage into a cluster outage. The apiserver's own
       // NamespaceLifecycle (on by default) still refuses creates in missing namespaces meanwhile.
@@ -52,7 +60,9 @@ export default definePlugin({
     if (request.operation === 'CONNECT' || request.namespace === '') return allowed();
     if (request.kind.group === '' && request.kind.kind === 'Namespace') return allowed();
     if ((await state.learnedNamespaces.get(request.namespace)) !== undefined) return allowed();
-    const refuse = (config as NamespaceExistsConfig).unknownNamespace === 'deny' || (await state.learnedNamespaces.knownAbsent(request.namespace));
+    const refuse =
+      (config as NamespaceExistsConfig).unknownNamespace === 'deny' ||
+      (await state.learnedNamespaces.knownAbsent(request.namespace));
     // The live GET's apierrors.NewNotFound, returned as is.
     return refuse ? notFound('namespaces', request.namespace) : allowed();
   },

@@ -34,8 +34,14 @@ const namespaceNotFound = (name: string): Decision => notFound('namespaces', nam
 
 /** admission.NewForbidden plus the NamespaceTerminating cause clients look for. */
 function terminating(request: AdmissionRequest): Decision {
-  const decision = forbidden(request, [`unable to create new content in namespace ${request.namespace} because it is being terminated`]);
-  const cause = { reason: 'NamespaceTerminating', message: `namespace ${request.namespace} is being terminated`, field: 'metadata.namespace' };
+  const decision = forbidden(request, [
+    `unable to create new content in namespace ${request.namespace} because it is being terminated`,
+  ]);
+  const cause = {
+    reason: 'NamespaceTerminating',
+    message: `namespace ${request.namespace} is being terminated`,
+    field: 'metadata.namespace',
+  };
   return { ...decision, status: { ...decision.status, details: { ...decision.status.details, causes: [cause] } } };
 }
 
@@ -43,10 +49,17 @@ export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
-    summary: 'Refuses new content in terminating or missing namespaces and the deletion of default, kube-system and kube-public.',
+    summary:
+      'Refuses new content in terminating or missing namespaces and the deletion of default, kube-system and kube-public.',
     validating: {
       rules: [
-        { operations: ['CREATE', 'UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' },
+        {
+          operations: ['CREATE', 'UPDATE'],
+          apiGroups: ['*'],
+          apiVersions: ['*'],
+          resources: ['*'],
+          scope: 'Namespaced',
+        },
         { operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' },
       ],
       // Fails open, unlike our other validating webhooks: it sees every namespaced write of the
@@ -70,7 +83,12 @@ export default definePlugin({
   async validate(request, { config, state }) {
     if (request.operation === 'CONNECT') return allowed();
     if (request.operation === 'DELETE' && isNamespaceKind(request) && IMMORTAL_NAMESPACES.has(request.name)) {
-      return denied(`namespaces ${JSON.stringify(request.name)} is forbidden: this namespace may not be deleted`, 403, 'Forbidden', { name: request.name, group: '', kind: 'namespaces' });
+      return denied(
+        `namespaces ${JSON.stringify(request.name)} is forbidden: this namespace may not be deleted`,
+        403,
+        'Forbidden',
+        { name: request.name, group: '', kind: 'namespaces' },
+      );
     }
     // Cluster-scoped objects, namespaces themselves and deletions are always allowed.
     if (request.namespace === '' && !isNamespaceKind(request)) return allowed();
@@ -79,7 +97,9 @@ export default definePlugin({
     const namespace = await state.learnedNamespaces.get(request.namespace);
     if (namespace === undefined) {
       if (await state.learnedNamespaces.knownAbsent(request.namespace)) return namespaceNotFound(request.namespace);
-      return (config as NamespaceLifecycleConfig).unknownNamespace === 'deny' ? namespaceNotFound(request.namespace) : allowed();
+      return (config as NamespaceLifecycleConfig).unknownNamespace === 'deny'
+        ? namespaceNotFound(request.namespace)
+        : allowed();
     }
     if (request.operation === 'CREATE' && namespace.phase === 'Terminating') return terminating(request);
     return allowed();

@@ -39,14 +39,16 @@ const FIELDS = ['reservedNames', 'reservedPrefixes'] as const;
 
 function configure(raw: unknown): NamespaceReservationConfig {
   if (raw === undefined || raw === null) return { reservedNames: [], reservedPrefixes: [] };
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(PLUGIN, 'configuration', `must be an object with ${FIELDS.join(' and ')}`);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError(PLUGIN, 'configuration', `must be an object with ${FIELDS.join(' and ')}`);
   const entry = raw as Record<string, unknown>;
   rejectUnknownFields(PLUGIN, '', entry, FIELDS);
   const list = (field: (typeof FIELDS)[number]): string[] => {
     const value = entry[field] ?? [];
     if (!Array.isArray(value)) throw new ConfigError(PLUGIN, field, 'must be a list of strings');
     value.forEach((item, i) => {
-      if (typeof item !== 'string' || item === '') throw new ConfigError(PLUGIN, `${field}[${i}]`, `must be a non-empty string, got ${JSON.stringify(item)}`);
+      if (typeof item !== 'string' || item === '')
+        throw new ConfigError(PLUGIN, `${field}[${i}]`, `must be a non-empty string, got ${JSON.stringify(item)}`);
     });
     return value as string[];
   };
@@ -55,7 +57,13 @@ function configure(raw: unknown): NamespaceReservationConfig {
 
 const RULES = [
   { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' },
-  { operations: ['CREATE'], apiGroups: [PROJECT_GROUP], apiVersions: ['v1'], resources: ['projectrequests'], scope: 'Cluster' },
+  {
+    operations: ['CREATE'],
+    apiGroups: [PROJECT_GROUP],
+    apiVersions: ['v1'],
+    resources: ['projectrequests'],
+    scope: 'Cluster',
+  },
 ] as const;
 
 type Target = 'namespace' | 'project';
@@ -105,7 +113,14 @@ export default definePlugin({
     const reason = reservation(name, target, config);
     if (reason === undefined) return allowed();
     // apierrors.NewForbidden(resource, name, err): OpenShift names the resource `project`.
-    const resource = target === 'project' ? { group: PROJECT_GROUP, kind: 'project', text: `project.${PROJECT_GROUP}` } : { group: '', kind: 'namespaces', text: 'namespaces' };
-    return denied(`${resource.text} ${goQuote(name)} is forbidden: ${reason}`, 403, 'Forbidden', { name, group: resource.group, kind: resource.kind });
+    const resource =
+      target === 'project'
+        ? { group: PROJECT_GROUP, kind: 'project', text: `project.${PROJECT_GROUP}` }
+        : { group: '', kind: 'namespaces', text: 'namespaces' };
+    return denied(`${resource.text} ${goQuote(name)} is forbidden: ${reason}`, 403, 'Forbidden', {
+      name,
+      group: resource.group,
+      kind: resource.kind,
+    });
   },
 });

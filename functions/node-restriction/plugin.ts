@@ -23,7 +23,13 @@ import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields, suggestion } from '../../lib/config/fields.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
 import { differingPaths, semanticallyEqual } from '../../lib/kube/equality.js';
-import { inLabelDomain, isKubeletLabel, labelNamespace, NODE_USER_PREFIX, nodeIdentity } from '../../lib/kube/kubelet.js';
+import {
+  inLabelDomain,
+  isKubeletLabel,
+  labelNamespace,
+  NODE_USER_PREFIX,
+  nodeIdentity,
+} from '../../lib/kube/kubelet.js';
 import type { JsonObject } from '../../lib/kube/objects.js';
 import { goTypeName, isObjectOfKind, isPresent, listAt, objectAt, stringAt } from '../../lib/kube/objects.js';
 import { visitPodConfigMapNames, visitPodSecretNames } from '../../lib/kube/pod.js';
@@ -56,15 +62,22 @@ export interface NodeRestrictionConfig {
 function configure(raw: unknown): NodeRestrictionConfig {
   const featureGates: Record<FeatureGate, boolean> = { ...FEATURE_GATE_DEFAULTS };
   if (raw === undefined || raw === null) return { featureGates };
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(PLUGIN, 'configuration', 'must be an object with featureGates');
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError(PLUGIN, 'configuration', 'must be an object with featureGates');
   rejectUnknownFields(PLUGIN, '', raw as Record<string, unknown>, ['featureGates']);
   for (const [, value] of Object.entries(raw)) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(PLUGIN, 'featureGates', 'must be a map of gate name to true or false');
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new ConfigError(PLUGIN, 'featureGates', 'must be a map of gate name to true or false');
     for (const [gate, enabled] of Object.entries(value)) {
       if (!(gate in FEATURE_GATE_DEFAULTS)) {
-        throw new ConfigError(PLUGIN, `featureGates.${gate}`, `unknown feature gate; ${suggestion(gate, Object.keys(FEATURE_GATE_DEFAULTS))}`);
+        throw new ConfigError(
+          PLUGIN,
+          `featureGates.${gate}`,
+          `unknown feature gate; ${suggestion(gate, Object.keys(FEATURE_GATE_DEFAULTS))}`,
+        );
       }
-      if (typeof enabled !== 'boolean') throw new ConfigError(PLUGIN, `featureGates.${gate}`, `must be true or false, got ${JSON.stringify(enabled)}`);
+      if (typeof enabled !== 'boolean')
+        throw new ConfigError(PLUGIN, `featureGates.${gate}`, `must be true or false, got ${JSON.stringify(enabled)}`);
       featureGates[gate as FeatureGate] = enabled;
     }
   }
@@ -83,14 +96,52 @@ const ALL_WRITES = ['CREATE', 'UPDATE', 'DELETE'] as const;
 // stop every kubelet's heartbeat and mark every node NotReady. An operator who accepts that risk
 // adds {coordination.k8s.io, leases, CREATE/UPDATE/DELETE} to the emitted rule by hand.
 const RULES = [
-  { operations: ALL_WRITES, apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/*', 'nodes', 'nodes/*', 'persistentvolumeclaims', 'persistentvolumeclaims/*'], scope: '*' },
-  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['serviceaccounts/token'], scope: 'Namespaced' },
-  { operations: ALL_WRITES, apiGroups: ['storage.k8s.io'], apiVersions: ['*'], resources: ['csinodes'], scope: 'Cluster' },
-  { operations: ['CREATE', 'DELETE'], apiGroups: ['resource.k8s.io'], apiVersions: ['*'], resources: ['resourceslices'], scope: 'Cluster' },
-  { operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['*'], resources: ['certificatesigningrequests'], scope: 'Cluster' },
+  {
+    operations: ALL_WRITES,
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources: ['pods', 'pods/*', 'nodes', 'nodes/*', 'persistentvolumeclaims', 'persistentvolumeclaims/*'],
+    scope: '*',
+  },
+  {
+    operations: ['CREATE'],
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources: ['serviceaccounts/token'],
+    scope: 'Namespaced',
+  },
+  {
+    operations: ALL_WRITES,
+    apiGroups: ['storage.k8s.io'],
+    apiVersions: ['*'],
+    resources: ['csinodes'],
+    scope: 'Cluster',
+  },
+  {
+    operations: ['CREATE', 'DELETE'],
+    apiGroups: ['resource.k8s.io'],
+    apiVersions: ['*'],
+    resources: ['resourceslices'],
+    scope: 'Cluster',
+  },
+  {
+    operations: ['CREATE'],
+    apiGroups: ['certificates.k8s.io'],
+    apiVersions: ['*'],
+    resources: ['certificatesigningrequests'],
+    scope: 'Cluster',
+  },
 ] as const;
 
-type Handled = 'pods' | 'nodes' | 'persistentvolumeclaims' | 'serviceaccounts' | 'leases' | 'csinodes' | 'resourceslices' | 'certificatesigningrequests';
+type Handled =
+  | 'pods'
+  | 'nodes'
+  | 'persistentvolumeclaims'
+  | 'serviceaccounts'
+  | 'leases'
+  | 'csinodes'
+  | 'resourceslices'
+  | 'certificatesigningrequests';
 const HANDLED: Record<string, Handled> = {
   '/pods': 'pods',
   '/nodes': 'nodes',
@@ -104,7 +155,8 @@ const HANDLED: Record<string, Handled> = {
 
 const q = goQuote;
 const deny = (request: AdmissionRequest, message: string) => forbidden(request, [message]);
-const unexpectedType = (request: AdmissionRequest, object: Readonly<KubeObject> | null) => deny(request, `unexpected type ${goTypeName(object)}`);
+const unexpectedType = (request: AdmissionRequest, object: Readonly<KubeObject> | null) =>
+  deny(request, `unexpected type ${goTypeName(object)}`);
 
 /** Upstream's Admit. CONNECT, resources upstream does not look at, and anyone but a node pass. */
 const validate: PhaseFunction<NodeRestrictionConfig> = async (request, { config, state }) => {
@@ -124,12 +176,17 @@ const validate: PhaseFunction<NodeRestrictionConfig> = async (request, { config,
         case 'eviction':
           return admitPodEviction(node, request, state.learnedPlacements);
         default:
-          return deny(request, `unexpected pod subresource ${q(request.subResource)}, only 'status' and 'eviction' are allowed`);
+          return deny(
+            request,
+            `unexpected pod subresource ${q(request.subResource)}, only 'status' and 'eviction' are allowed`,
+          );
       }
     case 'nodes':
       return admitNode(node, request);
     case 'persistentvolumeclaims':
-      return request.subResource === 'status' ? admitPVCStatus(node, request, config) : deny(request, 'may only update PVC status');
+      return request.subResource === 'status'
+        ? admitPVCStatus(node, request, config)
+        : deny(request, 'may only update PVC status');
     case 'serviceaccounts':
       return admitServiceAccount(node, request, config, state.learnedPlacements);
     case 'leases':
@@ -144,7 +201,11 @@ const validate: PhaseFunction<NodeRestrictionConfig> = async (request, { config,
 };
 
 /** The pod's spec.nodeName from the stored pod the request carries, else as learned; undefined: not found. */
-async function storedPodNode(request: AdmissionRequest, podName: string, placements: LearnedPlacements): Promise<string | undefined> {
+async function storedPodNode(
+  request: AdmissionRequest,
+  podName: string,
+  placements: LearnedPlacements,
+): Promise<string | undefined> {
   if (isObjectOfKind(request.oldObject, 'Pod')) return stringAt(request.oldObject, 'spec', 'nodeName');
   return (await placements.pod(request.namespace, podName))?.nodeName;
 }
@@ -156,45 +217,70 @@ async function admitPod(node: string, request: AdmissionRequest, placements: Lea
     case 'DELETE': {
       const podNode = await storedPodNode(request, request.name, placements);
       if (podNode === undefined) return notFound('pods', request.name);
-      if (podNode !== node) return deny(request, `node ${q(node)} can only delete pods with spec.nodeName set to itself`);
+      if (podNode !== node)
+        return deny(request, `node ${q(node)} can only delete pods with spec.nodeName set to itself`);
       return allowed();
     }
     default:
-      return deny(request, `unexpected operation ${q(request.operation)}, node ${q(node)} can only create and delete mirror pods`);
+      return deny(
+        request,
+        `unexpected operation ${q(request.operation)}, node ${q(node)} can only create and delete mirror pods`,
+      );
   }
 }
 
-async function admitPodCreate(node: string, request: AdmissionRequest, placements: LearnedPlacements): Promise<Decision> {
+async function admitPodCreate(
+  node: string,
+  request: AdmissionRequest,
+  placements: LearnedPlacements,
+): Promise<Decision> {
   const pod = request.object;
   if (!isObjectOfKind(pod, 'Pod')) return unexpectedType(request, pod);
   if (!(MIRROR_POD_ANNOTATION in objectAt(pod, 'metadata', 'annotations'))) {
-    return deny(request, `pod does not have ${q(MIRROR_POD_ANNOTATION)} annotation, node ${q(node)} can only create mirror pods`);
+    return deny(
+      request,
+      `pod does not have ${q(MIRROR_POD_ANNOTATION)} annotation, node ${q(node)} can only create mirror pods`,
+    );
   }
   const spec = objectAt(pod, 'spec');
-  if (stringAt(spec, 'nodeName') !== node) return deny(request, `node ${q(node)} can only create pods with spec.nodeName set to itself`);
+  if (stringAt(spec, 'nodeName') !== node)
+    return deny(request, `node ${q(node)} can only create pods with spec.nodeName set to itself`);
   const owners = listAt(pod, 'metadata', 'ownerReferences');
-  if (owners.length > 1) return deny(request, `node ${q(node)} can only create pods with a single owner reference set to itself`);
-  if (owners.length === 0) return deny(request, `node ${q(node)} can only create pods with an owner reference set to itself`);
+  if (owners.length > 1)
+    return deny(request, `node ${q(node)} can only create pods with a single owner reference set to itself`);
+  if (owners.length === 0)
+    return deny(request, `node ${q(node)} can only create pods with an owner reference set to itself`);
   const owner = objectAt(owners[0]);
-  if (stringAt(owner, 'apiVersion') !== 'v1' || stringAt(owner, 'kind') !== 'Node' || stringAt(owner, 'name') !== node) {
+  if (
+    stringAt(owner, 'apiVersion') !== 'v1' ||
+    stringAt(owner, 'kind') !== 'Node' ||
+    stringAt(owner, 'name') !== node
+  ) {
     return deny(request, `node ${q(node)} can only create pods with an owner reference set to itself`);
   }
-  if (owner.controller !== true) return deny(request, `node ${q(node)} can only create pods with a controller owner reference set to itself`);
-  if (owner.blockOwnerDeletion === true) return deny(request, `node ${q(node)} must not set blockOwnerDeletion on an owner reference`);
+  if (owner.controller !== true)
+    return deny(request, `node ${q(node)} can only create pods with a controller owner reference set to itself`);
+  if (owner.blockOwnerDeletion === true)
+    return deny(request, `node ${q(node)} must not set blockOwnerDeletion on an owner reference`);
   const known = await placements.node(node);
   if (known === undefined) return notFound('nodes', node);
   // Upstream's wording: "expected" is the owner reference's UID, "got" the Node's.
-  if (stringAt(owner, 'uid') !== known.uid) return deny(request, `node ${node} UID mismatch: expected ${stringAt(owner, 'uid')} got ${known.uid}`);
+  if (stringAt(owner, 'uid') !== known.uid)
+    return deny(request, `node ${node} UID mismatch: expected ${stringAt(owner, 'uid')} got ${known.uid}`);
 
   // No reference to any other API object.
-  if (stringAt(spec, 'serviceAccountName') !== '') return deny(request, `node ${q(node)} can not create pods that reference a service account`);
-  if (!visitPodSecretNames(spec, () => false)) return deny(request, `node ${q(node)} can not create pods that reference secrets`);
-  if (!visitPodConfigMapNames(spec, () => false)) return deny(request, `node ${q(node)} can not create pods that reference configmaps`);
+  if (stringAt(spec, 'serviceAccountName') !== '')
+    return deny(request, `node ${q(node)} can not create pods that reference a service account`);
+  if (!visitPodSecretNames(spec, () => false))
+    return deny(request, `node ${q(node)} can not create pods that reference secrets`);
+  if (!visitPodConfigMapNames(spec, () => false))
+    return deny(request, `node ${q(node)} can not create pods that reference configmaps`);
   const volumes = listAt(spec, 'volumes').map((v) => objectAt(v));
-  if (volumes.some((v) => listAt(v, 'projected', 'sources').some((s) => isPresent(objectAt(s)['clusterTrustBundle'])))) {
+  if (volumes.some((v) => listAt(v, 'projected', 'sources').some((s) => isPresent(objectAt(s).clusterTrustBundle)))) {
     return deny(request, `node ${q(node)} can not create pods that reference clustertrustbundles`);
   }
-  if (volumes.some((v) => isPresent(v.persistentVolumeClaim))) return deny(request, `node ${q(node)} can not create pods that reference persistentvolumeclaims`);
+  if (volumes.some((v) => isPresent(v.persistentVolumeClaim)))
+    return deny(request, `node ${q(node)} can not create pods that reference persistentvolumeclaims`);
   return allowed();
 }
 
@@ -202,13 +288,19 @@ function admitPodStatus(node: string, request: AdmissionRequest): Decision {
   if (request.operation !== 'UPDATE') return deny(request, `unexpected operation ${q(request.operation)}`);
   const oldPod = request.oldObject;
   if (!isObjectOfKind(oldPod, 'Pod')) return unexpectedType(request, oldPod);
-  if (stringAt(oldPod, 'spec', 'nodeName') !== node) return deny(request, `node ${q(node)} can only update pod status for pods with spec.nodeName set to itself`);
+  if (stringAt(oldPod, 'spec', 'nodeName') !== node)
+    return deny(request, `node ${q(node)} can only update pod status for pods with spec.nodeName set to itself`);
   const newPod = request.object;
   if (!isObjectOfKind(newPod, 'Pod')) return unexpectedType(request, newPod);
   if (modifiedLabels(objectAt(oldPod, 'metadata', 'labels'), objectAt(newPod, 'metadata', 'labels')).size > 0) {
     return deny(request, `node ${q(node)} cannot update labels through pod status`);
   }
-  if (!resourceClaimStatusesEqual(listAt(oldPod, 'status', 'resourceClaimStatuses'), listAt(newPod, 'status', 'resourceClaimStatuses'))) {
+  if (
+    !resourceClaimStatusesEqual(
+      listAt(oldPod, 'status', 'resourceClaimStatuses'),
+      listAt(newPod, 'status', 'resourceClaimStatuses'),
+    )
+  ) {
     return deny(request, `node ${q(node)} cannot update resource claim statues`);
   }
   return allowed();
@@ -227,7 +319,11 @@ function resourceClaimStatusesEqual(a: unknown[], b: unknown[]): boolean {
   });
 }
 
-async function admitPodEviction(node: string, request: AdmissionRequest, placements: LearnedPlacements): Promise<Decision> {
+async function admitPodEviction(
+  node: string,
+  request: AdmissionRequest,
+  placements: LearnedPlacements,
+): Promise<Decision> {
   if (request.operation !== 'CREATE') return deny(request, `unexpected operation ${request.operation}`);
   const eviction = request.object;
   if (!isObjectOfKind(eviction, 'Eviction')) return unexpectedType(request, eviction);
@@ -265,7 +361,10 @@ function admitPVCStatus(node: string, request: AdmissionRequest, config: NodeRes
   const before = withoutNodeWritableFields(oldPVC, recovery);
   const after = withoutNodeWritableFields(newPVC, recovery);
   if (semanticallyEqual(before, after)) return allowed();
-  return deny(request, `node ${q(node)} is not allowed to update fields other than status.quantity and status.conditions: changed ${differingPaths(before, after).join(', ')}`);
+  return deny(
+    request,
+    `node ${q(node)} is not allowed to update fields other than status.quantity and status.conditions: changed ${differingPaths(before, after).join(', ')}`,
+  );
 }
 
 function admitNode(node: string, request: AdmissionRequest): Decision {
@@ -273,9 +372,11 @@ function admitNode(node: string, request: AdmissionRequest): Decision {
   if (request.operation === 'CREATE') {
     const object = request.object;
     if (!isObjectOfKind(object, 'Node')) return unexpectedType(request, object);
-    if (isPresent(objectAt(object, 'spec')['configSource'])) return deny(request, `node ${q(node)} is not allowed to create pods with a non-nil configSource`);
+    if (isPresent(objectAt(object, 'spec').configSource))
+      return deny(request, `node ${q(node)} is not allowed to create pods with a non-nil configSource`);
     const labels = forbiddenLabels(modifiedLabels(objectAt(object, 'metadata', 'labels'), undefined));
-    if (labels.length > 0) return deny(request, `node ${q(node)} is not allowed to set the following labels: ${labels.join(', ')}`);
+    if (labels.length > 0)
+      return deny(request, `node ${q(node)} is not allowed to set the following labels: ${labels.join(', ')}`);
   }
   if (request.operation === 'UPDATE') {
     const object = request.object;
@@ -283,15 +384,18 @@ function admitNode(node: string, request: AdmissionRequest): Decision {
     const old = request.oldObject;
     // Upstream prints the new object's type here too.
     if (!isObjectOfKind(old, 'Node')) return unexpectedType(request, object);
-    const configSource = objectAt(object, 'spec')['configSource'];
-    if (isPresent(configSource) && !semanticallyEqual(configSource, objectAt(old, 'spec')['configSource'])) {
+    const configSource = objectAt(object, 'spec').configSource;
+    if (isPresent(configSource) && !semanticallyEqual(configSource, objectAt(old, 'spec').configSource)) {
       return deny(request, `node ${q(node)} is not allowed to update configSource to a new non-nil configSource`);
     }
-    if (!semanticallyEqual(objectAt(object, 'spec')['taints'], objectAt(old, 'spec')['taints'])) return deny(request, `node ${q(node)} is not allowed to modify taints`);
-    if (!semanticallyEqual(objectAt(object, 'metadata')['ownerReferences'], objectAt(old, 'metadata')['ownerReferences'])) {
+    if (!semanticallyEqual(objectAt(object, 'spec').taints, objectAt(old, 'spec').taints))
+      return deny(request, `node ${q(node)} is not allowed to modify taints`);
+    if (!semanticallyEqual(objectAt(object, 'metadata').ownerReferences, objectAt(old, 'metadata').ownerReferences)) {
       return deny(request, `node ${q(node)} is not allowed to modify ownerReferences`);
     }
-    const labels = forbiddenLabels(modifiedLabels(objectAt(object, 'metadata', 'labels'), objectAt(old, 'metadata', 'labels')));
+    const labels = forbiddenLabels(
+      modifiedLabels(objectAt(object, 'metadata', 'labels'), objectAt(old, 'metadata', 'labels')),
+    );
     if (labels.length > 0) return deny(request, `is not allowed to modify labels: ${labels.join(', ')}`);
   }
   // DELETE of its own Node passes here, as upstream: the Node authorizer no longer grants it.
@@ -318,12 +422,22 @@ function forbiddenLabels(modified: Set<string>): string[] {
   return result.sort();
 }
 
-async function admitServiceAccount(node: string, request: AdmissionRequest, config: NodeRestrictionConfig, placements: LearnedPlacements): Promise<Decision> {
+async function admitServiceAccount(
+  node: string,
+  request: AdmissionRequest,
+  config: NodeRestrictionConfig,
+  placements: LearnedPlacements,
+): Promise<Decision> {
   if (request.operation !== 'CREATE' || request.subResource !== 'token') return allowed();
   const tokenRequest = request.object;
   if (!isObjectOfKind(tokenRequest, 'TokenRequest')) return unexpectedType(request, tokenRequest);
   const ref = objectAt(tokenRequest, 'spec', 'boundObjectRef');
-  if (!isPresent(objectAt(tokenRequest, 'spec')['boundObjectRef']) || stringAt(ref, 'apiVersion') !== 'v1' || stringAt(ref, 'kind') !== 'Pod' || stringAt(ref, 'name') === '') {
+  if (
+    !isPresent(objectAt(tokenRequest, 'spec').boundObjectRef) ||
+    stringAt(ref, 'apiVersion') !== 'v1' ||
+    stringAt(ref, 'kind') !== 'Pod' ||
+    stringAt(ref, 'name') === ''
+  ) {
     return deny(request, 'node requested token not bound to a pod');
   }
   const uid = stringAt(ref, 'uid');
@@ -332,18 +446,26 @@ async function admitServiceAccount(node: string, request: AdmissionRequest, conf
   const pod = await placements.pod(request.namespace, stringAt(ref, 'name'));
   if (pod !== undefined) {
     if (pod.uid !== '' && pod.uid !== uid) {
-      return deny(request, `the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+      return deny(
+        request,
+        `the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+      );
     }
-    if (pod.nodeName !== node) return deny(request, 'node requested token bound to a pod scheduled on a different node');
+    if (pod.nodeName !== node)
+      return deny(request, 'node requested token bound to a pod scheduled on a different node');
   }
-  if (config.featureGates.ServiceAccountNodeAudienceRestriction && listAt(tokenRequest, 'spec', 'audiences').length > 1) {
+  if (
+    config.featureGates.ServiceAccountNodeAudienceRestriction &&
+    listAt(tokenRequest, 'spec', 'audiences').length > 1
+  ) {
     return deny(request, 'node may only request 0 or 1 audiences');
   }
   return allowed();
 }
 
 function admitLease(node: string, request: AdmissionRequest): Decision {
-  if (request.namespace !== NODE_LEASE_NAMESPACE) return deny(request, `can only access leases in the ${q(NODE_LEASE_NAMESPACE)} system namespace`);
+  if (request.namespace !== NODE_LEASE_NAMESPACE)
+    return deny(request, `can only access leases in the ${q(NODE_LEASE_NAMESPACE)} system namespace`);
   let name = request.name;
   if (request.operation === 'CREATE') {
     const lease = request.object;
@@ -357,7 +479,11 @@ function admitLease(node: string, request: AdmissionRequest): Decision {
 function admitCSINode(node: string, request: AdmissionRequest): Decision {
   let name = request.name;
   if (request.operation === 'CREATE') {
-    if (!isPlainObject(request.object) || (request.object.metadata !== undefined && !isPlainObject(request.object.metadata))) return deny(request, 'unable to access the object name');
+    if (
+      !isPlainObject(request.object) ||
+      (request.object.metadata !== undefined && !isPlainObject(request.object.metadata))
+    )
+      return deny(request, 'unable to access the object name');
     name = stringAt(request.object, 'metadata', 'name');
   }
   if (name !== node) return deny(request, 'can only access CSINode with the same name as the requesting node');
@@ -368,12 +494,14 @@ function admitResourceSlice(node: string, request: AdmissionRequest): Decision {
   if (request.operation === 'CREATE') {
     const slice = request.object;
     if (!isObjectOfKind(slice, 'ResourceSlice')) return unexpectedType(request, slice);
-    if (stringAt(slice, 'spec', 'nodeName') !== node) return deny(request, 'can only create ResourceSlice with the same NodeName as the requesting node');
+    if (stringAt(slice, 'spec', 'nodeName') !== node)
+      return deny(request, 'can only create ResourceSlice with the same NodeName as the requesting node');
   }
   if (request.operation === 'DELETE') {
     const slice = request.oldObject;
     if (!isObjectOfKind(slice, 'ResourceSlice')) return unexpectedType(request, slice);
-    if (stringAt(slice, 'spec', 'nodeName') !== node) return deny(request, 'can only delete ResourceSlice with the same NodeName as the requesting node');
+    if (stringAt(slice, 'spec', 'nodeName') !== node)
+      return deny(request, 'can only delete ResourceSlice with the same NodeName as the requesting node');
   }
   return allowed();
 }
@@ -386,12 +514,13 @@ function admitCSR(node: string, request: AdmissionRequest): Decision {
   if (signer !== KUBELET_SERVING_SIGNER && signer !== KUBELET_CLIENT_SIGNER) return allowed();
   let commonName: string;
   try {
-    ({ commonName } = parseCertificateRequestSubject(objectAt(csr, 'spec')['request']));
+    ({ commonName } = parseCertificateRequestSubject(objectAt(csr, 'spec').request));
   } catch (error) {
     if (!(error instanceof CertificateRequestParseError)) throw error;
     return deny(request, `unable to parse csr: ${error.message}`);
   }
-  if (commonName !== `${NODE_USER_PREFIX}${node}`) return deny(request, `can only create a node CSR with CN=${NODE_USER_PREFIX}${node}`);
+  if (commonName !== `${NODE_USER_PREFIX}${node}`)
+    return deny(request, `can only create a node CSR with CN=${NODE_USER_PREFIX}${node}`);
   return allowed();
 }
 
@@ -399,11 +528,18 @@ export default definePlugin({
   metadata: {
     upstreamName: PLUGIN,
     name: 'node-restriction',
-    summary: 'Limits kubelets to their own Node, Lease, CSINode, ResourceSlices and CSRs, and to mirror pods and pods bound to themselves.',
+    summary:
+      'Limits kubelets to their own Node, Lease, CSINode, ResourceSlices and CSRs, and to mirror pods and pods bound to themselves.',
     // Judges nodes' requests only and fails closed; learns pods' nodes and Nodes' UIDs from
     // everyone's pod and Node writes through a learning webhook that fails open (sideEffects:
     // NoneOnDryRun). An outage then stops kubelets' writes, as upstream's would, but no one else's.
-    validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS, matchConditions: [NODE_REQUESTS], learningMatchConditions: [OTHER_REQUESTS] },
+    validating: {
+      rules: RULES,
+      failurePolicy: 'Fail',
+      timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
+      matchConditions: [NODE_REQUESTS],
+      learningMatchConditions: [OTHER_REQUESTS],
+    },
     writes: false,
     needs: ['placements'],
     // Kubelets write their Leases in kube-node-lease and mirror pods in kube-system: exactly the

@@ -61,7 +61,8 @@ function isQualifiedName(key: string): boolean {
   const parts = key.split('/');
   if (parts.length > 2) return false;
   const name = parts[parts.length - 1];
-  if (parts.length === 2 && (parts[0] === '' || parts[0].length > 253 || !DNS1123_SUBDOMAIN.test(parts[0]))) return false;
+  if (parts.length === 2 && (parts[0] === '' || parts[0].length > 253 || !DNS1123_SUBDOMAIN.test(parts[0])))
+    return false;
   return name !== '' && name.length <= 63 && NAME_PART.test(name);
 }
 
@@ -72,7 +73,8 @@ type Token = { kind: 'id' | '=' | ',' | 'end'; text: string };
 function lex(selector: string): Token[] {
   const tokens: Token[] = [];
   const parts = selector.match(/[=,]|[^=, \t\r\n]+/g) ?? [];
-  for (const part of parts) tokens.push(part === '=' || part === ',' ? { kind: part, text: part } : { kind: 'id', text: part });
+  for (const part of parts)
+    tokens.push(part === '=' || part === ',' ? { kind: part, text: part } : { kind: 'id', text: part });
   tokens.push({ kind: 'end', text: '' });
   return tokens;
 }
@@ -89,18 +91,21 @@ export function parseProjectSelector(selector: string): LabelSet {
     if (next.kind !== 'id') throw new Error(`found '${next.text}', expected: identifier or 'end of string'`);
     const key = consume().text;
     const requirement = (detail: string) => new Error(`unable to parse requirement: ${detail}`);
-    if (!isQualifiedName(key)) throw requirement(`label key: Invalid value: ${goQuote(key)}: ${QUALIFIED_NAME_MESSAGE}`);
+    if (!isQualifiedName(key))
+      throw requirement(`label key: Invalid value: ${goQuote(key)}: ${QUALIFIED_NAME_MESSAGE}`);
     const operator = consume();
     if (operator.kind !== '=') throw requirement(`found '${operator.text}', expected: '='`);
     const value = consume();
     if (value.kind !== 'id' && value.kind !== 'end') throw requirement(`found '${value.text}', expected: identifier`);
-    if (!isValidLabelValue(value.text)) throw requirement(`label value: Invalid value: ${goQuote(value.text)}: ${QUALIFIED_NAME_MESSAGE}`);
+    if (!isValidLabelValue(value.text))
+      throw requirement(`label value: Invalid value: ${goQuote(value.text)}: ${QUALIFIED_NAME_MESSAGE}`);
     labels[key] = value.text;
     if (value.kind === 'end') return labels;
     const after = consume();
     if (after.kind === 'end') return labels;
     if (after.kind !== ',') throw new Error(`found '${after.text}', expected: ',' or 'end of string'`);
-    if (tokens[position].kind !== 'id') throw new Error(`found '${tokens[position].text}', expected: identifier after ','`);
+    if (tokens[position].kind !== 'id')
+      throw new Error(`found '${tokens[position].text}', expected: identifier after ','`);
   }
 }
 
@@ -116,7 +121,10 @@ interface Pod extends KubeObject {
 function podForbidden(request: AdmissionRequest, pod: Pod, message: string): Decision {
   const resource = qualifiedResource(request.resource);
   const name = typeof pod.metadata?.name === 'string' ? pod.metadata.name : '';
-  const text = name === '' ? `${resource} is forbidden: ${message}` : `${resource} ${JSON.stringify(name)} is forbidden: ${message}`;
+  const text =
+    name === ''
+      ? `${resource} is forbidden: ${message}`
+      : `${resource} ${JSON.stringify(name)} is forbidden: ${message}`;
   return denied(text, 403, 'Forbidden', { name, group: request.resource.group, kind: request.resource.resource });
 }
 
@@ -129,9 +137,16 @@ function podOf(request: AdmissionRequest): Pod | undefined {
  * Upstream's admit(mutationAllowed): the merged nodeSelector, undefined when the namespace is left
  * to PodNodeSelector, or the refusal.
  */
-async function evaluate(request: AdmissionRequest, pod: Pod, config: OriginPodNodeEnvironmentConfig, state: PluginState, mutationAllowed: boolean): Promise<{ merged?: LabelSet } | { decision: Decision }> {
+async function evaluate(
+  request: AdmissionRequest,
+  pod: Pod,
+  config: OriginPodNodeEnvironmentConfig,
+  state: PluginState,
+  mutationAllowed: boolean,
+): Promise<{ merged?: LabelSet } | { decision: Decision }> {
   const namespace = await state.learnedNamespaces.get(request.namespace);
-  if (namespace === undefined && config.unknownNamespace === 'reject') return { decision: podForbidden(request, pod, `namespace ${JSON.stringify(request.namespace)} not found`) };
+  if (namespace === undefined && config.unknownNamespace === 'reject')
+    return { decision: podForbidden(request, pod, `namespace ${JSON.stringify(request.namespace)} not found`) };
   const annotations = namespace?.annotations ?? {};
   if (KUBE_NODE_SELECTOR_ANNOTATION in annotations) return {};
   const selector = annotations[PROJECT_NODE_SELECTOR_ANNOTATION] ?? config.defaultNodeSelector;
@@ -143,27 +158,41 @@ async function evaluate(request: AdmissionRequest, pod: Pod, config: OriginPodNo
     return { decision: errored(500, 'Unknown', (error as Error).message) };
   }
   const own = pod.spec?.nodeSelector ?? {};
-  if (conflicts(project, own)) return { decision: podForbidden(request, pod, 'pod node label selector conflicts with its project node label selector') };
+  if (conflicts(project, own))
+    return {
+      decision: podForbidden(request, pod, 'pod node label selector conflicts with its project node label selector'),
+    };
   const merged = { ...project, ...own };
   if (!mutationAllowed && Object.keys(merged).length !== Object.keys(own).length) {
-    return { decision: podForbidden(request, pod, 'pod node label selector does not extend project node label selector') };
+    return {
+      decision: podForbidden(request, pod, 'pod node label selector does not extend project node label selector'),
+    };
   }
   const nodeName = typeof pod.spec?.nodeName === 'string' ? pod.spec.nodeName : '';
   if (nodeName !== '' && Object.keys(project).length > 0) {
     // Upstream looks the node's labels up; they are not learned, so this is its answer for a node
     // its lister does not have.
-    return { decision: podForbidden(request, pod, `cannot validate project node label selector: node ${JSON.stringify(nodeName)} not found`) };
+    return {
+      decision: podForbidden(
+        request,
+        pod,
+        `cannot validate project node label selector: node ${JSON.stringify(nodeName)} not found`,
+      ),
+    };
   }
   return { merged };
 }
 
-const POD_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_RULES = [
+  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+] as const;
 
 export default definePlugin({
   metadata: {
     upstreamName: PLUGIN,
     name: NAME,
-    summary: "Merges the project's openshift.io/node-selector (or the default selector) into new pods and refuses contradictions (OpenShift scheduling.openshift.io/OriginPodNodeEnvironment).",
+    summary:
+      "Merges the project's openshift.io/node-selector (or the default selector) into new pods and refuses contradictions (OpenShift scheduling.openshift.io/OriginPodNodeEnvironment).",
     ...mutatingWithTwin(POD_RULES),
     writes: false,
     needs: ['namespaces'],
@@ -175,11 +204,17 @@ export default definePlugin({
   configure(raw): OriginPodNodeEnvironmentConfig {
     const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['default', 'reject'] as const, 'default');
     if (raw === undefined || raw === null) return { defaultNodeSelector: '', unknownNamespace };
-    if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(PLUGIN, 'configuration', 'must be an object with defaultNodeSelector');
+    if (typeof raw !== 'object' || Array.isArray(raw))
+      throw new ConfigError(PLUGIN, 'configuration', 'must be an object with defaultNodeSelector');
     const entry = raw as Record<string, unknown>;
     rejectUnknownFields(PLUGIN, '', entry, ['defaultNodeSelector']);
     const selector = entry.defaultNodeSelector ?? '';
-    if (typeof selector !== 'string') throw new ConfigError(PLUGIN, 'defaultNodeSelector', `must be a string like "region=east, infra=false", got ${JSON.stringify(selector)}`);
+    if (typeof selector !== 'string')
+      throw new ConfigError(
+        PLUGIN,
+        'defaultNodeSelector',
+        `must be a string like "region=east, infra=false", got ${JSON.stringify(selector)}`,
+      );
     try {
       parseProjectSelector(selector);
     } catch (error) {

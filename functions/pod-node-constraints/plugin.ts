@@ -23,7 +23,13 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
-import { ALLOWLIST_FIELDS, EMPTY_ALLOWLIST, isAllowlisted, readAllowlist, stringListField } from '../../lib/config/allowlist.js';
+import {
+  ALLOWLIST_FIELDS,
+  EMPTY_ALLOWLIST,
+  isAllowlisted,
+  readAllowlist,
+  stringListField,
+} from '../../lib/config/allowlist.js';
 import { openShiftConfigObject } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 
@@ -41,12 +47,17 @@ export interface PodNodeConstraintsConfig {
 }
 
 function configure(raw: unknown): PodNodeConstraintsConfig {
-  const entry = openShiftConfigObject(PLUGIN, raw, 'scheduling.openshift.io/v1', 'PodNodeConstraintsConfig', ['nodeSelectorLabelBlacklist', ...ALLOWLIST_FIELDS]);
+  const entry = openShiftConfigObject(PLUGIN, raw, 'scheduling.openshift.io/v1', 'PodNodeConstraintsConfig', [
+    'nodeSelectorLabelBlacklist',
+    ...ALLOWLIST_FIELDS,
+  ]);
   if (entry === undefined) return { enabled: false, nodeSelectorLabelBlacklist: new Set(), allowlist: EMPTY_ALLOWLIST };
   return {
     enabled: true,
     // SetDefaults_PodNodeConstraintsConfig: absent means the hostname label; [] means none.
-    nodeSelectorLabelBlacklist: new Set(stringListField(PLUGIN, entry, 'nodeSelectorLabelBlacklist', ['kubernetes.io/hostname'])),
+    nodeSelectorLabelBlacklist: new Set(
+      stringListField(PLUGIN, entry, 'nodeSelectorLabelBlacklist', ['kubernetes.io/hostname']),
+    ),
     allowlist: readAllowlist(PLUGIN, entry),
   };
 }
@@ -58,7 +69,8 @@ interface Pod extends KubeObject {
 /** nodeidentifier.NodeIdentity: `system:node:<name>` in the `system:nodes` group. */
 function nodeIdentity(request: AdmissionRequest): string | undefined {
   const username = request.userInfo.username ?? '';
-  if (!username.startsWith(NODE_USER_PREFIX) || !(request.userInfo.groups ?? []).includes(NODES_GROUP)) return undefined;
+  if (!username.startsWith(NODE_USER_PREFIX) || !(request.userInfo.groups ?? []).includes(NODES_GROUP))
+    return undefined;
   return username.slice(NODE_USER_PREFIX.length) || undefined;
 }
 
@@ -77,8 +89,11 @@ export default definePlugin({
   metadata: {
     upstreamName: PLUGIN,
     name: 'pod-node-constraints',
-    summary: 'Refuses pods that set nodeName or reserved nodeSelector labels unless the user may bind pods (OpenShift scheduling.openshift.io/PodNodeConstraints).',
-    ...validatingOnly([{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]),
+    summary:
+      'Refuses pods that set nodeName or reserved nodeSelector labels unless the user may bind pods (OpenShift scheduling.openshift.io/PodNodeConstraints).',
+    ...validatingOnly([
+      { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+    ]),
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
@@ -95,11 +110,19 @@ export default definePlugin({
     if (!isObjectOfKind<Pod>(pod, 'Pod')) return allowed();
     const nodeName = typeof pod.spec?.nodeName === 'string' ? pod.spec.nodeName : '';
     if (isNodeSelfTargetWithMirrorPod(request, pod, nodeName)) return allowed();
-    const matchingLabels = Object.keys(pod.spec?.nodeSelector ?? {}).filter((label) => cfg.nodeSelectorLabelBlacklist.has(label)).sort();
+    const matchingLabels = Object.keys(pod.spec?.nodeSelector ?? {})
+      .filter((label) => cfg.nodeSelectorLabelBlacklist.has(label))
+      .sort();
     if (nodeName === '' && matchingLabels.length === 0) return allowed();
     if (isAllowlisted(cfg.allowlist, request.userInfo)) return allowed();
-    if (matchingLabels.length === 0) return forbidden(request, ['node selection by nodeName is prohibited by policy for your role']);
-    if (nodeName === '') return forbidden(request, [`node selection by label(s) ${goList(matchingLabels)} is prohibited by policy for your role`]);
-    return forbidden(request, [`node selection by nodeName and label(s) ${goList(matchingLabels)} is prohibited by policy for your role`]);
+    if (matchingLabels.length === 0)
+      return forbidden(request, ['node selection by nodeName is prohibited by policy for your role']);
+    if (nodeName === '')
+      return forbidden(request, [
+        `node selection by label(s) ${goList(matchingLabels)} is prohibited by policy for your role`,
+      ]);
+    return forbidden(request, [
+      `node selection by nodeName and label(s) ${goList(matchingLabels)} is prohibited by policy for your role`,
+    ]);
   },
 });

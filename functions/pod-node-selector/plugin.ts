@@ -33,7 +33,8 @@ export interface PodNodeSelectorConfig {
   readonly unknownNamespace: 'default' | 'reject';
 }
 
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /** labels.ConvertSelectorToLabelsMap: `k=v, k2 = v2`, whitespace trimmed. */
@@ -46,7 +47,8 @@ export function selectorToLabels(selector: string | undefined): LabelSet {
     const key = parts[0].trim();
     const value = parts[1].trim();
     if (!LABEL_KEY.test(key) || key.length > 316) throw new Error(`invalid label key "${key}"`);
-    if (!LABEL_VALUE.test(value) || value.length > 63) throw new Error(`invalid label value: "${value}": at key: "${key}"`);
+    if (!LABEL_VALUE.test(value) || value.length > 63)
+      throw new Error(`invalid label value: "${value}": at key: "${key}"`);
     set[key] = value;
   }
   return set;
@@ -63,25 +65,38 @@ interface PodLike extends KubeObject {
   spec?: { nodeSelector?: LabelSet; [key: string]: unknown };
 }
 
-const isPod = (o: unknown): o is PodLike => typeof o === 'object' && o !== null && ((o as PodLike).kind === undefined || (o as PodLike).kind === 'Pod');
+const isPod = (o: unknown): o is PodLike =>
+  typeof o === 'object' && o !== null && ((o as PodLike).kind === undefined || (o as PodLike).kind === 'Pod');
 
 /** errors.NewForbidden(resource, pod.Name, err): the pod's own name, as upstream prints it. */
 function podForbidden(request: AdmissionRequest, pod: PodLike, message: string): Decision {
   const resource = qualifiedResource(request.resource);
   const name = pod.metadata?.name ?? '';
-  const text = name === '' ? `${resource} is forbidden: ${message}` : `${resource} ${JSON.stringify(name)} is forbidden: ${message}`;
+  const text =
+    name === ''
+      ? `${resource} is forbidden: ${message}`
+      : `${resource} ${JSON.stringify(name)} is forbidden: ${message}`;
   return denied(text, 403, 'Forbidden', { name, group: request.resource.group, kind: request.resource.resource });
 }
 
 const internal = (message: string) => errored(500, 'InternalError', `Internal error occurred: ${message}`);
 
 /** getNamespaceNodeSelectorMap: the namespace's annotation, else the cluster default. */
-async function namespaceSelector(request: AdmissionRequest, config: PodNodeSelectorConfig, state: PluginState): Promise<{ labels: LabelSet } | { decision: Decision }> {
+async function namespaceSelector(
+  request: AdmissionRequest,
+  config: PodNodeSelectorConfig,
+  state: PluginState,
+): Promise<{ labels: LabelSet } | { decision: Decision }> {
   const namespace = await state.learnedNamespaces.get(request.namespace);
-  if (namespace === undefined && config.unknownNamespace === 'reject') return { decision: internal(`namespace ${request.namespace} does not exist`) };
+  if (namespace === undefined && config.unknownNamespace === 'reject')
+    return { decision: internal(`namespace ${request.namespace} does not exist`) };
   const annotation = namespace?.annotations[NODE_SELECTOR_ANNOTATION];
   try {
-    return { labels: selectorToLabels(annotation !== undefined ? annotation : config.clusterNodeSelectors.clusterDefaultNodeSelector) };
+    return {
+      labels: selectorToLabels(
+        annotation !== undefined ? annotation : config.clusterNodeSelectors.clusterDefaultNodeSelector,
+      ),
+    };
   } catch (error) {
     return { decision: internal((error as Error).message) };
   }
@@ -89,28 +104,47 @@ async function namespaceSelector(request: AdmissionRequest, config: PodNodeSelec
 
 const shouldIgnore = (request: AdmissionRequest) => POD_CREATES.ignore(request) || !isPod(request.object);
 
-async function check(request: AdmissionRequest, config: PodNodeSelectorConfig, state: PluginState, nodeSelector: LabelSet, nsSelector: LabelSet): Promise<Decision | undefined> {
+async function check(
+  request: AdmissionRequest,
+  config: PodNodeSelectorConfig,
+  state: PluginState,
+  nodeSelector: LabelSet,
+  nsSelector: LabelSet,
+): Promise<Decision | undefined> {
   const pod = request.object as PodLike;
-  if (conflicts(nsSelector, nodeSelector)) return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
+  if (conflicts(nsSelector, nodeSelector))
+    return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
   let whitelist: LabelSet;
   try {
     whitelist = selectorToLabels(config.clusterNodeSelectors[request.namespace]);
   } catch (error) {
     return internal((error as Error).message);
   }
-  if (!isSubset(nodeSelector, whitelist)) return podForbidden(request, pod, 'pod node label selector labels conflict with its namespace whitelist');
+  if (!isSubset(nodeSelector, whitelist))
+    return podForbidden(request, pod, 'pod node label selector labels conflict with its namespace whitelist');
   return undefined;
 }
 
 function parseConfig(raw: unknown): Record<string, string> {
   if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with podNodeSelectorPluginConfig');
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with podNodeSelectorPluginConfig');
   rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, ['podNodeSelectorPluginConfig']);
   const selectors = (raw as Record<string, unknown>).podNodeSelectorPluginConfig ?? {};
-  if (typeof selectors !== 'object' || selectors === null || Array.isArray(selectors)) throw new ConfigError(UPSTREAM_NAME, 'podNodeSelectorPluginConfig', 'must be a map of namespace (or clusterDefaultNodeSelector) to a node selector');
+  if (typeof selectors !== 'object' || selectors === null || Array.isArray(selectors))
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'podNodeSelectorPluginConfig',
+      'must be a map of namespace (or clusterDefaultNodeSelector) to a node selector',
+    );
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(selectors)) {
-    if (typeof value !== 'string') throw new ConfigError(UPSTREAM_NAME, `podNodeSelectorPluginConfig.${key}`, 'must be a string like "env=dev, infra=false"');
+    if (typeof value !== 'string')
+      throw new ConfigError(
+        UPSTREAM_NAME,
+        `podNodeSelectorPluginConfig.${key}`,
+        'must be a string like "env=dev, infra=false"',
+      );
     try {
       selectorToLabels(value);
     } catch (error) {
@@ -125,7 +159,8 @@ export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
-    summary: "Merges the namespace's node selector (or the cluster default) into new pods and refuses conflicts and whitelist violations.",
+    summary:
+      "Merges the namespace's node selector (or the cluster default) into new pods and refuses conflicts and whitelist violations.",
     ...mutatingWithTwin(POD_CREATES.rules),
     writes: false,
     needs: ['namespaces'],
@@ -133,7 +168,10 @@ export default definePlugin({
   },
 
   configure(raw): PodNodeSelectorConfig {
-    return { clusterNodeSelectors: parseConfig(raw), unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['default', 'reject'] as const, 'default') };
+    return {
+      clusterNodeSelectors: parseConfig(raw),
+      unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['default', 'reject'] as const, 'default'),
+    };
   },
 
   async admit(request, { config, state }) {
@@ -143,7 +181,8 @@ export default definePlugin({
     const labels = nsSelector.labels;
     const pod = request.object as PodLike;
     const own = pod.spec?.nodeSelector ?? {};
-    if (conflicts(labels, own)) return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
+    if (conflicts(labels, own))
+      return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
     // labels.Merge(namespace, pod): the pod's own value wins.
     const merged = { ...labels, ...own };
     const refusal = await check(request, config as PodNodeSelectorConfig, state, merged, labels);
@@ -158,6 +197,9 @@ export default definePlugin({
     const nsSelector = await namespaceSelector(request, config as PodNodeSelectorConfig, state);
     if ('decision' in nsSelector) return nsSelector.decision;
     const pod = request.object as PodLike;
-    return (await check(request, config as PodNodeSelectorConfig, state, pod.spec?.nodeSelector ?? {}, nsSelector.labels)) ?? allowed();
+    return (
+      (await check(request, config as PodNodeSelectorConfig, state, pod.spec?.nodeSelector ?? {}, nsSelector.labels)) ??
+      allowed()
+    );
   },
 });

@@ -83,9 +83,16 @@ const labelsPath = FieldPath.of('metadata', 'labels');
  * does not parse yields an error and `restricted`/`latest` for enforce, `privileged` for audit and
  * warn (they fail open), as upstream.
  */
-export function policyToEvaluate(labels: Readonly<Record<string, string>>, defaults: Policy): { policy: Policy; errors: FieldError[] } {
+export function policyToEvaluate(
+  labels: Readonly<Record<string, string>>,
+  defaults: Policy,
+): { policy: Policy; errors: FieldError[] } {
   const errors: FieldError[] = [];
-  const resolved: Record<Mode, LevelVersion> = { enforce: defaults.enforce, audit: defaults.audit, warn: defaults.warn };
+  const resolved: Record<Mode, LevelVersion> = {
+    enforce: defaults.enforce,
+    audit: defaults.audit,
+    warn: defaults.warn,
+  };
   // Upstream's order: enforce, audit, warn; level before version.
   for (const mode of MODES) {
     let { level, version } = resolved[mode];
@@ -127,7 +134,9 @@ export function equivalentPolicy(a: Policy, b: Policy): boolean {
 
 /** Policy.CompactString: `enforce=restricted:latest,warn=baseline:v1.24`, or `privileged`. */
 export function compactString(policy: Policy): string {
-  const parts = MODES.filter((mode) => policy[mode].level !== 'privileged').map((mode) => `${mode}=${levelVersionString(policy[mode])}`);
+  const parts = MODES.filter((mode) => policy[mode].level !== 'privileged').map(
+    (mode) => `${mode}=${levelVersionString(policy[mode])}`,
+  );
   return parts.length === 0 ? 'privileged' : parts.join(',');
 }
 

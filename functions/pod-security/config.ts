@@ -38,7 +38,8 @@ const TOP_FIELDS = ['apiVersion', 'kind', 'defaults', 'exemptions'];
 
 function objectAt(value: unknown, path: string): Record<string, unknown> {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(UPSTREAM_NAME, path, 'must be an object');
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new ConfigError(UPSTREAM_NAME, path, 'must be an object');
   return value as Record<string, unknown>;
 }
 
@@ -49,7 +50,8 @@ function rejectUnknown(object: Record<string, unknown>, known: readonly string[]
 function stringAt(object: Record<string, unknown>, key: string, path: string, fallback: string): string {
   const value = object[key];
   if (value === undefined || value === null || value === '') return fallback;
-  if (typeof value !== 'string') throw new ConfigError(UPSTREAM_NAME, path, `must be a string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string')
+    throw new ConfigError(UPSTREAM_NAME, path, `must be a string, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -58,7 +60,8 @@ function stringListAt(object: Record<string, unknown>, key: string, path: string
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new ConfigError(UPSTREAM_NAME, path, 'must be a list of strings');
   return value.map((item, i) => {
-    if (typeof item !== 'string') throw new ConfigError(UPSTREAM_NAME, `${path}[${i}]`, `must be a string, got ${JSON.stringify(item)}`);
+    if (typeof item !== 'string')
+      throw new ConfigError(UPSTREAM_NAME, `${path}[${i}]`, `must be a string, got ${JSON.stringify(item)}`);
     return item;
   });
 }
@@ -117,10 +120,18 @@ export function parsePodSecurityConfiguration(raw: unknown): PodSecurityConfig {
   const top = objectAt(raw, '');
   rejectUnknown(top, TOP_FIELDS, '');
   if (!CONFIGURATION_VERSIONS.includes(top.apiVersion as never)) {
-    throw new ConfigError(UPSTREAM_NAME, 'apiVersion', `must be one of ${CONFIGURATION_VERSIONS.join(', ')}, got ${JSON.stringify(top.apiVersion ?? null)}`);
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'apiVersion',
+      `must be one of ${CONFIGURATION_VERSIONS.join(', ')}, got ${JSON.stringify(top.apiVersion ?? null)}`,
+    );
   }
   if (top.kind !== 'PodSecurityConfiguration') {
-    throw new ConfigError(UPSTREAM_NAME, 'kind', `must be PodSecurityConfiguration, got ${JSON.stringify(top.kind ?? null)}`);
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'kind',
+      `must be PodSecurityConfiguration, got ${JSON.stringify(top.kind ?? null)}`,
+    );
   }
   const defaults = objectAt(top.defaults, 'defaults');
   rejectUnknown(defaults, DEFAULTS_FIELDS, 'defaults.');
@@ -168,6 +179,10 @@ export function parsePodSecurityConfiguration(raw: unknown): PodSecurityConfig {
   if (errors.length > 1) throw new ConfigError(UPSTREAM_NAME, '', aggregateMessage(errors.map(fieldErrorMessage)));
   return {
     defaults: { enforce: policy.enforce, audit: policy.audit, warn: policy.warn },
-    exemptions: { usernames: new Set(usernames), runtimeClasses: new Set(runtimeClasses), namespaces: new Set(namespaces) },
+    exemptions: {
+      usernames: new Set(usernames),
+      runtimeClasses: new Set(runtimeClasses),
+      namespaces: new Set(namespaces),
+    },
   };
 }

@@ -10,7 +10,14 @@
 // this function is judged as upstream judges it (label values, exempt-namespace warnings), and is
 // learned by the handler when allowed. A namespace never seen has no labels: the defaults apply.
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, denied, forbiddenMessage, resourceNameForMessage, withAuditAnnotations, withWarnings } from '../../lib/admission/decision.js';
+import {
+  allowed,
+  denied,
+  forbiddenMessage,
+  resourceNameForMessage,
+  withAuditAnnotations,
+  withWarnings,
+} from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
 import { aggregateMessage, fieldErrorMessage } from '../../lib/admission/field.js';
 import type { WebhookRule } from '../../lib/admission/plugin.js';
@@ -21,7 +28,16 @@ import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { PluginState } from '../../lib/admission/ports.js';
 import { StoreUnavailableError } from '../../lib/admission/ports.js';
 import type { LevelVersion, Policy } from './api.js';
-import { compactString, compareLevels, equivalentPolicy, fullyPrivileged, levelVersionString, policyToEvaluate, sameLevelVersion, sameVersion } from './api.js';
+import {
+  compactString,
+  compareLevels,
+  equivalentPolicy,
+  fullyPrivileged,
+  levelVersionString,
+  policyToEvaluate,
+  sameLevelVersion,
+  sameVersion,
+} from './api.js';
 import type { PodSecurityConfig } from './config.js';
 import { parsePodSecurityConfiguration, UPSTREAM_NAME } from './config.js';
 import type { AggregateResult } from './policy/registry.js';
@@ -38,7 +54,9 @@ export const EXEMPT = 'exempt';
 export const ERROR = 'error';
 
 /** Where each pod controller keeps its pod template (DefaultPodSpecExtractor). */
-const CONTROLLERS: Readonly<Record<string, { group: string; template: (object: KubeObject) => unknown; optional?: true }>> = {
+const CONTROLLERS: Readonly<
+  Record<string, { group: string; template: (object: KubeObject) => unknown; optional?: true }>
+> = {
   replicationcontrollers: { group: '', template: (o) => spec(o).template, optional: true },
   podtemplates: { group: '', template: (o) => (o as { template?: unknown }).template },
   replicasets: { group: 'apps', template: (o) => spec(o).template },
@@ -70,24 +88,39 @@ const RULES: readonly WebhookRule[] = [
 ];
 
 /** Pod subresources that never change the pod's spec. Any other is judged, as upstream. */
-const IGNORED_POD_SUBRESOURCES = new Set(['exec', 'attach', 'binding', 'eviction', 'log', 'portforward', 'proxy', 'status']);
+const IGNORED_POD_SUBRESOURCES = new Set([
+  'exec',
+  'attach',
+  'binding',
+  'eviction',
+  'log',
+  'portforward',
+  'proxy',
+  'status',
+]);
 
 const evaluator = newEvaluator();
 
-const exemptNamespace = (config: PodSecurityConfig, namespace: string) => namespace !== '' && config.exemptions.namespaces.has(namespace);
-const exemptUser = (config: PodSecurityConfig, username: string | undefined) => !!username && config.exemptions.usernames.has(username);
+const exemptNamespace = (config: PodSecurityConfig, namespace: string) =>
+  namespace !== '' && config.exemptions.namespaces.has(namespace);
+const exemptUser = (config: PodSecurityConfig, username: string | undefined) =>
+  !!username && config.exemptions.usernames.has(username);
 const exemptRuntimeClass = (config: PodSecurityConfig, podSpec: PodSpecLike) =>
-  typeof podSpec.runtimeClassName === 'string' && podSpec.runtimeClassName !== '' && config.exemptions.runtimeClasses.has(podSpec.runtimeClassName);
+  typeof podSpec.runtimeClassName === 'string' &&
+  podSpec.runtimeClassName !== '' &&
+  config.exemptions.runtimeClasses.has(podSpec.runtimeClassName);
 
 const exempt = (reason: 'namespace' | 'user' | 'runtimeClass') => withAuditAnnotations(allowed(), { [EXEMPT]: reason });
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
-    summary: "Enforces the Pod Security Standards by namespace label, with the defaults and exemptions of the operator's PodSecurityConfiguration.",
+    summary:
+      "Enforces the Pod Security Standards by namespace label, with the defaults and exemptions of the operator's PodSecurityConfiguration.",
     validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
     writes: false,
     needs: ['namespaces'],
@@ -111,14 +144,19 @@ async function namespacePolicy(request: AdmissionRequest, config: PodSecurityCon
 }
 
 /** ValidatePod: pods and their ephemeral containers are enforced, warned and audited. */
-async function validatePod(request: AdmissionRequest, config: PodSecurityConfig, state: PluginState): Promise<Decision> {
+async function validatePod(
+  request: AdmissionRequest,
+  config: PodSecurityConfig,
+  state: PluginState,
+): Promise<Decision> {
   if (IGNORED_POD_SUBRESOURCES.has(request.subResource)) return allowed();
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
   if (exemptNamespace(config, request.namespace)) return exempt('namespace');
   if (exemptUser(config, request.userInfo.username)) return exempt('user');
   const { policy, errors } = await namespacePolicy(request, config, state);
   // Upstream's shared answer for a fully privileged namespace, whatever versions it names.
-  if (errors.length === 0 && fullyPrivileged(policy)) return withAuditAnnotations(allowed(), { [ENFORCE_POLICY]: 'privileged:latest' });
+  if (errors.length === 0 && fullyPrivileged(policy))
+    return withAuditAnnotations(allowed(), { [ENFORCE_POLICY]: 'privileged:latest' });
   const pod = request.object;
   if (!isObjectOfKind(pod, 'Pod')) return badRequest('failed to decode pod');
   if (request.operation === 'UPDATE') {
@@ -130,7 +168,11 @@ async function validatePod(request: AdmissionRequest, config: PodSecurityConfig,
 }
 
 /** ValidatePodController: templates are only warned about and audited; the pods are enforced. */
-async function validatePodController(request: AdmissionRequest, config: PodSecurityConfig, state: PluginState): Promise<Decision> {
+async function validatePodController(
+  request: AdmissionRequest,
+  config: PodSecurityConfig,
+  state: PluginState,
+): Promise<Decision> {
   if (request.subResource !== '') return allowed();
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
   if (exemptNamespace(config, request.namespace)) return exempt('namespace');
@@ -141,10 +183,13 @@ async function validatePodController(request: AdmissionRequest, config: PodSecur
   } catch (error) {
     // Upstream lets a controller through when its namespace cannot be read: nothing is enforced here.
     if (!(error instanceof StoreUnavailableError)) throw error;
-    return withAuditAnnotations(allowed(), { [ERROR]: `failed to lookup namespace ${JSON.stringify(request.namespace)}: ${error.message}` });
+    return withAuditAnnotations(allowed(), {
+      [ERROR]: `failed to lookup namespace ${JSON.stringify(request.namespace)}: ${error.message}`,
+    });
   }
   const { policy, errors } = resolved;
-  if (errors.length === 0 && policy.warn.level === 'privileged' && policy.audit.level === 'privileged') return allowed();
+  if (errors.length === 0 && policy.warn.level === 'privileged' && policy.audit.level === 'privileged')
+    return allowed();
   const object = request.object;
   if (!isObject(object)) return withAuditAnnotations(allowed(), { [ERROR]: 'failed to decode object' });
   const extractor = CONTROLLERS[request.resource.resource];
@@ -171,7 +216,8 @@ function evaluatePod(
 ): Decision {
   if (exemptRuntimeClass(config, podSpec)) return exempt('runtimeClass');
   const annotations: Record<string, string> = {};
-  if (policyErrors.length > 0) annotations[ERROR] = `Failed to parse policy: ${aggregateMessage(policyErrors.map(fieldErrorMessage))}`;
+  if (policyErrors.length > 0)
+    annotations[ERROR] = `Failed to parse policy: ${aggregateMessage(policyErrors.map(fieldErrorMessage))}`;
   const cached: { lv: LevelVersion; result: AggregateResult }[] = [];
   const resultFor = (lv: LevelVersion) => {
     const hit = cached.find((c) => sameLevelVersion(c.lv, lv));
@@ -184,13 +230,23 @@ function evaluatePod(
   if (enforce) {
     annotations[ENFORCE_POLICY] = levelVersionString(policy.enforce);
     const result = resultFor(policy.enforce);
-    if (!result.allowed) decision = forbidden(request, `violates PodSecurity ${JSON.stringify(levelVersionString(policy.enforce))}: ${forbiddenDetail(result)}`);
+    if (!result.allowed)
+      decision = forbidden(
+        request,
+        `violates PodSecurity ${JSON.stringify(levelVersionString(policy.enforce))}: ${forbiddenDetail(result)}`,
+      );
   }
   const audit = resultFor(policy.audit);
-  if (!audit.allowed) annotations[AUDIT_VIOLATIONS] = `would violate PodSecurity ${JSON.stringify(levelVersionString(policy.audit))}: ${forbiddenDetail(audit)}`;
+  if (!audit.allowed)
+    annotations[AUDIT_VIOLATIONS] =
+      `would violate PodSecurity ${JSON.stringify(levelVersionString(policy.audit))}: ${forbiddenDetail(audit)}`;
   if (decision.kind === 'allowed') {
     const warn = resultFor(policy.warn);
-    if (!warn.allowed) decision = withWarnings(decision, `would violate PodSecurity ${JSON.stringify(levelVersionString(policy.warn))}: ${forbiddenDetail(warn)}`);
+    if (!warn.allowed)
+      decision = withWarnings(
+        decision,
+        `would violate PodSecurity ${JSON.stringify(levelVersionString(policy.warn))}: ${forbiddenDetail(warn)}`,
+      );
   }
   return Object.keys(annotations).length > 0 ? withAuditAnnotations(decision, annotations) : decision;
 }
@@ -219,17 +275,23 @@ function validateNamespace(request: AdmissionRequest, config: PodSecurityConfig)
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
   const namespace = request.object;
   if (!isObjectOfKind(namespace, 'Namespace')) return badRequest('failed to decode namespace');
-  const name = request.namespace || request.name || String((namespace.metadata as { name?: unknown } | undefined)?.name ?? '');
+  const name =
+    request.namespace || request.name || String((namespace.metadata as { name?: unknown } | undefined)?.name ?? '');
   const labelsOf = (object: Record<string, unknown>) => {
     const labels = (object.metadata as { labels?: unknown } | undefined)?.labels;
     return isObject(labels) ? (labels as Record<string, string>) : {};
   };
   const { policy: newPolicy, errors: newErrors } = policyToEvaluate(labelsOf(namespace), config.defaults);
   const exemptWarning = () => {
-    if (!exemptNamespace(config, name) || fullyPrivileged(newPolicy) || equivalentPolicy(newPolicy, config.defaults)) return allowed();
-    return withWarnings(allowed(), `namespace ${JSON.stringify(name)} is exempt from Pod Security, and the policy (${compactString(newPolicy)}) will be ignored`);
+    if (!exemptNamespace(config, name) || fullyPrivileged(newPolicy) || equivalentPolicy(newPolicy, config.defaults))
+      return allowed();
+    return withWarnings(
+      allowed(),
+      `namespace ${JSON.stringify(name)} is exempt from Pod Security, and the policy (${compactString(newPolicy)}) will be ignored`,
+    );
   };
-  if (request.operation === 'CREATE') return newErrors.length > 0 ? invalidNamespace(request, newErrors) : exemptWarning();
+  if (request.operation === 'CREATE')
+    return newErrors.length > 0 ? invalidNamespace(request, newErrors) : exemptWarning();
 
   // Upstream's text, double space included.
   if (!isObjectOfKind(request.oldObject, 'Namespace')) return badRequest('failed to decode  old namespace');
@@ -237,8 +299,13 @@ function validateNamespace(request: AdmissionRequest, config: PodSecurityConfig)
   const sameErrors = newErrors.map(fieldErrorMessage).join('\n') === oldErrors.map(fieldErrorMessage).join('\n');
   if (newErrors.length > 0 && (oldErrors.length === 0 || !sameErrors)) return invalidNamespace(request, newErrors);
   // Upstream re-checks existing pods only when the enforce level got stricter.
-  if (sameLevelVersion(newPolicy.enforce, oldPolicy.enforce) || newPolicy.enforce.level === 'privileged') return allowed();
-  if (sameVersion(newPolicy.enforce.version, oldPolicy.enforce.version) && compareLevels(newPolicy.enforce.level, oldPolicy.enforce.level) < 1) return allowed();
+  if (sameLevelVersion(newPolicy.enforce, oldPolicy.enforce) || newPolicy.enforce.level === 'privileged')
+    return allowed();
+  if (
+    sameVersion(newPolicy.enforce.version, oldPolicy.enforce.version) &&
+    compareLevels(newPolicy.enforce.level, oldPolicy.enforce.level) < 1
+  )
+    return allowed();
   return exemptWarning();
 }
 
@@ -251,6 +318,10 @@ function invalidNamespace(request: AdmissionRequest, errors: readonly FieldError
     group: request.kind.group,
     kind: request.kind.kind,
     // Label errors are all field.Invalid: cause type FieldValueInvalid, message the error's body.
-    causes: errors.map((e) => ({ reason: 'FieldValueInvalid', message: fieldErrorMessage(e).slice(e.field.length + 2), field: e.field })),
+    causes: errors.map((e) => ({
+      reason: 'FieldValueInvalid',
+      message: fieldErrorMessage(e).slice(e.field.length + 2),
+      field: e.field,
+    })),
   });
 }

@@ -20,7 +20,6 @@ const annotationsOf = (pod: PodLike): Record<string, unknown> => {
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 };
 
-
 function significantContainerUpdate(
   container: ContainerWithImage,
   old: ContainerWithImage,

@@ -35,12 +35,19 @@ const UPSTREAM_NAME = 'PodTolerationRestriction';
 const NAME = 'pod-toleration-restriction';
 export const NS_DEFAULT_TOLERATIONS = 'scheduler.alpha.kubernetes.io/defaultTolerations';
 export const NS_WHITELIST_TOLERATIONS = 'scheduler.alpha.kubernetes.io/tolerationsWhitelist';
-const CONFIG_VERSIONS = ['podtolerationrestriction.admission.k8s.io/v1alpha1', 'podtolerationrestriction.admission.k8s.io/v1'];
+const CONFIG_VERSIONS = [
+  'podtolerationrestriction.admission.k8s.io/v1alpha1',
+  'podtolerationrestriction.admission.k8s.io/v1',
+];
 const TOLERATION_FIELDS = ['key', 'operator', 'value', 'effect', 'tolerationSeconds'];
 const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 /** Pods that request or limit any CPU or memory may be evicted under memory pressure last. */
-const MEMORY_PRESSURE: Toleration = { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' };
+const MEMORY_PRESSURE: Toleration = {
+  key: 'node.kubernetes.io/memory-pressure',
+  operator: 'Exists',
+  effect: 'NoSchedule',
+};
 
 export interface PodTolerationRestrictionConfig {
   /** Configuration.default: merged into new pods of namespaces without their own defaults. */
@@ -52,18 +59,21 @@ export interface PodTolerationRestrictionConfig {
 
 /** A toleration decoded from JSON the way Go decodes a v1.Toleration: typed fields, others ignored. */
 function decodeToleration(value: unknown, where: string): Toleration {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${where}: cannot unmarshal ${JSON.stringify(value)} into a Toleration`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`${where}: cannot unmarshal ${JSON.stringify(value)} into a Toleration`);
   const raw = value as Record<string, unknown>;
   const t: Toleration = {};
   for (const field of ['key', 'operator', 'value', 'effect'] as const) {
     const v = raw[field];
     if (v === undefined || v === null || v === '') continue;
-    if (typeof v !== 'string') throw new Error(`${where}.${field}: cannot unmarshal ${JSON.stringify(v)} into a string`);
+    if (typeof v !== 'string')
+      throw new Error(`${where}.${field}: cannot unmarshal ${JSON.stringify(v)} into a string`);
     t[field] = v;
   }
   const seconds = raw.tolerationSeconds;
   if (seconds !== undefined && seconds !== null) {
-    if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds)) throw new Error(`${where}.tolerationSeconds: cannot unmarshal ${JSON.stringify(seconds)} into an int64`);
+    if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds))
+      throw new Error(`${where}.tolerationSeconds: cannot unmarshal ${JSON.stringify(seconds)} into an int64`);
     t.tolerationSeconds = seconds;
   }
   return t;
@@ -71,7 +81,8 @@ function decodeToleration(value: unknown, where: string): Toleration {
 
 function decodeTolerations(value: unknown, where: string): Toleration[] {
   if (value === null || value === undefined) return [];
-  if (!Array.isArray(value)) throw new Error(`${where}: cannot unmarshal ${JSON.stringify(value)} into a list of tolerations`);
+  if (!Array.isArray(value))
+    throw new Error(`${where}: cannot unmarshal ${JSON.stringify(value)} into a list of tolerations`);
   return value.map((t, i) => decodeToleration(t, `${where}[${i}]`));
 }
 
@@ -88,11 +99,17 @@ function namespaceTolerations(namespace: LearnedNamespace | undefined, key: stri
 
 /** qos.ComputePodQOS: BestEffort when no container requests or limits any CPU or memory. */
 export function isBestEffort(pod: Pod): boolean {
-  const spec = pod.spec as (Pod['spec'] & { resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> } }) | undefined;
+  const spec = pod.spec as
+    | (Pod['spec'] & { resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> } })
+    | undefined;
   const sets: (Record<string, unknown> | undefined)[] = [spec?.resources?.requests, spec?.resources?.limits];
   for (const containers of [spec?.containers, spec?.initContainers]) {
     if (!Array.isArray(containers)) continue;
-    for (const c of containers) sets.push(c?.resources?.requests as Record<string, unknown> | undefined, c?.resources?.limits as Record<string, unknown> | undefined);
+    for (const c of containers)
+      sets.push(
+        c?.resources?.requests as Record<string, unknown> | undefined,
+        c?.resources?.limits as Record<string, unknown> | undefined,
+      );
   }
   for (const set of sets) {
     if (typeof set !== 'object' || set === null) continue;
@@ -113,7 +130,8 @@ const internal = (message: string) => errored(500, 'InternalError', `Internal er
 const namespaceNotFound = (name: string) => notFound('namespaces', name);
 
 /** A pod whose tolerations are not objects would not have decoded upstream: a bad request. */
-const malformed = (tolerations: readonly unknown[]) => (tolerations.every(isToleration) ? undefined : badRequest('spec.tolerations: every toleration must be an object'));
+const malformed = (tolerations: readonly unknown[]) =>
+  tolerations.every(isToleration) ? undefined : badRequest('spec.tolerations: every toleration must be an object');
 
 /** Upstream's shouldIgnore, plus its Handles: CREATE and UPDATE of pods proper. */
 function shouldIgnore(request: AdmissionRequest): boolean {
@@ -122,14 +140,25 @@ function shouldIgnore(request: AdmissionRequest): boolean {
 
 type Lookup = { namespace: LearnedNamespace | undefined } | { decision: Decision };
 
-async function lookupNamespace(request: AdmissionRequest, config: PodTolerationRestrictionConfig, state: PluginState): Promise<Lookup> {
+async function lookupNamespace(
+  request: AdmissionRequest,
+  config: PodTolerationRestrictionConfig,
+  state: PluginState,
+): Promise<Lookup> {
   const namespace = await state.learnedNamespaces.get(request.namespace);
-  if (namespace === undefined && config.unknownNamespace === 'reject') return { decision: namespaceNotFound(request.namespace) };
+  if (namespace === undefined && config.unknownNamespace === 'reject')
+    return { decision: namespaceNotFound(request.namespace) };
   return { namespace };
 }
 
 /** Upstream's Validate: the pod's tolerations must fall inside the namespace (or cluster) whitelist. */
-async function checkWhitelist(request: AdmissionRequest, tolerations: readonly Toleration[], config: PodTolerationRestrictionConfig, state: PluginState, known?: Lookup): Promise<Decision> {
+async function checkWhitelist(
+  request: AdmissionRequest,
+  tolerations: readonly Toleration[],
+  config: PodTolerationRestrictionConfig,
+  state: PluginState,
+  known?: Lookup,
+): Promise<Decision> {
   if (tolerations.length === 0) return allowed();
   const lookup = known ?? (await lookupNamespace(request, config, state));
   if ('decision' in lookup) return lookup.decision;
@@ -142,24 +171,42 @@ async function checkWhitelist(request: AdmissionRequest, tolerations: readonly T
   const scope = whitelist === undefined ? 'cluster' : 'namespace';
   whitelist ??= config.whitelist;
   if (verifyAgainstWhitelist(tolerations, whitelist)) return allowed();
-  return denied(`pod tolerations (possibly merged with namespace default tolerations) conflict with its ${scope} whitelist`, 403, 'Forbidden', {
-    name: request.name || (request.object?.metadata?.name ?? ''),
-    group: '',
-    kind: 'pods',
-  });
+  return denied(
+    `pod tolerations (possibly merged with namespace default tolerations) conflict with its ${scope} whitelist`,
+    403,
+    'Forbidden',
+    {
+      name: request.name || (request.object?.metadata?.name ?? ''),
+      group: '',
+      kind: 'pods',
+    },
+  );
 }
 
 function parseConfig(raw: unknown): Pick<PodTolerationRestrictionConfig, 'default' | 'whitelist'> {
   if (raw === undefined || raw === null) return { default: [], whitelist: [] };
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(UPSTREAM_NAME, '', 'must be a podtolerationrestriction.admission.k8s.io/v1alpha1 Configuration');
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      '',
+      'must be a podtolerationrestriction.admission.k8s.io/v1alpha1 Configuration',
+    );
   const { apiVersion, kind, ...fields } = raw as Record<string, unknown>;
-  if (apiVersion !== undefined && !CONFIG_VERSIONS.includes(apiVersion as string)) throw new ConfigError(UPSTREAM_NAME, 'apiVersion', `must be one of ${CONFIG_VERSIONS.join(', ')}, got ${JSON.stringify(apiVersion)}`);
-  if (kind !== undefined && kind !== 'Configuration') throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
+  if (apiVersion !== undefined && !CONFIG_VERSIONS.includes(apiVersion as string))
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'apiVersion',
+      `must be one of ${CONFIG_VERSIONS.join(', ')}, got ${JSON.stringify(apiVersion)}`,
+    );
+  if (kind !== undefined && kind !== 'Configuration')
+    throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
   rejectUnknownFields(UPSTREAM_NAME, '', fields, ['default', 'whitelist']);
   const list = (field: 'default' | 'whitelist'): Toleration[] => {
     const entries = fields[field];
     if (Array.isArray(entries)) {
-      entries.forEach((t, i) => isRecord(t) && rejectUnknownFields(UPSTREAM_NAME, `${field}[${i}]`, t, TOLERATION_FIELDS));
+      for (const [i, t] of entries.entries()) {
+        if (isRecord(t)) rejectUnknownFields(UPSTREAM_NAME, `${field}[${i}]`, t, TOLERATION_FIELDS);
+      }
     }
     let tolerations: Toleration[];
     try {
@@ -170,7 +217,11 @@ function parseConfig(raw: unknown): Pick<PodTolerationRestrictionConfig, 'defaul
     const errors = validateTolerations(tolerations, FieldPath.of(field));
     if (errors.length > 0) {
       const [first, ...rest] = errors.map(fieldErrorMessage);
-      throw new ConfigError(UPSTREAM_NAME, errors[0].field, [first.slice(errors[0].field.length + 2), ...rest].join('; '));
+      throw new ConfigError(
+        UPSTREAM_NAME,
+        errors[0].field,
+        [first.slice(errors[0].field.length + 2), ...rest].join('; '),
+      );
     }
     return tolerations;
   };
@@ -181,7 +232,8 @@ export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
-    summary: "Merges the namespace's default tolerations (or the cluster's) into new pods and refuses tolerations outside the namespace's whitelist.",
+    summary:
+      "Merges the namespace's default tolerations (or the cluster's) into new pods and refuses tolerations outside the namespace's whitelist.",
     ...mutatingWithTwin(POD_WRITES.rules),
     writes: false,
     needs: ['namespaces'],
@@ -189,7 +241,10 @@ export default definePlugin({
   },
 
   configure(raw): PodTolerationRestrictionConfig {
-    return { ...parseConfig(raw), unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['default', 'reject'] as const, 'default') };
+    return {
+      ...parseConfig(raw),
+      unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['default', 'reject'] as const, 'default'),
+    };
   },
 
   async admit(request, { config, state }) {
@@ -214,15 +269,21 @@ export default definePlugin({
     const merged = extra.length > 0 ? mergeTolerations(own, extra) : own;
     const verdict = await checkWhitelist(request, merged, cfg, state, lookup);
     if (verdict.kind === 'denied') return verdict;
-    const unchanged = merged.length === own.length && merged.every((t, i) => t === own[i] || equalTolerations(t, own[i]));
+    const unchanged =
+      merged.length === own.length && merged.every((t, i) => t === own[i] || equalTolerations(t, own[i]));
     if (unchanged) return allowed();
     // Only the changed path is new; everything else is shared with the object as received.
-    return patched({ ...pod, spec: { ...(pod.spec ?? {}), tolerations: merged.map((t) => ({ ...t })) } as Pod['spec'] });
+    return patched({
+      ...pod,
+      spec: { ...(pod.spec ?? {}), tolerations: merged.map((t) => ({ ...t })) } as Pod['spec'],
+    });
   },
 
   async validate(request, { config, state }) {
     if (shouldIgnore(request)) return allowed();
     const tolerations = tolerationsOf((request.object as Pod).spec);
-    return malformed(tolerations) ?? checkWhitelist(request, tolerations, config as PodTolerationRestrictionConfig, state);
+    return (
+      malformed(tolerations) ?? checkWhitelist(request, tolerations, config as PodTolerationRestrictionConfig, state)
+    );
   },
 });

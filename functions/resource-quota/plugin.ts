@@ -33,7 +33,13 @@ export interface ResourceQuotaConfig {
 }
 
 /** Only a CREATE can exceed a quota: the judging webhook sees creates alone, and fails closed. */
-const RULES: WebhookRule[] = COUNTED.map(({ group, kinds }) => ({ operations: ['CREATE'] as const, apiGroups: [group], apiVersions: ['*'], resources: Object.keys(kinds), scope: 'Namespaced' as const }));
+const RULES: WebhookRule[] = COUNTED.map(({ group, kinds }) => ({
+  operations: ['CREATE'] as const,
+  apiGroups: [group],
+  apiVersions: ['*'],
+  resources: Object.keys(kinds),
+  scope: 'Namespaced' as const,
+}));
 
 /**
  * What the ledger only records, never refuses: an UPDATE confirms a reservation (the kubelet's
@@ -42,14 +48,25 @@ const RULES: WebhookRule[] = COUNTED.map(({ group, kinds }) => ({ operations: ['
  * then is corrected by `npm run sync`).
  */
 const OBSERVES: WebhookRule[] = [
-  ...COUNTED.map(({ group, kinds }) => ({ operations: ['UPDATE', 'DELETE'] as const, apiGroups: [group], apiVersions: ['*'], resources: Object.keys(kinds), scope: 'Namespaced' as const })),
+  ...COUNTED.map(({ group, kinds }) => ({
+    operations: ['UPDATE', 'DELETE'] as const,
+    apiGroups: [group],
+    apiVersions: ['*'],
+    resources: Object.keys(kinds),
+    scope: 'Namespaced' as const,
+  })),
   { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'], scope: 'Namespaced' },
 ];
 
 function identity(request: AdmissionRequest, object: KubeObject | null): ChargedObject {
   const name = request.name || object?.metadata?.name || `generated:${request.uid}`;
   const uid = object?.metadata?.uid;
-  return { namespace: request.namespace, resource: qualifiedResource(request.resource), name, ...(typeof uid === 'string' && uid !== '' && { uid }) };
+  return {
+    namespace: request.namespace,
+    resource: qualifiedResource(request.resource),
+    name,
+    ...(typeof uid === 'string' && uid !== '' && { uid }),
+  };
 }
 
 function parseConfig(raw: unknown): ResourceQuotaConfig {
@@ -58,16 +75,23 @@ function parseConfig(raw: unknown): ResourceQuotaConfig {
   if (typeof raw !== 'object' || Array.isArray(raw)) throw where('', 'must be a ResourceQuotaConfiguration object');
   rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, ['apiVersion', 'kind', 'limitedResources']);
   const { kind, limitedResources = [] } = raw as { kind?: unknown; limitedResources?: unknown };
-  if (kind !== undefined && kind !== 'ResourceQuotaConfiguration' && kind !== 'Configuration') throw where('kind', `must be ResourceQuotaConfiguration, got ${JSON.stringify(kind)}`);
+  if (kind !== undefined && kind !== 'ResourceQuotaConfiguration' && kind !== 'Configuration')
+    throw where('kind', `must be ResourceQuotaConfiguration, got ${JSON.stringify(kind)}`);
   if (!Array.isArray(limitedResources)) throw where('limitedResources', 'must be a list');
   return {
     limitedResources: limitedResources.map((entry: unknown, i: number) => {
       const e = (entry ?? {}) as Record<string, unknown>;
       rejectUnknownFields(UPSTREAM_NAME, `limitedResources[${i}]`, e, ['apiGroup', 'resource', 'matchContains']);
-      if (typeof e.resource !== 'string' || e.resource === '') throw where(`limitedResources[${i}].resource`, 'required');
+      if (typeof e.resource !== 'string' || e.resource === '')
+        throw where(`limitedResources[${i}].resource`, 'required');
       const matchContains = e.matchContains ?? [];
-      if (!Array.isArray(matchContains) || matchContains.some((m) => typeof m !== 'string')) throw where(`limitedResources[${i}].matchContains`, 'must be a list of strings');
-      return { apiGroup: typeof e.apiGroup === 'string' ? e.apiGroup : '', resource: e.resource, matchContains: matchContains as string[] };
+      if (!Array.isArray(matchContains) || matchContains.some((m) => typeof m !== 'string'))
+        throw where(`limitedResources[${i}].matchContains`, 'must be a list of strings');
+      return {
+        apiGroup: typeof e.apiGroup === 'string' ? e.apiGroup : '',
+        resource: e.resource,
+        matchContains: matchContains as string[],
+      };
     }),
   };
 }
@@ -76,7 +100,8 @@ export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'resource-quota',
-    summary: 'Counts pods, objects and compute requests and limits per namespace against learned ResourceQuotas, refusing what would exceed them.',
+    summary:
+      'Counts pods, objects and compute requests and limits per namespace against learned ResourceQuotas, refusing what would exceed them.',
     // A reservation under a burst retries its conditional write; 5 s leaves room for that.
     validating: { rules: RULES, observes: OBSERVES, failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: true,
@@ -91,11 +116,17 @@ export default definePlugin({
     if (request.resource.group === '' && request.resource.resource === 'resourcequotas' && request.subResource === '') {
       if (request.operation === 'DELETE') await ledger.forgetQuota(request.namespace, request.name);
       else if (request.object && (request.operation === 'CREATE' || request.operation === 'UPDATE')) {
-        await ledger.recordQuota(quotaOf(request.object, request.namespace, request.name || request.object.metadata?.name || ''));
+        await ledger.recordQuota(
+          quotaOf(request.object, request.namespace, request.name || request.object.metadata?.name || ''),
+        );
       }
       return allowed();
     }
-    const statusUpdate = request.subResource === 'status' && request.operation === 'UPDATE' && request.resource.group === '' && request.resource.resource === 'pods';
+    const statusUpdate =
+      request.subResource === 'status' &&
+      request.operation === 'UPDATE' &&
+      request.resource.group === '' &&
+      request.resource.resource === 'pods';
     if (!isCounted(request.resource) || (request.subResource !== '' && !statusUpdate)) return allowed();
 
     if (request.operation === 'DELETE') {
@@ -112,7 +143,9 @@ export default definePlugin({
 
     const object = request.object;
     const charge = usageOf(request.resource, object);
-    const outcome = await ledger.reserve(identity(request, object), charge, (snapshot) => checkQuotas(snapshot, object, charge, (config as ResourceQuotaConfig).limitedResources, request.resource));
+    const outcome = await ledger.reserve(identity(request, object), charge, (snapshot) =>
+      checkQuotas(snapshot, object, charge, (config as ResourceQuotaConfig).limitedResources, request.resource),
+    );
     return outcome.kind === 'refused' ? forbidden(request, [outcome.refusal]) : allowed();
   },
 });

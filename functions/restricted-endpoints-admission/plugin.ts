@@ -28,7 +28,13 @@ import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
-import { ALLOWLIST_FIELDS, EMPTY_ALLOWLIST, isAllowlisted, readAllowlist, stringListField } from '../../lib/config/allowlist.js';
+import {
+  ALLOWLIST_FIELDS,
+  EMPTY_ALLOWLIST,
+  isAllowlisted,
+  readAllowlist,
+  stringListField,
+} from '../../lib/config/allowlist.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { openShiftConfigObject } from '../../lib/config/fields.js';
 import type { IPNet } from '../../lib/kube/net.js';
@@ -66,7 +72,10 @@ export interface RestrictedEndpointsConfig {
 }
 
 function configure(raw: unknown): RestrictedEndpointsConfig {
-  const entry = openShiftConfigObject(PLUGIN, raw, 'network.openshift.io/v1', 'RestrictedEndpointsAdmissionConfig', ['restrictedCIDRs', ...ALLOWLIST_FIELDS]);
+  const entry = openShiftConfigObject(PLUGIN, raw, 'network.openshift.io/v1', 'RestrictedEndpointsAdmissionConfig', [
+    'restrictedCIDRs',
+    ...ALLOWLIST_FIELDS,
+  ]);
   if (entry === undefined) return { enabled: false, restrictedNetworks: [], allowlist: EMPTY_ALLOWLIST };
   // ParseSimpleCIDRRules: every entry a CIDR, read as ParseCIDRSloppy reads it.
   const restrictedNetworks = stringListField(PLUGIN, entry, 'restrictedCIDRs', []).map((text, i) => {
@@ -83,7 +92,11 @@ interface EndpointAddress {
   ip?: string;
 }
 interface Endpoints extends KubeObject {
-  subsets?: { addresses?: EndpointAddress[]; notReadyAddresses?: EndpointAddress[]; ports?: { port?: number; protocol?: string }[] }[];
+  subsets?: {
+    addresses?: EndpointAddress[];
+    notReadyAddresses?: EndpointAddress[];
+    ports?: { port?: number; protocol?: string }[];
+  }[];
 }
 interface EndpointSlice extends KubeObject {
   endpoints?: { addresses?: string[] }[];
@@ -98,21 +111,31 @@ function deepEqual(a: unknown, b: unknown): boolean {
 function restrictedIP(addresses: readonly string[], networks: readonly IPNet[]): string | undefined {
   for (const text of addresses) {
     const ip = parseIPSloppy(text);
-    if (ip !== undefined && networks.some((net) => cidrContains(net, ip))) return `endpoint address ${text} is not allowed`;
+    if (ip !== undefined && networks.some((net) => cidrContains(net, ip)))
+      return `endpoint address ${text} is not allowed`;
   }
   return undefined;
 }
 
 function restrictedPort(ports: readonly { protocol: string; port: number }[]): string | undefined {
   for (const { protocol, port } of ports) {
-    if (DEFAULT_RESTRICTED_PORTS.some((r) => r.protocol === protocol && r.port === port)) return `endpoint port ${protocol}:${port} is not allowed`;
+    if (DEFAULT_RESTRICTED_PORTS.some((r) => r.protocol === protocol && r.port === port))
+      return `endpoint port ${protocol}:${port} is not allowed`;
   }
   return undefined;
 }
 
 /** Configured networks first, then link-local, then ports: the first error only, as upstream. */
-function firstViolation(addresses: readonly string[], ports: readonly { protocol: string; port: number }[], config: RestrictedEndpointsConfig): string | undefined {
-  return restrictedIP(addresses, config.restrictedNetworks) ?? restrictedIP(addresses, DEFAULT_RESTRICTED_NETWORKS) ?? restrictedPort(ports);
+function firstViolation(
+  addresses: readonly string[],
+  ports: readonly { protocol: string; port: number }[],
+  config: RestrictedEndpointsConfig,
+): string | undefined {
+  return (
+    restrictedIP(addresses, config.restrictedNetworks) ??
+    restrictedIP(addresses, DEFAULT_RESTRICTED_NETWORKS) ??
+    restrictedPort(ports)
+  );
 }
 
 const text = (value: unknown) => (typeof value === 'string' ? value : '');
@@ -124,9 +147,13 @@ function endpointsViolation(request: AdmissionRequest, config: RestrictedEndpoin
   if (isObjectOfKind<Endpoints>(old, 'Endpoints') && deepEqual(ep.subsets, old.subsets)) return undefined;
   const subsets = Array.isArray(ep.subsets) ? ep.subsets : [];
   // Per subset: ready addresses, then not-ready ones.
-  const addresses = subsets.flatMap((s) => [...(s.addresses ?? []), ...(s.notReadyAddresses ?? [])].map((a) => text(a?.ip)));
+  const addresses = subsets.flatMap((s) =>
+    [...(s.addresses ?? []), ...(s.notReadyAddresses ?? [])].map((a) => text(a?.ip)),
+  );
   // The apiserver has defaulted every port's protocol (TCP) before admission.
-  const ports = subsets.flatMap((s) => (s.ports ?? []).map((p) => ({ protocol: text(p?.protocol) || 'TCP', port: Number(p?.port) })));
+  const ports = subsets.flatMap((s) =>
+    (s.ports ?? []).map((p) => ({ protocol: text(p?.protocol) || 'TCP', port: Number(p?.port) })),
+  );
   return firstViolation(addresses, ports, config);
 }
 
@@ -134,8 +161,15 @@ function sliceViolation(request: AdmissionRequest, config: RestrictedEndpointsCo
   const slice = request.object;
   if (!isObjectOfKind<EndpointSlice>(slice, 'EndpointSlice')) return undefined;
   const old = request.oldObject;
-  if (isObjectOfKind<EndpointSlice>(old, 'EndpointSlice') && deepEqual(slice.endpoints, old.endpoints) && deepEqual(slice.ports, old.ports)) return undefined;
-  const addresses = (Array.isArray(slice.endpoints) ? slice.endpoints : []).flatMap((e) => (e?.addresses ?? []).map(text));
+  if (
+    isObjectOfKind<EndpointSlice>(old, 'EndpointSlice') &&
+    deepEqual(slice.endpoints, old.endpoints) &&
+    deepEqual(slice.ports, old.ports)
+  )
+    return undefined;
+  const addresses = (Array.isArray(slice.endpoints) ? slice.endpoints : []).flatMap((e) =>
+    (e?.addresses ?? []).map(text),
+  );
   const ports = (Array.isArray(slice.ports) ? slice.ports : [])
     .filter((p) => typeof p?.port === 'number')
     .map((p) => ({ protocol: text(p.protocol) || 'TCP', port: p.port as number }));
@@ -146,10 +180,23 @@ export default definePlugin({
   metadata: {
     upstreamName: PLUGIN,
     name: 'restricted-endpoints-admission',
-    summary: 'Refuses Endpoints and EndpointSlices pointing at restricted CIDRs, link-local addresses or machine-config ports (OpenShift network.openshift.io/RestrictedEndpointsAdmission).',
+    summary:
+      'Refuses Endpoints and EndpointSlices pointing at restricted CIDRs, link-local addresses or machine-config ports (OpenShift network.openshift.io/RestrictedEndpointsAdmission).',
     ...validatingOnly([
-      { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['endpoints'], scope: 'Namespaced' },
-      { operations: ['CREATE', 'UPDATE'], apiGroups: ['discovery.k8s.io'], apiVersions: ['v1'], resources: ['endpointslices'], scope: 'Namespaced' },
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['endpoints'],
+        scope: 'Namespaced',
+      },
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: ['discovery.k8s.io'],
+        apiVersions: ['v1'],
+        resources: ['endpointslices'],
+        scope: 'Namespaced',
+      },
     ]),
     writes: false,
     needs: [],

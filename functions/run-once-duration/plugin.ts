@@ -49,13 +49,17 @@ export interface RunOnceDurationConfig {
 
 function configure(raw: unknown): RunOnceDurationConfig {
   const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['default', 'reject'] as const, 'default');
-  const entry = openShiftConfigObject(PLUGIN, raw, 'autoscaling.openshift.io/v1', 'RunOnceDurationConfig', ['activeDeadlineSecondsOverride']);
+  const entry = openShiftConfigObject(PLUGIN, raw, 'autoscaling.openshift.io/v1', 'RunOnceDurationConfig', [
+    'activeDeadlineSecondsOverride',
+  ]);
   if (entry === undefined) return { enabled: false, unknownNamespace };
   const limit = entry.activeDeadlineSecondsOverride;
   if (limit === undefined || limit === null) return { enabled: true, unknownNamespace };
-  if (typeof limit !== 'number' || !Number.isSafeInteger(limit)) throw new ConfigError(PLUGIN, 'activeDeadlineSecondsOverride', `must be an integer, got ${JSON.stringify(limit)}`);
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit))
+    throw new ConfigError(PLUGIN, 'activeDeadlineSecondsOverride', `must be an integer, got ${JSON.stringify(limit)}`);
   // ValidateRunOnceDurationConfig.
-  if (limit <= 0) throw new ConfigError(PLUGIN, 'activeDeadlineSecondsOverride', `Invalid value: ${limit}: must be greater than 0`);
+  if (limit <= 0)
+    throw new ConfigError(PLUGIN, 'activeDeadlineSecondsOverride', `Invalid value: ${limit}: must be greater than 0`);
   return { enabled: true, activeDeadlineSecondsLimit: limit, unknownNamespace };
 }
 
@@ -67,24 +71,39 @@ interface Pod extends KubeObject {
 function parseInt64(text: string): number | Error {
   if (!/^[+-]?\d+$/.test(text)) return new Error(`strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
   const value = BigInt(text);
-  if (value > INT64_MAX || value < INT64_MIN) return new Error(`strconv.ParseInt: parsing ${JSON.stringify(text)}: value out of range`);
+  if (value > INT64_MAX || value < INT64_MIN)
+    return new Error(`strconv.ParseInt: parsing ${JSON.stringify(text)}: value out of range`);
   return Number(value);
 }
 
-const minOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+const minOf = (a: number | undefined, b: number | undefined) =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
 /** The pod's deadline after upstream's Admit, or the refusal Admit answers. */
-async function admittedDeadline(request: AdmissionRequest, pod: Pod, config: RunOnceDurationConfig, state: PluginState): Promise<{ deadline: number | undefined } | { decision: Decision }> {
+async function admittedDeadline(
+  request: AdmissionRequest,
+  pod: Pod,
+  config: RunOnceDurationConfig,
+  state: PluginState,
+): Promise<{ deadline: number | undefined } | { decision: Decision }> {
   const own = typeof pod.spec?.activeDeadlineSeconds === 'number' ? pod.spec.activeDeadlineSeconds : undefined;
   const namespace = await state.learnedNamespaces.get(request.namespace);
   if (namespace === undefined && config.unknownNamespace === 'reject') {
-    return { decision: forbidden(request, [`error looking up pod namespace: namespace ${JSON.stringify(request.namespace)} not found`]) };
+    return {
+      decision: forbidden(request, [
+        `error looking up pod namespace: namespace ${JSON.stringify(request.namespace)} not found`,
+      ]),
+    };
   }
   const annotation = namespace?.annotations[ACTIVE_DEADLINE_SECONDS_LIMIT_ANNOTATION];
   if (annotation !== undefined) {
     const limit = parseInt64(annotation);
     if (limit instanceof Error) {
-      return { decision: forbidden(request, [`cannot parse the ActiveDeadlineSeconds limit (${annotation}) for project ${request.namespace}: ${limit.message}`]) };
+      return {
+        decision: forbidden(request, [
+          `cannot parse the ActiveDeadlineSeconds limit (${annotation}) for project ${request.namespace}: ${limit.message}`,
+        ]),
+      };
     }
     return { deadline: minOf(limit, own) };
   }
@@ -100,13 +119,16 @@ function runOncePod(request: AdmissionRequest, config: RunOnceDurationConfig): P
   return policy === 'Never' || policy === 'OnFailure' ? pod : undefined;
 }
 
-const POD_RULES = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }] as const;
+const POD_RULES = [
+  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+] as const;
 
 export default definePlugin({
   metadata: {
     upstreamName: PLUGIN,
     name: NAME,
-    summary: "Caps activeDeadlineSeconds of run-once pods at the namespace's override annotation or the cluster limit (OpenShift autoscaling.openshift.io/RunOnceDuration).",
+    summary:
+      "Caps activeDeadlineSeconds of run-once pods at the namespace's override annotation or the cluster limit (OpenShift autoscaling.openshift.io/RunOnceDuration).",
     ...mutatingWithTwin(POD_RULES),
     writes: false,
     needs: ['namespaces'],

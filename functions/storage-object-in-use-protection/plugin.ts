@@ -24,20 +24,42 @@ interface Protected {
 }
 
 const PROTECTED: readonly Protected[] = [
-  { group: '', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', finalizer: 'kubernetes.io/pvc-protection' },
+  {
+    group: '',
+    resource: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    finalizer: 'kubernetes.io/pvc-protection',
+  },
   { group: '', resource: 'persistentvolumes', kind: 'PersistentVolume', finalizer: 'kubernetes.io/pv-protection' },
   // Upstream adds this one only while the VolumeAttributesClass feature gate is on; the API is only
   // served then, so the apiserver only sends these when upstream would act on them.
-  { group: 'storage.k8s.io', resource: 'volumeattributesclasses', kind: 'VolumeAttributesClass', finalizer: 'kubernetes.io/vac-protection' },
+  {
+    group: 'storage.k8s.io',
+    resource: 'volumeattributesclasses',
+    kind: 'VolumeAttributesClass',
+    finalizer: 'kubernetes.io/vac-protection',
+  },
 ];
 
 // PVs and VolumeAttributesClasses are cluster-scoped, so the namespaceSelector that keeps system
 // namespaces out never applies to them; it does keep kube-system's claims out, and the
 // pvc-protection controller adds the finalizer to those claims itself.
 const RULES = [
-  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['persistentvolumeclaims'], scope: 'Namespaced' },
+  {
+    operations: ['CREATE'],
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources: ['persistentvolumeclaims'],
+    scope: 'Namespaced',
+  },
   { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['persistentvolumes'], scope: 'Cluster' },
-  { operations: ['CREATE'], apiGroups: ['storage.k8s.io'], apiVersions: ['v1', 'v1beta1', 'v1alpha1'], resources: ['volumeattributesclasses'], scope: 'Cluster' },
+  {
+    operations: ['CREATE'],
+    apiGroups: ['storage.k8s.io'],
+    apiVersions: ['v1', 'v1beta1', 'v1alpha1'],
+    resources: ['volumeattributesclasses'],
+    scope: 'Cluster',
+  },
 ] as const;
 
 /**
@@ -61,7 +83,8 @@ function unprotectedObject(request: AdmissionRequest): { object: KubeObject; pro
   const object = request.object;
   // Upstream returns without a word when the object is not of the expected type.
   if (!isObjectOfKind<KubeObject>(object, protection.kind)) return undefined;
-  if (object.metadata !== undefined && (object.metadata === null || typeof object.metadata !== 'object')) return undefined;
+  if (object.metadata !== undefined && (object.metadata === null || typeof object.metadata !== 'object'))
+    return undefined;
   if (finalizersOf(object).includes(protection.finalizer)) return undefined;
   return { object, protection };
 }
@@ -70,7 +93,8 @@ export default definePlugin({
   metadata: {
     upstreamName: 'StorageObjectInUseProtection',
     name: 'storage-object-in-use-protection',
-    summary: 'Adds the pvc-protection, pv-protection or vac-protection finalizer to new PersistentVolumeClaims, PersistentVolumes and VolumeAttributesClasses.',
+    summary:
+      'Adds the pvc-protection, pv-protection or vac-protection finalizer to new PersistentVolumeClaims, PersistentVolumes and VolumeAttributesClasses.',
     // The twin fails open: with Fail, a webhook outage would stop new objects of this kind (Nodes
     // could not register), while the in-cluster controller adds the same taint or finalizer anyway.
     ...mutatingWithTwin(RULES, { twinFailurePolicy: 'Ignore' }),
@@ -84,7 +108,10 @@ export default definePlugin({
     if (unprotected === undefined) return allowed();
     const { object, protection } = unprotected;
     // Copies only the path that changes.
-    return patched({ ...object, metadata: { ...object.metadata, finalizers: [...finalizersOf(object), protection.finalizer] as string[] } });
+    return patched({
+      ...object,
+      metadata: { ...object.metadata, finalizers: [...finalizersOf(object), protection.finalizer] as string[] },
+    });
   },
 
   validate(request) {

@@ -35,7 +35,15 @@ export const PER_EXPRESSION_COST_LIMIT = 1_000_000;
 export const EVALUATION_COST_BUDGET = 10_000_000;
 export const COST_LIMIT_EXCEEDED = 'operation cancelled: actual cost limit exceeded';
 
-export const VARIABLE_NAMES = ['object', 'oldObject', 'request', 'params', 'namespaceObject', 'variables', 'authorizer'] as const;
+export const VARIABLE_NAMES = [
+  'object',
+  'oldObject',
+  'request',
+  'params',
+  'namespaceObject',
+  'variables',
+  'authorizer',
+] as const;
 
 /** The apiserver versions whose policy environment can be chosen, oldest first. */
 export const ENVIRONMENT_VERSIONS = ['1.30', '1.31', '1.32', '1.33', '1.34', '1.35', '1.36'] as const;
@@ -69,7 +77,9 @@ const REGEX_CALLS = new Set(['matches', 'find', 'findAll']);
 function callCost(name: string, target: CelValue | undefined, args: CelValue[]): number {
   if (REGEX_CALLS.has(name)) {
     const [text, pattern] = target === undefined ? args : [target, args[0]];
-    return 1 + Math.ceil((1 + traversal(text)) * Math.max(1, (typeof pattern === 'string' ? pattern.length : 1) * 0.25));
+    return (
+      1 + Math.ceil((1 + traversal(text)) * Math.max(1, (typeof pattern === 'string' ? pattern.length : 1) * 0.25))
+    );
   }
   let cost = 1 + traversal(target);
   for (const arg of args) cost += traversal(arg);
@@ -97,7 +107,18 @@ function meteredGroup(group: FuncGroup): FuncGroup {
 
 /** The libraries, each with the first apiserver version that offers it to new policies. */
 const LIBRARIES: readonly { readonly since: EnvironmentVersion; readonly funcs: readonly CelFunc[] }[] = [
-  { since: '1.30', funcs: [...strings, ...listsLibrary, ...regexLibrary, ...setsLibrary, ...urlLibrary, ...quantityLibrary, ...optionalLibrary] },
+  {
+    since: '1.30',
+    funcs: [
+      ...strings,
+      ...listsLibrary,
+      ...regexLibrary,
+      ...setsLibrary,
+      ...urlLibrary,
+      ...quantityLibrary,
+      ...optionalLibrary,
+    ],
+  },
   { since: '1.31', funcs: [...ipLibrary, ...cidrLibrary] },
   { since: '1.32', funcs: formatLibrary },
   { since: '1.34', funcs: semverLibrary },
@@ -115,7 +136,8 @@ const TYPES: Record<string, { since: EnvironmentVersion; value: CelValue }> = {
 };
 
 const registry = createRegistry(kubernetesTypes, optionalRegistry);
-const atLeast = (version: EnvironmentVersion, since: EnvironmentVersion) => ENVIRONMENT_VERSIONS.indexOf(version) >= ENVIRONMENT_VERSIONS.indexOf(since);
+const atLeast = (version: EnvironmentVersion, since: EnvironmentVersion) =>
+  ENVIRONMENT_VERSIONS.indexOf(version) >= ENVIRONMENT_VERSIONS.indexOf(since);
 
 /** One apiserver version's policy environment. */
 export interface PolicyEnvironment extends Runtime {

@@ -23,7 +23,13 @@ export type Type =
   | { readonly kind: 'type'; readonly of: Type }
   | { readonly kind: 'object'; readonly name: string; readonly fields: Readonly<Record<string, Type>> };
 
-export type ExpressionRole = 'validation' | 'messageExpression' | 'matchCondition' | 'auditAnnotation' | 'variable' | 'any';
+export type ExpressionRole =
+  | 'validation'
+  | 'messageExpression'
+  | 'matchCondition'
+  | 'auditAnnotation'
+  | 'variable'
+  | 'any';
 
 export const DYN: Type = { kind: 'dyn' };
 const prim = (name: string): Type => ({ kind: 'prim', name });
@@ -43,24 +49,64 @@ const object = (name: string, fields: Record<string, Type>): Type => ({ kind: 'o
 const GVK = object('kubernetes.GroupVersionKind', { group: STRING, version: STRING, kind: STRING });
 const GVR = object('kubernetes.GroupVersionResource', { group: STRING, version: STRING, resource: STRING });
 const REQUEST = object('kubernetes.AdmissionRequest', {
-  kind: GVK, resource: GVR, subResource: STRING, requestKind: GVK, requestResource: GVR, requestSubResource: STRING, name: STRING, namespace: STRING, operation: STRING,
-  userInfo: object('kubernetes.UserInfo', { username: STRING, uid: STRING, groups: list(STRING), extra: map(STRING, list(STRING)) }),
-  dryRun: BOOL, options: DYN,
+  kind: GVK,
+  resource: GVR,
+  subResource: STRING,
+  requestKind: GVK,
+  requestResource: GVR,
+  requestSubResource: STRING,
+  name: STRING,
+  namespace: STRING,
+  operation: STRING,
+  userInfo: object('kubernetes.UserInfo', {
+    username: STRING,
+    uid: STRING,
+    groups: list(STRING),
+    extra: map(STRING, list(STRING)),
+  }),
+  dryRun: BOOL,
+  options: DYN,
 });
 /** Upstream's BuildNamespaceType. */
 const NAMESPACE = object('kubernetes.Namespace', {
   metadata: object('kubernetes.NamespaceMetadata', {
-    name: STRING, generateName: STRING, namespace: STRING, labels: map(STRING, STRING), annotations: map(STRING, STRING), UID: STRING, creationTimestamp: TIMESTAMP,
-    deletionGracePeriodSeconds: INT, deletionTimestamp: TIMESTAMP, generation: INT, resourceVersion: STRING, finalizers: list(STRING),
+    name: STRING,
+    generateName: STRING,
+    namespace: STRING,
+    labels: map(STRING, STRING),
+    annotations: map(STRING, STRING),
+    UID: STRING,
+    creationTimestamp: TIMESTAMP,
+    deletionGracePeriodSeconds: INT,
+    deletionTimestamp: TIMESTAMP,
+    generation: INT,
+    resourceVersion: STRING,
+    finalizers: list(STRING),
   }),
   spec: object('kubernetes.NamespaceSpec', { finalizers: list(STRING) }),
   status: object('kubernetes.NamespaceStatus', {
-    conditions: list(object('kubernetes.NamespaceCondition', { status: STRING, type: STRING, lastTransitionTime: TIMESTAMP, message: STRING, reason: STRING })),
+    conditions: list(
+      object('kubernetes.NamespaceCondition', {
+        status: STRING,
+        type: STRING,
+        lastTransitionTime: TIMESTAMP,
+        message: STRING,
+        reason: STRING,
+      }),
+    ),
     phase: STRING,
   }),
 });
 
-export const VARIABLE_TYPES: Readonly<Record<string, Type>> = { object: DYN, oldObject: DYN, params: DYN, request: REQUEST, namespaceObject: NAMESPACE, variables: DYN, authorizer: DYN };
+export const VARIABLE_TYPES: Readonly<Record<string, Type>> = {
+  object: DYN,
+  oldObject: DYN,
+  params: DYN,
+  request: REQUEST,
+  namespaceObject: NAMESPACE,
+  variables: DYN,
+  authorizer: DYN,
+};
 
 export function formatType(t: Type): string {
   switch (t.kind) {
@@ -102,11 +148,17 @@ function assignable(param: Type, arg: Type): boolean {
   if (param.kind === 'dyn' || arg.kind === 'dyn') return true;
   switch (param.kind) {
     case 'prim':
-      return (arg.kind === 'prim' && arg.name === param.name) || (param.name === 'null_type' && arg.kind === 'prim' && arg.name === 'null_type');
+      return (
+        (arg.kind === 'prim' && arg.name === param.name) ||
+        (param.name === 'null_type' && arg.kind === 'prim' && arg.name === 'null_type')
+      );
     case 'list':
       return arg.kind === 'list' && assignable(param.elem, arg.elem);
     case 'map':
-      return (arg.kind === 'map' && assignable(param.key, arg.key) && assignable(param.value, arg.value)) || (arg.kind === 'object' && assignable(param.key, STRING));
+      return (
+        (arg.kind === 'map' && assignable(param.key, arg.key) && assignable(param.value, arg.value)) ||
+        (arg.kind === 'object' && assignable(param.key, STRING))
+      );
     case 'opt':
       return arg.kind === 'opt' && assignable(param.inner, arg.inner);
     case 'type':
@@ -176,7 +228,26 @@ function overloadsOf(env: PolicyEnvironment, name: string): Overloads | undefine
   return cache.get(name);
 }
 
-const OPERATOR_DISPLAY = new Set(['_+_', '_-_', '_*_', '_/_', '_%_', '_<_', '_<=_', '_>_', '_>=_', '_==_', '_!=_', '!_', '-_', '@in', '_&&_', '_||_', '_?_:_', '_[_]']);
+const OPERATOR_DISPLAY = new Set([
+  '_+_',
+  '_-_',
+  '_*_',
+  '_/_',
+  '_%_',
+  '_<_',
+  '_<=_',
+  '_>_',
+  '_>=_',
+  '_==_',
+  '_!=_',
+  '!_',
+  '-_',
+  '@in',
+  '_&&_',
+  '_||_',
+  '_?_:_',
+  '_[_]',
+]);
 
 class Checker {
   readonly errors: CheckError[] = [];
@@ -213,8 +284,19 @@ class Checker {
 
   private typeConstant(name: string): Type | undefined {
     const builtin: Record<string, Type> = {
-      int: INT, uint: UINT, double: DOUBLE, bool: BOOL, string: STRING, bytes: BYTES, null_type: NULL, type: { kind: 'type', of: DYN }, dyn: DYN, list: list(DYN), map: map(DYN, DYN),
-      'google.protobuf.Timestamp': TIMESTAMP, 'google.protobuf.Duration': prim('google.protobuf.Duration'),
+      int: INT,
+      uint: UINT,
+      double: DOUBLE,
+      bool: BOOL,
+      string: STRING,
+      bytes: BYTES,
+      null_type: NULL,
+      type: { kind: 'type', of: DYN },
+      dyn: DYN,
+      list: list(DYN),
+      map: map(DYN, DYN),
+      'google.protobuf.Timestamp': TIMESTAMP,
+      'google.protobuf.Duration': prim('google.protobuf.Duration'),
     };
     if (name in builtin) return { kind: 'type', of: builtin[name] };
     if (this.ctx.env.typeValue(name) !== undefined) return { kind: 'type', of: prim(name) };
@@ -229,7 +311,11 @@ class Checker {
         const local = this.local(node.name);
         if (local) return local;
         if (node.name === 'authorizer') {
-          if (!this.authorizerReported) this.fail(node.pos, "undeclared reference to 'authorizer': authorization checks are not supported by this webhook");
+          if (!this.authorizerReported)
+            this.fail(
+              node.pos,
+              "undeclared reference to 'authorizer': authorization checks are not supported by this webhook",
+            );
           this.authorizerReported = true;
           return DYN;
         }
@@ -246,10 +332,18 @@ class Checker {
         const inner = operand.kind === 'opt' ? operand.inner : operand;
         let result: Type;
         if (isDyn(inner)) result = DYN;
-        else if (inner.kind === 'list' && (isDyn(index) || (index.kind === 'prim' && ['int', 'uint', 'double'].includes(index.name)))) result = inner.elem;
+        else if (
+          inner.kind === 'list' &&
+          (isDyn(index) || (index.kind === 'prim' && ['int', 'uint', 'double'].includes(index.name)))
+        )
+          result = inner.elem;
         else if (inner.kind === 'map' && assignable(inner.key, index)) result = inner.value;
         else if (inner.kind === 'object' && assignable(STRING, index)) result = DYN;
-        else return this.fail(node.pos, `found no matching overload for '${node.optional ? '_[?_]' : '_[_]'}' applied to '(${formatType(operand)}, ${formatType(index)})'`);
+        else
+          return this.fail(
+            node.pos,
+            `found no matching overload for '${node.optional ? '_[?_]' : '_[_]'}' applied to '(${formatType(operand)}, ${formatType(index)})'`,
+          );
         return node.optional || operand.kind === 'opt' ? { kind: 'opt', inner: result } : result;
       }
       case 'list': {
@@ -259,7 +353,8 @@ class Checker {
           let t = this.check(e, formatAncestor);
           if (node.optional[i]) {
             if (t.kind === 'opt') t = t.inner;
-            else if (!isDyn(t)) this.fail(e.pos, `expected type 'optional_type(${formatType(t)})' but found '${formatType(t)}'`);
+            else if (!isDyn(t))
+              this.fail(e.pos, `expected type 'optional_type(${formatType(t)})' but found '${formatType(t)}'`);
           }
           if (elem === undefined) elem = t;
           else if (!mismatch && !formatAncestor && !equivalent(elem, t)) {
@@ -277,23 +372,30 @@ class Checker {
           let v = this.check(entry.value, formatAncestor);
           if (entry.optional) {
             if (v.kind === 'opt') v = v.inner;
-            else if (!isDyn(v)) this.fail(entry.value.pos, `expected type 'optional_type(${formatType(v)})' but found '${formatType(v)}'`);
+            else if (!isDyn(v))
+              this.fail(
+                entry.value.pos,
+                `expected type 'optional_type(${formatType(v)})' but found '${formatType(v)}'`,
+              );
           }
-          if (!(isDyn(k) || (k.kind === 'prim' && ['int', 'uint', 'bool', 'string'].includes(k.name)))) this.fail(entry.key.pos, `unsupported map key type: ${formatType(k)}`);
+          if (!(isDyn(k) || (k.kind === 'prim' && ['int', 'uint', 'bool', 'string'].includes(k.name))))
+            this.fail(entry.key.pos, `unsupported map key type: ${formatType(k)}`);
           if (key === undefined || value === undefined) {
             key = k;
             value = v;
             continue;
           }
-          if (!formatAncestor && !equivalent(key, k)) this.fail(entry.key.pos, `expected type '${formatType(key)}' but found '${formatType(k)}'`);
-          if (!formatAncestor && !equivalent(value, v)) this.fail(entry.value.pos, `expected type '${formatType(value)}' but found '${formatType(v)}'`);
+          if (!formatAncestor && !equivalent(key, k))
+            this.fail(entry.key.pos, `expected type '${formatType(key)}' but found '${formatType(k)}'`);
+          if (!formatAncestor && !equivalent(value, v))
+            this.fail(entry.value.pos, `expected type '${formatType(value)}' but found '${formatType(v)}'`);
           key = join(key, k);
           value = join(value, v);
         }
         return map(key ?? DYN, value ?? DYN);
       }
       case 'object':
-        node.fields.forEach((f) => this.check(f.value));
+        for (const f of node.fields) this.check(f.value);
         return this.fail(node.pos, `undeclared reference to '${node.type}' (in container '')`);
       case 'call':
         return this.call(node, formatAncestor);
@@ -312,7 +414,7 @@ class Checker {
     if (operandNode.kind === 'ident' && operandNode.name === 'variables' && this.local('variables') === undefined) {
       const declared = this.ctx.declared;
       if (!declared.has(field)) return this.fail(node.pos, `undefined field '${field}'`);
-      const t = declared instanceof Map ? declared.get(field) ?? DYN : DYN;
+      const t = declared instanceof Map ? (declared.get(field) ?? DYN) : DYN;
       return node.test ? BOOL : node.optional ? { kind: 'opt', inner: t } : t;
     }
     const operand = this.check(operandNode);
@@ -320,7 +422,8 @@ class Checker {
     let result: Type;
     if (isDyn(inner)) result = DYN;
     else if (inner.kind === 'map') {
-      if (!assignable(inner.key, STRING)) return this.fail(node.pos, `type '${formatType(inner)}' does not support field selection`);
+      if (!assignable(inner.key, STRING))
+        return this.fail(node.pos, `type '${formatType(inner)}' does not support field selection`);
       result = inner.value;
     } else if (inner.kind === 'object') {
       const t = inner.fields[field];
@@ -340,23 +443,37 @@ class Checker {
     const { fn, pos } = node;
     if (fn === '_&&_' || fn === '_||_') {
       const args = node.args.map((a) => this.check(a));
-      if (args.some((t) => !isDyn(t) && !(t.kind === 'prim' && t.name === 'bool'))) return this.fail(pos, `found no matching overload for '${fn}' applied to '${this.signature(undefined, args)}'`);
+      if (args.some((t) => !isDyn(t) && !(t.kind === 'prim' && t.name === 'bool')))
+        return this.fail(pos, `found no matching overload for '${fn}' applied to '${this.signature(undefined, args)}'`);
       return BOOL;
     }
     if (fn === '_?_:_') {
       const [c, a, b] = node.args.map((x) => this.check(x));
-      if (!isDyn(c) && !(c.kind === 'prim' && c.name === 'bool')) return this.fail(pos, `found no matching overload for '_?_:_' applied to '${this.signature(undefined, [c, a, b])}'`);
+      if (!isDyn(c) && !(c.kind === 'prim' && c.name === 'bool'))
+        return this.fail(
+          pos,
+          `found no matching overload for '_?_:_' applied to '${this.signature(undefined, [c, a, b])}'`,
+        );
       if (isDyn(a) || isDyn(b)) return DYN;
       if (assignable(a, b) && assignable(b, a)) return join(a, b);
       if (a.kind === 'prim' && a.name === 'null_type') return b;
       if (b.kind === 'prim' && b.name === 'null_type') return a;
-      return this.fail(pos, `found no matching overload for '_?_:_' applied to '${this.signature(undefined, [c, a, b])}'`);
+      return this.fail(
+        pos,
+        `found no matching overload for '_?_:_' applied to '${this.signature(undefined, [c, a, b])}'`,
+      );
     }
     // A namespaced function: `optional.of(x)`, `sets.contains(a, b)`, `ip.isCanonical(s)`.
     if (node.target) {
       const name = this.qualified(node.target);
       if (name !== undefined && !this.isVariable(name.split('.')[0]) && overloadsOf(this.ctx.env, `${name}.${fn}`)) {
-        return this.resolve(`${name}.${fn}`, pos, undefined, node.args.map((a) => this.check(a, formatAncestor)), node);
+        return this.resolve(
+          `${name}.${fn}`,
+          pos,
+          undefined,
+          node.args.map((a) => this.check(a, formatAncestor)),
+          node,
+        );
       }
     }
     const target = node.target && this.check(node.target);
@@ -364,9 +481,11 @@ class Checker {
     const args = node.args.map((a) => this.check(a, inFormat && fn === 'format'));
     if (target && (fn === 'or' || fn === 'orValue') && args.length === 1) {
       if (isDyn(target)) return DYN;
-      if (target.kind !== 'opt') return this.fail(pos, `found no matching overload for '${fn}' applied to '${this.signature(target, args)}'`);
+      if (target.kind !== 'opt')
+        return this.fail(pos, `found no matching overload for '${fn}' applied to '${this.signature(target, args)}'`);
       if (fn === 'or') {
-        if (!isDyn(args[0]) && args[0].kind !== 'opt') return this.fail(pos, `found no matching overload for 'or' applied to '${this.signature(target, args)}'`);
+        if (!isDyn(args[0]) && args[0].kind !== 'opt')
+          return this.fail(pos, `found no matching overload for 'or' applied to '${this.signature(target, args)}'`);
         return join(target, args[0]);
       }
       return isDyn(args[0]) ? DYN : isDyn(target.inner) ? args[0] : join(target.inner, args[0]);
@@ -385,13 +504,22 @@ class Checker {
   }
 
   /** Overload resolution against the declarations; the result type when one result type fits. */
-  private resolve(name: string, pos: number, target: Type | undefined, args: readonly Type[], node: Extract<Node, { kind: 'call' }>): Type {
+  private resolve(
+    name: string,
+    pos: number,
+    target: Type | undefined,
+    args: readonly Type[],
+    node: Extract<Node, { kind: 'call' }>,
+  ): Type {
     const overloads = overloadsOf(this.ctx.env, name);
     if (!overloads) {
       return this.fail(pos, `undeclared reference to '${name}' (in container '')`);
     }
     const candidates = (target ? overloads.member : overloads.global).filter(
-      (f) => f.arguments.length === args.length && (!target || assignable(fromCel(f.target!), target)) && f.arguments.every((p, i) => assignable(fromCel(p), args[i])),
+      (f) =>
+        f.arguments.length === args.length &&
+        (!target || assignable(fromCel(f.target!), target)) &&
+        f.arguments.every((p, i) => assignable(fromCel(p), args[i])),
     );
     if (candidates.length === 0) {
       return this.fail(pos, `found no matching overload for '${name}' applied to '${this.signature(target, args)}'`);
@@ -404,13 +532,21 @@ class Checker {
     }
     if (result && result.kind === 'opt' && name === 'optional.of') return { kind: 'opt', inner: args[0] };
     if (name === 'value' && target?.kind === 'opt') return target.inner;
-    if (name === 'validate' && target?.kind === 'prim' && target.name === 'kubernetes.NamedFormat') return { kind: 'opt', inner: list(STRING) };
+    if (name === 'validate' && target?.kind === 'prim' && target.name === 'kubernetes.NamedFormat')
+      return { kind: 'opt', inner: list(STRING) };
     if (name === 'format.named') return { kind: 'opt', inner: prim('kubernetes.NamedFormat') };
     if (['distinct', 'reverse', 'sort', 'slice'].includes(name) && target?.kind === 'list') return target;
     if ((name === 'min' || name === 'max') && target?.kind === 'list') return target.elem;
     if (name === 'dyn') return DYN;
     if (name === 'type') return { kind: 'type', of: args[0] ?? DYN };
-    if (result?.kind === 'list' && isDyn(result.elem) && name === '_+_' && args[0]?.kind === 'list' && args[1]?.kind === 'list') return list(join(args[0].elem, args[1].elem));
+    if (
+      result?.kind === 'list' &&
+      isDyn(result.elem) &&
+      name === '_+_' &&
+      args[0]?.kind === 'list' &&
+      args[1]?.kind === 'list'
+    )
+      return list(join(args[0].elem, args[1].elem));
     if (OPERATOR_DISPLAY.has(name) && isDyn(result ?? DYN)) return DYN;
     return result ?? DYN;
   }
@@ -438,17 +574,23 @@ class Checker {
     const range = this.check(node.range);
     const { macro } = node;
     if (macro === 'optMap' || macro === 'optFlatMap') {
-      if (!isDyn(range) && range.kind !== 'opt') return this.fail(node.pos, `found no matching overload for '${macro}' applied to '${formatType(range)}'`);
+      if (!isDyn(range) && range.kind !== 'opt')
+        return this.fail(node.pos, `found no matching overload for '${macro}' applied to '${formatType(range)}'`);
       const inner = range.kind === 'opt' ? range.inner : DYN;
       this.scopes.push(new Map([[node.vars[0], inner]]));
       const body = this.check(node.args[0]);
       this.scopes.pop();
       if (macro === 'optMap') return { kind: 'opt', inner: body };
-      if (!isDyn(body) && body.kind !== 'opt') return this.fail(node.args[0].pos, `found no matching overload for 'optFlatMap' applied to '${formatType(body)}'`);
+      if (!isDyn(body) && body.kind !== 'opt')
+        return this.fail(
+          node.args[0].pos,
+          `found no matching overload for 'optFlatMap' applied to '${formatType(body)}'`,
+        );
       return body;
     }
     if (macro === 'sortBy') {
-      if (!isDyn(range) && range.kind !== 'list') return this.fail(node.pos, `found no matching overload for 'sortBy' applied to '${formatType(range)}'`);
+      if (!isDyn(range) && range.kind !== 'list')
+        return this.fail(node.pos, `found no matching overload for 'sortBy' applied to '${formatType(range)}'`);
       this.scopes.push(new Map([[node.vars[0], range.kind === 'list' ? range.elem : DYN]]));
       this.check(node.args[0]);
       this.scopes.pop();
@@ -465,7 +607,10 @@ class Checker {
       first = range.key;
       second = range.value;
     } else if (!isDyn(range)) {
-      return this.fail(node.range.pos, `expression of type '${formatType(range)}' cannot be range of a comprehension (must be list, map, or dynamic)`);
+      return this.fail(
+        node.range.pos,
+        `expression of type '${formatType(range)}' cannot be range of a comprehension (must be list, map, or dynamic)`,
+      );
     }
     const scope = new Map<string, Type>([[node.vars[0], first]]);
     if (node.vars.length === 2) scope.set(node.vars[1], second);
@@ -474,7 +619,11 @@ class Checker {
     this.scopes.pop();
     const isBool = (t: Type) => isDyn(t) || (t.kind === 'prim' && t.name === 'bool');
     const predicateOf = (i: number) => {
-      if (!isBool(bodies[i])) this.fail(node.args[i].pos, `found no matching overload for '_&&_' applied to '(bool, ${formatType(bodies[i])})'`);
+      if (!isBool(bodies[i]))
+        this.fail(
+          node.args[i].pos,
+          `found no matching overload for '_&&_' applied to '(bool, ${formatType(bodies[i])})'`,
+        );
     };
     switch (macro) {
       case 'all':
@@ -498,7 +647,11 @@ class Checker {
       case 'transformMapEntry': {
         if (bodies.length === 2) predicateOf(0);
         const entry = bodies[bodies.length - 1];
-        if (!isDyn(entry) && entry.kind !== 'map') return this.fail(node.args[node.args.length - 1].pos, `found no matching overload for 'transformMapEntry' applied to '${formatType(entry)}'`);
+        if (!isDyn(entry) && entry.kind !== 'map')
+          return this.fail(
+            node.args[node.args.length - 1].pos,
+            `found no matching overload for 'transformMapEntry' applied to '${formatType(entry)}'`,
+          );
         return entry.kind === 'map' ? entry : map(DYN, DYN);
       }
     }
@@ -506,16 +659,21 @@ class Checker {
 }
 
 /** The errors cel-go's compiler would report, sorted by position, and the result type check. */
-export function checkExpression(tree: Node, ctx: CheckContext): { errors: CheckError[]; type: Type; typeError?: string } {
+export function checkExpression(
+  tree: Node,
+  ctx: CheckContext,
+): { errors: CheckError[]; type: Type; typeError?: string } {
   const checker = new Checker(ctx);
   const type = checker.check(tree);
   const errors = checker.errors.sort((a, b) => a.pos - b.pos);
   if (errors.length > 0) return { errors, type };
   const expected = RETURN_TYPES[ctx.role];
   if (expected && !expected.some((t) => equivalent(t, type))) {
-    const typeError = expected.length === 1 ? `must evaluate to ${formatType(expected[0])} but got ${formatType(type)}` : `must evaluate to one of [${expected.map(formatType).join(' ')}] but got ${formatType(type)}`;
+    const typeError =
+      expected.length === 1
+        ? `must evaluate to ${formatType(expected[0])} but got ${formatType(type)}`
+        : `must evaluate to one of [${expected.map(formatType).join(' ')}] but got ${formatType(type)}`;
     return { errors, type, typeError };
   }
   return { errors, type };
 }
-

@@ -4,7 +4,13 @@
 // like cel-go's (`ERROR: <input>:1:7: ...` and a caret line).
 import { isCelError } from '@bufbuild/cel';
 import type { CelValue } from '@bufbuild/cel';
-import { COST_LIMIT_EXCEEDED, CostMeter, PER_EXPRESSION_COST_LIMIT, VARIABLE_NAMES, policyEnvironment } from './cel-env.js';
+import {
+  COST_LIMIT_EXCEEDED,
+  CostMeter,
+  PER_EXPRESSION_COST_LIMIT,
+  VARIABLE_NAMES,
+  policyEnvironment,
+} from './cel-env.js';
 import type { EnvironmentVersion } from './cel-env.js';
 import { checkExpression } from './checker.js';
 import type { ExpressionRole, Type } from './checker.js';
@@ -21,7 +27,9 @@ export class CelCompileError extends Error {
   }
 }
 
-export type EvalOutcome = { readonly value: CelValue; readonly cost: number } | { readonly error: string; readonly cost: number; readonly outOfBudget?: boolean };
+export type EvalOutcome =
+  | { readonly value: CelValue; readonly cost: number }
+  | { readonly error: string; readonly cost: number; readonly outOfBudget?: boolean };
 
 export interface CompiledExpression {
   readonly text: string;
@@ -52,13 +60,38 @@ export function located(text: string, offset: number, message: string): string {
   return `ERROR: <input>:${line}:${column + 1}: ${message}\n | ${source}\n | ${'.'.repeat(column)}^`;
 }
 
-const KEYWORDS = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+const KEYWORDS = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
 
 /** Upstream's property-name escaping, undone: `__dash__` → `-`, `__namespace__` → `namespace`... */
 export function unescapeProperty(name: string): string {
   const keyword = /^__([a-z]+)__$/.exec(name);
   if (keyword && KEYWORDS.has(keyword[1])) return keyword[1];
-  return name.replace(/__(underscores|dot|dash|slash)__/g, (_, word: string) => ({ underscores: '__', dot: '.', dash: '-', slash: '/' })[word]!);
+  return name.replace(
+    /__(underscores|dot|dash|slash)__/g,
+    (_, word: string) => ({ underscores: '__', dot: '.', dash: '-', slash: '/' })[word]!,
+  );
 }
 
 export function compileExpression(text: string, scope: CompileScope): CompiledExpression {
@@ -74,7 +107,8 @@ export function compileExpression(text: string, scope: CompileScope): CompiledEx
   const variables = new Set<string>(VARIABLE_NAMES);
   if (scope.params === false) variables.delete('params');
   const checked = checkExpression(tree, { env, variables, declared: scope.variables, role: scope.role ?? 'any' });
-  if (checked.errors.length > 0) throw new CelCompileError(checked.errors.map((e) => located(text, e.pos, e.message)).join('\n'));
+  if (checked.errors.length > 0)
+    throw new CelCompileError(checked.errors.map((e) => located(text, e.pos, e.message)).join('\n'));
   if (checked.typeError) throw new CelCompileError(checked.typeError, checked.typeError);
   const program = new Compiler(env, variables).program(tree);
   return {
@@ -85,7 +119,11 @@ export function compileExpression(text: string, scope: CompileScope): CompiledEx
       const result = env.run(meter, () => program(bindings));
       if (meter.exceeded) {
         return budget < PER_EXPRESSION_COST_LIMIT
-          ? { error: 'validation failed due to running out of cost budget, no further validation rules will be run', cost: meter.used, outOfBudget: true }
+          ? {
+              error: 'validation failed due to running out of cost budget, no further validation rules will be run',
+              cost: meter.used,
+              outOfBudget: true,
+            }
           : { error: COST_LIMIT_EXCEEDED, cost: meter.used };
       }
       if (isCelError(result)) return { error: result.message, cost: meter.used };

@@ -26,7 +26,12 @@ export interface CompiledBinding {
   readonly name: string;
   readonly validationActions: readonly ('Deny' | 'Warn' | 'Audit')[];
   readonly matchResources?: MatchResources;
-  readonly paramRef?: { readonly name?: string; readonly namespace?: string; readonly selector?: Selector; readonly parameterNotFoundAction: 'Allow' | 'Deny' };
+  readonly paramRef?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly selector?: Selector;
+    readonly parameterNotFoundAction: 'Allow' | 'Deny';
+  };
 }
 
 export interface CompiledPolicy {
@@ -54,12 +59,17 @@ function selector(f: Fields | undefined): Selector {
   if (!f) return EVERYTHING;
   f.allow('matchLabels', 'matchExpressions');
   const labels = f.child('matchLabels')?.value ?? {};
-  for (const [k, v] of Object.entries(labels)) if (typeof v !== 'string') throw f.error(`matchLabels.${k}`, 'must be a string');
+  for (const [k, v] of Object.entries(labels))
+    if (typeof v !== 'string') throw f.error(`matchLabels.${k}`, 'must be a string');
   const requirements = f.list('matchExpressions').map((e): SelectorRequirement => {
     e.allow('key', 'operator', 'values');
     const operator = e.oneOf('operator', ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const, 'In');
     const values = e.strings('values');
-    if ((operator === 'In' || operator === 'NotIn') === (values.length === 0)) throw e.error('values', `Invalid value: ${JSON.stringify(values)}: must be ${values.length ? 'empty' : 'non-empty'} for operator ${operator}`);
+    if ((operator === 'In' || operator === 'NotIn') === (values.length === 0))
+      throw e.error(
+        'values',
+        `Invalid value: ${JSON.stringify(values)}: must be ${values.length ? 'empty' : 'non-empty'} for operator ${operator}`,
+      );
     return { key: e.string('key', true)!, operator, values };
   });
   return labelSelector(labels as Record<string, string>, requirements);
@@ -72,8 +82,13 @@ function rules(list: Fields[]): NamedRule[] {
     r.allow('operations', 'apiGroups', 'apiVersions', 'resources', 'scope', 'resourceNames');
     const operations = r.strings('operations');
     const bad = operations.find((o) => !(OPERATIONS as readonly string[]).includes(o));
-    if (bad !== undefined) throw r.error('operations', `Unsupported value: ${JSON.stringify(bad)}: supported values: ${OPERATIONS.map((o) => JSON.stringify(o)).join(', ')}`);
-    for (const key of ['operations', 'apiGroups', 'apiVersions', 'resources']) if (r.strings(key).length === 0) throw r.error(key, 'Required value');
+    if (bad !== undefined)
+      throw r.error(
+        'operations',
+        `Unsupported value: ${JSON.stringify(bad)}: supported values: ${OPERATIONS.map((o) => JSON.stringify(o)).join(', ')}`,
+      );
+    for (const key of ['operations', 'apiGroups', 'apiVersions', 'resources'])
+      if (r.strings(key).length === 0) throw r.error(key, 'Required value');
     return {
       operations: operations as NamedRule['operations'],
       apiGroups: r.strings('apiGroups'),
@@ -108,19 +123,46 @@ function uniqueNames(items: Fields[], key: string): void {
 }
 
 function policyOf(manifest: Manifest, order: number, environment: EnvironmentVersion): CompiledPolicy {
-  const top = new Fields(`ValidatingAdmissionPolicy (${manifest.origin})`, '', manifest.object).allow('apiVersion', 'kind', 'metadata', 'spec', 'status');
-  const name = top.child('metadata')?.string('name', true) ?? (() => { throw top.error('metadata.name', 'Required value'); })();
+  const top = new Fields(`ValidatingAdmissionPolicy (${manifest.origin})`, '', manifest.object).allow(
+    'apiVersion',
+    'kind',
+    'metadata',
+    'spec',
+    'status',
+  );
+  const name =
+    top.child('metadata')?.string('name', true) ??
+    (() => {
+      throw top.error('metadata.name', 'Required value');
+    })();
   const owner = `ValidatingAdmissionPolicy ${JSON.stringify(name)} (${manifest.origin})`;
   const spec = new Fields(owner, 'spec', top.child('spec')?.value ?? {});
-  spec.allow('paramKind', 'matchConstraints', 'validations', 'failurePolicy', 'auditAnnotations', 'matchConditions', 'variables');
+  spec.allow(
+    'paramKind',
+    'matchConstraints',
+    'validations',
+    'failurePolicy',
+    'auditAnnotations',
+    'matchConditions',
+    'variables',
+  );
   const paramKind = spec.child('paramKind')?.allow('apiVersion', 'kind');
-  const constraints = spec.child('matchConstraints') ?? (() => { throw spec.error('matchConstraints', 'Required value'); })();
+  const constraints =
+    spec.child('matchConstraints') ??
+    (() => {
+      throw spec.error('matchConstraints', 'Required value');
+    })();
   const conditions = spec.list('matchConditions');
   uniqueNames(conditions, 'name');
   const variableFields = spec.list('variables');
   uniqueNames(variableFields, 'name');
   const declared = new Map<string, Type>();
-  const scope = (role: ExpressionRole): CompileScope => ({ variables: new Map(declared), role, params: paramKind !== undefined, environment });
+  const scope = (role: ExpressionRole): CompileScope => ({
+    variables: new Map(declared),
+    role,
+    params: paramKind !== undefined,
+    environment,
+  });
   const variables = variableFields.map((v) => {
     v.allow('name', 'expression');
     const entry = { name: v.string('name', true)!, expression: v.compile('expression', scope('variable'))! };
@@ -144,17 +186,29 @@ function policyOf(manifest: Manifest, order: number, environment: EnvironmentVer
   const auditAnnotations = annotationFields.map((a) => {
     a.allow('key', 'valueExpression');
     const key = a.string('key', true)!;
-    if (!/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(key) || `${name}/${key}`.length > 253 || key.length > 63) throw a.error('key', `Invalid value: ${JSON.stringify(key)}: must be a valid annotation key`);
+    if (!/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(key) || `${name}/${key}`.length > 253 || key.length > 63)
+      throw a.error('key', `Invalid value: ${JSON.stringify(key)}: must be a valid annotation key`);
     return { key, expression: a.compile('valueExpression', scope('auditAnnotation'))! };
   });
-  if (validations.length === 0 && auditAnnotations.length === 0) throw spec.error('validations', 'Required value: validations or auditAnnotations must contain at least one item');
-  const matchConditions = conditions.map((c) => (c.allow('name', 'expression'), { name: c.string('name', true)!, expression: c.compile('expression', scope('matchCondition'))! }));
-  const all = [...matchConditions, ...variables, ...auditAnnotations].map((e) => e.expression.text).concat(validations.flatMap((v) => [v.expression.text, v.messageExpression?.text ?? '']));
+  if (validations.length === 0 && auditAnnotations.length === 0)
+    throw spec.error('validations', 'Required value: validations or auditAnnotations must contain at least one item');
+  const matchConditions = conditions.map(
+    (c) => (
+      c.allow('name', 'expression'),
+      { name: c.string('name', true)!, expression: c.compile('expression', scope('matchCondition'))! }
+    ),
+  );
+  const all = [...matchConditions, ...variables, ...auditAnnotations]
+    .map((e) => e.expression.text)
+    .concat(validations.flatMap((v) => [v.expression.text, v.messageExpression?.text ?? '']));
   return {
     name,
     order,
     failurePolicy: spec.oneOf('failurePolicy', ['Fail', 'Ignore'] as const, 'Fail'),
-    paramKind: paramKind && { apiVersion: paramKind.string('apiVersion', true)!, kind: paramKind.string('kind', true)! },
+    paramKind: paramKind && {
+      apiVersion: paramKind.string('apiVersion', true)!,
+      kind: paramKind.string('kind', true)!,
+    },
     matchConstraints: matchResources(constraints, true),
     matchConditions,
     variables,
@@ -166,17 +220,42 @@ function policyOf(manifest: Manifest, order: number, environment: EnvironmentVer
 }
 
 function bindingOf(manifest: Manifest): { policyName: string; binding: CompiledBinding; owner: Fields } {
-  const top = new Fields(`ValidatingAdmissionPolicyBinding (${manifest.origin})`, '', manifest.object).allow('apiVersion', 'kind', 'metadata', 'spec', 'status');
-  const name = top.child('metadata')?.string('name', true) ?? (() => { throw top.error('metadata.name', 'Required value'); })();
-  const spec = new Fields(`ValidatingAdmissionPolicyBinding ${JSON.stringify(name)} (${manifest.origin})`, 'spec', top.child('spec')?.value ?? {});
+  const top = new Fields(`ValidatingAdmissionPolicyBinding (${manifest.origin})`, '', manifest.object).allow(
+    'apiVersion',
+    'kind',
+    'metadata',
+    'spec',
+    'status',
+  );
+  const name =
+    top.child('metadata')?.string('name', true) ??
+    (() => {
+      throw top.error('metadata.name', 'Required value');
+    })();
+  const spec = new Fields(
+    `ValidatingAdmissionPolicyBinding ${JSON.stringify(name)} (${manifest.origin})`,
+    'spec',
+    top.child('spec')?.value ?? {},
+  );
   spec.allow('policyName', 'paramRef', 'matchResources', 'validationActions');
   const actions = spec.strings('validationActions');
   if (actions.length === 0) throw spec.error('validationActions', 'Required value');
-  for (const a of actions) if (!['Deny', 'Warn', 'Audit'].includes(a)) throw spec.error('validationActions', `Unsupported value: ${JSON.stringify(a)}: supported values: "Audit", "Deny", "Warn"`);
-  if (new Set(actions).size !== actions.length) throw spec.error('validationActions', `Duplicate value: ${JSON.stringify(actions)}`);
-  if (actions.includes('Deny') && actions.includes('Warn')) throw spec.error('validationActions', `Invalid value: ${JSON.stringify(actions)}: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)`);
+  for (const a of actions)
+    if (!['Deny', 'Warn', 'Audit'].includes(a))
+      throw spec.error(
+        'validationActions',
+        `Unsupported value: ${JSON.stringify(a)}: supported values: "Audit", "Deny", "Warn"`,
+      );
+  if (new Set(actions).size !== actions.length)
+    throw spec.error('validationActions', `Duplicate value: ${JSON.stringify(actions)}`);
+  if (actions.includes('Deny') && actions.includes('Warn'))
+    throw spec.error(
+      'validationActions',
+      `Invalid value: ${JSON.stringify(actions)}: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)`,
+    );
   const ref = spec.child('paramRef')?.allow('name', 'namespace', 'selector', 'parameterNotFoundAction');
-  if (ref && (ref.string('name') === undefined) === !ref.child('selector')) throw ref.error('', 'one of `name` or `selector` must be set');
+  if (ref && (ref.string('name') === undefined) === !ref.child('selector'))
+    throw ref.error('', 'one of `name` or `selector` must be set');
   const match = spec.child('matchResources');
   return {
     policyName: spec.string('policyName', true)!,
@@ -195,7 +274,8 @@ function bindingOf(manifest: Manifest): { policyName: string; binding: CompiledB
   };
 }
 
-const kindOf = (m: Manifest) => (ADMISSION_REGISTRATION_VERSIONS.includes(String(m.object.apiVersion)) ? String(m.object.kind) : '');
+const kindOf = (m: Manifest) =>
+  ADMISSION_REGISTRATION_VERSIONS.includes(String(m.object.apiVersion)) ? String(m.object.kind) : '';
 
 export function configure(raw: unknown, source: ConfigSource): PluginConfig {
   const options = readOptions(raw, source);
@@ -206,17 +286,32 @@ export function configure(raw: unknown, source: ConfigSource): PluginConfig {
     const kind = kindOf(manifest);
     if (kind === 'ValidatingAdmissionPolicy') {
       const policy = policyOf(manifest, policies.size, options.celEnvironment);
-      if (policies.has(policy.name)) throw new ConfigError(UPSTREAM_NAME, `ValidatingAdmissionPolicy ${JSON.stringify(policy.name)} (${manifest.origin})`, 'defined twice');
+      if (policies.has(policy.name))
+        throw new ConfigError(
+          UPSTREAM_NAME,
+          `ValidatingAdmissionPolicy ${JSON.stringify(policy.name)} (${manifest.origin})`,
+          'defined twice',
+        );
       policies.set(policy.name, policy);
     } else if (kind === 'ValidatingAdmissionPolicyBinding') bindings.push(bindingOf(manifest));
     else params.push(manifest);
   }
   for (const { policyName, binding, owner } of bindings) {
     const policy = policies.get(policyName);
-    if (!policy) throw owner.error('policyName', `Invalid value: ${JSON.stringify(policyName)}: no ValidatingAdmissionPolicy of that name is loaded`);
-    if (policy.bindings.some((b) => b.name === binding.name)) throw owner.error('', `binding ${JSON.stringify(binding.name)} defined twice`);
+    if (!policy)
+      throw owner.error(
+        'policyName',
+        `Invalid value: ${JSON.stringify(policyName)}: no ValidatingAdmissionPolicy of that name is loaded`,
+      );
+    if (policy.bindings.some((b) => b.name === binding.name))
+      throw owner.error('', `binding ${JSON.stringify(binding.name)} defined twice`);
     policy.bindings.push(binding);
   }
   const list = [...policies.values()];
-  return { policies: list, index: new PolicyIndex(list), params: new ParamStore(params), unknownNamespace: options.unknownNamespace };
+  return {
+    policies: list,
+    index: new PolicyIndex(list),
+    params: new ParamStore(params),
+    unknownNamespace: options.unknownNamespace,
+  };
 }

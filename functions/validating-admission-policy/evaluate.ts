@@ -36,7 +36,8 @@ export interface Bindings {
 /** Kubernetes' celconfig.MaxEvaluatedMessageExpressionSizeBytes. */
 const MAX_MESSAGE_BYTES = 5 * 1024;
 
-const failed = (expression: CompiledExpression, error: string) => `expression '${expression.text}' resulted in error: ${error}`;
+const failed = (expression: CompiledExpression, error: string) =>
+  `expression '${expression.text}' resulted in error: ${error}`;
 
 /**
  * `variables`: each one evaluated on first use, once, as upstream's lazy composition does. A Map,
@@ -63,7 +64,8 @@ class LazyVariables extends Map<string, unknown> {
       this.outcomes.set(name, outcome);
       this.spend(outcome.cost);
     }
-    if ('error' in outcome) throw new Error(`composited variable "${name}" fails to evaluate: ${failed(variable.expression, outcome.error)}`);
+    if ('error' in outcome)
+      throw new Error(`composited variable "${name}" fails to evaluate: ${failed(variable.expression, outcome.error)}`);
     return outcome.value;
   }
 
@@ -81,7 +83,10 @@ class LazyVariables extends Map<string, unknown> {
 }
 
 /** matchConditions: any false skips the policy; errors alone decide under failurePolicy. */
-function matchConditions(policy: CompiledPolicy, context: Record<string, unknown>): 'match' | 'skip' | { error: string } {
+function matchConditions(
+  policy: CompiledPolicy,
+  context: Record<string, unknown>,
+): 'match' | 'skip' | { error: string } {
   const errors: string[] = [];
   for (const { expression } of policy.matchConditions) {
     const outcome = expression.evaluate(context, PER_EXPRESSION_COST_LIMIT);
@@ -94,7 +99,11 @@ function matchConditions(policy: CompiledPolicy, context: Record<string, unknown
   return { error: unique.length === 1 ? unique[0] : `[${unique.join(', ')}]` };
 }
 
-function messageOf(validation: CompiledPolicy['validations'][number], context: Record<string, unknown>, budget: number): string {
+function messageOf(
+  validation: CompiledPolicy['validations'][number],
+  context: Record<string, unknown>,
+  budget: number,
+): string {
   if (validation.messageExpression) {
     const outcome = validation.messageExpression.evaluate(context, Math.max(budget, 0));
     if ('value' in outcome && typeof outcome.value === 'string') {
@@ -106,7 +115,18 @@ function messageOf(validation: CompiledPolicy['validations'][number], context: R
   return `failed expression: ${validation.expression.text.trim()}`;
 }
 
-const typeName = (v: unknown) => (isCelList(v) ? 'list' : isCelMap(v) ? 'map' : typeof v === 'bigint' ? 'int' : typeof v === 'number' ? 'double' : typeof v === 'boolean' ? 'bool' : typeof v);
+const typeName = (v: unknown) =>
+  isCelList(v)
+    ? 'list'
+    : isCelMap(v)
+      ? 'map'
+      : typeof v === 'bigint'
+        ? 'int'
+        : typeof v === 'number'
+          ? 'double'
+          : typeof v === 'boolean'
+            ? 'bool'
+            : typeof v;
 
 export function validate(policy: CompiledPolicy, bindings: Bindings): ValidateResult {
   const onError = policy.failurePolicy === 'Ignore' ? 'admit' : 'deny';
@@ -122,10 +142,16 @@ export function validate(policy: CompiledPolicy, bindings: Bindings): ValidateRe
   for (const validation of policy.validations) {
     const outcome = validation.expression.evaluate(context, Math.min(budget, PER_EXPRESSION_COST_LIMIT));
     budget -= outcome.cost;
-    if ('outOfBudget' in outcome && outcome.outOfBudget) return { decisions: [{ action: onError, message: outcome.error }], auditAnnotations: [] };
+    if ('outOfBudget' in outcome && outcome.outOfBudget)
+      return { decisions: [{ action: onError, message: outcome.error }], auditAnnotations: [] };
     if ('error' in outcome) decisions.push({ action: onError, message: failed(validation.expression, outcome.error) });
     else if (outcome.value !== true) {
-      decisions.push({ action: 'deny', message: messageOf(validation, context, budget), reason: validation.reason, fieldPath: validation.fieldPath });
+      decisions.push({
+        action: 'deny',
+        message: messageOf(validation, context, budget),
+        reason: validation.reason,
+        fieldPath: validation.fieldPath,
+      });
     } else decisions.push({ action: 'admit', message: '' });
   }
 
@@ -137,7 +163,10 @@ export function validate(policy: CompiledPolicy, bindings: Bindings): ValidateRe
     } else if (typeof outcome.value === 'string') {
       if (outcome.value.trim() !== '') auditAnnotations.push({ key, value: outcome.value.trim() });
     } else if (outcome.value !== null) {
-      auditAnnotations.push({ key, error: `valueExpression '${expression.text}' resulted in unsupported return type: ${typeName(outcome.value)}. Return type must be either string or null.` });
+      auditAnnotations.push({
+        key,
+        error: `valueExpression '${expression.text}' resulted in unsupported return type: ${typeName(outcome.value)}. Return type must be either string or null.`,
+      });
     }
   }
   return { decisions, auditAnnotations };

@@ -4,7 +4,20 @@
 // Kubernetes libraries are shared; what is evaluated here is what cel-go's interpreter does itself:
 // variables, field selection and indexing (with upstream's `no such key` errors), optional
 // selection, `&&`/`||` absorbing errors, `?:`, list and map literals, and the comprehensions.
-import { CelScalar, celError, celList, celMap, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType } from '@bufbuild/cel';
+import {
+  CelScalar,
+  celError,
+  celList,
+  celMap,
+  celUint,
+  isCelError,
+  isCelList,
+  isCelMap,
+  isCelUint,
+  listType,
+  mapType,
+  objectType,
+} from '@bufbuild/cel';
 import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
 import type { CelValue } from '@bufbuild/cel';
 import type { Node } from './parser.js';
@@ -60,7 +73,9 @@ export function typeNameOf(value: unknown): string {
   if (isCelUint(value)) return 'uint';
   if (isCelList(value)) return 'list';
   if (isCelMap(value)) return 'map';
-  const name = (value as { desc?: { typeName?: string }; $typeName?: string }).desc?.typeName ?? (value as { $typeName?: string }).$typeName;
+  const name =
+    (value as { desc?: { typeName?: string }; $typeName?: string }).desc?.typeName ??
+    (value as { $typeName?: string }).$typeName;
   if (name === 'google.protobuf.Timestamp') return 'google.protobuf.Timestamp';
   if (name === 'google.protobuf.Duration') return 'google.protobuf.Duration';
   return name ?? 'type';
@@ -81,7 +96,8 @@ const UPSTREAM_MESSAGES: readonly [RegExp, string][] = [
 ];
 
 function upstreamError(error: CelErr, pos: number): CelErr {
-  for (const [pattern, message] of UPSTREAM_MESSAGES) if (pattern.test(error.message)) return err(error.message.replace(pattern, message), pos);
+  for (const [pattern, message] of UPSTREAM_MESSAGES)
+    if (pattern.test(error.message)) return err(error.message.replace(pattern, message), pos);
   return error;
 }
 
@@ -89,7 +105,8 @@ function upstreamError(error: CelErr, pos: number): CelErr {
 function lookup(operand: unknown, key: unknown, pos: number, select: boolean): unknown {
   if (isCelMap(operand)) {
     if (typeof key === 'number' && !Number.isInteger(key)) return undefined;
-    if (key !== null && typeof key === 'object' && !isCelUint(key)) return err(`unsupported key type: ${typeNameOf(key)}`, pos);
+    if (key !== null && typeof key === 'object' && !isCelUint(key))
+      return err(`unsupported key type: ${typeNameOf(key)}`, pos);
     return operand.get(key as never);
   }
   if (isCelList(operand) && !select) {
@@ -141,16 +158,29 @@ function qualifiedName(node: Node): string | undefined {
 }
 
 const TYPE_CONSTANTS: Record<string, CelValue> = {
-  int: CelScalar.INT, uint: CelScalar.UINT, double: CelScalar.DOUBLE, bool: CelScalar.BOOL, string: CelScalar.STRING, bytes: CelScalar.BYTES,
-  null_type: CelScalar.NULL, type: CelScalar.TYPE, dyn: CelScalar.DYN, list: listType(CelScalar.DYN), map: mapType(CelScalar.DYN, CelScalar.DYN),
-  'google.protobuf.Timestamp': objectType(TimestampSchema), 'google.protobuf.Duration': objectType(DurationSchema),
+  int: CelScalar.INT,
+  uint: CelScalar.UINT,
+  double: CelScalar.DOUBLE,
+  bool: CelScalar.BOOL,
+  string: CelScalar.STRING,
+  bytes: CelScalar.BYTES,
+  null_type: CelScalar.NULL,
+  type: CelScalar.TYPE,
+  dyn: CelScalar.DYN,
+  list: listType(CelScalar.DYN),
+  map: mapType(CelScalar.DYN, CelScalar.DYN),
+  'google.protobuf.Timestamp': objectType(TimestampSchema),
+  'google.protobuf.Duration': objectType(DurationSchema),
 };
 
 export class Compiler {
   private readonly scopes: Map<string, number>[] = [];
   private slotCount = 0;
 
-  constructor(private readonly runtime: Runtime, private readonly variables: ReadonlySet<string>) {}
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly variables: ReadonlySet<string>,
+  ) {}
 
   /** The closure, and how many comprehension variable slots a frame needs. */
   program(node: Node): (bindings: Readonly<Record<string, unknown>>) => unknown {
@@ -257,25 +287,33 @@ export class Compiler {
             const v = elements[i](f);
             if (isCelError(v)) return v;
             if (!optionals[i]) out.push(v);
-            else if (!isOptional(v)) return err(`no such overload: optional list element of type '${typeNameOf(v)}'`, pos);
+            else if (!isOptional(v))
+              return err(`no such overload: optional list element of type '${typeNameOf(v)}'`, pos);
             else if (optionalValue(v) !== undefined) out.push(optionalValue(v));
           }
           return celList(out as CelValue[]);
         };
       }
       case 'map': {
-        const entries = node.entries.map((e) => ({ key: this.compile(e.key), value: this.compile(e.value), optional: e.optional, pos: e.key.pos }));
+        const entries = node.entries.map((e) => ({
+          key: this.compile(e.key),
+          value: this.compile(e.value),
+          optional: e.optional,
+          pos: e.key.pos,
+        }));
         return (f) => {
           const out = new Map<unknown, unknown>();
           for (const entry of entries) {
             let key = entry.key(f);
             if (isCelError(key)) return key;
             if (isCelUint(key)) key = key.value;
-            else if (typeof key !== 'string' && typeof key !== 'bigint' && typeof key !== 'boolean') return err(`unsupported key type: ${typeNameOf(key)}`, entry.pos);
+            else if (typeof key !== 'string' && typeof key !== 'bigint' && typeof key !== 'boolean')
+              return err(`unsupported key type: ${typeNameOf(key)}`, entry.pos);
             let value = entry.value(f);
             if (isCelError(value)) return value;
             if (entry.optional) {
-              if (!isOptional(value)) return err(`no such overload: optional map entry of type '${typeNameOf(value)}'`, entry.pos);
+              if (!isOptional(value))
+                return err(`no such overload: optional map entry of type '${typeNameOf(value)}'`, entry.pos);
               value = optionalValue(value);
               if (value === undefined) continue;
             }
@@ -309,9 +347,11 @@ export class Compiler {
           const r = right(f);
           if (r === decisive) return decisive;
           if (isCelError(l)) return l;
-          if (typeof l !== 'boolean') return err(`no such overload: ${typeNameOf(l)} ${decisive ? '||' : '&&'} ${typeNameOf(r)}`, pos);
+          if (typeof l !== 'boolean')
+            return err(`no such overload: ${typeNameOf(l)} ${decisive ? '||' : '&&'} ${typeNameOf(r)}`, pos);
           if (isCelError(r)) return r;
-          if (typeof r !== 'boolean') return err(`no such overload: ${typeNameOf(l)} ${decisive ? '||' : '&&'} ${typeNameOf(r)}`, pos);
+          if (typeof r !== 'boolean')
+            return err(`no such overload: ${typeNameOf(l)} ${decisive ? '||' : '&&'} ${typeNameOf(r)}`, pos);
           return !decisive;
         };
       }
@@ -332,7 +372,12 @@ export class Compiler {
     if (node.target) {
       const name = qualifiedName(node.target);
       if (name !== undefined && !this.isVariable(name.split('.')[0]) && this.runtime.find(`${name}.${fn}`)) {
-        return this.invoke(`${name}.${fn}`, pos, undefined, node.args.map((a) => this.compile(a)));
+        return this.invoke(
+          `${name}.${fn}`,
+          pos,
+          undefined,
+          node.args.map((a) => this.compile(a)),
+        );
       }
     }
     const target = node.target && this.compile(node.target);
@@ -347,7 +392,8 @@ export class Compiler {
         const value = optionalValue(t);
         if (value !== undefined) return unwrap ? value : t;
         const other = alternative(f);
-        if (!unwrap && !isCelError(other) && !isOptional(other)) return err(`no such overload: optional_type.or(${typeNameOf(other)})`, pos);
+        if (!unwrap && !isCelError(other) && !isOptional(other))
+          return err(`no such overload: optional_type.or(${typeNameOf(other)})`, pos);
         return other;
       };
     }
@@ -376,7 +422,12 @@ export class Compiler {
   }
 
   /** A call through the function registry, arguments evaluated left to right, errors first. */
-  private invoke(name: string, pos: number, target: Eval | undefined, args: Eval[]): Eval & ((f: Frame, values?: unknown[]) => unknown) {
+  private invoke(
+    name: string,
+    pos: number,
+    target: Eval | undefined,
+    args: Eval[],
+  ): Eval & ((f: Frame, values?: unknown[]) => unknown) {
     const group = this.runtime.find(name);
     const display = name;
     return (f: Frame, values?: unknown[]) => {
@@ -436,7 +487,8 @@ export class Compiler {
           f.slots[slot] = value;
           const r = body(f);
           if (isCelError(r) || macro === 'optFlatMap') {
-            if (!isCelError(r) && !isOptional(r)) return err(`no such overload: optFlatMap result of type '${typeNameOf(r)}'`, pos);
+            if (!isCelError(r) && !isOptional(r))
+              return err(`no such overload: optFlatMap result of type '${typeNameOf(r)}'`, pos);
             return r;
           }
           return optionalOf(r as CelValue);
@@ -461,7 +513,10 @@ export class Compiler {
             if (isCelError(k)) return k;
             keys.push(k);
           }
-          return sortByKeys?.call(pos, undefined, [iterable, celList(keys as CelValue[])]) ?? err('no such overload: sortBy', pos);
+          return (
+            sortByKeys?.call(pos, undefined, [iterable, celList(keys as CelValue[])]) ??
+            err('no such overload: sortBy', pos)
+          );
         };
       });
     }
@@ -494,7 +549,10 @@ export class Compiler {
           }
           return undefined;
         }
-        return err(`expression of type '${typeNameOf(iterable)}' cannot be range of a comprehension (must be list, map, or dynamic)`, pos);
+        return err(
+          `expression of type '${typeNameOf(iterable)}' cannot be range of a comprehension (must be list, map, or dynamic)`,
+          pos,
+        );
       };
 
       switch (macro) {
@@ -515,7 +573,10 @@ export class Compiler {
                 decided = true;
                 return false;
               }
-              if (r !== !decisive && !firstError) firstError = isCelError(r) ? r : err(`no such overload: ${typeNameOf(r)} ${decisive ? '||' : '&&'} bool`, pos);
+              if (r !== !decisive && !firstError)
+                firstError = isCelError(r)
+                  ? r
+                  : err(`no such overload: ${typeNameOf(r)} ${decisive ? '||' : '&&'} bool`, pos);
               return true;
             });
             if (failure) return failure;
@@ -594,7 +655,8 @@ export class Compiler {
                 out.set(isCelUint(key) ? key.value : key, v);
                 return true;
               }
-              if (!isCelMap(v)) return err(`no such overload: transformMapEntry result of type '${typeNameOf(v)}'`, pos);
+              if (!isCelMap(v))
+                return err(`no such overload: transformMapEntry result of type '${typeNameOf(v)}'`, pos);
               for (const [k, value] of v) {
                 const key = isCelUint(k) ? k.value : k;
                 if (out.has(key)) return err(`insert failed: key ${keyText(key)} already exists`, pos);

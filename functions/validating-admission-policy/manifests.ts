@@ -12,7 +12,11 @@ import { rejectUnknownFields } from '../../lib/config/fields.js';
 import { DEFAULT_ENVIRONMENT, ENVIRONMENT_VERSIONS } from './cel-env.js';
 import type { EnvironmentVersion } from './cel-env.js';
 export const UPSTREAM_NAME = 'ValidatingAdmissionPolicy';
-export const ADMISSION_REGISTRATION_VERSIONS = ['admissionregistration.k8s.io/v1', 'admissionregistration.k8s.io/v1beta1', 'admissionregistration.k8s.io/v1alpha1'];
+export const ADMISSION_REGISTRATION_VERSIONS = [
+  'admissionregistration.k8s.io/v1',
+  'admissionregistration.k8s.io/v1beta1',
+  'admissionregistration.k8s.io/v1alpha1',
+];
 
 export interface Manifest {
   readonly object: Record<string, unknown>;
@@ -20,27 +24,36 @@ export interface Manifest {
   readonly origin: string;
 }
 
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function expand(object: unknown, origin: string, out: Manifest[]): void {
   if (object === null || object === undefined) return; // an empty YAML document
   if (!isRecord(object)) throw new ConfigError(UPSTREAM_NAME, origin, 'must be a Kubernetes object');
-  if (object.kind === 'List' || (typeof object.kind === 'string' && object.kind.endsWith('List') && Array.isArray(object.items))) {
+  if (
+    object.kind === 'List' ||
+    (typeof object.kind === 'string' && object.kind.endsWith('List') && Array.isArray(object.items))
+  ) {
     const items = Array.isArray(object.items) ? object.items : [];
-    items.forEach((item, i) => expand(item, `${origin} items[${i}]`, out));
+    for (const [i, item] of items.entries()) expand(item, `${origin} items[${i}]`, out);
     return;
   }
   out.push({ object, origin });
 }
 
 function readFile(path: unknown, field: string, source: ConfigSource, out: Manifest[]): void {
-  if (typeof path !== 'string' || path === '') throw new ConfigError(UPSTREAM_NAME, field, 'must be a non-empty string');
+  if (typeof path !== 'string' || path === '')
+    throw new ConfigError(UPSTREAM_NAME, field, 'must be a non-empty string');
   const file = isAbsolute(path) ? path : resolve(source.baseDir, path);
   if (!existsSync(file)) throw new ConfigError(UPSTREAM_NAME, field, `file ${file} does not exist`);
   const documents = parseAllDocuments(readFileSync(file, 'utf8'));
   documents.forEach((document, i) => {
     if (document.errors.length > 0) {
-      throw new ConfigError(UPSTREAM_NAME, field, `cannot parse ${file} document ${i + 1}: ${document.errors[0].message.split('\n')[0]}`);
+      throw new ConfigError(
+        UPSTREAM_NAME,
+        field,
+        `cannot parse ${file} document ${i + 1}: ${document.errors[0].message.split('\n')[0]}`,
+      );
     }
     expand(document.toJS(), `${path} document ${i + 1}`, out);
   });
@@ -58,25 +71,34 @@ const OPTION_KEYS = new Set(['apiVersion', 'kind', 'manifests', 'paths', 'unknow
 
 /** Reads the AdmissionConfiguration entry (undefined: no policies, every request admitted). */
 export function readOptions(raw: unknown, source: ConfigSource): PluginOptions {
-  if (raw === undefined || raw === null) return { manifests: [], unknownNamespace: 'NoLabels', celEnvironment: DEFAULT_ENVIRONMENT };
+  if (raw === undefined || raw === null)
+    return { manifests: [], unknownNamespace: 'NoLabels', celEnvironment: DEFAULT_ENVIRONMENT };
   if (!isRecord(raw)) throw new ConfigError(UPSTREAM_NAME, 'configuration', `must be an object in ${source.file}`);
   rejectUnknownFields(UPSTREAM_NAME, '', raw, [...OPTION_KEYS]);
   const unknownNamespace = raw.unknownNamespace ?? 'NoLabels';
   if (unknownNamespace !== 'NoLabels' && unknownNamespace !== 'Fail') {
-    throw new ConfigError(UPSTREAM_NAME, 'unknownNamespace', `Unsupported value: ${JSON.stringify(unknownNamespace)}: supported values: "Fail", "NoLabels"`);
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'unknownNamespace',
+      `Unsupported value: ${JSON.stringify(unknownNamespace)}: supported values: "Fail", "NoLabels"`,
+    );
   }
   const celEnvironment = raw.celEnvironment ?? DEFAULT_ENVIRONMENT;
   if (!(ENVIRONMENT_VERSIONS as readonly unknown[]).includes(celEnvironment)) {
-    throw new ConfigError(UPSTREAM_NAME, 'celEnvironment', `Unsupported value: ${JSON.stringify(celEnvironment)}: supported values: ${ENVIRONMENT_VERSIONS.map((v) => JSON.stringify(v)).join(', ')}`);
+    throw new ConfigError(
+      UPSTREAM_NAME,
+      'celEnvironment',
+      `Unsupported value: ${JSON.stringify(celEnvironment)}: supported values: ${ENVIRONMENT_VERSIONS.map((v) => JSON.stringify(v)).join(', ')}`,
+    );
   }
   const manifests: Manifest[] = [];
   if (raw.manifests !== undefined && raw.manifests !== null) {
     if (!Array.isArray(raw.manifests)) throw new ConfigError(UPSTREAM_NAME, 'manifests', 'must be a list of objects');
-    raw.manifests.forEach((object, i) => expand(object, `manifests[${i}]`, manifests));
+    for (const [i, object] of raw.manifests.entries()) expand(object, `manifests[${i}]`, manifests);
   }
   if (raw.paths !== undefined && raw.paths !== null) {
     if (!Array.isArray(raw.paths)) throw new ConfigError(UPSTREAM_NAME, 'paths', 'must be a list of file paths');
-    raw.paths.forEach((path, i) => readFile(path, `paths[${i}]`, source, manifests));
+    for (const [i, path] of raw.paths.entries()) readFile(path, `paths[${i}]`, source, manifests);
   }
   return { manifests, unknownNamespace, celEnvironment: celEnvironment as EnvironmentVersion };
 }

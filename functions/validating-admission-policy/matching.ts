@@ -36,16 +36,28 @@ export interface SelectorRequirement {
 }
 
 /** metav1.LabelSelectorAsSelector: every matchLabels entry and every requirement must hold. */
-export function labelSelector(matchLabels: Readonly<Record<string, string>>, requirements: readonly SelectorRequirement[]): Selector {
-  const all: SelectorRequirement[] = [...Object.entries(matchLabels).map(([key, value]) => ({ key, operator: 'In' as const, values: [value] })), ...requirements];
+export function labelSelector(
+  matchLabels: Readonly<Record<string, string>>,
+  requirements: readonly SelectorRequirement[],
+): Selector {
+  const all: SelectorRequirement[] = [
+    ...Object.entries(matchLabels).map(([key, value]) => ({ key, operator: 'In' as const, values: [value] })),
+    ...requirements,
+  ];
   const matches: LabelPredicate = (labels) =>
     all.every(({ key, operator, values }) => {
-      const has = Object.prototype.hasOwnProperty.call(labels, key);
+      const has = Object.hasOwn(labels, key);
       switch (operator) {
-        case 'In': return has && values.includes(labels[key]);
-        case 'NotIn': return !has || !values.includes(labels[key]);
-        case 'Exists': return has;
-        case 'DoesNotExist': return !has;
+        case 'In':
+          return has && values.includes(labels[key]);
+        case 'NotIn':
+          return !has || !values.includes(labels[key]);
+        case 'Exists':
+          return has;
+        case 'DoesNotExist':
+          return !has;
+        default:
+          return false;
       }
     });
   return { empty: all.length === 0, matches };
@@ -90,11 +102,18 @@ export class UnknownNamespaceError extends Error {
 }
 
 /** upstream namespace.Matcher: cluster-scoped requests (other than namespaces) always match. */
-async function namespaceMatches(selector: Selector, request: AdmissionRequest, labels: NamespaceLabels): Promise<boolean> {
+async function namespaceMatches(
+  selector: Selector,
+  request: AdmissionRequest,
+  labels: NamespaceLabels,
+): Promise<boolean> {
   if (selector.empty) return true;
   if (request.namespace === '' && request.resource.resource !== 'namespaces') return true;
   const known = await labels();
-  if (known === null) throw new UnknownNamespaceError(`namespace ${JSON.stringify(request.namespace)} has never been seen by this webhook (unknownNamespace: Fail)`);
+  if (known === null)
+    throw new UnknownNamespaceError(
+      `namespace ${JSON.stringify(request.namespace)} has never been seen by this webhook (unknownNamespace: Fail)`,
+    );
   return selector.matches(known);
 }
 
@@ -105,7 +124,11 @@ function objectMatches(selector: Selector, request: AdmissionRequest): boolean {
 }
 
 /** policy/matching.Matcher.Matches. Throws UnknownNamespaceError (unknownNamespace: Fail). */
-export async function resourcesMatch(match: MatchResources, request: AdmissionRequest, labels: NamespaceLabels): Promise<boolean> {
+export async function resourcesMatch(
+  match: MatchResources,
+  request: AdmissionRequest,
+  labels: NamespaceLabels,
+): Promise<boolean> {
   if (!objectMatches(match.objectSelector, request)) return false;
   if (rulesMatch(match.excludeResourceRules, request)) return false;
   if (match.resourceRules.length > 0 && !rulesMatch(match.resourceRules, request)) return false;
@@ -123,7 +146,8 @@ export class PolicyIndex<P extends { readonly order: number; readonly matchConst
     for (const policy of policies) {
       const keys = new Set<string>();
       for (const rule of policy.matchConstraints.resourceRules) {
-        for (const group of rule.apiGroups) for (const entry of rule.resources) keys.add(`${group}\u0000${entry.split('/')[0]}`);
+        for (const group of rule.apiGroups)
+          for (const entry of rule.resources) keys.add(`${group}\u0000${entry.split('/')[0]}`);
       }
       for (const key of keys) {
         const bucket = this.buckets.get(key) ?? [];

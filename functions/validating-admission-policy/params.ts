@@ -25,10 +25,19 @@ export class ParamStore {
 
   constructor(manifests: readonly Manifest[]) {
     for (const { object } of manifests) {
-      const metadata = (object.metadata ?? {}) as { name?: string; namespace?: string; labels?: Record<string, string> };
+      const metadata = (object.metadata ?? {}) as {
+        name?: string;
+        namespace?: string;
+        labels?: Record<string, string>;
+      };
       const key = kindKey(String(object.apiVersion ?? ''), String(object.kind ?? ''));
       const list = this.byKind.get(key) ?? [];
-      list.push({ name: metadata.name ?? '', namespace: metadata.namespace ?? '', labels: metadata.labels ?? {}, value: toCel(object) });
+      list.push({
+        name: metadata.name ?? '',
+        namespace: metadata.namespace ?? '',
+        labels: metadata.labels ?? {},
+        value: toCel(object),
+      });
       this.byKind.set(key, list);
     }
   }
@@ -46,12 +55,16 @@ export class ParamStore {
     let namespace = '';
     if (namespaced) {
       namespace = ref.namespace ?? requestNamespace;
-      if (namespace === '') throw new ParamError('cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
+      if (namespace === '')
+        throw new ParamError('cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
     } else if (ref.namespace !== undefined && objects.length > 0) {
       throw new ParamError('paramRef.namespace must not be provided for a cluster-scoped `paramKind`');
     }
     const inScope = objects.filter((o) => o.namespace === namespace);
-    const found = ref.name !== undefined ? inScope.filter((o) => o.name === ref.name) : inScope.filter((o) => ref.selector!.matches(o.labels));
+    const found =
+      ref.name !== undefined
+        ? inScope.filter((o) => o.name === ref.name)
+        : inScope.filter((o) => ref.selector!.matches(o.labels));
     if (found.length === 0 && ref.parameterNotFoundAction === 'Deny') {
       throw new ParamError('no params found for policy binding with `Deny` parameterNotFoundAction');
     }

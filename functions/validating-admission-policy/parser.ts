@@ -7,13 +7,53 @@
 export type Node =
   | { readonly kind: 'literal'; readonly pos: number; readonly value: Literal }
   | { readonly kind: 'ident'; readonly pos: number; readonly name: string }
-  | { readonly kind: 'select'; readonly pos: number; readonly operand: Node; readonly field: string; readonly optional: boolean; readonly test: boolean }
-  | { readonly kind: 'index'; readonly pos: number; readonly operand: Node; readonly index: Node; readonly optional: boolean }
-  | { readonly kind: 'call'; readonly pos: number; readonly fn: string; readonly target?: Node; readonly args: readonly Node[] }
-  | { readonly kind: 'list'; readonly pos: number; readonly elements: readonly Node[]; readonly optional: readonly boolean[] }
-  | { readonly kind: 'map'; readonly pos: number; readonly entries: readonly { key: Node; value: Node; optional: boolean }[] }
-  | { readonly kind: 'object'; readonly pos: number; readonly type: string; readonly fields: readonly { name: string; value: Node; optional: boolean }[] }
-  | { readonly kind: 'comprehension'; readonly pos: number; readonly macro: Macro; readonly range: Node; readonly vars: readonly string[]; readonly args: readonly Node[] };
+  | {
+      readonly kind: 'select';
+      readonly pos: number;
+      readonly operand: Node;
+      readonly field: string;
+      readonly optional: boolean;
+      readonly test: boolean;
+    }
+  | {
+      readonly kind: 'index';
+      readonly pos: number;
+      readonly operand: Node;
+      readonly index: Node;
+      readonly optional: boolean;
+    }
+  | {
+      readonly kind: 'call';
+      readonly pos: number;
+      readonly fn: string;
+      readonly target?: Node;
+      readonly args: readonly Node[];
+    }
+  | {
+      readonly kind: 'list';
+      readonly pos: number;
+      readonly elements: readonly Node[];
+      readonly optional: readonly boolean[];
+    }
+  | {
+      readonly kind: 'map';
+      readonly pos: number;
+      readonly entries: readonly { key: Node; value: Node; optional: boolean }[];
+    }
+  | {
+      readonly kind: 'object';
+      readonly pos: number;
+      readonly type: string;
+      readonly fields: readonly { name: string; value: Node; optional: boolean }[];
+    }
+  | {
+      readonly kind: 'comprehension';
+      readonly pos: number;
+      readonly macro: Macro;
+      readonly range: Node;
+      readonly vars: readonly string[];
+      readonly args: readonly Node[];
+    };
 
 export type Literal =
   | { readonly type: 'int'; readonly value: bigint }
@@ -25,9 +65,20 @@ export type Literal =
   | { readonly type: 'null'; readonly value: null };
 
 export type Macro =
-  | 'all' | 'exists' | 'exists_one' | 'map' | 'filter'
-  | 'all2' | 'exists2' | 'existsOne2' | 'transformList' | 'transformMap' | 'transformMapEntry'
-  | 'optMap' | 'optFlatMap' | 'sortBy';
+  | 'all'
+  | 'exists'
+  | 'exists_one'
+  | 'map'
+  | 'filter'
+  | 'all2'
+  | 'exists2'
+  | 'existsOne2'
+  | 'transformList'
+  | 'transformMap'
+  | 'transformMapEntry'
+  | 'optMap'
+  | 'optFlatMap'
+  | 'sortBy';
 
 export interface ParseOptions {
   /** Two-variable comprehensions (`all(k, v, p)`, `transformList`, ...): Kubernetes 1.33 on. */
@@ -38,7 +89,10 @@ export interface ParseOptions {
 
 export class CelSyntaxError extends Error {
   override readonly name = 'CelSyntaxError';
-  constructor(readonly pos: number, message: string) {
+  constructor(
+    readonly pos: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -51,12 +105,70 @@ interface Token {
   readonly value?: unknown;
 }
 
-const RESERVED = new Set(['as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
-const OPERATORS = ['.?', '[?', '==', '!=', '<=', '>=', '&&', '||', '<', '>', '+', '-', '*', '/', '%', '!', '?', ':', '.', ',', '(', ')', '[', ']', '{', '}'];
+const RESERVED = new Set([
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
+const OPERATORS = [
+  '.?',
+  '[?',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '!',
+  '?',
+  ':',
+  '.',
+  ',',
+  '(',
+  ')',
+  '[',
+  ']',
+  '{',
+  '}',
+];
 const INT64_MAX = (1n << 63n) - 1n;
 const UINT64_MAX = (1n << 64n) - 1n;
 
-const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '`': '`', '?': '?' };
+const ESCAPES: Record<string, string> = {
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '`': '`',
+  '?': '?',
+};
 
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
@@ -87,13 +199,14 @@ function tokenize(text: string): Token[] {
       let out = '';
       const push = (s: string) => (bytes ? units.push(...Buffer.from(s, 'utf8')) : (out += s));
       for (;;) {
-        if (i >= text.length) fail(start, 'Syntax error: token recognition error at: \'' + text.slice(start) + "'");
+        if (i >= text.length) fail(start, `Syntax error: token recognition error at: '${text.slice(start)}'`);
         if (text.startsWith(quote, i)) {
           i += quote.length;
           break;
         }
         const ch = text[i];
-        if (quote.length === 1 && (ch === '\n' || ch === '\r')) fail(start, `Syntax error: token recognition error at: '${text.slice(start, i + 1)}'`);
+        if (quote.length === 1 && (ch === '\n' || ch === '\r'))
+          fail(start, `Syntax error: token recognition error at: '${text.slice(start, i + 1)}'`);
         if (ch === '\\' && !raw) {
           const e = text[i + 1];
           if (e in ESCAPES) {
@@ -106,7 +219,8 @@ function tokenize(text: string): Token[] {
             const code = parseInt(hex, 16);
             if (bytes && len === 2) units.push(code);
             else {
-              if (code > 0x10ffff || (code >= 0xd800 && code < 0xe000)) fail(i, 'Syntax error: invalid unicode code point');
+              if (code > 0x10ffff || (code >= 0xd800 && code < 0xe000))
+                fail(i, 'Syntax error: invalid unicode code point');
               push(String.fromCodePoint(code));
             }
             i += 2 + len;
@@ -122,7 +236,11 @@ function tokenize(text: string): Token[] {
         push(String.fromCodePoint(cp));
         i += cp > 0xffff ? 2 : 1;
       }
-      tokens.push(bytes ? { kind: 'bytes', pos: start, text: text.slice(start, i), value: new Uint8Array(units) } : { kind: 'string', pos: start, text: text.slice(start, i), value: out });
+      tokens.push(
+        bytes
+          ? { kind: 'bytes', pos: start, text: text.slice(start, i), value: new Uint8Array(units) }
+          : { kind: 'string', pos: start, text: text.slice(start, i), value: out },
+      );
       continue;
     }
     if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(text[i + 1] ?? ''))) {
@@ -130,19 +248,27 @@ function tokenize(text: string): Token[] {
       if (hex) {
         i += hex[0].length;
         const unsigned = /[uU]$/.test(hex[0]);
-        tokens.push({ kind: unsigned ? 'uint' : 'int', pos: start, text: hex[0], value: BigInt(hex[0].replace(/[uU]$/, '')) });
+        tokens.push({
+          kind: unsigned ? 'uint' : 'int',
+          pos: start,
+          text: hex[0],
+          value: BigInt(hex[0].replace(/[uU]$/, '')),
+        });
         continue;
       }
-      const m = /^(?:[0-9]*\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+\.?(?![0-9]))|^[0-9]+/.exec(text.slice(i))!;
+      const m = /^(?:[0-9]*\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+\.?(?![0-9]))|^[0-9]+/.exec(
+        text.slice(i),
+      )!;
       let lexeme = m[0];
       // `1.` followed by an identifier is a selection on an int (`1.size()` is not a double).
-      if (lexeme.endsWith('.') && !/[eE]/.test(lexeme) && /[A-Za-z_?]/.test(text[i + lexeme.length] ?? '')) lexeme = lexeme.slice(0, -1);
+      if (lexeme.endsWith('.') && !/[eE]/.test(lexeme) && /[A-Za-z_?]/.test(text[i + lexeme.length] ?? ''))
+        lexeme = lexeme.slice(0, -1);
       i += lexeme.length;
       if (/[.eE]/.test(lexeme)) {
         tokens.push({ kind: 'double', pos: start, text: lexeme, value: Number(lexeme) });
       } else if (text[i] === 'u' || text[i] === 'U') {
         i++;
-        tokens.push({ kind: 'uint', pos: start, text: lexeme + 'u', value: BigInt(lexeme) });
+        tokens.push({ kind: 'uint', pos: start, text: `${lexeme}u`, value: BigInt(lexeme) });
       } else tokens.push({ kind: 'int', pos: start, text: lexeme, value: BigInt(lexeme) });
       continue;
     }
@@ -173,7 +299,11 @@ class Parser {
   private at = 0;
   private depth = 0;
 
-  constructor(text: string, private readonly options: ParseOptions, private readonly field: (name: string) => string) {
+  constructor(
+    text: string,
+    private readonly options: ParseOptions,
+    private readonly field: (name: string) => string,
+  ) {
     this.tokens = tokenize(text);
   }
 
@@ -229,10 +359,28 @@ class Parser {
     }
   }
 
-  private static readonly LEVELS: readonly (readonly string[])[] = [['||'], ['&&'], ['<', '<=', '>=', '>', '==', '!=', 'in'], ['+', '-'], ['*', '/', '%']];
+  private static readonly LEVELS: readonly (readonly string[])[] = [
+    ['||'],
+    ['&&'],
+    ['<', '<=', '>=', '>', '==', '!=', 'in'],
+    ['+', '-'],
+    ['*', '/', '%'],
+  ];
   private static readonly NAMES: Record<string, string> = {
-    '||': '_||_', '&&': '_&&_', '<': '_<_', '<=': '_<=_', '>=': '_>=_', '>': '_>_', '==': '_==_', '!=': '_!=_', in: '@in',
-    '+': '_+_', '-': '_-_', '*': '_*_', '/': '_/_', '%': '_%_',
+    '||': '_||_',
+    '&&': '_&&_',
+    '<': '_<_',
+    '<=': '_<=_',
+    '>=': '_>=_',
+    '>': '_>_',
+    '==': '_==_',
+    '!=': '_!=_',
+    in: '@in',
+    '+': '_+_',
+    '-': '_-_',
+    '*': '_*_',
+    '/': '_/_',
+    '%': '_%_',
   };
 
   private binary(level: number): Node {
@@ -240,7 +388,10 @@ class Parser {
     let left = this.binary(level + 1);
     for (;;) {
       const t = this.peek();
-      const op = (t.kind === 'op' || (t.kind === 'ident' && t.text === 'in')) && Parser.LEVELS[level].includes(t.text) ? t.text : undefined;
+      const op =
+        (t.kind === 'op' || (t.kind === 'ident' && t.text === 'in')) && Parser.LEVELS[level].includes(t.text)
+          ? t.text
+          : undefined;
       if (!op) return left;
       this.at++;
       const right = this.binary(level + 1);
@@ -255,14 +406,24 @@ class Parser {
       while (this.is(t.text)) ops.push(this.next());
       const next = this.peek();
       // A minus directly on a number literal is part of the literal (so INT64_MIN parses).
-      if (t.text === '-' && ops.length % 2 === 1 && (next.kind === 'int' || next.kind === 'double') && !this.isMemberSuffix(1)) {
+      if (
+        t.text === '-' &&
+        ops.length % 2 === 1 &&
+        (next.kind === 'int' || next.kind === 'double') &&
+        !this.isMemberSuffix(1)
+      ) {
         this.at++;
-        let operand: Node = next.kind === 'int' ? this.intLiteral(next, true) : { kind: 'literal', pos: t.pos, value: { type: 'double', value: -(next.value as number) } };
-        for (let i = 1; i < ops.length; i++) operand = { kind: 'call', pos: ops[ops.length - 1 - i].pos, fn: '-_', args: [operand] };
+        let operand: Node =
+          next.kind === 'int'
+            ? this.intLiteral(next, true)
+            : { kind: 'literal', pos: t.pos, value: { type: 'double', value: -(next.value as number) } };
+        for (let i = 1; i < ops.length; i++)
+          operand = { kind: 'call', pos: ops[ops.length - 1 - i].pos, fn: '-_', args: [operand] };
         return operand;
       }
       let operand = this.member();
-      for (let i = ops.length - 1; i >= 0; i--) operand = { kind: 'call', pos: ops[i].pos, fn: t.text === '!' ? '!_' : '-_', args: [operand] };
+      for (let i = ops.length - 1; i >= 0; i--)
+        operand = { kind: 'call', pos: ops[i].pos, fn: t.text === '!' ? '!_' : '-_', args: [operand] };
       return operand;
     }
     return this.member();
@@ -286,7 +447,8 @@ class Parser {
       if (this.accept('.') || this.accept('.?')) {
         const optional = t.text === '.?';
         const name = this.next();
-        if (name.kind !== 'ident') this.fail(name, `Syntax error: mismatched input '${name.text}' expecting IDENTIFIER`);
+        if (name.kind !== 'ident')
+          this.fail(name, `Syntax error: mismatched input '${name.text}' expecting IDENTIFIER`);
         const field = name.value === 'quoted' ? name.text.slice(1, -1) : this.field(name.text);
         if (!optional && name.value !== 'quoted' && this.is('(')) {
           const open = this.next();
@@ -337,7 +499,8 @@ class Parser {
       case 'op':
         if (t.text === '.') {
           const name = this.next();
-          if (name.kind !== 'ident') this.fail(name, `Syntax error: mismatched input '${name.text}' expecting IDENTIFIER`);
+          if (name.kind !== 'ident')
+            this.fail(name, `Syntax error: mismatched input '${name.text}' expecting IDENTIFIER`);
           return this.identifier(name, true);
         }
         if (t.text === '(') {
@@ -351,7 +514,12 @@ class Parser {
       default:
         break;
     }
-    return this.fail(t, t.kind === 'eof' ? "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}" : `Syntax error: extraneous input '${t.text}' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}`);
+    return this.fail(
+      t,
+      t.kind === 'eof'
+        ? "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"
+        : `Syntax error: extraneous input '${t.text}' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}`,
+    );
   }
 
   private identifier(t: Token, leadingDot: boolean): Node {
@@ -366,7 +534,8 @@ class Parser {
       const args = this.arguments(')');
       if (name === 'has' && !leadingDot) {
         const arg = args[0];
-        if (args.length !== 1 || arg.kind !== 'select' || arg.optional) this.fail(open, 'invalid argument to has() macro');
+        if (args.length !== 1 || arg.kind !== 'select' || arg.optional)
+          this.fail(open, 'invalid argument to has() macro');
         return { ...arg, test: true };
       }
       return { kind: 'call', pos: open.pos, fn: name, args };
@@ -381,7 +550,8 @@ class Parser {
           if (this.is('}')) break;
           const optional = this.accept('?');
           const field = this.next();
-          if (field.kind !== 'ident') this.fail(field, `Syntax error: mismatched input '${field.text}' expecting IDENTIFIER`);
+          if (field.kind !== 'ident')
+            this.fail(field, `Syntax error: mismatched input '${field.text}' expecting IDENTIFIER`);
           this.expect(':');
           fields.push({ name: field.text, value: this.expr(), optional });
         } while (this.accept(','));
@@ -431,11 +601,18 @@ class Parser {
     for (let i = 0; i < variables; i++) {
       const v = args[i];
       const at: Token = { kind: 'op', pos: v.pos, text: '' };
-      if (v.kind !== 'ident') this.fail(at, macro.macro === 'optMap' || macro.macro === 'optFlatMap' ? `${fn}() variable name must be a simple identifier` : 'argument must be a simple name');
+      if (v.kind !== 'ident')
+        this.fail(
+          at,
+          macro.macro === 'optMap' || macro.macro === 'optFlatMap'
+            ? `${fn}() variable name must be a simple identifier`
+            : 'argument must be a simple name',
+        );
       if (v.name === '__result__') this.fail(at, 'iteration variable overwrites accumulator variable');
       vars.push(v.name);
     }
-    if (variables === 2 && vars[0] === vars[1]) this.fail({ kind: 'op', pos: args[1].pos, text: '' }, `duplicate variable name: ${vars[0]}`);
+    if (variables === 2 && vars[0] === vars[1])
+      this.fail({ kind: 'op', pos: args[1].pos, text: '' }, `duplicate variable name: ${vars[0]}`);
     return { kind: 'comprehension', pos, macro: macro.macro, range: target, vars, args: args.slice(variables) };
   }
 
@@ -444,7 +621,8 @@ class Parser {
       case 'all':
       case 'exists':
         if (arity === 2) return { macro: fn, vars: 1 };
-        if (arity === 3 && this.options.twoVariableComprehensions) return { macro: fn === 'all' ? 'all2' : 'exists2', vars: 2 };
+        if (arity === 3 && this.options.twoVariableComprehensions)
+          return { macro: fn === 'all' ? 'all2' : 'exists2', vars: 2 };
         return undefined;
       case 'exists_one':
         if (arity === 2) return { macro: 'exists_one', vars: 1 };
@@ -458,7 +636,9 @@ class Parser {
       case 'transformList':
       case 'transformMap':
       case 'transformMapEntry':
-        return (arity === 3 || arity === 4) && this.options.twoVariableComprehensions ? { macro: fn, vars: 2 } : undefined;
+        return (arity === 3 || arity === 4) && this.options.twoVariableComprehensions
+          ? { macro: fn, vars: 2 }
+          : undefined;
       case 'optMap':
       case 'optFlatMap':
         return arity === 2 ? { macro: fn, vars: 1 } : undefined;

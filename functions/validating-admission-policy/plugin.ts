@@ -5,7 +5,15 @@
 // decides the answer, with upstream's message and status code; warnings and audit annotations are
 // answered alongside. Upstream: staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating.
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { allowed, auditAnnotationKey, denied, forbiddenMessage, resourceNameForMessage, withAuditAnnotations, withWarnings } from '../../lib/admission/decision.js';
+import {
+  allowed,
+  auditAnnotationKey,
+  denied,
+  forbiddenMessage,
+  resourceNameForMessage,
+  withAuditAnnotations,
+  withWarnings,
+} from '../../lib/admission/decision.js';
 import type { Decision as AdmissionDecision } from '../../lib/admission/decision.js';
 import type { PluginContext, WebhookRule } from '../../lib/admission/plugin.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
@@ -27,7 +35,13 @@ export const VALIDATION_FAILURE_ANNOTATION = 'validation_failure';
 const MAX_AUDIT_ANNOTATION_VALUE = 10 * 1024;
 const CODES: Record<string, number> = { Forbidden: 403, Invalid: 422, RequestEntityTooLarge: 413 };
 
-interface Denial { readonly policy: string; readonly binding?: string; readonly message: string; readonly reason?: string; readonly fieldPath?: string }
+interface Denial {
+  readonly policy: string;
+  readonly binding?: string;
+  readonly message: string;
+  readonly reason?: string;
+  readonly fieldPath?: string;
+}
 
 /** What one request gathers across policies before it is answered. */
 class Outcome {
@@ -48,10 +62,17 @@ class RequestData {
   private cache?: { object: unknown; oldObject: unknown; request: unknown };
   private namespace?: Promise<LearnedNamespace | undefined>;
 
-  constructor(readonly request: AdmissionRequest, private readonly context: PluginContext<PluginConfig>) {}
+  constructor(
+    readonly request: AdmissionRequest,
+    private readonly context: PluginContext<PluginConfig>,
+  ) {}
 
   get converted() {
-    this.cache ??= { object: toCel(this.request.object), oldObject: toCel(this.request.oldObject), request: requestVariable(this.request) };
+    this.cache ??= {
+      object: toCel(this.request.object),
+      oldObject: toCel(this.request.oldObject),
+      request: requestVariable(this.request),
+    };
     return this.cache;
   }
 
@@ -69,7 +90,12 @@ class RequestData {
   /** Labels for namespaceSelector: a namespace being written is read from the request itself. */
   readonly labels = async () => {
     const r = this.request;
-    if (r.resource.resource === 'namespaces' && r.subResource === '' && (r.operation === 'CREATE' || r.operation === 'UPDATE')) return r.object?.metadata?.labels ?? {};
+    if (
+      r.resource.resource === 'namespaces' &&
+      r.subResource === '' &&
+      (r.operation === 'CREATE' || r.operation === 'UPDATE')
+    )
+      return r.object?.metadata?.labels ?? {};
     const learned = await this.learned();
     if (learned) return learned.labels;
     return this.context.config.unknownNamespace === 'Fail' ? null : {};
@@ -81,7 +107,12 @@ class RequestData {
   }
 }
 
-async function dispatch(policy: CompiledPolicy, data: RequestData, config: PluginConfig, outcome: Outcome): Promise<void> {
+async function dispatch(
+  policy: CompiledPolicy,
+  data: RequestData,
+  config: PluginConfig,
+  outcome: Outcome,
+): Promise<void> {
   const { request } = data;
   if (!(await resourcesMatch(policy.matchConstraints, request, data.labels))) return;
   const collected = new Map<string, string[]>();
@@ -109,16 +140,28 @@ async function dispatch(policy: CompiledPolicy, data: RequestData, config: Plugi
         if (decision.action !== 'deny') return;
         for (const action of binding.validationActions) {
           if (action === 'Deny') outcome.denials.push({ policy: policy.name, binding: binding.name, ...decision });
-          else if (action === 'Warn') outcome.warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policy.name}' with binding '${binding.name}': ${decision.message}`);
+          else if (action === 'Warn')
+            outcome.warnings.push(
+              `Validation failed for ValidatingAdmissionPolicy '${policy.name}' with binding '${binding.name}': ${decision.message}`,
+            );
           else if (!(VALIDATION_FAILURE_ANNOTATION in outcome.annotations)) {
             // Upstream adds one annotation per failure under one key; the apiserver keeps the first.
-            const value = [{ message: decision.message, policy: policy.name, binding: binding.name, expressionIndex: index, validationActions: binding.validationActions }];
+            const value = [
+              {
+                message: decision.message,
+                policy: policy.name,
+                binding: binding.name,
+                expressionIndex: index,
+                validationActions: binding.validationActions,
+              },
+            ];
             outcome.annotations[VALIDATION_FAILURE_ANNOTATION] = JSON.stringify(value);
           }
         }
       });
       for (const annotation of result.auditAnnotations) {
-        if (annotation.error !== undefined) outcome.denials.push({ policy: policy.name, binding: binding.name, message: annotation.error });
+        if (annotation.error !== undefined)
+          outcome.denials.push({ policy: policy.name, binding: binding.name, message: annotation.error });
         else {
           const values = collected.get(annotation.key) ?? [];
           const value = annotation.value!.slice(0, MAX_AUDIT_ANNOTATION_VALUE);
@@ -135,9 +178,10 @@ function answer(request: AdmissionRequest, outcome: Outcome): AdmissionDecision 
   let decision: AdmissionDecision = allowed();
   const first = outcome.denials[0];
   if (first) {
-    const text = first.binding === undefined
-      ? `ValidatingAdmissionPolicy '${first.policy}' denied request: ${first.message}`
-      : `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`;
+    const text =
+      first.binding === undefined
+        ? `ValidatingAdmissionPolicy '${first.policy}' denied request: ${first.message}`
+        : `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`;
     const reason = first.reason ?? 'Invalid';
     const cause = first.fieldPath ? { message: text, field: first.fieldPath } : { message: text };
     decision = denied(forbiddenMessage(request, text), CODES[reason] ?? 422, reason, {
@@ -167,7 +211,8 @@ export default definePlugin<PluginConfig>({
   metadata: {
     upstreamName: 'ValidatingAdmissionPolicy',
     name: 'validating-admission-policy',
-    summary: 'Evaluates CEL ValidatingAdmissionPolicies and their bindings from the AdmissionConfiguration, as the apiserver does.',
+    summary:
+      'Evaluates CEL ValidatingAdmissionPolicies and their bindings from the AdmissionConfiguration, as the apiserver does.',
     // The rules come from the loaded policies: validatingRulesFor.
     validating: { rules: [], failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
     writes: false,

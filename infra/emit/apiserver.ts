@@ -31,13 +31,22 @@ export function webhookKubeconfig(webhookUrl: string, client: ClientIdentity): R
     apiVersion: 'v1',
     kind: 'Config',
     // Only users matter to the apiserver here; it picks one by the webhook's host.
-    users: [{ name: kubeconfigUserName(webhookUrl), user: { 'client-certificate-data': b64(client.certPem), 'client-key-data': b64(client.keyPem) } }],
+    users: [
+      {
+        name: kubeconfigUserName(webhookUrl),
+        user: { 'client-certificate-data': b64(client.certPem), 'client-key-data': b64(client.keyPem) },
+      },
+    ],
   };
 }
 
 /** AdmissionConfiguration (apiserver.config.k8s.io/v1) pointing both webhook plugins at the kubeconfig. */
 export function apiserverAdmissionConfiguration(kubeConfigFile: string): Record<string, unknown> {
-  const webhookConfiguration = { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile };
+  const webhookConfiguration = {
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'WebhookAdmissionConfiguration',
+    kubeConfigFile,
+  };
   return {
     apiVersion: 'apiserver.config.k8s.io/v1',
     kind: 'AdmissionConfiguration',

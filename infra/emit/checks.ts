@@ -1,7 +1,10 @@
 // What the emitter refuses to print: documents that fail the admissionregistration.k8s.io/v1
 // OpenAPI schema (kubernetes-models' Ajv validation) or our own rules, which the schema cannot
 // express (https only, bounded timeouts, no protected resources, names that map back to plugins).
-import { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import {
+  MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import type { WebhookConfiguration } from './webhooks.js';
 import { isCelError, run } from '@bufbuild/cel';
 import { protectedResourcesReached, WEBHOOK_DOMAIN } from './webhooks.js';
@@ -23,12 +26,18 @@ export function ruleViolations(docs: readonly WebhookConfiguration[], pluginName
       const where = `${doc.kind} ${doc.metadata?.name}: webhook ${webhook.name}`;
       if (names.has(`${doc.kind}/${webhook.name}`)) problems.push(`${where}: name not unique`);
       names.add(`${doc.kind}/${webhook.name}`);
-      if (!webhook.name.endsWith(`.${WEBHOOK_DOMAIN}`) || !DNS_SUBDOMAIN.test(webhook.name) || webhook.name.length > 253) {
+      if (
+        !webhook.name.endsWith(`.${WEBHOOK_DOMAIN}`) ||
+        !DNS_SUBDOMAIN.test(webhook.name) ||
+        webhook.name.length > 253
+      ) {
         problems.push(`${where}: name must be a DNS subdomain ending in .${WEBHOOK_DOMAIN}`);
       }
-      if (!pluginNames.some((p) => webhook.name.startsWith(`${p}.`))) problems.push(`${where}: name does not begin with a plugin name and a dot`);
+      if (!pluginNames.some((p) => webhook.name.startsWith(`${p}.`)))
+        problems.push(`${where}: name does not begin with a plugin name and a dot`);
       const url = webhook.clientConfig.url;
-      if (url === undefined || webhook.clientConfig.service !== undefined) problems.push(`${where}: clientConfig must be a url, not a service`);
+      if (url === undefined || webhook.clientConfig.service !== undefined)
+        problems.push(`${where}: clientConfig must be a url, not a service`);
       else {
         if (!url.startsWith('https://')) problems.push(`${where}: url must be https`);
         if (url.includes('?') || url.includes('#')) problems.push(`${where}: url must have no query or fragment`);
@@ -39,13 +48,23 @@ export function ruleViolations(docs: readonly WebhookConfiguration[], pluginName
         }
       }
       const timeout = webhook.timeoutSeconds;
-      if (timeout === undefined || !Number.isInteger(timeout) || timeout < 1 || timeout > 10) problems.push(`${where}: timeoutSeconds must be 1-10`);
-      if (webhook.sideEffects !== 'None' && webhook.sideEffects !== 'NoneOnDryRun') problems.push(`${where}: sideEffects must be None or NoneOnDryRun`);
+      if (timeout === undefined || !Number.isInteger(timeout) || timeout < 1 || timeout > 10)
+        problems.push(`${where}: timeoutSeconds must be 1-10`);
+      if (webhook.sideEffects !== 'None' && webhook.sideEffects !== 'NoneOnDryRun')
+        problems.push(`${where}: sideEffects must be None or NoneOnDryRun`);
       if (webhook.matchPolicy !== 'Equivalent') problems.push(`${where}: matchPolicy must be Equivalent`);
-      if (JSON.stringify(webhook.admissionReviewVersions) !== JSON.stringify(['v1', 'v1beta1'])) problems.push(`${where}: admissionReviewVersions must be [v1, v1beta1]`);
-      const reached = (webhook.rules ?? []).flatMap((rule) => protectedResourcesReached({ apiGroups: rule.apiGroups ?? [], resources: rule.resources ?? [], scope: rule.scope }));
+      if (JSON.stringify(webhook.admissionReviewVersions) !== JSON.stringify(['v1', 'v1beta1']))
+        problems.push(`${where}: admissionReviewVersions must be [v1, v1beta1]`);
+      const reached = (webhook.rules ?? []).flatMap((rule) =>
+        protectedResourcesReached({
+          apiGroups: rule.apiGroups ?? [],
+          resources: rule.resources ?? [],
+          scope: rule.scope,
+        }),
+      );
       for (const p of new Set(reached)) {
-        if (!excludedByMatchConditions(webhook.matchConditions ?? [], p)) problems.push(`${where}: would be called for ${p.group}/${p.resource}`);
+        if (!excludedByMatchConditions(webhook.matchConditions ?? [], p))
+          problems.push(`${where}: would be called for ${p.group}/${p.resource}`);
       }
     }
   }
@@ -57,7 +76,10 @@ export function ruleViolations(docs: readonly WebhookConfiguration[], pluginName
  * evaluates to false. An expression that errors does not count (the apiserver would then apply
  * the failurePolicy, worse still).
  */
-export function excludedByMatchConditions(conditions: readonly { expression: string }[], resource: { group: string; resource: string }): boolean {
+export function excludedByMatchConditions(
+  conditions: readonly { expression: string }[],
+  resource: { group: string; resource: string },
+): boolean {
   const request = {
     uid: 'check',
     kind: { group: resource.group, version: 'v1', kind: 'Check' },

@@ -12,7 +12,12 @@ import { ConfigError } from '../../lib/config/errors.js';
 import type { ConfiguredPlugin, PluginSet } from '../../lib/config/plugins.js';
 import { activePlugins, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
-import { apiserverAdmissionConfiguration, DEFAULT_KUBECONFIG_PATH, kubeconfigUserName, webhookKubeconfig } from './apiserver.js';
+import {
+  apiserverAdmissionConfiguration,
+  DEFAULT_KUBECONFIG_PATH,
+  kubeconfigUserName,
+  webhookKubeconfig,
+} from './apiserver.js';
 import { ruleViolations, validateSchema } from './checks.js';
 import { DEFAULT_URL_SECRET_FILE, readUrlSecret, urlSecretDigest, writeNewUrlSecret } from './url-secret.js';
 import type { CallerAuthOption, WebhookConfiguration } from './webhooks.js';
@@ -104,11 +109,15 @@ function selectPlugins(set: PluginSet, list: string | undefined, io: EmitIo): Co
     for (const configured of inactive) io.stderr(`left out: ${inactiveLine(configured)}\n`);
     return activePlugins(set);
   }
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.length === 0) throw new UsageError('--plugins needs at least one plugin name');
   const known = new Map(set.plugins.map((p) => [p.plugin.metadata.name, p]));
   const unknown = names.filter((n) => !known.has(n));
-  if (unknown.length > 0) throw new UsageError(`--plugins: unknown ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
+  if (unknown.length > 0)
+    throw new UsageError(`--plugins: unknown ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
   const chosen = [...new Set(names)].map((n) => known.get(n) as ConfiguredPlugin);
   const named = chosen.find((p) => p.inactive !== undefined);
   if (named !== undefined) throw new UsageError(`--plugins: ${inactiveLine(named)}`);
@@ -138,7 +147,9 @@ export async function emitCommand(argv: string[], io: EmitIo): Promise<number> {
     return await emit(argv, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof EmitError) {
-      io.stderr(`emit: ${error.message}\n${error instanceof UsageError ? 'Run npm run emit -- --help for usage.\n' : ''}`);
+      io.stderr(
+        `emit: ${error.message}\n${error instanceof UsageError ? 'Run npm run emit -- --help for usage.\n' : ''}`,
+      );
       return 2;
     }
     io.stderr(`emit: ${error instanceof ConfigError ? 'invalid configuration: ' : ''}${(error as Error).message}\n`);
@@ -155,21 +166,28 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   if (values['base-url'] === undefined) throw new UsageError('--base-url is required');
   const baseUrl = checkBaseUrl(values['base-url']);
   const mode = values.auth;
-  if (mode !== 'mtls' && mode !== 'url-secret') throw new UsageError(`--auth must be mtls or url-secret, got ${JSON.stringify(mode)}`);
-  if (mode === 'mtls' && (values['secret-file'] !== undefined || values['new-secret'])) throw new UsageError('--secret-file and --new-secret need --auth url-secret');
+  if (mode !== 'mtls' && mode !== 'url-secret')
+    throw new UsageError(`--auth must be mtls or url-secret, got ${JSON.stringify(mode)}`);
+  if (mode === 'mtls' && (values['secret-file'] !== undefined || values['new-secret']))
+    throw new UsageError('--secret-file and --new-secret need --auth url-secret');
   if (mode === 'url-secret' && (values['client-cert'] !== undefined || values['client-key'] !== undefined)) {
     throw new UsageError('--client-cert/--client-key are for --auth mtls (url-secret callers present no certificate)');
   }
-  if (values['secret-file'] !== undefined && values['new-secret']) throw new UsageError('--secret-file reads a secret, --new-secret creates one: choose one');
+  if (values['secret-file'] !== undefined && values['new-secret'])
+    throw new UsageError('--secret-file reads a secret, --new-secret creates one: choose one');
   for (const option of ['staged', 'webhook-namespace'] as const) {
     const ns = values[option];
-    if (ns !== undefined && (!DNS_LABEL.test(ns) || ns.length > 63)) throw new UsageError(`--${option}: ${JSON.stringify(ns)} is not a namespace name`);
+    if (ns !== undefined && (!DNS_LABEL.test(ns) || ns.length > 63))
+      throw new UsageError(`--${option}: ${JSON.stringify(ns)} is not a namespace name`);
   }
   if (values.staged !== undefined && (SYSTEM_NAMESPACES as readonly string[]).includes(values.staged)) {
     throw new UsageError(`--staged ${values.staged}: stage in a test namespace, not a system one`);
   }
   // The AdmissionConfiguration the deployment serves decides which plugins can answer.
-  const env = { ...io.env, ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }) };
+  const env = {
+    ...io.env,
+    ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
+  };
   const pluginSet = loadPluginSet(io.plugins ?? registry, env);
   io.stderr(`configuration: ${pluginSet.configuration.source.file}\n`);
   const chosen = selectPlugins(pluginSet, values.plugins, io);
@@ -179,7 +197,8 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   let caBundle: string | undefined;
   if (values['ca-bundle'] !== undefined) {
     const pem = readFileArg('--ca-bundle', values['ca-bundle']);
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--ca-bundle: ${values['ca-bundle']} holds no PEM certificate`);
+    if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+      throw new UsageError(`--ca-bundle: ${values['ca-bundle']} holds no PEM certificate`);
     caBundle = Buffer.from(pem, 'utf8').toString('base64');
   }
 
@@ -190,11 +209,15 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   const clientKeyFile = values['client-key'] ?? clientFiles.clientKey;
   let client: { certPem: string; keyPem: string } | undefined;
   if (out !== undefined && mode === 'mtls') {
-    const hint = values['client-cert'] === undefined ? ' (run npm run pki first, or pass --client-cert/--client-key)' : '';
-    if (!existsSync(clientCertFile) || !existsSync(clientKeyFile)) throw new UsageError(`client certificate ${clientCertFile} / key ${clientKeyFile} not found${hint}`);
+    const hint =
+      values['client-cert'] === undefined ? ' (run npm run pki first, or pass --client-cert/--client-key)' : '';
+    if (!existsSync(clientCertFile) || !existsSync(clientKeyFile))
+      throw new UsageError(`client certificate ${clientCertFile} / key ${clientKeyFile} not found${hint}`);
     client = { certPem: readFileSync(clientCertFile, 'utf8'), keyPem: readFileSync(clientKeyFile, 'utf8') };
-    if (!client.certPem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`${clientCertFile} holds no PEM certificate`);
-    if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(client.keyPem)) throw new UsageError(`${clientKeyFile} holds no PEM private key`);
+    if (!client.certPem.includes('-----BEGIN CERTIFICATE-----'))
+      throw new UsageError(`${clientCertFile} holds no PEM certificate`);
+    if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(client.keyPem))
+      throw new UsageError(`${clientKeyFile} holds no PEM private key`);
   }
 
   if (out !== undefined) mkdirSync(out, { recursive: true });
@@ -206,7 +229,9 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
       if (!existsSync(file)) throw new UsageError(`--secret-file: file ${file} does not exist`);
       secret = readSecret(file);
     } else if (values['new-secret'] && existsSync(file)) {
-      throw new UsageError(`--new-secret: ${file} already exists and may be live in a cluster; rotate into another --out DIR`);
+      throw new UsageError(
+        `--new-secret: ${file} already exists and may be live in a cluster; rotate into another --out DIR`,
+      );
     } else if (values['new-secret'] || !existsSync(file)) {
       secret = writeNewUrlSecret(file);
       io.stderr(`created a new URL secret in ${file} (0600); keep it secret: it is the cluster's credential\n`);
@@ -230,7 +255,9 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   check(docs, selected);
   const yaml = `# serverless-admission webhook configurations (npm run emit); ${auth.mode === 'url-secret' ? 'the URLs hold the cluster secret' : 'mTLS'}\n${toYamlDocuments(docs)}`;
   io.stdout(yaml);
-  io.stderr(`${docs.length} configuration(s) for ${selected.map((p) => p.metadata.name).join(', ')}${values.staged ? ` (staged in ${values.staged})` : ''}\n`);
+  io.stderr(
+    `${docs.length} configuration(s) for ${selected.map((p) => p.metadata.name).join(', ')}${values.staged ? ` (staged in ${values.staged})` : ''}\n`,
+  );
 
   if (out !== undefined) {
     const webhooksFile = join(out, 'webhooks.yaml');
@@ -241,14 +268,25 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
       const kubeconfigFile = join(out, 'kubeconfig.yaml');
       const kubeConfigPath = values['kubeconfig-path'] ?? DEFAULT_KUBECONFIG_PATH;
       writePrivate(kubeconfigFile, stringify(webhookKubeconfig(baseUrl, client), { lineWidth: 0 }));
-      writeFileSync(join(out, 'admission-configuration.yaml'), stringify(apiserverAdmissionConfiguration(kubeConfigPath), { lineWidth: 0 }));
-      io.stderr(`wrote ${kubeconfigFile} (user ${kubeconfigUserName(baseUrl)}, 0600) and ${join(out, 'admission-configuration.yaml')} (kubeConfigFile ${kubeConfigPath})\n`);
+      writeFileSync(
+        join(out, 'admission-configuration.yaml'),
+        stringify(apiserverAdmissionConfiguration(kubeConfigPath), { lineWidth: 0 }),
+      );
+      io.stderr(
+        `wrote ${kubeconfigFile} (user ${kubeconfigUserName(baseUrl)}, 0600) and ${join(out, 'admission-configuration.yaml')} (kubeConfigFile ${kubeConfigPath})\n`,
+      );
       io.stderr(`next, on every control-plane node:\n`);
       io.stderr(`  copy ${kubeconfigFile} to ${kubeConfigPath} (0600, readable by the apiserver)\n`);
-      io.stderr(`  copy ${join(out, 'admission-configuration.yaml')} beside it and start kube-apiserver with --admission-control-config-file=<that file>\n`);
-      io.stderr(`  (an existing --admission-control-config-file: merge its ValidatingAdmissionWebhook and MutatingAdmissionWebhook entries instead)\n`);
+      io.stderr(
+        `  copy ${join(out, 'admission-configuration.yaml')} beside it and start kube-apiserver with --admission-control-config-file=<that file>\n`,
+      );
+      io.stderr(
+        `  (an existing --admission-control-config-file: merge its ValidatingAdmissionWebhook and MutatingAdmissionWebhook entries instead)\n`,
+      );
     } else {
-      io.stderr('url-secret mode: no kubeconfig or AdmissionConfiguration (the apiserver presents no client certificate)\n');
+      io.stderr(
+        'url-secret mode: no kubeconfig or AdmissionConfiguration (the apiserver presents no client certificate)\n',
+      );
     }
   }
   return 0;
@@ -260,10 +298,15 @@ function check(docs: readonly WebhookConfiguration[], selected: readonly AnyAdmi
     try {
       validateSchema(doc);
     } catch (error) {
-      throw new Error(`${doc.kind} ${doc.metadata?.name} fails the admissionregistration.k8s.io/v1 schema: ${(error as Error).message}`);
+      throw new Error(
+        `${doc.kind} ${doc.metadata?.name} fails the admissionregistration.k8s.io/v1 schema: ${(error as Error).message}`,
+      );
     }
   }
-  const problems = ruleViolations(docs, selected.map((p) => p.metadata.name));
+  const problems = ruleViolations(
+    docs,
+    selected.map((p) => p.metadata.name),
+  );
   if (problems.length > 0) throw new Error(`emitted configuration breaks our rules:\n  ${problems.join('\n  ')}`);
 }
 

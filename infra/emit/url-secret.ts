@@ -20,13 +20,17 @@ export function urlSecretDigest(secret: string): string {
 
 export function readUrlSecret(file: string): string {
   const secret = readFileSync(file, 'utf8').trim();
-  if (!SECRET_SHAPE.test(secret)) throw new Error(`${file} does not hold a URL secret (at least 32 characters of [A-Za-z0-9_-])`);
+  if (!SECRET_SHAPE.test(secret))
+    throw new Error(`${file} does not hold a URL secret (at least 32 characters of [A-Za-z0-9_-])`);
   return secret;
 }
 
 /** Writes a new secret 0600; refuses to replace one, which may be live in a cluster. */
 export function writeNewUrlSecret(file: string): string {
-  if (existsSync(file)) throw new Error(`${file} already exists; it may be live in a cluster. Rotate by writing the new one elsewhere (--out DIR)`);
+  if (existsSync(file))
+    throw new Error(
+      `${file} already exists; it may be live in a cluster. Rotate by writing the new one elsewhere (--out DIR)`,
+    );
   const secret = newUrlSecret();
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });

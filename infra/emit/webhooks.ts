@@ -75,10 +75,12 @@ export function checkBaseUrl(raw: string): string {
   } catch {
     throw new EmitError(`--base-url ${JSON.stringify(raw)} is not a URL`);
   }
-  if (url.protocol !== 'https:') throw new EmitError(`--base-url must be https (the apiserver only calls webhooks over TLS), got ${url.protocol}`);
+  if (url.protocol !== 'https:')
+    throw new EmitError(`--base-url must be https (the apiserver only calls webhooks over TLS), got ${url.protocol}`);
   if (url.hostname === '') throw new EmitError('--base-url needs a host');
   if (url.username !== '' || url.password !== '') throw new EmitError('--base-url must not carry credentials');
-  if (url.search !== '' || raw.includes('?')) throw new EmitError('--base-url must not have a query (the apiserver appends ?timeout=)');
+  if (url.search !== '' || raw.includes('?'))
+    throw new EmitError('--base-url must not have a query (the apiserver appends ?timeout=)');
   if (url.hash !== '' || raw.includes('#')) throw new EmitError('--base-url must not have a fragment');
   return url.href.replace(/\/+$/, '');
 }
@@ -96,7 +98,9 @@ export function configurationName(plugin: string): string {
 }
 
 /** The protected resources a rule reaches, wildcards and scope considered. */
-export function protectedResourcesReached(rule: Pick<WebhookRule, 'apiGroups' | 'resources' | 'scope'>): ProtectedResource[] {
+export function protectedResourcesReached(
+  rule: Pick<WebhookRule, 'apiGroups' | 'resources' | 'scope'>,
+): ProtectedResource[] {
   const scope = rule.scope ?? '*';
   return PROTECTED_RESOURCES.filter(
     (p) =>
@@ -108,16 +112,21 @@ export function protectedResourcesReached(rule: Pick<WebhookRule, 'apiGroups' | 
 
 /** The protected resources a rule names outright: never acceptable. */
 function protectedResourcesNamed(rule: WebhookRule): ProtectedResource[] {
-  return protectedResourcesReached(rule).filter((p) => rule.apiGroups.includes(p.group) && rule.resources.some((r) => r.split('/')[0] === p.resource));
+  return protectedResourcesReached(rule).filter(
+    (p) => rule.apiGroups.includes(p.group) && rule.resources.some((r) => r.split('/')[0] === p.resource),
+  );
 }
 
 /** A CEL matchCondition that is false exactly for the given resources. */
 export function excludeProtectedCondition(reached: readonly ProtectedResource[]): { name: string; expression: string } {
-  const terms = reached.map((p) => `(request.resource.group == '${p.group}' && request.resource.resource == '${p.resource}')`);
+  const terms = reached.map(
+    (p) => `(request.resource.group == '${p.group}' && request.resource.resource == '${p.resource}')`,
+  );
   return { name: EXCLUDE_PROTECTED_CONDITION, expression: `!(${terms.join(' || ')})` };
 }
 
-const matchesAll = (have: readonly string[], want: readonly string[]) => have.includes('*') || want.every((w) => have.includes(w));
+const matchesAll = (have: readonly string[], want: readonly string[]) =>
+  have.includes('*') || want.every((w) => have.includes(w));
 
 // The apiserver's rule matching: `pods/*` matches every subresource of pods, `*` every resource
 // (no subresource), `*/*` everything.
@@ -128,7 +137,8 @@ function resourceMatches(pattern: string, resource: string): boolean {
   return (patternMain === '*' || patternMain === main) && (patternSub === '*' ? sub !== '' : patternSub === sub);
 }
 
-const intersects = (a: readonly string[], b: readonly string[]) => a.includes('*') || b.includes('*') || a.some((x) => b.includes(x));
+const intersects = (a: readonly string[], b: readonly string[]) =>
+  a.includes('*') || b.includes('*') || a.some((x) => b.includes(x));
 
 /** True when some request matches both rules. */
 export function rulesOverlap(a: WebhookRule, b: WebhookRule): boolean {
@@ -171,7 +181,9 @@ function checkedRules(rules: readonly WebhookRule[], metadata: PluginMetadata, p
     const named = protectedResourcesNamed(rule);
     if (named.length > 0) {
       const list = named.map((p) => `${p.group}/${p.resource}`).join(', ');
-      throw new EmitError(`${metadata.name}: a ${phase} rule (${JSON.stringify(toRule(rule))}) names ${list}; the good-practice guide forbids webhooks on those`);
+      throw new EmitError(
+        `${metadata.name}: a ${phase} rule (${JSON.stringify(toRule(rule))}) names ${list}; the good-practice guide forbids webhooks on those`,
+      );
     }
   }
   return unique;
@@ -231,27 +243,65 @@ export function webhookPlans(plugin: AnyAdmissionPlugin, phase: Phase, options: 
   if (judged.length === 0) return [];
   const conditions = options.matchConditions === false ? [] : (meta.matchConditions ?? []);
   const learnsHere = learningPhase(plugin) === phase;
-  const learned = learnsHere ? checkedRules([...learningRules(metadata), ...(meta.observes ?? [])], metadata, phase) : [];
-  const judge: WebhookPlan = { role: 'judge', rules: judged, matchConditions: conditions, failurePolicy: meta.failurePolicy, timeoutSeconds: meta.timeoutSeconds };
+  const learned = learnsHere
+    ? checkedRules([...learningRules(metadata), ...(meta.observes ?? [])], metadata, phase)
+    : [];
+  const judge: WebhookPlan = {
+    role: 'judge',
+    rules: judged,
+    matchConditions: conditions,
+    failurePolicy: meta.failurePolicy,
+    timeoutSeconds: meta.timeoutSeconds,
+  };
   if (learned.length === 0) return [judge];
   if (meta.learningMatchConditions !== undefined) {
-    if (options.matchConditions === false) return [{ ...judge, rules: checkedRules([...judged, ...learned], metadata, phase) }];
-    return [judge, { role: 'learn', rules: learned, matchConditions: meta.learningMatchConditions, failurePolicy: 'Ignore', timeoutSeconds: LEARNING_TIMEOUT_SECONDS }];
+    if (options.matchConditions === false)
+      return [{ ...judge, rules: checkedRules([...judged, ...learned], metadata, phase) }];
+    return [
+      judge,
+      {
+        role: 'learn',
+        rules: learned,
+        matchConditions: meta.learningMatchConditions,
+        failurePolicy: 'Ignore',
+        timeoutSeconds: LEARNING_TIMEOUT_SECONDS,
+      },
+    ];
   }
   // The judge sees every request its rules match (no conditions of its own): it learns from those.
-  const uncovered = conditions.length === 0 ? learned.filter((rule) => !judged.some((own) => ruleCovers(own, rule))) : learned;
+  const uncovered =
+    conditions.length === 0 ? learned.filter((rule) => !judged.some((own) => ruleCovers(own, rule))) : learned;
   if (uncovered.length === 0) return [judge];
-  return [judge, { role: 'learn', rules: uncovered, matchConditions: [], failurePolicy: 'Ignore', timeoutSeconds: LEARNING_TIMEOUT_SECONDS }];
+  return [
+    judge,
+    {
+      role: 'learn',
+      rules: uncovered,
+      matchConditions: [],
+      failurePolicy: 'Ignore',
+      timeoutSeconds: LEARNING_TIMEOUT_SECONDS,
+    },
+  ];
 }
 
-function webhookOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions, plan: WebhookPlan): ValidatingWebhook {
+function webhookOf(
+  plugin: AnyAdmissionPlugin,
+  phase: Phase,
+  options: EmitOptions,
+  plan: WebhookPlan,
+): ValidatingWebhook {
   const { metadata } = plugin;
   if (!Number.isInteger(plan.timeoutSeconds) || plan.timeoutSeconds < 1 || plan.timeoutSeconds > 10) {
-    throw new EmitError(`${metadata.name}: ${phase} timeoutSeconds must be an integer from 1 to 10, got ${plan.timeoutSeconds}`);
+    throw new EmitError(
+      `${metadata.name}: ${phase} timeoutSeconds must be an integer from 1 to 10, got ${plan.timeoutSeconds}`,
+    );
   }
   // Learning cluster state is a write too (dry runs excluded), hence NoneOnDryRun: on the learning
   // webhook, and on the judging one where its requests are also ones the plugin learns from.
-  const learned = learningPhase(plugin) === phase ? [...learningRules(metadata), ...(phaseMetadata(metadata, phase)?.observes ?? [])] : [];
+  const learned =
+    learningPhase(plugin) === phase
+      ? [...learningRules(metadata), ...(phaseMetadata(metadata, phase)?.observes ?? [])]
+      : [];
   const writes = metadata.writes || plan.rules.some((rule) => learned.some((other) => rulesOverlap(rule, other)));
   // Wildcard rules (NamespaceLifecycle: every namespaced resource) reach leases and the like; a
   // matchCondition keeps the apiserver from calling us for them. Without matchConditions
@@ -259,12 +309,20 @@ function webhookOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOption
   const reached = [...new Set(plan.rules.flatMap(protectedResourcesReached))];
   if (reached.length > 0 && options.matchConditions === false) {
     const list = reached.map((p) => `${p.group}/${p.resource}`).join(', ');
-    throw new EmitError(`${metadata.name}: its ${phase} rules reach ${list}, which only a matchCondition can exclude; drop --no-match-conditions (Kubernetes 1.28+) or leave the plugin out (--plugins)`);
+    throw new EmitError(
+      `${metadata.name}: its ${phase} rules reach ${list}, which only a matchCondition can exclude; drop --no-match-conditions (Kubernetes 1.28+) or leave the plugin out (--plugins)`,
+    );
   }
-  const matchConditions = [...plan.matchConditions, ...(reached.length > 0 ? [excludeProtectedCondition(reached)] : [])];
+  const matchConditions = [
+    ...plan.matchConditions,
+    ...(reached.length > 0 ? [excludeProtectedCondition(reached)] : []),
+  ];
   return {
     name: plan.role === 'learn' ? learningWebhookName(metadata.name) : webhookName(metadata.name, phase),
-    clientConfig: { url: webhookUrl(options.baseUrl, metadata.name, phase, options.auth), ...(options.caBundle && { caBundle: options.caBundle }) },
+    clientConfig: {
+      url: webhookUrl(options.baseUrl, metadata.name, phase, options.auth),
+      ...(options.caBundle && { caBundle: options.caBundle }),
+    },
     rules: plan.rules.map(toRule),
     failurePolicy: options.stagedNamespace !== undefined ? 'Ignore' : plan.failurePolicy,
     matchPolicy: 'Equivalent',
@@ -273,7 +331,9 @@ function webhookOf(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOption
     sideEffects: writes ? 'NoneOnDryRun' : 'None',
     timeoutSeconds: plan.timeoutSeconds,
     admissionReviewVersions: [...ADMISSION_REVIEW_VERSIONS],
-    ...(matchConditions.length > 0 && { matchConditions: matchConditions.map((c) => ({ name: c.name, expression: c.expression })) }),
+    ...(matchConditions.length > 0 && {
+      matchConditions: matchConditions.map((c) => ({ name: c.name, expression: c.expression })),
+    }),
   };
 }
 
@@ -295,23 +355,49 @@ function objectMeta(metadata: PluginMetadata, options: EmitOptions) {
   };
 }
 
-export function mutatingConfiguration(plugin: AnyAdmissionPlugin, options: EmitOptions): MutatingWebhookConfiguration | undefined {
+export function mutatingConfiguration(
+  plugin: AnyAdmissionPlugin,
+  options: EmitOptions,
+): MutatingWebhookConfiguration | undefined {
   const { metadata } = plugin;
   const webhooks = webhookPlans(plugin, 'mutate', options).map(
-    (plan): MutatingWebhook => ({ ...webhookOf(plugin, 'mutate', options, plan), reinvocationPolicy: plan.role === 'learn' ? 'Never' : (metadata.mutating?.reinvocationPolicy ?? 'Never') }),
+    (plan): MutatingWebhook => ({
+      ...webhookOf(plugin, 'mutate', options, plan),
+      reinvocationPolicy: plan.role === 'learn' ? 'Never' : (metadata.mutating?.reinvocationPolicy ?? 'Never'),
+    }),
   );
   if (webhooks.length === 0) return undefined;
-  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks };
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: objectMeta(metadata, options),
+    webhooks,
+  };
 }
 
-export function validatingConfiguration(plugin: AnyAdmissionPlugin, options: EmitOptions): ValidatingWebhookConfiguration | undefined {
+export function validatingConfiguration(
+  plugin: AnyAdmissionPlugin,
+  options: EmitOptions,
+): ValidatingWebhookConfiguration | undefined {
   const { metadata } = plugin;
-  const webhooks = webhookPlans(plugin, 'validate', options).map((plan) => webhookOf(plugin, 'validate', options, plan));
+  const webhooks = webhookPlans(plugin, 'validate', options).map((plan) =>
+    webhookOf(plugin, 'validate', options, plan),
+  );
   if (webhooks.length === 0) return undefined;
-  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: objectMeta(metadata, options), webhooks };
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: objectMeta(metadata, options),
+    webhooks,
+  };
 }
 
 /** Every configuration for the given plugins: per plugin, its mutating one, then its validating one. */
-export function webhookConfigurations(plugins: readonly AnyAdmissionPlugin[], options: EmitOptions): WebhookConfiguration[] {
-  return plugins.flatMap((plugin) => [mutatingConfiguration(plugin, options), validatingConfiguration(plugin, options)].filter((c) => c !== undefined));
+export function webhookConfigurations(
+  plugins: readonly AnyAdmissionPlugin[],
+  options: EmitOptions,
+): WebhookConfiguration[] {
+  return plugins.flatMap((plugin) =>
+    [mutatingConfiguration(plugin, options), validatingConfiguration(plugin, options)].filter((c) => c !== undefined),
+  );
 }

@@ -7,8 +7,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { run } from '@bufbuild/cel';
 import { pathToFileURL } from 'node:url';
 import { plugins } from '../../functions/index.js';
-import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
-import type { AdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import type { PluginSet } from '../../lib/config/plugins.js';
 import { activePlugins, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import type { WebhookConfiguration } from '../emit/webhooks.js';
@@ -41,14 +39,26 @@ export interface RequestKind {
 
 export type LoadPlan = Record<string, RequestKind>;
 
-type Rule = { operations?: string[]; apiGroups?: string[]; apiVersions?: string[]; resources?: string[]; scope?: string };
+type Rule = {
+  operations?: string[];
+  apiGroups?: string[];
+  apiVersions?: string[];
+  resources?: string[];
+  scope?: string;
+};
 type Selector = { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
 
 function ruleMatches(rule: Rule, target: Target): boolean {
   const has = (list: string[] | undefined, value: string) => (list ?? []).includes('*') || (list ?? []).includes(value);
   const scope = rule.scope ?? '*';
   const scopeOk = scope === '*' || (scope === 'Namespaced') === target.namespaced;
-  return has(rule.operations, target.operation) && has(rule.apiGroups, target.group) && has(rule.apiVersions, target.version) && has(rule.resources, target.resource) && scopeOk;
+  return (
+    has(rule.operations, target.operation) &&
+    has(rule.apiGroups, target.group) &&
+    has(rule.apiVersions, target.version) &&
+    has(rule.resources, target.resource) &&
+    scopeOk
+  );
 }
 
 /** Only the kubernetes.io/metadata.name expressions the emitter writes. */
@@ -62,16 +72,29 @@ function selectorMatches(selector: Selector | undefined, namespace: string | und
 
 /** The apiserver's order: mutating configurations by name, then validating ones by name. */
 /** The webhook's matchConditions, evaluated with CEL as the apiserver does (all must be true). */
-function conditionsMatch(webhook: { matchConditions?: { expression: string }[] }, review: Record<string, any>): boolean {
+function conditionsMatch(
+  webhook: { matchConditions?: { expression: string }[] },
+  review: Record<string, any>,
+): boolean {
   const { request } = review;
-  return (webhook.matchConditions ?? []).every((c) => run(c.expression, { request, object: request.object, oldObject: request.oldObject }) === true);
+  return (webhook.matchConditions ?? []).every(
+    (c) => run(c.expression, { request, object: request.object, oldObject: request.oldObject }) === true,
+  );
 }
 
-function callsFor(docs: readonly WebhookConfiguration[], target: Target, namespace: string | undefined, phases: readonly ('mutate' | 'validate')[], review: Record<string, any>): PlannedCall[] {
+function callsFor(
+  docs: readonly WebhookConfiguration[],
+  target: Target,
+  namespace: string | undefined,
+  phases: readonly ('mutate' | 'validate')[],
+  review: Record<string, any>,
+): PlannedCall[] {
   const calls: PlannedCall[] = [];
   for (const phase of phases) {
     const kind = phase === 'mutate' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';
-    const ordered = docs.filter((d) => d.kind === kind).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
+    const ordered = docs
+      .filter((d) => d.kind === kind)
+      .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
     for (const doc of ordered) {
       for (const webhook of doc.webhooks ?? []) {
         if (!(webhook.rules ?? []).some((r) => ruleMatches(r as Rule, target))) continue;
@@ -84,7 +107,11 @@ function callsFor(docs: readonly WebhookConfiguration[], target: Target, namespa
   return calls;
 }
 
-function review(target: Target, object: Record<string, any>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function review(
+  target: Target,
+  object: Record<string, any>,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const namespace = target.namespaced ? object.metadata.namespace : undefined;
   const gvk = { group: target.group, version: target.version, kind: target.kind };
   const gvr = { group: target.group, version: target.version, resource: target.resource };
@@ -111,7 +138,10 @@ function review(target: Target, object: Record<string, any>, extra: Record<strin
 }
 
 /** The webhooks an operator would register with this configuration: its active plugins', as emit prints them. */
-export function loadPlan(podCreateReview: { request: { object: Record<string, any> } }, pluginSet: PluginSet): LoadPlan {
+export function loadPlan(
+  podCreateReview: { request: { object: Record<string, any> } },
+  pluginSet: PluginSet,
+): LoadPlan {
   const active = activePlugins(pluginSet);
   const configs = new Map(active.map((p) => [p.plugin.metadata.name, p.config]));
   const docs = webhookConfigurations(
@@ -120,30 +150,77 @@ export function loadPlan(podCreateReview: { request: { object: Record<string, an
   );
   const ns = LOAD_NAMESPACES[0];
 
-  const pods: Target = { operation: 'CREATE', group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true };
+  const pods: Target = {
+    operation: 'CREATE',
+    group: '',
+    version: 'v1',
+    resource: 'pods',
+    kind: 'Pod',
+    namespaced: true,
+  };
   const pod = structuredClone(podCreateReview.request.object);
   pod.metadata.namespace = ns;
   const newImagePod = structuredClone(pod);
   newImagePod.spec.containers[0].image = 'example.invalid/none:1';
 
-  const services: Target = { operation: 'CREATE', group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true };
+  const services: Target = {
+    operation: 'CREATE',
+    group: '',
+    version: 'v1',
+    resource: 'services',
+    kind: 'Service',
+    namespaced: true,
+  };
   const service = {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: 'svc', namespace: ns, creationTimestamp: null },
-    spec: { type: 'ClusterIP', ports: [{ port: 80, protocol: 'TCP', targetPort: 8080 }], selector: { app: 'web' }, externalIPs: ['192.0.2.10'] },
+    spec: {
+      type: 'ClusterIP',
+      ports: [{ port: 80, protocol: 'TCP', targetPort: 8080 }],
+      selector: { app: 'web' },
+      externalIPs: ['192.0.2.10'],
+    },
     status: { loadBalancer: {} },
   };
-  const namespaces: Target = { operation: 'CREATE', group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false };
-  const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [NAMESPACE_NAME_LABEL]: ns }, creationTimestamp: null }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
+  const namespaces: Target = {
+    operation: 'CREATE',
+    group: '',
+    version: 'v1',
+    resource: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+  };
+  const namespace = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: ns, labels: { [NAMESPACE_NAME_LABEL]: ns }, creationTimestamp: null },
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Active' },
+  };
 
   const both = ['mutate', 'validate'] as const;
-  const kind = (target: Target, body: Record<string, unknown>, phases: readonly ('mutate' | 'validate')[] = both) => ({ review: body, calls: callsFor(docs, target, ns, phases, body) });
+  const kind = (target: Target, body: Record<string, unknown>, phases: readonly ('mutate' | 'validate')[] = both) => ({
+    review: body,
+    calls: callsFor(docs, target, ns, phases, body),
+  });
   return {
     namespaceCreate: kind(namespaces, review(namespaces, namespace)),
     podCreate: kind(pods, review(pods, pod)),
-    podCreateDryRun: kind(pods, review(pods, pod, { dryRun: true, options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', dryRun: ['All'] } })),
-    podUpdate: kind({ ...pods, operation: 'UPDATE' }, review({ ...pods, operation: 'UPDATE' }, newImagePod, { oldObject: pod, options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' } })),
+    podCreateDryRun: kind(
+      pods,
+      review(pods, pod, {
+        dryRun: true,
+        options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', dryRun: ['All'] },
+      }),
+    ),
+    podUpdate: kind(
+      { ...pods, operation: 'UPDATE' },
+      review({ ...pods, operation: 'UPDATE' }, newImagePod, {
+        oldObject: pod,
+        options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' },
+      }),
+    ),
     // What validators see when a mutating webhook was skipped (its failurePolicy is Ignore): the
     // validating twins deny.
     podUnmutated: kind(pods, review(pods, pod), ['validate']),
@@ -153,12 +230,21 @@ export function loadPlan(podCreateReview: { request: { object: Record<string, an
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const [out] = process.argv.slice(2);
-  const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8'));
+  const fixture = JSON.parse(
+    readFileSync(
+      new URL('../../test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url),
+      'utf8',
+    ),
+  );
   const pluginSet = loadPluginSet(plugins);
-  for (const configured of inactivePlugins(pluginSet)) process.stderr.write(`  left out: ${inactiveLine(configured)}\n`);
+  for (const configured of inactivePlugins(pluginSet))
+    process.stderr.write(`  left out: ${inactiveLine(configured)}\n`);
   const plan = loadPlan(fixture, pluginSet);
   const text = `${JSON.stringify({ namespaces: LOAD_NAMESPACES, kinds: plan }, null, 1)}\n`;
   if (out) writeFileSync(out, text);
   else process.stdout.write(text);
-  for (const [name, kind] of Object.entries(plan)) process.stderr.write(`  ${name}: ${kind.calls.length} webhook calls (${kind.calls.map((c) => c.webhook.split('.')[0]).join(', ')})\n`);
+  for (const [name, kind] of Object.entries(plan))
+    process.stderr.write(
+      `  ${name}: ${kind.calls.length} webhook calls (${kind.calls.map((c) => c.webhook.split('.')[0]).join(', ')})\n`,
+    );
 }

@@ -63,7 +63,12 @@ function nextCall(requestParams, context, events, next) {
   const call = state.calls[state.next];
   // The apiserver appends ?timeout=; routing must ignore it.
   requestParams.url = `${baseUrl}${prefix}${call.path}?timeout=10s`;
-  requestParams.headers = { ...requestParams.headers, 'content-type': 'application/json', accept: 'application/json, */*', 'user-agent': 'kube-apiserver-admission' };
+  requestParams.headers = {
+    ...requestParams.headers,
+    'content-type': 'application/json',
+    accept: 'application/json, */*',
+    'user-agent': 'kube-apiserver-admission',
+  };
   requestParams.json = state.review;
   delete requestParams.body;
   return next();
@@ -88,7 +93,8 @@ function checkAnswer(requestParams, response, context, events, next) {
     return next(failure(`non-JSON answer from ${where}`));
   }
   const sent = state.review;
-  if (answer?.apiVersion !== sent.apiVersion || answer?.kind !== 'AdmissionReview') return next(failure(`not an ${sent.apiVersion} AdmissionReview from ${where}`));
+  if (answer?.apiVersion !== sent.apiVersion || answer?.kind !== 'AdmissionReview')
+    return next(failure(`not an ${sent.apiVersion} AdmissionReview from ${where}`));
   const result = answer.response;
   if (!result || result.uid !== sent.request.uid) return next(failure(`uid not echoed by ${where}`));
   if (result.allowed === false) {

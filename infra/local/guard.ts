@@ -14,7 +14,9 @@ kill -KILL "$1" 2>/dev/null`;
 
 export function stopWithThisProcess(child: ChildProcess): void {
   if (child.pid === undefined) return;
-  const guard = spawn('/bin/sh', ['-c', GUARD, 'stop-with-parent', String(child.pid)], { stdio: ['pipe', 'ignore', 'ignore'] });
+  const guard = spawn('/bin/sh', ['-c', GUARD, 'stop-with-parent', String(child.pid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
   guard.on('error', () => {}); // no /bin/sh: the caller's own cleanup is all there is
   guard.stdin?.on('error', () => {});
   // Neither the guard nor its pipe keeps this process alive; the guard ends with the child.

@@ -49,7 +49,11 @@ interface Route {
  * Routes on the path only (the apiserver appends `?timeout=10s`), as API Gateway's routes do:
  * `/<plugin>/<phase>` with mTLS, `/<secret>/<plugin>/<phase>` in url-secret mode.
  */
-export function routeOf(path: string, handlers: ReadonlyMap<string, AdmissionHandler>, secretSegment = false): Route | undefined {
+export function routeOf(
+  path: string,
+  handlers: ReadonlyMap<string, AdmissionHandler>,
+  secretSegment = false,
+): Route | undefined {
   const route = parseWebhookPath(path, secretSegment);
   const handler = route && handlers.get(route.plugin);
   return route && handler ? { plugin: route.plugin, phase: route.phase, handler } : undefined;
@@ -61,7 +65,9 @@ function pemOf(der: Buffer): string {
 }
 
 function distinguishedName(name: PeerCertificate['subject']): string {
-  const entries = Object.entries(name ?? {}).flatMap(([key, value]) => (Array.isArray(value) ? value.map((v) => [key, v]) : [[key, value]]));
+  const entries = Object.entries(name ?? {}).flatMap(([key, value]) =>
+    Array.isArray(value) ? value.map((v) => [key, v]) : [[key, value]],
+  );
   entries.sort(([a], [b]) => (a === 'CN' ? -1 : b === 'CN' ? 1 : 0));
   return entries.map(([key, value]) => `${key}=${value}`).join(',');
 }
@@ -83,23 +89,34 @@ export function apiGatewayClientCert(socket: TLSSocket): APIGatewayEventClientCe
 
 function clientCertOf(socket: TLSSocket): APIGatewayEventClientCertificate | null {
   const peer = socket.getPeerCertificate();
-  if (!peer || !peer.raw || !socket.authorized) return null;
+  if (!peer?.raw || !socket.authorized) return null;
   return {
     clientCertPem: pemOf(peer.raw),
     subjectDN: distinguishedName(peer.subject),
     issuerDN: distinguishedName(peer.issuer),
-    serialNumber: peer.serialNumber.match(/.{1,2}/g)?.join(':').toLowerCase() ?? '',
+    serialNumber:
+      peer.serialNumber
+        .match(/.{1,2}/g)
+        ?.join(':')
+        .toLowerCase() ?? '',
     validity: { notBefore: peer.valid_from, notAfter: peer.valid_to },
   };
 }
 
 function singleValued(headers: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers)) if (value !== undefined) out[key] = Array.isArray(value) ? value.join(',') : value;
+  for (const [key, value] of Object.entries(headers))
+    if (value !== undefined) out[key] = Array.isArray(value) ? value.join(',') : value;
   return out;
 }
 
-function restEvent(req: IncomingMessage, route: Route, path: string, query: URLSearchParams, body: string): APIGatewayProxyEvent {
+function restEvent(
+  req: IncomingMessage,
+  route: Route,
+  path: string,
+  query: URLSearchParams,
+  body: string,
+): APIGatewayProxyEvent {
   const resourcePath = formatWebhookPath({ plugin: route.plugin, phase: route.phase });
   const clientCert = apiGatewayClientCert(req.socket as TLSSocket);
   const queryParameters = Object.fromEntries(query.entries());
@@ -167,7 +184,12 @@ function lambdaContext(plugin: string, timeoutMs: number): Context {
   };
 }
 
-function answer(res: ServerResponse, statusCode: number, body: string, headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' }): void {
+function answer(
+  res: ServerResponse,
+  statusCode: number,
+  body: string,
+  headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' },
+): void {
   res.writeHead(statusCode, { ...headers, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
@@ -184,7 +206,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     if (options.requireClientCertificate) return segments.length === 1;
     const digests = options.metrics.secretDigests ?? [];
     const route = parseWebhookPath(`${pathname}/validate`, true);
-    return segments.length === 2 && digests.length > 0 && route !== undefined && secretMatches(route.secret ?? '', digests);
+    return (
+      segments.length === 2 && digests.length > 0 && route !== undefined && secretMatches(route.secret ?? '', digests)
+    );
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
@@ -193,8 +217,17 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       return answer(res, 200, options.metrics!.text(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
     }
     const route = routeOf(url.pathname, options.handlers, !options.requireClientCertificate);
-    if (!route) return answer(res, 404, `no webhook at ${redactWebhookPath(url.pathname, !options.requireClientCertificate, known)}\n`);
-    if (req.method !== 'POST') return answer(res, 405, 'admission webhooks answer POST only\n', { 'content-type': 'text/plain; charset=utf-8', allow: 'POST' });
+    if (!route)
+      return answer(
+        res,
+        404,
+        `no webhook at ${redactWebhookPath(url.pathname, !options.requireClientCertificate, known)}\n`,
+      );
+    if (req.method !== 'POST')
+      return answer(res, 405, 'admission webhooks answer POST only\n', {
+        'content-type': 'text/plain; charset=utf-8',
+        allow: 'POST',
+      });
     const event = restEvent(req, route, url.pathname, url.searchParams, body);
     const result = await route.handler(event, lambdaContext(route.plugin, functionTimeoutMs));
     const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));

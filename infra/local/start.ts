@@ -60,7 +60,8 @@ async function main(): Promise<void> {
     return;
   }
   const port = Number(values.port ?? process.env.PORT ?? 8443);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${values.port ?? process.env.PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`invalid port ${values.port ?? process.env.PORT}`);
 
   // Configuration first: a bad file fails the start before anything listens.
   const pluginSet = loadPluginSet(plugins);
@@ -73,7 +74,8 @@ async function main(): Promise<void> {
   progress(pki.created ? `created a local PKI in ${pki.dir}` : `PKI: ${pki.dir}`);
 
   const urlSecretMode = process.env.CALLER_AUTH === 'url-secret';
-  if (urlSecretMode && !process.env.URL_SECRET_SHA256) process.env.URL_SECRET_SHA256 = sha256(localUrlSecret()).toString('hex');
+  if (urlSecretMode && !process.env.URL_SECRET_SHA256)
+    process.env.URL_SECRET_SHA256 = sha256(localUrlSecret()).toString('hex');
   const callerAuth = callerAuthFromEnv();
 
   process.env.AWS_REGION ??= 'local';
@@ -97,11 +99,18 @@ async function main(): Promise<void> {
   const server = await startLocalServer({
     handlers,
     // During a rotation (npm run pki -- --rotate) both CAs are trusted, as API Gateway's truststore.
-    tls: { caPem: `${truststoreCertificates(pki.dir).join('\n')}\n`, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+    tls: {
+      caPem: `${truststoreCertificates(pki.dir).join('\n')}\n`,
+      certPem: pki.server.certPem,
+      keyPem: pki.server.keyPem,
+    },
     requireClientCertificate: !urlSecretMode,
     host: '127.0.0.1',
     port,
-    metrics: { text: () => prometheusRegistry.render(), ...(callerAuth.mode === 'url-secret' && { secretDigests: callerAuth.secretDigests }) },
+    metrics: {
+      text: () => prometheusRegistry.render(),
+      ...(callerAuth.mode === 'url-secret' && { secretDigests: callerAuth.secretDigests }),
+    },
   });
 
   const prefix = urlSecretMode ? `${server.url}/<secret in ${URL_SECRET_FILE}>` : server.url;

@@ -81,9 +81,15 @@ export function pkiCommand(argv: string[], io: PkiIo): number {
   try {
     if (values.rotate) {
       rotateLocalPki(dir);
-      io.stderr(`rotated: new CA, server and client certificates in ${dir}; the previous CA stays trusted until --finish-rotation\n`);
+      io.stderr(
+        `rotated: new CA, server and client certificates in ${dir}; the previous CA stays trusted until --finish-rotation\n`,
+      );
     } else if (values['finish-rotation']) {
-      io.stderr(finishPkiRotation(dir) ? `rotation finished: the previous CA left the truststore\n` : `no rotation in progress in ${dir}\n`);
+      io.stderr(
+        finishPkiRotation(dir)
+          ? `rotation finished: the previous CA left the truststore\n`
+          : `no rotation in progress in ${dir}\n`,
+      );
       ensureLocalPki(dir);
     } else {
       const pki = ensureLocalPki(dir);

@@ -20,7 +20,13 @@ export interface LocalPki {
   readonly ca: KeyAndCertificate;
   readonly server: KeyAndCertificate;
   readonly client: KeyAndCertificate;
-  readonly files: { readonly ca: string; readonly serverCert: string; readonly serverKey: string; readonly clientCert: string; readonly clientKey: string };
+  readonly files: {
+    readonly ca: string;
+    readonly serverCert: string;
+    readonly serverKey: string;
+    readonly clientCert: string;
+    readonly clientKey: string;
+  };
 }
 
 export interface CertificateRequest {
@@ -89,15 +95,36 @@ export function pkiFiles(dir: string): LocalPki['files'] {
 }
 
 /** Everything a fresh PKI needs: the CA signs one server and one client certificate. */
-export function createPki(options: { serverHosts?: readonly string[]; clientCommonName?: string; caCommonName?: string } = {}): Pick<LocalPki, 'ca' | 'server' | 'client'> {
+export function createPki(
+  options: { serverHosts?: readonly string[]; clientCommonName?: string; caCommonName?: string } = {},
+): Pick<LocalPki, 'ca' | 'server' | 'client'> {
   const hosts = options.serverHosts ?? ['localhost', '127.0.0.1', '::1'];
   const isIp = (h: string) => /^[\d.]+$/.test(h) || h.includes(':');
-  const ca = issueCertificate({ commonName: options.caCommonName ?? 'serverless-admission local CA', organization: 'serverless-admission', days: 3650, usage: 'ca' });
+  const ca = issueCertificate({
+    commonName: options.caCommonName ?? 'serverless-admission local CA',
+    organization: 'serverless-admission',
+    days: 3650,
+    usage: 'ca',
+  });
   const server = issueCertificate(
-    { commonName: hosts[0], days: 825, usage: 'server', dnsNames: hosts.filter((h) => !isIp(h)), ipAddresses: hosts.filter(isIp) },
+    {
+      commonName: hosts[0],
+      days: 825,
+      usage: 'server',
+      dnsNames: hosts.filter((h) => !isIp(h)),
+      ipAddresses: hosts.filter(isIp),
+    },
     ca,
   );
-  const client = issueCertificate({ commonName: options.clientCommonName ?? CLIENT_COMMON_NAME, organization: 'serverless-admission', days: 825, usage: 'client' }, ca);
+  const client = issueCertificate(
+    {
+      commonName: options.clientCommonName ?? CLIENT_COMMON_NAME,
+      organization: 'serverless-admission',
+      days: 825,
+      usage: 'client',
+    },
+    ca,
+  );
   return { ca, server, client };
 }
 
@@ -105,7 +132,10 @@ export function createPki(options: { serverHosts?: readonly string[]; clientComm
  * Reads the PKI under `dir`, creating it on first use. Keys are written 0600; an existing PKI is
  * never overwritten (rotation is explicit: `npm run pki -- --rotate`).
  */
-export function ensureLocalPki(dir = DEFAULT_PKI_DIR, options: { rotate?: boolean; caCommonName?: string } = {}): LocalPki & { created: boolean } {
+export function ensureLocalPki(
+  dir = DEFAULT_PKI_DIR,
+  options: { rotate?: boolean; caCommonName?: string } = {},
+): LocalPki & { created: boolean } {
   const files = pkiFiles(dir);
   const present = Object.values(files).every((f) => existsSync(f));
   if (!present || options.rotate) {
@@ -167,13 +197,17 @@ export function rotationInProgress(dir = DEFAULT_PKI_DIR): boolean {
 
 /** Starts a rotation: refuses while one is in progress, since a third CA would strand a client. */
 export function rotateLocalPki(dir = DEFAULT_PKI_DIR): LocalPki & { created: boolean } {
-  if (rotationInProgress(dir)) throw new Error(`a rotation is in progress (${join(dir, PREVIOUS_CA_FILE)} exists): finish it first`);
+  if (rotationInProgress(dir))
+    throw new Error(`a rotation is in progress (${join(dir, PREVIOUS_CA_FILE)} exists): finish it first`);
   const files = pkiFiles(dir);
   if (!existsSync(files.ca)) throw new Error(`no PKI in ${dir} to rotate: run without --rotate to create one`);
   writeFileSync(join(dir, PREVIOUS_CA_FILE), readFileSync(files.ca, 'utf8'));
   // A distinct CA name: verifiers pick issuers by subject, and two CAs of one name in a
   // truststore could send the chain to the wrong one.
-  return ensureLocalPki(dir, { rotate: true, caCommonName: `serverless-admission local CA ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}` });
+  return ensureLocalPki(dir, {
+    rotate: true,
+    caCommonName: `serverless-admission local CA ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`,
+  });
 }
 
 /** Ends a rotation: the old CA leaves the truststore. Returns whether there was one. */

@@ -24,7 +24,10 @@ function loadModules() {
     const parentURL = pathToFileURL(__filename).href;
     const { plugins } = await tsImport(pathToFileURL(path.join(__dirname, '../../functions/index.ts')).href, parentURL);
     const { serverlessPart } = await tsImport(pathToFileURL(path.join(__dirname, 'functions.ts')).href, parentURL);
-    const { activePlugins, loadPluginSet } = await tsImport(pathToFileURL(path.join(__dirname, '../../lib/config/plugins.ts')).href, parentURL);
+    const { activePlugins, loadPluginSet } = await tsImport(
+      pathToFileURL(path.join(__dirname, '../../lib/config/plugins.ts')).href,
+      parentURL,
+    );
     return { plugins, serverlessPart, activePlugins, loadPluginSet };
   })().catch((error) => {
     modules = undefined;
@@ -40,11 +43,14 @@ async function observabilityParams(param) {
     throw paramError(`param alarmTopicArn must be an SNS topic ARN or empty, got ${JSON.stringify(alarmTopicArn)}`);
   }
   const latencyAlarmFraction = Number(await param('latencyAlarmFraction'));
-  if (!(latencyAlarmFraction > 0 && latencyAlarmFraction <= 1)) throw paramError('param latencyAlarmFraction must be a number in (0, 1]: a fraction of timeoutSeconds');
+  if (!(latencyAlarmFraction > 0 && latencyAlarmFraction <= 1))
+    throw paramError('param latencyAlarmFraction must be a number in (0, 1]: a fraction of timeoutSeconds');
   const failureRateAlarmPercent = Number(await param('failureRateAlarmPercent'));
-  if (!(failureRateAlarmPercent > 0 && failureRateAlarmPercent < 100)) throw paramError('param failureRateAlarmPercent must be a number in (0, 100)');
+  if (!(failureRateAlarmPercent > 0 && failureRateAlarmPercent < 100))
+    throw paramError('param failureRateAlarmPercent must be a number in (0, 100)');
   const tracing = await param('tracing');
-  if (tracing !== 'true' && tracing !== 'false') throw paramError(`param tracing must be true or false, got ${JSON.stringify(tracing)}`);
+  if (tracing !== 'true' && tracing !== 'false')
+    throw paramError(`param tracing must be true or false, got ${JSON.stringify(tracing)}`);
   return { alarmTopicArn, latencyAlarmFraction, failureRateAlarmPercent, tracing: tracing === 'true' };
 }
 
@@ -53,17 +59,22 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
   const service = String(await resolveVariable('self:service'));
   const stage = String(await resolveVariable('sls:stage'));
   const auth = await param('callerAuth');
-  if (auth !== 'mtls' && auth !== 'url-secret') throw paramError(`param callerAuth must be mtls or url-secret, got ${JSON.stringify(auth)}`);
+  if (auth !== 'mtls' && auth !== 'url-secret')
+    throw paramError(`param callerAuth must be mtls or url-secret, got ${JSON.stringify(auth)}`);
 
   const domainName = await param('domainName');
   if (auth === 'mtls') {
     // Without the custom domain's truststore nothing checks the client certificate, and the
     // execute-api endpoint would bypass it anyway: refuse rather than deploy an open webhook.
     const missing = [];
-    for (const name of ['domainName', 'certificateArn', 'truststoreUri']) if ((await param(name)) === '') missing.push(name);
-    if (missing.length > 0) throw paramError(`callerAuth mtls needs the params ${missing.join(', ')} (stage ${stage}); see README "Deploy"`);
+    for (const name of ['domainName', 'certificateArn', 'truststoreUri'])
+      if ((await param(name)) === '') missing.push(name);
+    if (missing.length > 0)
+      throw paramError(`callerAuth mtls needs the params ${missing.join(', ')} (stage ${stage}); see README "Deploy"`);
   } else if ((await param('urlSecretSha256')) === '') {
-    throw paramError('callerAuth url-secret needs the param urlSecretSha256 (printed by npm run emit -- --auth url-secret)');
+    throw paramError(
+      'callerAuth url-secret needs the param urlSecretSha256 (printed by npm run emit -- --auth url-secret)',
+    );
   }
 
   const provisionedConcurrency = Number(await param('provisionedConcurrency')) || 0;

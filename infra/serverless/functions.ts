@@ -62,7 +62,10 @@ export function needsStateTable(metadata: PluginMetadata): boolean {
 
 /** A Lambda gives up with the apiserver: its timeout is the longest webhook timeout it serves. */
 export function lambdaTimeout(metadata: PluginMetadata): number {
-  return Math.max(...[metadata.mutating, metadata.validating].filter((p) => p !== undefined).map((p) => p.timeoutSeconds), 1);
+  return Math.max(
+    ...[metadata.mutating, metadata.validating].filter((p) => p !== undefined).map((p) => p.timeoutSeconds),
+    1,
+  );
 }
 
 export function roleLogicalId(metadata: PluginMetadata): string {
@@ -82,8 +85,13 @@ function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs
   };
 }
 
-export function serverlessFunctions(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, Record<string, unknown>> {
-  return Object.fromEntries(plugins.map((plugin) => [functionName(plugin.metadata), serverlessFunction(plugin, inputs)]));
+export function serverlessFunctions(
+  plugins: readonly AnyAdmissionPlugin[],
+  inputs: ServerlessInputs,
+): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    plugins.map((plugin) => [functionName(plugin.metadata), serverlessFunction(plugin, inputs)]),
+  );
 }
 
 /**
@@ -92,7 +100,9 @@ export function serverlessFunctions(plugins: readonly AnyAdmissionPlugin[], inpu
  */
 function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<string, unknown> {
   const lambdaName = `${inputs.service}-${inputs.stage}-${functionName(metadata)}`;
-  const logGroup = { 'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${lambdaName}:*` };
+  const logGroup = {
+    'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${lambdaName}:*`,
+  };
   const statements: unknown[] = [
     { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [logGroup] },
   ];
@@ -109,11 +119,15 @@ function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<
         'dynamodb:BatchWriteItem',
         'dynamodb:ConditionCheckItem',
       ],
-      Resource: [{ 'Fn::GetAtt': [STATE_TABLE_LOGICAL_ID, 'Arn'] }, { 'Fn::Sub': `\${${STATE_TABLE_LOGICAL_ID}.Arn}/index/*` }],
+      Resource: [
+        { 'Fn::GetAtt': [STATE_TABLE_LOGICAL_ID, 'Arn'] },
+        { 'Fn::Sub': `\${${STATE_TABLE_LOGICAL_ID}.Arn}/index/*` },
+      ],
     });
   }
   // X-Ray accepts no resource-level permissions: '*' is the only Resource its actions take.
-  if (observabilityInputs(inputs).tracing) statements.push({ Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' });
+  if (observabilityInputs(inputs).tracing)
+    statements.push({ Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' });
   return {
     Type: 'AWS::IAM::Role',
     Properties: {
@@ -121,13 +135,23 @@ function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<
         Version: '2012-10-17',
         Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],
       },
-      Policies: [{ PolicyName: `${lambdaName}-policy`.slice(0, 128), PolicyDocument: { Version: '2012-10-17', Statement: statements } }],
+      Policies: [
+        {
+          PolicyName: `${lambdaName}-policy`.slice(0, 128),
+          PolicyDocument: { Version: '2012-10-17', Statement: statements },
+        },
+      ],
     },
   };
 }
 
-export function serverlessRoles(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, unknown> {
-  return Object.fromEntries(plugins.map((plugin) => [roleLogicalId(plugin.metadata), lambdaRole(plugin.metadata, inputs)]));
+export function serverlessRoles(
+  plugins: readonly AnyAdmissionPlugin[],
+  inputs: ServerlessInputs,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    plugins.map((plugin) => [roleLogicalId(plugin.metadata), lambdaRole(plugin.metadata, inputs)]),
+  );
 }
 
 export interface ServerlessPart {
@@ -139,7 +163,13 @@ export interface ServerlessPart {
 export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): ServerlessPart {
   return {
     functions: serverlessFunctions(plugins, inputs),
-    resources: { Resources: { ...serverlessRoles(plugins, inputs), ...serverlessAlarms(plugins, inputs), ...serverlessDashboard(plugins, inputs) } },
+    resources: {
+      Resources: {
+        ...serverlessRoles(plugins, inputs),
+        ...serverlessAlarms(plugins, inputs),
+        ...serverlessDashboard(plugins, inputs),
+      },
+    },
   };
 }
 
@@ -168,7 +198,12 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const { plugins } = await import('../../functions/index.js');
-  const part = serverlessPart(plugins, { service: 'serverless-admission', stage: values.stage!, auth: values.auth, provisionedConcurrency: 0 });
+  const part = serverlessPart(plugins, {
+    service: 'serverless-admission',
+    stage: values.stage!,
+    auth: values.auth,
+    provisionedConcurrency: 0,
+  });
   process.stdout.write(values.json ? `${JSON.stringify(part, null, 2)}\n` : stringify(part));
 }
 

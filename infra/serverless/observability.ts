@@ -19,7 +19,12 @@ export interface ObservabilityInputs {
   readonly tracing: boolean;
 }
 
-export const OBSERVABILITY_DEFAULTS: ObservabilityInputs = { alarmTopicArn: '', latencyAlarmFraction: 0.5, failureRateAlarmPercent: 1, tracing: false };
+export const OBSERVABILITY_DEFAULTS: ObservabilityInputs = {
+  alarmTopicArn: '',
+  latencyAlarmFraction: 0.5,
+  failureRateAlarmPercent: 1,
+  tracing: false,
+};
 
 export function observabilityInputs(inputs: ServerlessInputs): ObservabilityInputs {
   return { ...OBSERVABILITY_DEFAULTS, ...inputs.observability };
@@ -45,7 +50,11 @@ function emfMetric(metadata: PluginMetadata, phase: Phase, name: string) {
 }
 
 function lambdaMetric(metadata: PluginMetadata, name: string) {
-  return { Namespace: 'AWS/Lambda', MetricName: name, Dimensions: [{ Name: 'FunctionName', Value: { Ref: lambdaLogicalId(metadata) } }] };
+  return {
+    Namespace: 'AWS/Lambda',
+    MetricName: name,
+    Dimensions: [{ Name: 'FunctionName', Value: { Ref: lambdaLogicalId(metadata) } }],
+  };
 }
 
 /** Alarm and recovery go to the topic when one is given; without one the alarms only show. */
@@ -89,7 +98,11 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
       Metrics: [
         ...failures.parts,
         ...requests.parts,
-        { Id: 'lambda_errors', MetricStat: { Metric: lambdaMetric(metadata, 'Errors'), Period: 60, Stat: 'Sum' }, ReturnData: false },
+        {
+          Id: 'lambda_errors',
+          MetricStat: { Metric: lambdaMetric(metadata, 'Errors'), Period: 60, Stat: 'Sum' },
+          ReturnData: false,
+        },
         { Id: 'failed', Expression: `${failures.expression} + FILL(lambda_errors, 0)`, ReturnData: false },
         { Id: 'total', Expression: `${requests.expression} + FILL(lambda_errors, 0)`, ReturnData: false },
         { Id: 'rate', Expression: 'IF(total > 0, 100 * failed / total, 0)', Label: '5xx %', ReturnData: true },
@@ -125,7 +138,14 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
   alarms[`${key}ThrottlesAlarm`] = alarm(
     `${prefix}-throttles`,
     `${metadata.name}: Lambda throttled invocations (account or reserved concurrency exhausted); the apiserver saw 429s. README "Operating it".`,
-    { ...lambdaMetric(metadata, 'Throttles'), Statistic: 'Sum', Period: 60, ComparisonOperator: 'GreaterThanThreshold', Threshold: 0, EvaluationPeriods: 1 },
+    {
+      ...lambdaMetric(metadata, 'Throttles'),
+      Statistic: 'Sum',
+      Period: 60,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+      EvaluationPeriods: 1,
+    },
     o.alarmTopicArn,
   );
 
@@ -135,7 +155,10 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
       `${prefix}-store-failures`,
       `${metadata.name}: the DynamoDB state store failed (requests answered 5xx or observations lost). README "Operating it".`,
       {
-        Metrics: [...store.parts, { Id: 'store_failures', Expression: store.expression, Label: 'store failures', ReturnData: true }],
+        Metrics: [
+          ...store.parts,
+          { Id: 'store_failures', Expression: store.expression, Label: 'store failures', ReturnData: true },
+        ],
         ComparisonOperator: 'GreaterThanThreshold',
         Threshold: 0,
         EvaluationPeriods: 3,
@@ -147,7 +170,10 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
   return alarms;
 }
 
-export function serverlessAlarms(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, unknown> {
+export function serverlessAlarms(
+  plugins: readonly AnyAdmissionPlugin[],
+  inputs: ServerlessInputs,
+): Record<string, unknown> {
   return Object.assign({}, ...plugins.map((plugin) => pluginAlarms(plugin.metadata, inputs)));
 }
 
@@ -176,15 +202,34 @@ function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInp
     y,
     width,
     height: 6,
-    properties: { title: `${metadata.name}: ${title}`, region: '${AWS::Region}', view: 'timeSeries', period: 60, ...properties },
+    properties: {
+      title: `${metadata.name}: ${title}`,
+      region: '${AWS::Region}',
+      view: 'timeSeries',
+      period: 60,
+      ...properties,
+    },
   });
   const phases = phasesOf(metadata);
   const minTimeout = Math.min(...phases.map((p) => timeoutSeconds(metadata, p)));
   const row = [
-    widget(0, 6, 'requests by decision', { stacked: true, metrics: [[{ expression: search, id: 'decisions', label: '' }]] }),
+    widget(0, 6, 'requests by decision', {
+      stacked: true,
+      metrics: [[{ expression: search, id: 'decisions', label: '' }]],
+    }),
     widget(6, 6, 'latency (ms)', {
-      metrics: phases.flatMap((p) => [emf(EMF_METRIC.latency, p, 'p50', `${p} p50`), emf(EMF_METRIC.latency, p, 'p99', `${p} p99`)]),
-      annotations: { horizontal: [{ label: `alarm: ${o.latencyAlarmFraction} of timeoutSeconds`, value: minTimeout * 1000 * o.latencyAlarmFraction }] },
+      metrics: phases.flatMap((p) => [
+        emf(EMF_METRIC.latency, p, 'p50', `${p} p50`),
+        emf(EMF_METRIC.latency, p, 'p99', `${p} p99`),
+      ]),
+      annotations: {
+        horizontal: [
+          {
+            label: `alarm: ${o.latencyAlarmFraction} of timeoutSeconds`,
+            value: minTimeout * 1000 * o.latencyAlarmFraction,
+          },
+        ],
+      },
     }),
     widget(12, 6, 'failures, throttles, cold starts', {
       metrics: [
@@ -210,7 +255,10 @@ function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInp
   return row;
 }
 
-export function dashboardBody(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, unknown> {
+export function dashboardBody(
+  plugins: readonly AnyAdmissionPlugin[],
+  inputs: ServerlessInputs,
+): Record<string, unknown> {
   const header = {
     type: 'text',
     x: 0,
@@ -226,7 +274,10 @@ export function dashboardBody(plugins: readonly AnyAdmissionPlugin[], inputs: Se
   return { widgets: [header, ...plugins.flatMap((plugin, i) => dashboardRow(plugin.metadata, 2 + i * 6, inputs))] };
 }
 
-export function serverlessDashboard(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): Record<string, unknown> {
+export function serverlessDashboard(
+  plugins: readonly AnyAdmissionPlugin[],
+  inputs: ServerlessInputs,
+): Record<string, unknown> {
   return {
     [DASHBOARD_LOGICAL_ID]: {
       Type: 'AWS::CloudWatch::Dashboard',

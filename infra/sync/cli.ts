@@ -61,7 +61,11 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
   let values: { from?: string[]; help?: boolean };
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { from: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { from: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+    }));
   } catch (error) {
     return usageError(io, (error as Error).message);
   }
@@ -69,7 +73,8 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
     io.stdout(USAGE);
     return 0;
   }
-  if (positionals.length > 0) return usageError(io, `unexpected argument ${JSON.stringify(positionals[0])}: name each file with --from`);
+  if (positionals.length > 0)
+    return usageError(io, `unexpected argument ${JSON.stringify(positionals[0])}: name each file with --from`);
   const files = values.from ?? [];
   if (files.length === 0) return usageError(io, 'no --from FILE given');
 

@@ -40,7 +40,8 @@ export interface Listing {
   readonly byKind: ReadonlyMap<string, KubeObject[]>;
 }
 
-const groupOf = (apiVersion: unknown): string => (typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+const groupOf = (apiVersion: unknown): string =>
+  typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
 
 /**
  * Reads a `kubectl get -o json` output: a `List` (or a typed `NamespaceList`, `PodList`...) whose
@@ -53,19 +54,26 @@ export function parseListing(text: string, file: string): Listing {
   } catch (error) {
     throw new SyncError(`${file}: not JSON (${(error as Error).message}); pass the output of kubectl get ... -o json`);
   }
-  if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new SyncError(`${file}: not a Kubernetes object or List`);
+  if (typeof document !== 'object' || document === null || Array.isArray(document))
+    throw new SyncError(`${file}: not a Kubernetes object or List`);
   const doc = document as { kind?: unknown; apiVersion?: unknown; items?: unknown };
   const listKind = typeof doc.kind === 'string' && doc.kind.endsWith('List') ? doc.kind : undefined;
-  const items = listKind ? doc.items ?? [] : [doc];
+  const items = listKind ? (doc.items ?? []) : [doc];
   if (!Array.isArray(items)) throw new SyncError(`${file}: items is not a list`);
   const byKind = new Map<string, KubeObject[]>();
   items.forEach((item: unknown, i) => {
     if (typeof item !== 'object' || item === null) throw new SyncError(`${file}: items[${i}] is not an object`);
     const object = item as KubeObject;
     // Typed lists (NamespaceList) may leave the kind out of their items.
-    const kind = typeof object.kind === 'string' && object.kind !== '' ? object.kind : listKind && listKind !== 'List' ? listKind.slice(0, -'List'.length) : '';
+    const kind =
+      typeof object.kind === 'string' && object.kind !== ''
+        ? object.kind
+        : listKind && listKind !== 'List'
+          ? listKind.slice(0, -'List'.length)
+          : '';
     if (kind === '') throw new SyncError(`${file}: items[${i}] has no kind`);
-    if (typeof object.metadata?.name !== 'string' || object.metadata.name === '') throw new SyncError(`${file}: items[${i}] (${kind}) has no metadata.name`);
+    if (typeof object.metadata?.name !== 'string' || object.metadata.name === '')
+      throw new SyncError(`${file}: items[${i}] (${kind}) has no metadata.name`);
     const group = groupOf(object.apiVersion ?? doc.apiVersion);
     const key = kind === 'Namespace' || kind === 'ResourceQuota' ? kind : `${group}/${kind}`;
     byKind.set(key, [...(byKind.get(key) ?? []), object]);
@@ -81,8 +89,14 @@ function stringMap(value: unknown): Record<string, string> {
 /** The namespace as its own webhook would have recorded a write of it. */
 function namespaceRecord(object: KubeObject): NamespaceRecord {
   const status = object.status as { phase?: unknown } | undefined;
-  const terminating = status?.phase === 'Terminating' || (object.metadata?.deletionTimestamp !== undefined && object.metadata?.deletionTimestamp !== null);
-  return { labels: stringMap(object.metadata?.labels), annotations: stringMap(object.metadata?.annotations), phase: terminating ? 'Terminating' : 'Active' };
+  const terminating =
+    status?.phase === 'Terminating' ||
+    (object.metadata?.deletionTimestamp !== undefined && object.metadata?.deletionTimestamp !== null);
+  return {
+    labels: stringMap(object.metadata?.labels),
+    annotations: stringMap(object.metadata?.annotations),
+    phase: terminating ? 'Terminating' : 'Active',
+  };
 }
 
 /**
@@ -90,7 +104,12 @@ function namespaceRecord(object: KubeObject): NamespaceRecord {
  * covers every namespace that has objects of the kind in the listing, plus every namespace named
  * in a namespace or quota listing of the same run (where the kind has none left).
  */
-export async function applyListings(listings: readonly Listing[], store: StateStore, runId: string, progress: (line: string) => void): Promise<void> {
+export async function applyListings(
+  listings: readonly Listing[],
+  store: StateStore,
+  runId: string,
+  progress: (line: string) => void,
+): Promise<void> {
   const all = (key: string) => listings.flatMap((l) => l.byKind.get(key) ?? []);
   const knownNamespaces = new Set<string>();
 
@@ -109,7 +128,8 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
   const quotas = all('ResourceQuota');
   if (quotas.length > 0) {
     for (const quota of quotas) {
-      if (!quota.metadata?.namespace) throw new SyncError(`ResourceQuota ${quota.metadata?.name} has no metadata.namespace`);
+      if (!quota.metadata?.namespace)
+        throw new SyncError(`ResourceQuota ${quota.metadata?.name} has no metadata.namespace`);
       await ledger.recordQuota(quotaOf(quota, quota.metadata.namespace, quota.metadata.name!));
       knownNamespaces.add(quota.metadata.namespace);
     }
@@ -138,12 +158,19 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
       continue;
     }
     const resource = qualifiedResource(counted);
-    const perNamespace = new Map<string, { object: ChargedObject; charge: Charge }[]>([...knownNamespaces].map((ns) => [ns, []]));
+    const perNamespace = new Map<string, { object: ChargedObject; charge: Charge }[]>(
+      [...knownNamespaces].map((ns) => [ns, []]),
+    );
     for (const item of items) {
       const namespace = item.metadata?.namespace;
       if (!namespace) throw new SyncError(`${key.replace(/^\//, '')} ${item.metadata?.name} has no metadata.namespace`);
       const uid = item.metadata?.uid;
-      const object: ChargedObject = { namespace, resource, name: item.metadata!.name!, ...(typeof uid === 'string' && uid !== '' && { uid }) };
+      const object: ChargedObject = {
+        namespace,
+        resource,
+        name: item.metadata!.name!,
+        ...(typeof uid === 'string' && uid !== '' && { uid }),
+      };
       perNamespace.set(namespace, [...(perNamespace.get(namespace) ?? []), { object, charge: usageOf(counted, item) }]);
     }
     let written = 0;
@@ -153,6 +180,8 @@ export async function applyListings(listings: readonly Listing[], store: StateSt
       written += result.written;
       removed += result.removed;
     }
-    progress(`${resource}: ${written} counted in ${perNamespace.size} namespace${perNamespace.size === 1 ? '' : 's'}${removed ? `, ${removed} stale charge${removed === 1 ? '' : 's'} removed` : ''}`);
+    progress(
+      `${resource}: ${written} counted in ${perNamespace.size} namespace${perNamespace.size === 1 ? '' : 's'}${removed ? `, ${removed} stale charge${removed === 1 ? '' : 's'} removed` : ''}`,
+    );
   }
 }

@@ -62,7 +62,11 @@ export function errored(code: number, reason: string, message: string): Denied {
 export function notFound(resource: string, name: string): Denied {
   const dot = resource.indexOf('.');
   const [kind, group] = dot < 0 ? [resource, ''] : [resource.slice(0, dot), resource.slice(dot + 1)];
-  return denied(`${resource} ${JSON.stringify(name)} not found`, 404, 'NotFound', { name, ...(group && { group }), kind });
+  return denied(`${resource} ${JSON.stringify(name)} not found`, 404, 'NotFound', {
+    name,
+    ...(group && { group }),
+    kind,
+  });
 }
 
 export function badRequest(message: string): Denied {
@@ -84,7 +88,10 @@ export function withWarnings<D extends Decision>(decision: D, ...warnings: strin
  * characters (a longer one is cut and suffixed with a hash of the whole, so keys stay distinct).
  */
 export function auditAnnotationKey(...segments: string[]): string {
-  const key = segments.join('_').replace(/[^-A-Za-z0-9_.]/g, '_').replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+  const key = segments
+    .join('_')
+    .replace(/[^-A-Za-z0-9_.]/g, '_')
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
   if (key.length <= 63) return key;
   return `${key.slice(0, 54).replace(/[^A-Za-z0-9]+$/, '')}-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
 }
@@ -110,7 +117,9 @@ export function resourceNameForMessage(request: AdmissionRequest): string {
 export function forbiddenMessage(request: AdmissionRequest, error: string): string {
   const resource = qualifiedResource(request.resource);
   const name = resourceNameForMessage(request);
-  return name === '' ? `${resource} is forbidden: ${error}` : `${resource} ${JSON.stringify(name)} is forbidden: ${error}`;
+  return name === ''
+    ? `${resource} is forbidden: ${error}`
+    : `${resource} ${JSON.stringify(name)} is forbidden: ${error}`;
 }
 
 /**

@@ -10,7 +10,7 @@ export type JsonPatchOperation =
 type Json = Record<string, unknown> | unknown[];
 
 /** RFC 6901: `~` becomes `~0` and `/` becomes `~1`. */
-function escape(key: string): string {
+function escapePointerToken(key: string): string {
   return key.includes('~') || key.includes('/') ? key.replace(/~/g, '~0').replace(/\//g, '~1') : key;
 }
 
@@ -21,7 +21,7 @@ function keysOf(value: Json): string[] {
   return keys;
 }
 
-const own = (value: Json, key: string) => Object.prototype.hasOwnProperty.call(value, key);
+const own = (value: Json, key: string) => Object.hasOwn(value, key);
 const isContainer = (value: unknown): value is Json => typeof value === 'object' && value !== null;
 
 function generate(before: Json, after: Json, path: string, operations: JsonPatchOperation[]): void {
@@ -37,12 +37,16 @@ function generate(before: Json, after: Json, path: string, operations: JsonPatch
     const next = (after as Record<string, unknown>)[key];
     if (own(after, key) && !(next === undefined && old !== undefined && !afterIsArray)) {
       if (isContainer(old) && isContainer(next) && Array.isArray(old) === Array.isArray(next)) {
-        generate(old, next, `${path}/${escape(key)}`, operations);
+        generate(old, next, `${path}/${escapePointerToken(key)}`, operations);
       } else if (old !== next) {
-        operations.push({ op: 'replace', path: `${path}/${escape(key)}`, value: next === undefined ? null : next });
+        operations.push({
+          op: 'replace',
+          path: `${path}/${escapePointerToken(key)}`,
+          value: next === undefined ? null : next,
+        });
       }
     } else if (Array.isArray(before) === afterIsArray) {
-      operations.push({ op: 'remove', path: `${path}/${escape(key)}` });
+      operations.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
       removed = true;
     } else {
       operations.push({ op: 'replace', path, value: after });
@@ -51,7 +55,8 @@ function generate(before: Json, after: Json, path: string, operations: JsonPatch
   if (!removed && afterKeys.length === beforeKeys.length) return;
   for (const key of afterKeys) {
     const next = (after as Record<string, unknown>)[key];
-    if (!own(before, key) && next !== undefined) operations.push({ op: 'add', path: `${path}/${escape(key)}`, value: next });
+    if (!own(before, key) && next !== undefined)
+      operations.push({ op: 'add', path: `${path}/${escapePointerToken(key)}`, value: next });
   }
 }
 

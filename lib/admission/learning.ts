@@ -24,10 +24,22 @@ export interface NamespaceRecord {
 export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
   const rules: WebhookRule[] = [];
   if (metadata.needs.includes('namespaces')) {
-    rules.push({ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status'], scope: 'Cluster' });
+    rules.push({
+      operations: ['CREATE', 'UPDATE', 'DELETE'],
+      apiGroups: [''],
+      apiVersions: ['v1'],
+      resources: ['namespaces', 'namespaces/status'],
+      scope: 'Cluster',
+    });
   }
   if (metadata.needs.includes('resourcequotas')) {
-    rules.push({ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['resourcequotas'], scope: 'Namespaced' });
+    rules.push({
+      operations: ['CREATE', 'UPDATE', 'DELETE'],
+      apiGroups: [''],
+      apiVersions: ['v1'],
+      resources: ['resourcequotas'],
+      scope: 'Namespaced',
+    });
   }
   rules.push(...placementRules(metadata));
   return rules;
@@ -39,7 +51,11 @@ export function learningPhase(plugin: Pick<AdmissionPlugin<unknown>, 'metadata'>
 }
 
 export function isNamespaceRequest(request: AdmissionRequest): boolean {
-  return request.resource.group === '' && request.resource.resource === 'namespaces' && (request.subResource === '' || request.subResource === 'status' || request.subResource === 'finalize');
+  return (
+    request.resource.group === '' &&
+    request.resource.resource === 'namespaces' &&
+    (request.subResource === '' || request.subResource === 'status' || request.subResource === 'finalize')
+  );
 }
 
 function stringMap(value: unknown): Record<string, string> {
@@ -65,18 +81,31 @@ export function namespaceObservation(request: AdmissionRequest): { name: string;
     // The first DELETE starts termination; the namespace controller's final DELETE (the namespace
     // already terminating, no finalizer left) removes it.
     const old = request.oldObject;
-    const final = old?.metadata?.deletionTimestamp !== undefined && old?.metadata?.deletionTimestamp !== null && finalizersOf(old).length === 0;
+    const final =
+      old?.metadata?.deletionTimestamp !== undefined &&
+      old?.metadata?.deletionTimestamp !== null &&
+      finalizersOf(old).length === 0;
     return { name, record: { labels, annotations, phase: final ? 'Gone' : 'Terminating' } };
   }
   const status = object?.status as { phase?: unknown } | undefined;
-  const terminating = status?.phase === 'Terminating' || (object?.metadata?.deletionTimestamp !== undefined && object?.metadata?.deletionTimestamp !== null);
+  const terminating =
+    status?.phase === 'Terminating' ||
+    (object?.metadata?.deletionTimestamp !== undefined && object?.metadata?.deletionTimestamp !== null);
   return { name, record: { labels, annotations, phase: terminating ? 'Terminating' : 'Active' } };
 }
 
 /** The rules that feed placements: every write of pods (binding and status included) and Nodes. */
 export function placementRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
   if (!metadata.needs.includes('placements')) return [];
-  return [{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status', 'pods/binding', 'nodes', 'nodes/status'], scope: '*' }];
+  return [
+    {
+      operations: ['CREATE', 'UPDATE', 'DELETE'],
+      apiGroups: [''],
+      apiVersions: ['v1'],
+      resources: ['pods', 'pods/status', 'pods/binding', 'nodes', 'nodes/status'],
+      scope: '*',
+    },
+  ];
 }
 
 export function isPlacementRequest(request: AdmissionRequest): boolean {
@@ -108,7 +137,12 @@ export function listedObservation(kind: 'Pod' | 'Node', object: KubeObject): Pla
   const name = text(object.metadata?.name);
   const uid = text(object.metadata?.uid);
   if (kind === 'Node') return { kind: 'stored', target: { kind: 'node', name }, uid, nodeName: '' };
-  return { kind: 'stored', target: { kind: 'pod', namespace: text(object.metadata?.namespace), name }, uid, nodeName: nodeNameOf(object) };
+  return {
+    kind: 'stored',
+    target: { kind: 'pod', namespace: text(object.metadata?.namespace), name },
+    uid,
+    nodeName: nodeNameOf(object),
+  };
 }
 
 export function placementObservation(request: AdmissionRequest, admitted: boolean): PlacementObservation | undefined {
@@ -122,7 +156,10 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
     const namespace = request.namespace || text(object?.metadata?.namespace);
     return namespace === '' ? undefined : { kind: 'pod', namespace, name };
   };
-  const facts = (object: KubeObject) => ({ uid: text(object.metadata?.uid), nodeName: isPod ? nodeNameOf(object) : '' });
+  const facts = (object: KubeObject) => ({
+    uid: text(object.metadata?.uid),
+    nodeName: isPod ? nodeNameOf(object) : '',
+  });
 
   if (isPod && request.subResource === 'binding') {
     const binding = request.object;
@@ -142,10 +179,15 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
     const at = target(old);
     return at && { kind: 'stored', target: at, ...facts(old) };
   }
-  if (request.operation === 'CREATE' && request.subResource === '' && admitted && isObjectOfKind(request.object, kind) && !(isPod && isNodeUser(request))) {
+  if (
+    request.operation === 'CREATE' &&
+    request.subResource === '' &&
+    admitted &&
+    isObjectOfKind(request.object, kind) &&
+    !(isPod && isNodeUser(request))
+  ) {
     const at = target(request.object);
     return at && { kind: 'created', target: at, ...facts(request.object) };
   }
   return undefined;
 }
-

@@ -87,7 +87,10 @@ export interface PluginContext<Config> {
   readonly state: PluginState;
 }
 
-export type PhaseFunction<Config> = (request: AdmissionRequest, context: PluginContext<Config>) => Decision | Promise<Decision>;
+export type PhaseFunction<Config> = (
+  request: AdmissionRequest,
+  context: PluginContext<Config>,
+) => Decision | Promise<Decision>;
 
 /**
  * How most upstream plugins open both Admit and Validate: `shouldIgnore`, then a type assertion on
@@ -198,8 +201,17 @@ export function mutatingWithTwin(
   options: { twinFailurePolicy?: 'Fail' | 'Ignore'; twinRules?: readonly WebhookRule[] } = {},
 ): Pick<PluginMetadata, 'mutating' | 'validating'> {
   return {
-    mutating: { rules, failurePolicy: 'Ignore', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS, reinvocationPolicy: 'IfNeeded' },
-    validating: { rules: options.twinRules ?? rules, failurePolicy: options.twinFailurePolicy ?? 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
+    mutating: {
+      rules,
+      failurePolicy: 'Ignore',
+      timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
+      reinvocationPolicy: 'IfNeeded',
+    },
+    validating: {
+      rules: options.twinRules ?? rules,
+      failurePolicy: options.twinFailurePolicy ?? 'Fail',
+      timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
+    },
   };
 }
 

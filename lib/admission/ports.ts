@@ -111,7 +111,11 @@ export interface QuotaLedger {
    * fits, and reserves it when it does. Concurrent reservations in one namespace are serialised by
    * a conditional write, so quotas are never overshot. A dry run checks and writes nothing.
    */
-  reserve<Refusal>(object: ChargedObject, charge: Charge, check: (snapshot: QuotaSnapshot) => Refusal | undefined): Promise<ReserveOutcome<Refusal>>;
+  reserve<Refusal>(
+    object: ChargedObject,
+    charge: Charge,
+    check: (snapshot: QuotaSnapshot) => Refusal | undefined,
+  ): Promise<ReserveOutcome<Refusal>>;
   /** A later observation proves the object exists: its charge stops expiring (or is re-created). */
   confirm(object: ChargedObject, charge: Charge): Promise<void>;
   /** The object is being deleted: its charge stops counting. */
@@ -144,7 +148,11 @@ export interface TokenBuckets {
 /** Cached answers of an external backend (ImagePolicyWebhook), shared across Lambda instances. */
 export interface DecisionCache {
   get(key: string): Promise<{ allowed: boolean; reason: string; annotations: Record<string, string> } | undefined>;
-  put(key: string, value: { allowed: boolean; reason: string; annotations: Record<string, string> }, ttlSeconds: number): Promise<void>;
+  put(
+    key: string,
+    value: { allowed: boolean; reason: string; annotations: Record<string, string> },
+    ttlSeconds: number,
+  ): Promise<void>;
 }
 
 /** The state a plugin's phase functions receive, scoped to one request. */
@@ -169,7 +177,14 @@ const unavailable = async (): Promise<never> => {
 export const NO_STATE: PluginState = {
   learnedNamespaces: { get: unavailable, knownAbsent: unavailable },
   learnedPlacements: { pod: unavailable, node: unavailable },
-  quotaLedger: { quotas: unavailable, reserve: unavailable, confirm: unavailable, release: unavailable, recordQuota: unavailable, forgetQuota: unavailable },
+  quotaLedger: {
+    quotas: unavailable,
+    reserve: unavailable,
+    confirm: unavailable,
+    release: unavailable,
+    recordQuota: unavailable,
+    forgetQuota: unavailable,
+  },
   tokenBuckets: { take: unavailable, takeAll: unavailable },
   decisionCache: { get: unavailable, put: unavailable },
 };

@@ -148,8 +148,12 @@ export function decodeAdmissionReview(body: unknown): AdmissionRequest {
     resource,
     subResource,
     requestKind: isPresent(request.requestKind) ? groupVersion(request, 'requestKind', 'kind') : kind,
-    requestResource: isPresent(request.requestResource) ? groupVersion(request, 'requestResource', 'resource') : resource,
-    requestSubResource: isPresent(request.requestSubResource) ? optionalString(request, 'requestSubResource', 'request') : subResource,
+    requestResource: isPresent(request.requestResource)
+      ? groupVersion(request, 'requestResource', 'resource')
+      : resource,
+    requestSubResource: isPresent(request.requestSubResource)
+      ? optionalString(request, 'requestSubResource', 'request')
+      : subResource,
     name: optionalString(request, 'name', 'request'),
     namespace: optionalString(request, 'namespace', 'request'),
     operation: operation as Operation,

@@ -13,7 +13,6 @@ export class ProtocolViolation extends Error {
   override readonly name = 'ProtocolViolation';
 }
 
-
 /**
  * The apiserver stores a webhook's audit annotation under `<webhook name>/<key>` and drops it
  * unless that is a qualified name: the key is one name segment, at most 63 characters.
@@ -30,7 +29,11 @@ function oneLine(warning: string): string {
  * kind, the same uid, `patch` and `patchType` together or not at all, no patch from a validating
  * webhook or without an object, an empty patch omitted.
  */
-export function encodeAdmissionResponse(request: AdmissionRequest, decision: Decision, phase: Phase): AdmissionReviewWire {
+export function encodeAdmissionResponse(
+  request: AdmissionRequest,
+  decision: Decision,
+  phase: Phase,
+): AdmissionReviewWire {
   const response: AdmissionResponseWire = { uid: request.uid, allowed: decision.kind !== 'denied' };
   if (decision.kind === 'denied') {
     if (!Number.isInteger(decision.status.code) || decision.status.code < 400) {
@@ -40,7 +43,8 @@ export function encodeAdmissionResponse(request: AdmissionRequest, decision: Dec
   }
   if (decision.kind === 'patched') {
     if (phase !== 'mutate') throw new ProtocolViolation('a validating webhook cannot patch');
-    if (request.object === null) throw new ProtocolViolation(`a ${request.operation} without an object cannot be patched`);
+    if (request.object === null)
+      throw new ProtocolViolation(`a ${request.operation} without an object cannot be patched`);
     const operations = diffJson(request.object, decision.object);
     if (operations.length > 0) {
       response.patchType = 'JSONPatch';
@@ -50,7 +54,10 @@ export function encodeAdmissionResponse(request: AdmissionRequest, decision: Dec
   if (decision.warnings?.length) response.warnings = decision.warnings.map(oneLine);
   if (decision.auditAnnotations && Object.keys(decision.auditAnnotations).length) {
     const invalid = Object.keys(decision.auditAnnotations).find((key) => !AUDIT_KEY.test(key));
-    if (invalid !== undefined) throw new ProtocolViolation(`audit annotation key ${JSON.stringify(invalid)} is not a name the apiserver accepts`);
+    if (invalid !== undefined)
+      throw new ProtocolViolation(
+        `audit annotation key ${JSON.stringify(invalid)} is not a name the apiserver accepts`,
+      );
     response.auditAnnotations = { ...decision.auditAnnotations };
   }
   return { apiVersion: request.reviewVersion, kind: 'AdmissionReview', response };

@@ -51,10 +51,18 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
   if (!isRecord(doc)) throw new ConfigError('AdmissionConfiguration', '', `${file} is not a YAML object`);
   rejectUnknownFields('AdmissionConfiguration', '', doc, ['apiVersion', 'kind', 'plugins']);
   if (doc.kind !== 'AdmissionConfiguration') {
-    throw new ConfigError('AdmissionConfiguration', 'kind', `must be AdmissionConfiguration in ${file}, got ${JSON.stringify(doc.kind ?? null)}`);
+    throw new ConfigError(
+      'AdmissionConfiguration',
+      'kind',
+      `must be AdmissionConfiguration in ${file}, got ${JSON.stringify(doc.kind ?? null)}`,
+    );
   }
   if (!ADMISSION_CONFIGURATION_VERSIONS.includes(doc.apiVersion as never)) {
-    throw new ConfigError('AdmissionConfiguration', 'apiVersion', `must be one of ${ADMISSION_CONFIGURATION_VERSIONS.join(', ')} in ${file}`);
+    throw new ConfigError(
+      'AdmissionConfiguration',
+      'apiVersion',
+      `must be one of ${ADMISSION_CONFIGURATION_VERSIONS.join(', ')} in ${file}`,
+    );
   }
   const plugins = doc.plugins ?? [];
   if (!Array.isArray(plugins)) throw where('plugins');
@@ -64,9 +72,15 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
     const field = `plugins[${i}]`;
     if (!isRecord(entry)) throw new ConfigError('AdmissionConfiguration', field, `must be an object in ${file}`);
     const { name, path, configuration } = entry;
-    if (typeof name !== 'string' || name === '') throw new ConfigError('AdmissionConfiguration', `${field}.name`, `required in ${file}`);
+    if (typeof name !== 'string' || name === '')
+      throw new ConfigError('AdmissionConfiguration', `${field}.name`, `required in ${file}`);
     for (const key of Object.keys(entry)) {
-      if (RESERVED_EXTENSIONS.includes(key)) throw new ConfigError(name, `${field}.${key}`, `not supported by this version (every plugin enforces, as upstream); remove it from ${file}`);
+      if (RESERVED_EXTENSIONS.includes(key))
+        throw new ConfigError(
+          name,
+          `${field}.${key}`,
+          `not supported by this version (every plugin enforces, as upstream); remove it from ${file}`,
+        );
       if (!ENTRY_FIELDS.includes(key)) throw unknownField(name, field, key, ENTRY_FIELDS);
     }
     names.push(name);
@@ -90,7 +104,8 @@ export function loadAdmissionConfiguration(env: NodeJS.ProcessEnv = process.env)
   const named = env.ADMISSION_CONFIG || undefined; // ADMISSION_CONFIG= means unset, as in a shell
   const file = named ?? DEFAULT_ADMISSION_CONFIG;
   if (!existsSync(file)) {
-    if (named !== undefined) throw new ConfigError('AdmissionConfiguration', 'ADMISSION_CONFIG', `file ${file} does not exist`);
+    if (named !== undefined)
+      throw new ConfigError('AdmissionConfiguration', 'ADMISSION_CONFIG', `file ${file} does not exist`);
     return EMPTY;
   }
   return parseAdmissionConfiguration(readFileSync(file, 'utf8'), file);

@@ -16,18 +16,28 @@ export const ALLOWLIST_FIELDS = ['allowedUsers', 'allowedGroups'] as const;
 export const EMPTY_ALLOWLIST: AuthorizerAllowlist = { users: new Set(), groups: new Set() };
 
 /** A list of non-empty strings; `fallback` when the field is absent or null. */
-export function stringListField(plugin: string, entry: Record<string, unknown>, field: string, fallback: string[]): string[] {
+export function stringListField(
+  plugin: string,
+  entry: Record<string, unknown>,
+  field: string,
+  fallback: string[],
+): string[] {
   const value = entry[field];
   if (value === undefined || value === null) return fallback;
   if (!Array.isArray(value)) throw new ConfigError(plugin, field, 'must be a list of strings');
   value.forEach((item, i) => {
-    if (typeof item !== 'string' || item === '') throw new ConfigError(plugin, `${field}[${i}]`, `must be a non-empty string, got ${JSON.stringify(item)}`);
+    if (typeof item !== 'string' || item === '')
+      throw new ConfigError(plugin, `${field}[${i}]`, `must be a non-empty string, got ${JSON.stringify(item)}`);
   });
   return value as string[];
 }
 
 /** `defaultUsers`: whom the cluster's default roles already grant the verb (used when allowedUsers is absent). */
-export function readAllowlist(plugin: string, entry: Record<string, unknown>, defaultUsers: string[] = []): AuthorizerAllowlist {
+export function readAllowlist(
+  plugin: string,
+  entry: Record<string, unknown>,
+  defaultUsers: string[] = [],
+): AuthorizerAllowlist {
   return {
     users: new Set(stringListField(plugin, entry, 'allowedUsers', defaultUsers)),
     groups: new Set(stringListField(plugin, entry, 'allowedGroups', ['system:masters'])),

@@ -9,12 +9,15 @@ export const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /** Edit distance with transpositions (optimal string alignment): `qsp` is one edit from `qps`. */
 function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];
@@ -45,15 +48,25 @@ export function suggestion(name: string, known: readonly string[]): string {
   return known.length === 0 ? 'no fields are supported here' : `supported fields: ${known.join(', ')}`;
 }
 
-export const joinPath = (path: string, field: string): string => (path === '' ? field : field.startsWith('[') ? `${path}${field}` : `${path}.${field}`);
+export const joinPath = (path: string, field: string): string =>
+  path === '' ? field : field.startsWith('[') ? `${path}${field}` : `${path}.${field}`;
 
 /** The error for an unknown field: plugin, field path, and the closest known field. */
 export function unknownField(plugin: string, path: string, key: string, known: readonly string[]): ConfigError {
-  return new ConfigError(plugin, joinPath(path, key), `unknown field ${JSON.stringify(key)}; ${suggestion(key, known)}`);
+  return new ConfigError(
+    plugin,
+    joinPath(path, key),
+    `unknown field ${JSON.stringify(key)}; ${suggestion(key, known)}`,
+  );
 }
 
 /** Fails on the first key of `value` that is not in `known`. */
-export function rejectUnknownFields(plugin: string, path: string, value: Record<string, unknown>, known: readonly string[]): void {
+export function rejectUnknownFields(
+  plugin: string,
+  path: string,
+  value: Record<string, unknown>,
+  known: readonly string[],
+): void {
   for (const key of Object.keys(value)) if (!known.includes(key)) throw unknownField(plugin, path, key, known);
 }
 
@@ -84,13 +97,18 @@ export class ConfigFields {
   }
 
   allow(...keys: string[]): this {
-    for (const key of Object.keys(this.value)) if (!keys.includes(key)) throw this.error(key, `unknown field ${JSON.stringify(key)}; ${suggestion(key, keys)}`);
+    for (const key of Object.keys(this.value))
+      if (!keys.includes(key)) throw this.error(key, `unknown field ${JSON.stringify(key)}; ${suggestion(key, keys)}`);
     return this;
   }
 
   /** The reader of a nested object; subclasses return their own kind. */
   protected nested(path: string, value: Record<string, unknown>): this {
-    return new (this.constructor as new (plugin: string, path: string, value: Record<string, unknown>) => this)(this.plugin, path, value);
+    return new (this.constructor as new (plugin: string, path: string, value: Record<string, unknown>) => this)(
+      this.plugin,
+      path,
+      value,
+    );
   }
 
   has(key: string): boolean {
@@ -110,7 +128,10 @@ export class ConfigFields {
   oneOf<T extends string>(key: string, values: readonly T[], fallback: T): T {
     const v = this.string(key) ?? fallback;
     if (!values.includes(v as T)) {
-      throw this.error(key, `Unsupported value: ${JSON.stringify(v)}: supported values: ${values.map((s) => JSON.stringify(s)).join(', ')}`);
+      throw this.error(
+        key,
+        `Unsupported value: ${JSON.stringify(v)}: supported values: ${values.map((s) => JSON.stringify(s)).join(', ')}`,
+      );
     }
     return v as T;
   }
@@ -142,7 +163,8 @@ export class ConfigFields {
   stringMap(key: string): Record<string, string> {
     const v = this.value[key] ?? {};
     if (!isRecord(v)) throw this.error(key, 'must be a map of strings');
-    for (const [k, s] of Object.entries(v)) if (typeof s !== 'string') throw this.error(`${key}.${k}`, `must be a string, got ${JSON.stringify(s)}`);
+    for (const [k, s] of Object.entries(v))
+      if (typeof s !== 'string') throw this.error(`${key}.${k}`, `must be a string, got ${JSON.stringify(s)}`);
     return v as Record<string, string>;
   }
 
@@ -167,11 +189,19 @@ export class ConfigFields {
  * The configuration object of an OpenShift plugin: a map with the given apiVersion and kind, or
  * undefined when the entry has none (OpenShift then disables the plugin).
  */
-export function openShiftConfigObject(plugin: string, raw: unknown, apiVersion: string, kind: string, fields: readonly string[]): Record<string, unknown> | undefined {
+export function openShiftConfigObject(
+  plugin: string,
+  raw: unknown,
+  apiVersion: string,
+  kind: string,
+  fields: readonly string[],
+): Record<string, unknown> | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (!isRecord(raw)) throw new ConfigError(plugin, 'configuration', `must be a ${kind} object`);
-  if (raw.apiVersion !== apiVersion) throw new ConfigError(plugin, 'apiVersion', `must be ${apiVersion}, got ${JSON.stringify(raw.apiVersion ?? null)}`);
-  if (raw.kind !== kind) throw new ConfigError(plugin, 'kind', `must be ${kind}, got ${JSON.stringify(raw.kind ?? null)}`);
+  if (raw.apiVersion !== apiVersion)
+    throw new ConfigError(plugin, 'apiVersion', `must be ${apiVersion}, got ${JSON.stringify(raw.apiVersion ?? null)}`);
+  if (raw.kind !== kind)
+    throw new ConfigError(plugin, 'kind', `must be ${kind}, got ${JSON.stringify(raw.kind ?? null)}`);
   rejectUnknownFields(plugin, '', raw, ['apiVersion', 'kind', ...fields]);
   return raw;
 }

@@ -31,7 +31,10 @@ export interface PluginSet {
  * Configures every plugin (throwing the first ConfigError, naming plugin and field) and checks
  * that every entry names a plugin: served, or known upstream; anything else is a typo.
  */
-export function configurePlugins(registry: readonly AnyAdmissionPlugin[], configuration: AdmissionConfiguration): PluginSet {
+export function configurePlugins(
+  registry: readonly AnyAdmissionPlugin[],
+  configuration: AdmissionConfiguration,
+): PluginSet {
   const served = registry.map((p) => p.metadata.upstreamName);
   const ignored: string[] = [];
   configuration.names.forEach((name, i) => {
@@ -41,8 +44,13 @@ export function configurePlugins(registry: readonly AnyAdmissionPlugin[], config
       return;
     }
     const closest = closestName(name, [...served, ...KNOWN_PLUGIN_NAMES]);
-    const hint = closest !== undefined ? `did you mean ${JSON.stringify(closest)}?` : `served plugins: ${served.join(', ')}`;
-    throw new ConfigError('AdmissionConfiguration', `plugins[${i}].name`, `unknown admission plugin ${JSON.stringify(name)} in ${configuration.source.file}; ${hint}`);
+    const hint =
+      closest !== undefined ? `did you mean ${JSON.stringify(closest)}?` : `served plugins: ${served.join(', ')}`;
+    throw new ConfigError(
+      'AdmissionConfiguration',
+      `plugins[${i}].name`,
+      `unknown admission plugin ${JSON.stringify(name)} in ${configuration.source.file}; ${hint}`,
+    );
   });
   const plugins = registry.map((plugin): ConfiguredPlugin => {
     const { metadata } = plugin;
@@ -61,11 +69,16 @@ export function configurePlugins(registry: readonly AnyAdmissionPlugin[], config
   return { configuration, plugins, ignored };
 }
 
-export const activePlugins = (set: PluginSet): ConfiguredPlugin[] => set.plugins.filter((p) => p.inactive === undefined);
-export const inactivePlugins = (set: PluginSet): ConfiguredPlugin[] => set.plugins.filter((p) => p.inactive !== undefined);
+export const activePlugins = (set: PluginSet): ConfiguredPlugin[] =>
+  set.plugins.filter((p) => p.inactive === undefined);
+export const inactivePlugins = (set: PluginSet): ConfiguredPlugin[] =>
+  set.plugins.filter((p) => p.inactive !== undefined);
 
 /** ADMISSION_CONFIG (else config/admission.yaml) read and every plugin configured: what a start does. */
-export function loadPluginSet(registry: readonly AnyAdmissionPlugin[], env: NodeJS.ProcessEnv = process.env): PluginSet {
+export function loadPluginSet(
+  registry: readonly AnyAdmissionPlugin[],
+  env: NodeJS.ProcessEnv = process.env,
+): PluginSet {
   return configurePlugins(registry, loadAdmissionConfiguration(env));
 }
 

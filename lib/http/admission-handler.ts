@@ -54,7 +54,9 @@ function admissionRoute(plugin: string, phases: readonly Phase[], secretInPath: 
     const path = requestPath(request.event);
     const route = parseWebhookPath(path, secretInPath);
     if (route === undefined || route.plugin !== plugin || !phases.includes(route.phase)) {
-      throw notFound(`no webhook at ${redactWebhookPath(path, secretInPath, known)}: ${plugin} serves ${phases.map((p) => formatWebhookPath({ plugin, phase: p })).join(' and ')}`);
+      throw notFound(
+        `no webhook at ${redactWebhookPath(path, secretInPath, known)}: ${plugin} serves ${phases.map((p) => formatWebhookPath({ plugin, phase: p })).join(' and ')}`,
+      );
     }
     request.context.admission.route = route;
   };
@@ -66,14 +68,19 @@ function admissionRoute(plugin: string, phases: readonly Phase[], secretInPath: 
  * Configuration and caller policy are read once, when the module loads (Lambda's init phase), so
  * a bad configuration fails the cold start instead of a request.
  */
-export function createAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
+export function createAdmissionHandler<Config>(
+  plugin: AnyAdmissionPlugin,
+  options: AdmissionHandlerOptions<Config> = {},
+): AdmissionHandler {
   const config = 'config' in options ? options.config : configurePlugin<Config>(plugin, loadAdmissionConfiguration());
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
   const served = (Object.keys(phases) as Phase[]).filter((p) => phases[p] !== undefined);
   const stateful = usesStore(plugin.metadata);
   if (stateful && !options.state) {
-    throw new Error(`${plugin.metadata.upstreamName} needs the store: build its handler with createStatefulAdmissionHandler (lib/state)`);
+    throw new Error(
+      `${plugin.metadata.upstreamName} needs the store: build its handler with createStatefulAdmissionHandler (lib/state)`,
+    );
   }
   const stateFor = options.state ?? (() => NO_STATE);
   const { observe } = options;

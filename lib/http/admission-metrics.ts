@@ -7,8 +7,10 @@ import type { AdmissionMiddleware, AdmissionMiddyRequest, Outcome } from './invo
 
 /** The apiserver's `?timeout=10s` (its webhook timeoutSeconds), in seconds; undefined when absent. */
 export function apiserverTimeout(event: GatewayEvent): string | undefined {
-  if ('queryStringParameters' in event && event.queryStringParameters?.timeout) return event.queryStringParameters.timeout;
-  if ('rawQueryString' in event && event.rawQueryString) return new URLSearchParams(event.rawQueryString).get('timeout') ?? undefined;
+  if ('queryStringParameters' in event && event.queryStringParameters?.timeout)
+    return event.queryStringParameters.timeout;
+  if ('rawQueryString' in event && event.rawQueryString)
+    return new URLSearchParams(event.rawQueryString).get('timeout') ?? undefined;
   return undefined;
 }
 
@@ -37,7 +39,8 @@ function failureOf(error: unknown, seconds: number, event: GatewayEvent, context
   const name = (error as Error | undefined)?.name;
   const timeout = durationSeconds(apiserverTimeout(event));
   const lambdaOut = context?.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() <= 0 : false;
-  if (name === 'TimeoutError' || name === 'AbortError' || lambdaOut || (timeout !== undefined && seconds >= timeout)) return 'deadline';
+  if (name === 'TimeoutError' || name === 'AbortError' || lambdaOut || (timeout !== undefined && seconds >= timeout))
+    return 'deadline';
   return 'bug';
 }
 
@@ -77,4 +80,3 @@ export function admissionMetrics(metrics: PluginMetrics): AdmissionMiddleware {
 
   return { after: admissionMetricsAfter, onError: admissionMetricsAfter };
 }
-

@@ -18,7 +18,10 @@ export type CallerAuth =
   | { readonly mode: 'url-secret'; readonly secretDigests: readonly Buffer[] };
 
 function splitList(value: string | undefined, separator: RegExp): string[] {
-  return (value ?? '').split(separator).map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(separator)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** CALLER_AUTH=mtls|url-secret, ALLOWED_CLIENT_SUBJECTS=cn1;cn2, URL_SECRET_SHA256=hex[,hex]. */
@@ -28,7 +31,9 @@ export function callerAuthFromEnv(env: NodeJS.ProcessEnv = process.env): CallerA
   if (mode === 'url-secret') {
     const digests = splitList(env.URL_SECRET_SHA256, /,/);
     if (digests.length === 0 || digests.some((d) => !/^[0-9a-f]{64}$/i.test(d))) {
-      throw new Error('CALLER_AUTH=url-secret needs URL_SECRET_SHA256: one or two hex SHA-256 digests, comma-separated');
+      throw new Error(
+        'CALLER_AUTH=url-secret needs URL_SECRET_SHA256: one or two hex SHA-256 digests, comma-separated',
+      );
     }
     return { mode, secretDigests: digests.map((d) => Buffer.from(d, 'hex')) };
   }
@@ -58,7 +63,8 @@ export const secretInPath = (auth: CallerAuth): boolean => auth.mode === 'url-se
 
 function identify(event: GatewayEvent, secret: string | undefined, auth: CallerAuth): CallerIdentity {
   if (auth.mode === 'url-secret') {
-    if (secret === undefined || secret === '' || !secretMatches(secret, auth.secretDigests)) throw forbiddenCaller('caller secret missing or not recognised');
+    if (secret === undefined || secret === '' || !secretMatches(secret, auth.secretDigests))
+      throw forbiddenCaller('caller secret missing or not recognised');
     return { mode: 'url-secret', subject: `secret:${sha256(secret).toString('hex').slice(0, 8)}` };
   }
   const certificate = clientCertificate(event);

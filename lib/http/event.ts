@@ -1,4 +1,9 @@
-import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
+import type {
+  APIGatewayEventClientCertificate,
+  APIGatewayProxyEvent,
+  APIGatewayProxyEventV2,
+  APIGatewayProxyResult,
+} from 'aws-lambda';
 
 /**
  * The event every admission Lambda receives: an API Gateway REST (v1) or HTTP API (v2) proxy

@@ -12,7 +12,11 @@ export function httpErrors(): AdmissionMiddleware {
     const statusCode = error instanceof HttpError ? error.statusCode : 500;
     const message = error instanceof Error ? error.message : String(error);
     const reason = error instanceof HttpError ? message : `internal error: ${message}`.replace(/[\r\n]+/g, ' ');
-    request.context.admission.failure = { statusCode, reason, ...(statusCode >= 500 && error instanceof Error ? { stack: error.stack } : {}) };
+    request.context.admission.failure = {
+      statusCode,
+      reason,
+      ...(statusCode >= 500 && error instanceof Error ? { stack: error.stack } : {}),
+    };
     request.response = { statusCode, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${reason}\n` };
   };
   return { onError: httpErrorsOnError };

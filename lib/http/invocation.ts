@@ -64,7 +64,10 @@ export function admissionInvocation(): AdmissionMiddleware {
 }
 
 /** The piece a middleware earlier in the chain established; its absence is a wiring bug. */
-export function established<K extends 'route' | 'caller' | 'review'>(context: AdmissionContext, key: K): NonNullable<AdmissionInvocation[K]> {
+export function established<K extends 'route' | 'caller' | 'review'>(
+  context: AdmissionContext,
+  key: K,
+): NonNullable<AdmissionInvocation[K]> {
   const value = context.admission?.[key];
   if (value === undefined) throw new Error(`bug: no ${key} on the admission invocation (middleware order)`);
   return value as NonNullable<AdmissionInvocation[K]>;

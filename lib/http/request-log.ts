@@ -6,8 +6,10 @@ import { redactWebhookPath } from './webhook-path.js';
 
 /** LOG_SAMPLE_ALLOWED: the fraction of plain allowed answers (no patch, warning or annotation) logged (0..1, default 1). */
 export function allowedSampleRate(env: NodeJS.ProcessEnv = process.env): number {
-  const value = env.LOG_SAMPLE_ALLOWED === undefined || env.LOG_SAMPLE_ALLOWED === '' ? 1 : Number(env.LOG_SAMPLE_ALLOWED);
-  if (!(value >= 0 && value <= 1)) throw new Error(`LOG_SAMPLE_ALLOWED must be a number from 0 to 1, got ${JSON.stringify(env.LOG_SAMPLE_ALLOWED)}`);
+  const value =
+    env.LOG_SAMPLE_ALLOWED === undefined || env.LOG_SAMPLE_ALLOWED === '' ? 1 : Number(env.LOG_SAMPLE_ALLOWED);
+  if (!(value >= 0 && value <= 1))
+    throw new Error(`LOG_SAMPLE_ALLOWED must be a number from 0 to 1, got ${JSON.stringify(env.LOG_SAMPLE_ALLOWED)}`);
   return value;
 }
 
@@ -35,7 +37,14 @@ export function requestLog(plugin: string, options: RequestLogOptions): Admissio
     if (!logEnabled()) return;
     const { admission } = request.context;
     const { review, outcome, failure, learningLost, caller } = admission ?? {};
-    const plainAllow = request.response?.statusCode === 200 && outcome !== undefined && outcome.allowed && !outcome.patched && !outcome.warned && !outcome.audited && !learningLost;
+    const plainAllow =
+      request.response?.statusCode === 200 &&
+      outcome !== undefined &&
+      outcome.allowed &&
+      !outcome.patched &&
+      !outcome.warned &&
+      !outcome.audited &&
+      !learningLost;
     if (plainAllow && sampleAllowed < 1 && Math.random() >= sampleAllowed) return;
     logRecord({
       level: failure && failure.statusCode >= 500 ? 'error' : learningLost ? 'warn' : 'info',
@@ -57,7 +66,8 @@ export function requestLog(plugin: string, options: RequestLogOptions): Admissio
       ...(failure && { failure }),
       ...(learningLost && { learningLost }),
       ...(caller && { caller: caller.subject }),
-      latencyMs: admission === undefined ? undefined : Math.round((performance.now() - admission.startedAt) * 1000) / 1000,
+      latencyMs:
+        admission === undefined ? undefined : Math.round((performance.now() - admission.startedAt) * 1000) / 1000,
     });
   };
 

@@ -20,12 +20,14 @@ export const SECRET_PATH_PARAMETER = '{secret}';
 /** What a logged or answered path shows instead of a segment that may be the secret. */
 export const REDACTED = '<redacted>';
 
-export const isPhase = (segment: string | undefined): segment is Phase => segment === 'mutate' || segment === 'validate';
+export const isPhase = (segment: string | undefined): segment is Phase =>
+  segment === 'mutate' || segment === 'validate';
 
 /** `/<plugin>/<phase>`, or `/<secret>/<plugin>/<phase>` with the secret URL-encoded. */
 export function formatWebhookPath(route: WebhookRoute): string {
   const { secret } = route;
-  const prefix = secret === undefined ? '' : `/${secret === SECRET_PATH_PARAMETER ? secret : encodeURIComponent(secret)}`;
+  const prefix =
+    secret === undefined ? '' : `/${secret === SECRET_PATH_PARAMETER ? secret : encodeURIComponent(secret)}`;
   return `${prefix}/${route.plugin}/${route.phase}`;
 }
 

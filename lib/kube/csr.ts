@@ -54,7 +54,18 @@ interface Der {
 }
 
 const UNIVERSAL = 0;
-const Tag = { INTEGER: 2, OID: 6, UTF8: 12, NUMERIC: 18, PRINTABLE: 19, T61: 20, IA5: 22, BMP: 30, SEQUENCE: 16, SET: 17 } as const;
+const Tag = {
+  INTEGER: 2,
+  OID: 6,
+  UTF8: 12,
+  NUMERIC: 18,
+  PRINTABLE: 19,
+  T61: 20,
+  IA5: 22,
+  BMP: 30,
+  SEQUENCE: 16,
+  SET: 17,
+} as const;
 
 const truncated = () => new CertificateRequestParseError('asn1: syntax error: sequence truncated');
 const structureError = () => new CertificateRequestParseError("asn1: structure error: tags don't match");
@@ -96,7 +107,13 @@ function readElements(der: Buffer, start: number, end: number): Der[] {
     }
     if (at + length > end) throw dataTruncated();
     const bytes = der.subarray(at, at + length);
-    elements.push({ tagClass, tag, constructed, bytes, children: constructed ? readElements(der, at, at + length) : [] });
+    elements.push({
+      tagClass,
+      tag,
+      constructed,
+      bytes,
+      children: constructed ? readElements(der, at, at + length) : [],
+    });
     at += length;
   }
   return elements;
@@ -141,7 +158,8 @@ function stringValue(node: Der): string | undefined {
       return node.bytes.toString('latin1');
     case Tag.BMP: {
       let text = '';
-      for (let i = 0; i + 1 < node.bytes.length; i += 2) text += String.fromCharCode((node.bytes[i] << 8) | node.bytes[i + 1]);
+      for (let i = 0; i + 1 < node.bytes.length; i += 2)
+        text += String.fromCharCode((node.bytes[i] << 8) | node.bytes[i + 1]);
       return text;
     }
     default:

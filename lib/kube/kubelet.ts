@@ -17,7 +17,8 @@ export function nodeIdentity(userInfo: Readonly<UserInfo>): string | undefined {
 export const labelNamespace = (key: string): string => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
 
 /** True when a label prefix is `domain` or one of its subdomains. */
-export const inLabelDomain = (namespace: string, domain: string): boolean => namespace === domain || namespace.endsWith(`.${domain}`);
+export const inLabelDomain = (namespace: string, domain: string): boolean =>
+  namespace === domain || namespace.endsWith(`.${domain}`);
 
 const KUBELET_LABELS = new Set([
   'kubernetes.io/hostname',

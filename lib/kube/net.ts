@@ -47,7 +47,8 @@ function ipv4Fields(input: string, start: number, end: number, sloppy: boolean):
       digits++;
       if (value > 255) throw new AddrError(input, 'IPv4 field has value >255');
     } else if (c === '.') {
-      if (i === 0 || i === text.length - 1 || text[i - 1] === '.') throw new AddrError(input, 'IPv4 field must have at least one digit', text.slice(i));
+      if (i === 0 || i === text.length - 1 || text[i - 1] === '.')
+        throw new AddrError(input, 'IPv4 field must have at least one digit', text.slice(i));
       if (octets.length === 3) throw new AddrError(input, 'IPv4 address too long');
       octets.push(value);
       value = 0;
@@ -79,10 +80,13 @@ function ipv6(input: string): Addr {
   while (i < 16) {
     const digits = /^[0-9A-Fa-f]*/.exec(rest)![0];
     if (digits.length > 4) throw new AddrError(input, 'each group must have 4 or less digits', rest);
-    if (digits.length === 0) throw new AddrError(input, 'each colon-separated field must have at least one digit', rest);
+    if (digits.length === 0)
+      throw new AddrError(input, 'each colon-separated field must have at least one digit', rest);
     if (rest[digits.length] === '.') {
-      if (ellipsis < 0 && i !== 12) throw new AddrError(input, 'embedded IPv4 address must replace the final 2 fields of the address', rest);
-      if (i + 4 > 16) throw new AddrError(input, 'too many hex fields to fit an embedded IPv4 at the end of the address', rest);
+      if (ellipsis < 0 && i !== 12)
+        throw new AddrError(input, 'embedded IPv4 address must replace the final 2 fields of the address', rest);
+      if (i + 4 > 16)
+        throw new AddrError(input, 'too many hex fields to fit an embedded IPv4 at the end of the address', rest);
       const end = input.length - (zone ? zone.length + 1 : 0);
       bytes.set(ipv4Fields(input, end - rest.length, end, false), i);
       rest = '';

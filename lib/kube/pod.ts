@@ -28,7 +28,11 @@ const CONTAINER_LISTS = ['initContainers', 'containers', 'ephemeralContainers'] 
  * path, until `visit` returns false. Mirrors pods.VisitContainersWithPath, so field paths in our
  * messages are upstream's.
  */
-export function visitContainers(spec: PodSpecWithImageVolumes | undefined, visit: (container: AnyContainer, path: FieldPath) => boolean | void): void {
+export function visitContainers(
+  spec: PodSpecWithImageVolumes | undefined,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a visitor may return nothing, or false to stop.
+  visit: (container: AnyContainer, path: FieldPath) => boolean | void,
+): void {
   if (!spec) return;
   const specPath = FieldPath.of('spec');
   for (const list of CONTAINER_LISTS) {
@@ -46,7 +50,9 @@ export function visitContainers(spec: PodSpecWithImageVolumes | undefined, visit
 export function imageVolumes(spec: PodSpecWithImageVolumes | undefined): { volume: PodVolume; path: FieldPath }[] {
   const volumes = spec?.volumes;
   if (!Array.isArray(volumes)) return [];
-  return volumes.flatMap((volume, i) => (volume?.image ? [{ volume, path: FieldPath.of('spec', 'volumes').index(i) }] : []));
+  return volumes.flatMap((volume, i) =>
+    volume?.image ? [{ volume, path: FieldPath.of('spec', 'volumes').index(i) }] : [],
+  );
 }
 
 /** Every image a pod references: containers of all kinds and image volumes. */
@@ -58,7 +64,7 @@ export function podImages(spec: PodSpecWithImageVolumes | undefined): Set<string
 }
 
 /** Called with each name a pod references; returns false to stop visiting. */
-export type NameVisitor = (name: string) => boolean | void;
+export type NameVisitor = (name: string) => boolean | undefined;
 
 /** A container's envFrom[].<fromRef> and env[].valueFrom.<keyRef> references. */
 function visitContainerReferences(container: unknown, fromRef: string, keyRef: string, visit: NameVisitor): boolean {
@@ -76,19 +82,24 @@ function visitContainerReferences(container: unknown, fromRef: string, keyRef: s
 /** The containers of a spec as received, in upstream's order, until `visit` returns false. */
 function visitContainerNames(spec: unknown, fromRef: string, keyRef: string, visit: NameVisitor): boolean {
   let completed = true;
-  visitContainers(objectAt(spec) as PodSpecWithImageVolumes, (c) => (completed = visitContainerReferences(c, fromRef, keyRef, visit)));
+  visitContainers(
+    objectAt(spec) as PodSpecWithImageVolumes,
+    (c) => (completed = visitContainerReferences(c, fromRef, keyRef, visit)),
+  );
   return completed;
 }
 
 /** The names a projected volume's sources of one kind (`secret`, `configMap`) carry. */
 function visitProjectedNames(v: Record<string, unknown>, kind: string, visit: NameVisitor): boolean {
-  return listAt(v, 'projected', 'sources').every((s) => !isPresent(objectAt(s)[kind]) || visit(stringAt(s, kind, 'name')) !== false);
+  return listAt(v, 'projected', 'sources').every(
+    (s) => !isPresent(objectAt(s)[kind]) || visit(stringAt(s, kind, 'name')) !== false,
+  );
 }
 
 /** The secret a volume names, by its source (a volume has one: the first, in upstream's order). */
 function visitVolumeSecretNames(v: Record<string, unknown>, visit: NameVisitor): boolean {
   const name = (...path: string[]) => visit(stringAt(v, ...path)) !== false;
-  const secretRef = (source: string) => !isPresent(objectAt(v, source)['secretRef']) || name(source, 'secretRef', 'name');
+  const secretRef = (source: string) => !isPresent(objectAt(v, source).secretRef) || name(source, 'secretRef', 'name');
   if (isPresent(v.azureFile)) return stringAt(v, 'azureFile', 'secretName') === '' || name('azureFile', 'secretName');
   if (isPresent(v.cephfs)) return secretRef('cephfs');
   if (isPresent(v.cinder)) return secretRef('cinder');
@@ -99,7 +110,8 @@ function visitVolumeSecretNames(v: Record<string, unknown>, visit: NameVisitor):
   if (isPresent(v.scaleIO)) return secretRef('scaleIO');
   if (isPresent(v.iscsi)) return secretRef('iscsi');
   if (isPresent(v.storageos)) return secretRef('storageos');
-  if (isPresent(v.csi)) return !isPresent(objectAt(v, 'csi')['nodePublishSecretRef']) || name('csi', 'nodePublishSecretRef', 'name');
+  if (isPresent(v.csi))
+    return !isPresent(objectAt(v, 'csi').nodePublishSecretRef) || name('csi', 'nodePublishSecretRef', 'name');
   return true;
 }
 

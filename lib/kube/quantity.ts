@@ -33,7 +33,10 @@ export class Quantity {
   static parse(text: string): Quantity {
     // As upstream's ParseQuantity: no surrounding white space, nothing empty.
     const match = PATTERN.exec(text);
-    if (match === null) throw new QuantityError(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+    if (match === null)
+      throw new QuantityError(
+        `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+      );
     const [, sign, number, suffix, exponent] = match;
     const [whole, fraction = ''] = number.split('.');
     let numerator = BigInt(`${whole || '0'}${fraction}`) * NANO;

@@ -19,7 +19,8 @@ export function isQualifiedName(value: string): boolean {
   const name = parts[parts.length - 1];
   if (parts.length === 2) {
     const prefix = parts[0];
-    if (prefix.length === 0 || prefix.length > DNS1123_SUBDOMAIN_MAX_LENGTH || !DNS1123_SUBDOMAIN.test(prefix)) return false;
+    if (prefix.length === 0 || prefix.length > DNS1123_SUBDOMAIN_MAX_LENGTH || !DNS1123_SUBDOMAIN.test(prefix))
+      return false;
   }
   return name.length > 0 && name.length <= QUALIFIED_NAME_MAX_LENGTH && QUALIFIED_NAME.test(name);
 }

@@ -25,7 +25,8 @@ export function isSuperset(ss: Readonly<Toleration>, t: Readonly<Toleration>): b
   const ssEffect = ss.effect ?? '';
   if ((t.effect ?? '') !== ssEffect && ssEffect !== '') return false;
   if (ssEffect === 'NoExecute' && ss.tolerationSeconds !== undefined && ss.tolerationSeconds !== null) {
-    if (t.tolerationSeconds === undefined || t.tolerationSeconds === null || t.tolerationSeconds > ss.tolerationSeconds) return false;
+    if (t.tolerationSeconds === undefined || t.tolerationSeconds === null || t.tolerationSeconds > ss.tolerationSeconds)
+      return false;
   }
   switch (ss.operator ?? '') {
     case 'Equal':

@@ -33,7 +33,10 @@ export function matchToleration(a: Readonly<Toleration>, b: Readonly<Toleration>
  * only field a match can differ in is tolerationSeconds, so a match that already agrees on it is
  * kept as it is (no patch churn over `value: ""` against an absent value).
  */
-export function addOrUpdateToleration(tolerations: readonly Toleration[] | undefined, toleration: Readonly<Toleration>): Toleration[] | undefined {
+export function addOrUpdateToleration(
+  tolerations: readonly Toleration[] | undefined,
+  toleration: Readonly<Toleration>,
+): Toleration[] | undefined {
   const current = Array.isArray(tolerations) ? tolerations : [];
   let matched = false;
   let changed = false;

@@ -41,7 +41,12 @@ interface Kubeconfig {
   contexts?: Named<{ context?: { cluster?: string; user?: string } }>[];
 }
 
-function pick<T extends { name?: string }>(list: T[] | undefined, name: string | undefined, what: string, file: string): T | undefined {
+function pick<T extends { name?: string }>(
+  list: T[] | undefined,
+  name: string | undefined,
+  what: string,
+  file: string,
+): T | undefined {
   if (!list || list.length === 0) return undefined;
   if (name === undefined) {
     if (list.length === 1) return list[0];
@@ -62,7 +67,9 @@ function pem(entry: Record<string, unknown> | undefined, field: string, file: st
   try {
     return readFileSync(target, 'utf8');
   } catch (error) {
-    throw new KubeconfigError(`${file}: ${field} ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new KubeconfigError(
+      `${file}: ${field} ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
 }
 
@@ -71,7 +78,9 @@ export function loadKubeconfigClient(file: string): WebhookClient {
   try {
     config = (parseYaml(readFileSync(file, 'utf8')) ?? {}) as Kubeconfig;
   } catch (error) {
-    throw new KubeconfigError(`${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message.split('\n')[0]}`);
+    throw new KubeconfigError(
+      `${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message.split('\n')[0]}`,
+    );
   }
   const context = pick(config.contexts, config['current-context'] || undefined, 'context', file)?.context;
   const cluster = pick(config.clusters, context?.cluster, 'cluster', file)?.cluster;
@@ -87,7 +96,8 @@ export function loadKubeconfigClient(file: string): WebhookClient {
   if (url.protocol !== 'https:') throw new KubeconfigError(`${file}: server ${server} must use https`);
   const cert = pem(user, 'client-certificate', file);
   const key = pem(user, 'client-key', file);
-  if ((cert === undefined) !== (key === undefined)) throw new KubeconfigError(`${file}: client-certificate and client-key go together`);
+  if ((cert === undefined) !== (key === undefined))
+    throw new KubeconfigError(`${file}: client-certificate and client-key go together`);
   const token = typeof user?.token === 'string' && user.token !== '' ? user.token : undefined;
   // One keep-alive agent per backend, kept for the Lambda instance's life.
   const agent = new Agent({
@@ -107,18 +117,31 @@ export function loadKubeconfigClient(file: string): WebhookClient {
           {
             method: 'POST',
             agent,
-            headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(payload), ...(token && { authorization: `Bearer ${token}` }) },
+            headers: {
+              'content-type': 'application/json',
+              accept: 'application/json',
+              'content-length': Buffer.byteLength(payload),
+              ...(token && { authorization: `Bearer ${token}` }),
+            },
             timeout: timeoutMs,
           },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolvePost({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+            res.on('end', () =>
+              resolvePost({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+            );
             res.on('error', (error) => reject(new BackendError(`Post "${server}": ${error.message}`, true)));
           },
         );
         req.on('timeout', () => req.destroy(new BackendError(`Post "${server}": timeout after ${timeoutMs} ms`, true)));
-        req.on('error', (error: NodeJS.ErrnoException) => reject(error instanceof BackendError ? error : new BackendError(`Post "${server}": ${error.message}`, error.code === 'ECONNRESET')));
+        req.on('error', (error: NodeJS.ErrnoException) =>
+          reject(
+            error instanceof BackendError
+              ? error
+              : new BackendError(`Post "${server}": ${error.message}`, error.code === 'ECONNRESET'),
+          ),
+        );
         req.end(payload);
       });
     },

@@ -12,7 +12,13 @@ export type MetricPhase = 'mutate' | 'validate' | 'none';
 export type DecisionLabel = 'denied' | 'patched' | 'warned' | 'audited' | 'allowed';
 
 /** 4xx: requests the apiserver would never send, or callers we refuse. Closed list by status code. */
-export type MalformedReason = 'bad_request' | 'caller_refused' | 'not_found' | 'too_large' | 'unsupported_media_type' | 'other_4xx';
+export type MalformedReason =
+  | 'bad_request'
+  | 'caller_refused'
+  | 'not_found'
+  | 'too_large'
+  | 'unsupported_media_type'
+  | 'other_4xx';
 
 /** 5xx: our own failures; the apiserver's failurePolicy decides. */
 export type FailureReason = 'store_unavailable' | 'deadline' | 'bug';
@@ -68,14 +74,20 @@ export const APISERVER_WEBHOOK_BUCKETS: readonly number[] = [0.005, 0.025, 0.1, 
 export const STORE_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 export const HELP: Record<(typeof METRIC)[keyof typeof METRIC], string> = {
-  [METRIC.requests]: 'Admission requests answered, by plugin, phase, operation, HTTP status code and whether the request was rejected (denied or failed), as apiserver_admission_webhook_request_total.',
-  [METRIC.duration]: 'Time from the request reaching the handler to the answer, in seconds, with the buckets of apiserver_admission_webhook_admission_duration_seconds.',
-  [METRIC.decisions]: 'Decisions answered with HTTP 200: allowed, patched, warned (allowed with warnings), audited (allowed with audit annotations) or denied with rejection_code.',
+  [METRIC.requests]:
+    'Admission requests answered, by plugin, phase, operation, HTTP status code and whether the request was rejected (denied or failed), as apiserver_admission_webhook_request_total.',
+  [METRIC.duration]:
+    'Time from the request reaching the handler to the answer, in seconds, with the buckets of apiserver_admission_webhook_admission_duration_seconds.',
+  [METRIC.decisions]:
+    'Decisions answered with HTTP 200: allowed, patched, warned (allowed with warnings), audited (allowed with audit annotations) or denied with rejection_code.',
   [METRIC.dryRuns]: 'Requests with dryRun: true (nothing is written for them).',
-  [METRIC.malformed]: 'Requests answered 4xx without a decision (not an AdmissionReview, too large, caller refused, no such phase).',
+  [METRIC.malformed]:
+    'Requests answered 4xx without a decision (not an AdmissionReview, too large, caller refused, no such phase).',
   [METRIC.failures]: 'Requests answered 5xx (the apiserver failurePolicy decides): store_unavailable, deadline or bug.',
-  [METRIC.learningLost]: 'Decisions answered whose observation of cluster state could not be recorded (store failure while learning).',
-  [METRIC.storeCalls]: 'Calls to the DynamoDB state store by operation and result (ok, conflict: a condition or transaction lost, unavailable).',
+  [METRIC.learningLost]:
+    'Decisions answered whose observation of cluster state could not be recorded (store failure while learning).',
+  [METRIC.storeCalls]:
+    'Calls to the DynamoDB state store by operation and result (ok, conflict: a condition or transaction lost, unavailable).',
   [METRIC.storeDuration]: 'Latency of calls to the DynamoDB state store, in seconds.',
   [METRIC.coldStarts]: 'Handler instances started (Lambda cold starts; locally, once per plugin at start).',
 };

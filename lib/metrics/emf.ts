@@ -54,7 +54,10 @@ export function decisionDimension(outcome: RequestOutcome): string {
 }
 
 /** The metrics one invocation publishes, in a fixed order (it keys the cache). */
-export function invocationValues(outcome: RequestOutcome, store: { calls: number; latenciesMs: number[]; failures: number }): EmfValue[] {
+export function invocationValues(
+  outcome: RequestOutcome,
+  store: { calls: number; latenciesMs: number[]; failures: number },
+): EmfValue[] {
   const values: EmfValue[] = [
     { name: EMF_METRIC.requests, unit: 'Count', value: 1 },
     { name: EMF_METRIC.latency, unit: 'Milliseconds', value: roundMs(outcome.seconds * 1000) },
@@ -69,7 +72,11 @@ export function invocationValues(outcome: RequestOutcome, store: { calls: number
   if (store.calls > 0) {
     values.push({ name: EMF_METRIC.storeCalls, unit: 'Count', value: store.calls });
     const latencies = store.latenciesMs.slice(0, MAX_VALUES);
-    values.push({ name: EMF_METRIC.storeLatency, unit: 'Milliseconds', value: latencies.length === 1 ? latencies[0] : latencies });
+    values.push({
+      name: EMF_METRIC.storeLatency,
+      unit: 'Milliseconds',
+      value: latencies.length === 1 ? latencies[0] : latencies,
+    });
   }
   return values;
 }
@@ -117,7 +124,8 @@ export class EmfPublisher {
     }
     const head = (heads[mask] ??= this.head(outcome.phase, decision, values));
     let line = `{"_aws":{"Timestamp":${Date.now()},${head}`;
-    for (const { name, value } of values) line += `,"${name}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
+    for (const { name, value } of values)
+      line += `,"${name}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
     this.sink()(`${line}}`);
   }
 

@@ -7,7 +7,15 @@ import type { RequestOutcome, StoreCall } from './catalog.js';
 import { currentEmfSink, EmfPublisher } from './emf.js';
 import { PrometheusRegistry } from './prometheus.js';
 
-export type { DecisionLabel, FailureReason, MalformedReason, MetricPhase, RequestOutcome, StoreCall, StoreResult } from './catalog.js';
+export type {
+  DecisionLabel,
+  FailureReason,
+  MalformedReason,
+  MetricPhase,
+  RequestOutcome,
+  StoreCall,
+  StoreResult,
+} from './catalog.js';
 export { APISERVER_WEBHOOK_BUCKETS, METRIC, malformedReason } from './catalog.js';
 export { decisionDimension, EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE, EmfPublisher, setEmfSink } from './emf.js';
 export { PrometheusRegistry } from './prometheus.js';
@@ -26,7 +34,8 @@ export const prometheusRegistry = new PrometheusRegistry();
 
 export function metricsModeFromEnv(env: NodeJS.ProcessEnv = process.env): MetricsMode {
   const mode = env.METRICS || (env.AWS_LAMBDA_FUNCTION_NAME ? 'emf' : 'prometheus');
-  if (mode !== 'emf' && mode !== 'prometheus' && mode !== 'off') throw new Error(`METRICS must be emf, prometheus or off, got ${JSON.stringify(mode)}`);
+  if (mode !== 'emf' && mode !== 'prometheus' && mode !== 'off')
+    throw new Error(`METRICS must be emf, prometheus or off, got ${JSON.stringify(mode)}`);
   return mode;
 }
 

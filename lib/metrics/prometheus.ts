@@ -105,7 +105,13 @@ export class PrometheusRegistry {
   recordRequest(plugin: string, outcome: RequestOutcome): void {
     const { phase, operation } = outcome;
     const rejected = outcome.statusCode !== 200 || outcome.decision === 'denied';
-    this.requests.inc({ plugin, phase, operation, code: String(Math.min(outcome.statusCode, 600)), rejected: String(rejected) });
+    this.requests.inc({
+      plugin,
+      phase,
+      operation,
+      code: String(Math.min(outcome.statusCode, 600)),
+      rejected: String(rejected),
+    });
     this.duration.observe({ plugin, phase, operation, rejected: String(rejected) }, outcome.seconds);
     if (outcome.decision) {
       const code = outcome.decision === 'denied' ? String(Math.min(outcome.rejectionCode ?? 403, 600)) : '';
@@ -128,12 +134,16 @@ export class PrometheusRegistry {
     const out: string[] = [];
     for (const family of this.families) {
       if (family.series.size === 0) continue;
-      out.push(`# HELP ${family.name} ${HELP[family.name as keyof typeof HELP]}`, `# TYPE ${family.name} ${family.type}`);
+      out.push(
+        `# HELP ${family.name} ${HELP[family.name as keyof typeof HELP]}`,
+        `# TYPE ${family.name} ${family.type}`,
+      );
       for (const series of family.series.values()) {
         if (family instanceof Histogram) {
           const value = series.value as HistogramValue;
-          const bucket = (le: string, count: number) => `${family.name}_bucket${labelText(series.labels, ['le', le])} ${count}`;
-          family.buckets.forEach((le, i) => out.push(bucket(bound(le), value.counts[i])));
+          const bucket = (le: string, count: number) =>
+            `${family.name}_bucket${labelText(series.labels, ['le', le])} ${count}`;
+          for (const [i, le] of family.buckets.entries()) out.push(bucket(bound(le), value.counts[i]));
           out.push(bucket('+Inf', value.count));
           out.push(`${family.name}_sum${labelText(series.labels)} ${value.sum}`);
           out.push(`${family.name}_count${labelText(series.labels)} ${value.count}`);

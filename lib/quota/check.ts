@@ -32,7 +32,9 @@ export function checkQuotas(
   limitedResources: readonly LimitedResource[],
   resource: Pick<GroupVersionResource, 'group' | 'resource'>,
 ): string | undefined {
-  const quotas = [...namespace.quotas].sort((a, b) => a.name.localeCompare(b.name)).filter((q) => quotaMatches(q, usage.facts));
+  const quotas = [...namespace.quotas]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .filter((q) => quotaMatches(q, usage.facts));
   for (const limited of limitedResources) {
     if (limited.apiGroup !== resource.group || limited.resource !== resource.resource) continue;
     const needed = Object.keys(usage.usage).filter((name) => limited.matchContains.some((m) => name.includes(m)));
@@ -43,14 +45,18 @@ export function checkQuotas(
     const missing = missingConstraints(quota, object, usage);
     if (missing.length > 0) return `failed quota: ${quota.name}: must specify ${missing.join(',')}`;
     const requested = new Map<string, Quantity>();
-    for (const [name, value] of Object.entries(usage.usage)) if (name in quota.hard) requested.set(name, Quantity.parse(value));
+    for (const [name, value] of Object.entries(usage.usage))
+      if (name in quota.hard) requested.set(name, Quantity.parse(value));
     if (requested.size === 0) continue;
     const used = new Map<string, Quantity>([...requested.keys()].map((k) => [k, Quantity.zero()]));
     for (const live of namespace.charges) {
       if (!quotaMatches(quota, live.facts)) continue;
-      for (const k of requested.keys()) if (live.usage[k] !== undefined) used.set(k, used.get(k)!.add(Quantity.parse(live.usage[k])));
+      for (const k of requested.keys())
+        if (live.usage[k] !== undefined) used.set(k, used.get(k)!.add(Quantity.parse(live.usage[k])));
     }
-    const exceeded = [...requested.keys()].filter((k) => used.get(k)!.add(requested.get(k)!).cmp(Quantity.parse(quota.hard[k])) > 0);
+    const exceeded = [...requested.keys()].filter(
+      (k) => used.get(k)!.add(requested.get(k)!).cmp(Quantity.parse(quota.hard[k])) > 0,
+    );
     if (exceeded.length > 0) {
       const mask = (source: (k: string) => Quantity) => new Map(exceeded.map((k) => [k, source(k)]));
       return `exceeded quota: ${quota.name}, requested: ${prettyPrint(mask((k) => requested.get(k)!))}, used: ${prettyPrint(mask((k) => used.get(k)!))}, limited: ${prettyPrint(mask((k) => Quantity.parse(quota.hard[k])))}`;

@@ -20,7 +20,15 @@ export const COUNTED: readonly { readonly group: string; readonly kinds: Readonl
       replicationcontrollers: 'ReplicationController',
     },
   },
-  { group: 'apps', kinds: { deployments: 'Deployment', replicasets: 'ReplicaSet', statefulsets: 'StatefulSet', daemonsets: 'DaemonSet' } },
+  {
+    group: 'apps',
+    kinds: {
+      deployments: 'Deployment',
+      replicasets: 'ReplicaSet',
+      statefulsets: 'StatefulSet',
+      daemonsets: 'DaemonSet',
+    },
+  },
   { group: 'batch', kinds: { jobs: 'Job', cronjobs: 'CronJob' } },
 ];
 
@@ -30,7 +38,15 @@ export function isCounted(resource: Pick<GroupVersionResource, 'group' | 'resour
 }
 
 /** Core resources whose object count has a legacy quota name besides count/<resource>. */
-const LEGACY_COUNTS = new Set(['pods', 'services', 'configmaps', 'secrets', 'persistentvolumeclaims', 'replicationcontrollers', 'resourcequotas']);
+const LEGACY_COUNTS = new Set([
+  'pods',
+  'services',
+  'configmaps',
+  'secrets',
+  'persistentvolumeclaims',
+  'replicationcontrollers',
+  'resourcequotas',
+]);
 
 type Resources = Record<string, string>;
 interface ContainerLike {
@@ -38,7 +54,13 @@ interface ContainerLike {
   resources?: { requests?: Resources; limits?: Resources };
 }
 interface PodLike extends KubeObject {
-  spec?: { containers?: ContainerLike[]; initContainers?: ContainerLike[]; overhead?: Resources; activeDeadlineSeconds?: number; priorityClassName?: string };
+  spec?: {
+    containers?: ContainerLike[];
+    initContainers?: ContainerLike[];
+    overhead?: Resources;
+    activeDeadlineSeconds?: number;
+    priorityClassName?: string;
+  };
   status?: { phase?: string };
 }
 
@@ -56,10 +78,13 @@ interface ClaimLike extends KubeObject {
 /** upstream's pvcEvaluator.Usage: the claim, its storage, and both again under its class. */
 function claimUsage(claim: ClaimLike, usage: Record<string, string>): void {
   // storagehelpers.GetPersistentVolumeClaimClass: the beta annotation wins over the field.
-  const storageClass = claim.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? claim.spec?.storageClassName ?? '';
+  const storageClass =
+    claim.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? claim.spec?.storageClassName ?? '';
   if (storageClass !== '') usage[`${storageClass}${STORAGE_CLASS_SUFFIX}persistentvolumeclaims`] = '1';
   // The larger of what is requested and what a resize has already allocated.
-  const candidates = [claim.spec?.resources?.requests?.storage, claim.status?.allocatedResources?.storage].filter((v): v is string => v !== undefined);
+  const candidates = [claim.spec?.resources?.requests?.storage, claim.status?.allocatedResources?.storage].filter(
+    (v): v is string => v !== undefined,
+  );
   if (candidates.length === 0) return;
   const storage = candidates.map((v) => Quantity.parse(String(v))).reduce((a, b) => (b.cmp(a) > 0 ? b : a));
   usage['requests.storage'] = storage.toString();
@@ -67,7 +92,8 @@ function claimUsage(claim: ClaimLike, usage: Record<string, string>): void {
 }
 
 function sumInto(target: Map<string, Quantity>, resources: Resources | undefined): void {
-  for (const [name, value] of Object.entries(resources ?? {})) target.set(name, (target.get(name) ?? Quantity.zero()).add(Quantity.parse(String(value))));
+  for (const [name, value] of Object.entries(resources ?? {}))
+    target.set(name, (target.get(name) ?? Quantity.zero()).add(Quantity.parse(String(value))));
 }
 
 /** resourcehelper.PodRequests/PodLimits: max(sum of containers, each init container) + overhead. */
@@ -81,13 +107,17 @@ function podResources(pod: PodLike, kind: 'requests' | 'limits'): Map<string, Qu
       if (current === undefined || q.cmp(current) > 0) total.set(name, q);
     }
   }
-  if (pod.spec?.overhead) for (const [name, value] of Object.entries(pod.spec.overhead)) if (total.has(name)) total.set(name, total.get(name)!.add(Quantity.parse(String(value))));
+  if (pod.spec?.overhead)
+    for (const [name, value] of Object.entries(pod.spec.overhead))
+      if (total.has(name)) total.set(name, total.get(name)!.add(Quantity.parse(String(value))));
   return total;
 }
 
 function isBestEffort(pod: PodLike): boolean {
   const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
-  return containers.every((c) => COMPUTE.every((r) => c.resources?.requests?.[r] === undefined && c.resources?.limits?.[r] === undefined));
+  return containers.every((c) =>
+    COMPUTE.every((r) => c.resources?.requests?.[r] === undefined && c.resources?.limits?.[r] === undefined),
+  );
 }
 
 /** What an object of `resource` consumes (upstream's evaluators' Usage) and its scope facts. */
@@ -114,7 +144,12 @@ export function usageOf(resource: Pick<GroupVersionResource, 'group' | 'resource
   const deadline = pod.spec?.activeDeadlineSeconds;
   return {
     usage,
-    facts: { pod: true, terminating: typeof deadline === 'number' && deadline >= 0, bestEffort: isBestEffort(pod), priorityClass: pod.spec?.priorityClassName ?? '' },
+    facts: {
+      pod: true,
+      terminating: typeof deadline === 'number' && deadline >= 0,
+      bestEffort: isBestEffort(pod),
+      priorityClass: pod.spec?.priorityClassName ?? '',
+    },
   };
 }
 
@@ -126,8 +161,12 @@ interface ScopeRequirement {
 
 /** Upstream's pod evaluator Matches: every scope of the quota must hold for the object. */
 export function quotaMatches(quota: Pick<Quota, 'scopes' | 'scopeSelector'>, facts: ScopeFacts): boolean {
-  const selector = (quota.scopeSelector as { matchExpressions?: ScopeRequirement[] } | undefined)?.matchExpressions ?? [];
-  const requirements: ScopeRequirement[] = [...quota.scopes.map((scopeName) => ({ scopeName, operator: 'Exists' })), ...selector];
+  const selector =
+    (quota.scopeSelector as { matchExpressions?: ScopeRequirement[] } | undefined)?.matchExpressions ?? [];
+  const requirements: ScopeRequirement[] = [
+    ...quota.scopes.map((scopeName) => ({ scopeName, operator: 'Exists' })),
+    ...selector,
+  ];
   if (requirements.length === 0) return true;
   if (facts.pod !== true) return false;
   return requirements.every(({ scopeName, operator, values = [] }) => {

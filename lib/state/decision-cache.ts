@@ -22,7 +22,12 @@ export class DecisionCacheStore implements DecisionCache {
   async put(key: string, value: Cached, ttlSeconds: number): Promise<void> {
     if (ttlSeconds <= 0) return;
     await this.store.put({
-      Item: { pk: S(`cache#${this.namespace}#${key}`), sk: S('decision'), data: S(JSON.stringify(value)), [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + Math.ceil(ttlSeconds)) },
+      Item: {
+        pk: S(`cache#${this.namespace}#${key}`),
+        sk: S('decision'),
+        data: S(JSON.stringify(value)),
+        [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + Math.ceil(ttlSeconds)),
+      },
     });
   }
 }

@@ -9,7 +9,10 @@ import type { RequestState } from './index.js';
 import { isNamespaceRequest, isPlacementRequest, learningPhase } from '../admission/learning.js';
 import { stateFromEnv } from './index.js';
 
-export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
+export function createStatefulAdmissionHandler<Config>(
+  plugin: AnyAdmissionPlugin,
+  options: AdmissionHandlerOptions<Config> = {},
+): AdmissionHandler {
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
   const learnsPlacements = plugin.metadata.needs.includes('placements');
   const learnIn = learningPhase(plugin);
@@ -36,7 +39,10 @@ export function createStatefulAdmissionHandler<Config>(plugin: AnyAdmissionPlugi
 }
 
 /** Any plugin's handler: stateful ones with the store, the others without (local server, bench). */
-export function createPluginHandler<Config>(plugin: AnyAdmissionPlugin, options: AdmissionHandlerOptions<Config> = {}): AdmissionHandler {
+export function createPluginHandler<Config>(
+  plugin: AnyAdmissionPlugin,
+  options: AdmissionHandlerOptions<Config> = {},
+): AdmissionHandler {
   const stateful = usesStore(plugin.metadata);
   return stateful ? createStatefulAdmissionHandler(plugin, options) : createAdmissionHandler(plugin, options);
 }

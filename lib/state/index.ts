@@ -38,7 +38,10 @@ export interface StateOptions {
 }
 
 /** State for one request over an explicit client and table (tests, the sync CLI). */
-export function createRequestState(request: Pick<AdmissionRequest, 'uid' | 'dryRun'>, options: StateOptions): RequestState {
+export function createRequestState(
+  request: Pick<AdmissionRequest, 'uid' | 'dryRun'>,
+  options: StateOptions,
+): RequestState {
   const store = new StateStore(options.client, options.tableName, request.dryRun, options.now, options.onStoreCall);
   const namespaces = new LearnedNamespaceStore(store);
   const placements = new LearnedPlacementStore(store);
@@ -63,5 +66,6 @@ export function stateFor(options: StateOptions): (request: AdmissionRequest) => 
  * or the local server may set them after import.
  */
 export function stateFromEnv(onStoreCall?: (call: StoreCall) => void): (request: AdmissionRequest) => RequestState {
-  return (request) => createRequestState(request, { client: sharedDynamoDbClient(), tableName: stateTableName(), onStoreCall });
+  return (request) =>
+    createRequestState(request, { client: sharedDynamoDbClient(), tableName: stateTableName(), onStoreCall });
 }

@@ -78,4 +78,3 @@ export class LearnedNamespaceStore implements LearnedNamespaces {
     await this.store.put({ Item: { pk: S(LISTING_PK), sk: S(LISTING_SK), listedAtMs: N(at) } });
   }
 }
-

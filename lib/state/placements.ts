@@ -31,7 +31,8 @@ const podKey = (namespace: string, name: string) => ({ pk: S(`pod#${namespace}/$
 const nodeKey = (name: string) => ({ pk: S(`node#${name}`), sk: S(NODE_SK) });
 const BOOL = (value: boolean) => ({ BOOL: value });
 
-const keyOf = (target: Target) => (target.kind === 'pod' ? podKey(target.namespace, target.name) : nodeKey(target.name));
+const keyOf = (target: Target) =>
+  target.kind === 'pod' ? podKey(target.namespace, target.name) : nodeKey(target.name);
 
 /** No live record, or a tombstone of another incarnation (or an expired one). */
 const FREE = 'attribute_not_exists(pk) OR (gone = :true AND (uid <> :uid OR expiresAt <= :now))';
@@ -48,7 +49,15 @@ export class LearnedPlacementStore implements LearnedPlacements {
 
   async pod(namespace: string, name: string): Promise<LearnedPod | undefined> {
     const item = await this.live(podKey(namespace, name));
-    return item && { namespace, name, uid: str(item, 'uid') ?? '', nodeName: str(item, 'nodeName') ?? '', observedAt: str(item, 'observedAt') ?? '' };
+    return (
+      item && {
+        namespace,
+        name,
+        uid: str(item, 'uid') ?? '',
+        nodeName: str(item, 'nodeName') ?? '',
+        observedAt: str(item, 'observedAt') ?? '',
+      }
+    );
   }
 
   async node(name: string): Promise<LearnedNode | undefined> {
@@ -68,22 +77,50 @@ export class LearnedPlacementStore implements LearnedPlacements {
     // DynamoDB refuses values an expression does not use: each condition gets exactly its own
     // (no name is a prefix of another).
     const condition = (expression: string, uid: string) => {
-      const all = { ':true': BOOL(true), ':false': BOOL(false), ':uid': S(uid), ':now': N(this.store.nowSeconds()), ':unbound': S('') };
-      return { ConditionExpression: expression, ExpressionAttributeValues: Object.fromEntries(Object.entries(all).filter(([name]) => expression.includes(name))) };
+      const all = {
+        ':true': BOOL(true),
+        ':false': BOOL(false),
+        ':uid': S(uid),
+        ':now': N(this.store.nowSeconds()),
+        ':unbound': S(''),
+      };
+      return {
+        ConditionExpression: expression,
+        ExpressionAttributeValues: Object.fromEntries(
+          Object.entries(all).filter(([name]) => expression.includes(name)),
+        ),
+      };
     };
-    const live = (target: Target, uid: string, nodeName: string) => ({ ...keyOf(target), uid: S(uid), ...(target.kind === 'pod' && { nodeName: S(nodeName) }), gone: BOOL(false), ...when });
+    const live = (target: Target, uid: string, nodeName: string) => ({
+      ...keyOf(target),
+      uid: S(uid),
+      ...(target.kind === 'pod' && { nodeName: S(nodeName) }),
+      gone: BOOL(false),
+      ...when,
+    });
     try {
       switch (observation.kind) {
         case 'stored':
         case 'created': {
           const { target, uid, nodeName } = observation;
-          await this.store.put({ Item: live(target, uid, nodeName), ...condition(observation.kind === 'stored' ? NOT_THIS_TOMBSTONE : FREE, uid) });
+          await this.store.put({
+            Item: live(target, uid, nodeName),
+            ...condition(observation.kind === 'stored' ? NOT_THIS_TOMBSTONE : FREE, uid),
+          });
           return;
         }
         case 'deleted': {
           // Tombstones expire (TTL), so churning pods do not grow the table without bound.
           const { target, uid } = observation;
-          await this.store.put({ Item: { ...keyOf(target), uid: S(uid), gone: BOOL(true), ...when, [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + TOMBSTONE_SECONDS) } });
+          await this.store.put({
+            Item: {
+              ...keyOf(target),
+              uid: S(uid),
+              gone: BOOL(true),
+              ...when,
+              [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + TOMBSTONE_SECONDS),
+            },
+          });
           return;
         }
         case 'bound': {
@@ -95,12 +132,21 @@ export class LearnedPlacementStore implements LearnedPlacements {
               Key: podKey(namespace, name),
               UpdateExpression: 'SET nodeName = :node, observedAt = :at, observedAtMs = :ms',
               ConditionExpression: 'attribute_exists(pk) AND gone = :false AND nodeName = :unbound',
-              ExpressionAttributeValues: { ':node': S(nodeName), ':at': when.observedAt, ':ms': when.observedAtMs, ':false': BOOL(false), ':unbound': S('') },
+              ExpressionAttributeValues: {
+                ':node': S(nodeName),
+                ':at': when.observedAt,
+                ':ms': when.observedAtMs,
+                ':false': BOOL(false),
+                ':unbound': S(''),
+              },
             });
             return;
           }
           // The apiserver binds only the incarnation named, and only once.
-          await this.store.put({ Item: live(target, uid, nodeName), ...condition(`${FREE} OR (gone = :false AND (uid <> :uid OR nodeName = :unbound))`, uid) });
+          await this.store.put({
+            Item: live(target, uid, nodeName),
+            ...condition(`${FREE} OR (gone = :false AND (uid <> :uid OR nodeName = :unbound))`, uid),
+          });
           return;
         }
       }

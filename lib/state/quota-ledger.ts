@@ -52,7 +52,15 @@
 // records (a conditional REMOVE, so two trims never remove twice). DynamoDB bills an update by
 // the item's size, so the queue is kept short: ~200 bytes an entry, trimmed every TRIM_AT.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { Charge, ChargedObject, LearnedQuota, LiveCharge, QuotaLedger, QuotaSnapshot, ReserveOutcome } from '../admission/ports.js';
+import type {
+  Charge,
+  ChargedObject,
+  LearnedQuota,
+  LiveCharge,
+  QuotaLedger,
+  QuotaSnapshot,
+  ReserveOutcome,
+} from '../admission/ports.js';
 import { StoreUnavailableError } from '../admission/ports.js';
 import { AGAIN, retryWithJitter } from './retry.js';
 import type { Item, StateStore } from './store.js';
@@ -93,14 +101,31 @@ export function reservationSecondsFromEnv(env: NodeJS.ProcessEnv = process.env):
 
 const isConfirmed = (item: Item | undefined) => str(item, 'state') === 'confirmed';
 
-function chargeFromSk(namespace: string, sk: string, data: Charge | undefined, state: LiveCharge['state'], uid?: string): LiveCharge | undefined {
+function chargeFromSk(
+  namespace: string,
+  sk: string,
+  data: Charge | undefined,
+  state: LiveCharge['state'],
+  uid?: string,
+): LiveCharge | undefined {
   const [, resource, ...rest] = sk.split('#');
   if (!data || resource === undefined) return undefined;
-  return { object: { namespace, resource, name: rest.join('#'), ...(uid && { uid }) }, usage: data.usage, facts: data.facts, state };
+  return {
+    object: { namespace, resource, name: rest.join('#'), ...(uid && { uid }) },
+    usage: data.usage,
+    facts: data.facts,
+    state,
+  };
 }
 
 const decodeCharge = (namespace: string, item: Item) =>
-  chargeFromSk(namespace, str(item, 'sk') ?? '', json<Charge>(item, 'data'), isConfirmed(item) ? 'confirmed' : 'reserved', str(item, 'objectUid'));
+  chargeFromSk(
+    namespace,
+    str(item, 'sk') ?? '',
+    json<Charge>(item, 'data'),
+    isConfirmed(item) ? 'confirmed' : 'reserved',
+    str(item, 'objectUid'),
+  );
 
 function decodeQuota(namespace: string, item: Item): LearnedQuota | undefined {
   const data = json<Omit<LearnedQuota, 'namespace'>>(item, 'data');
@@ -108,8 +133,15 @@ function decodeQuota(namespace: string, item: Item): LearnedQuota | undefined {
 }
 
 const decodeQueue = (item: Item | undefined): QueueEntry[] =>
-  (item?.entries?.L ?? []).map(({ M: e = {} }) => ({ uid: e.u?.S ?? '', sk: e.k?.S ?? '', data: e.c?.S ?? '', queuedAt: Number(e.t?.N ?? 0) }));
-const encodeEntry = (e: QueueEntry): AttributeValue => ({ M: { u: S(e.uid), k: S(e.sk), c: S(e.data), t: N(e.queuedAt) } });
+  (item?.entries?.L ?? []).map(({ M: e = {} }) => ({
+    uid: e.u?.S ?? '',
+    sk: e.k?.S ?? '',
+    data: e.c?.S ?? '',
+    queuedAt: Number(e.t?.N ?? 0),
+  }));
+const encodeEntry = (e: QueueEntry): AttributeValue => ({
+  M: { u: S(e.uid), k: S(e.sk), c: S(e.data), t: N(e.queuedAt) },
+});
 
 interface NamespaceLedger {
   quotas: LearnedQuota[];
@@ -167,7 +199,11 @@ export class QuotaLedgerStore implements QuotaLedger {
     };
   }
 
-  async reserve<Refusal>(object: ChargedObject, charge: Charge, check: (snapshot: QuotaSnapshot) => Refusal | undefined): Promise<ReserveOutcome<Refusal>> {
+  async reserve<Refusal>(
+    object: ChargedObject,
+    charge: Charge,
+    check: (snapshot: QuotaSnapshot) => Refusal | undefined,
+  ): Promise<ReserveOutcome<Refusal>> {
     if (this.store.dryRun) return this.reserveDryRun(object, check);
     const me: QueueEntry = {
       uid: this.requestUid,
@@ -187,24 +223,34 @@ export class QuotaLedgerStore implements QuotaLedger {
     let place = queue.length - 1;
     while (place >= 0 && !(queue[place].uid === me.uid && queue[place].sk === me.sk)) place--;
     // ALL_NEW holds our own append; without it we could not know who is ahead, so nothing is decided.
-    if (place < 0) throw new StoreUnavailableError(`quota ledger: namespace ${object.namespace}: our queue entry is missing`);
+    if (place < 0)
+      throw new StoreUnavailableError(`quota ledger: namespace ${object.namespace}: our queue entry is missing`);
     const ahead = queue.slice(0, place);
     // 2. read, 3. decide; again after a pause while requests ahead are undecided.
-    return retryWithJitter(`quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead`, MAX_WAITS, async (wait) => {
-      const ledger = await this.read(object.namespace);
-      // One request in TRIM_AT tries to trim, so a burst does not send a trim per request.
-      if (wait === 0 && place > 0 && place % TRIM_AT === 0) await this.trim(object.namespace, ahead, ledger);
-      const held = ledger.charges.get(me.sk);
-      if (held && !this.store.expired(held)) return this.heldBy(object, held);
-      const refusal = check({ quotas: ledger.quotas, charges: ledger.live });
-      if (refusal !== undefined) return this.decided(object, { kind: 'refused', refusal });
-      const undecided = ahead.flatMap((entry) => {
-        if (!this.isUndecided(entry, ledger)) return [];
-        return chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved') ?? [];
-      });
-      if (undecided.length > 0 && check({ quotas: ledger.quotas, charges: [...ledger.live, ...undecided] }) !== undefined) return AGAIN;
-      return this.admit(object, charge);
-    }, WAIT_FLOOR_MS);
+    return retryWithJitter(
+      `quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead`,
+      MAX_WAITS,
+      async (wait) => {
+        const ledger = await this.read(object.namespace);
+        // One request in TRIM_AT tries to trim, so a burst does not send a trim per request.
+        if (wait === 0 && place > 0 && place % TRIM_AT === 0) await this.trim(object.namespace, ahead, ledger);
+        const held = ledger.charges.get(me.sk);
+        if (held && !this.store.expired(held)) return this.heldBy(object, held);
+        const refusal = check({ quotas: ledger.quotas, charges: ledger.live });
+        if (refusal !== undefined) return this.decided(object, { kind: 'refused', refusal });
+        const undecided = ahead.flatMap((entry) => {
+          if (!this.isUndecided(entry, ledger)) return [];
+          return chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved') ?? [];
+        });
+        if (
+          undecided.length > 0 &&
+          check({ quotas: ledger.quotas, charges: [...ledger.live, ...undecided] }) !== undefined
+        )
+          return AGAIN;
+        return this.admit(object, charge);
+      },
+      WAIT_FLOOR_MS,
+    );
   }
 
   /** Whether a request ahead may still write its charge, so those behind must count it. */
@@ -234,23 +280,37 @@ export class QuotaLedgerStore implements QuotaLedger {
   }
 
   /** The name is held by a live charge: ours (a retry counts once) or another request's. */
-  private heldBy(object: ChargedObject, item: Item | undefined): Promise<ReserveOutcome<never>> | ReserveOutcome<never> {
+  private heldBy(
+    object: ChargedObject,
+    item: Item | undefined,
+  ): Promise<ReserveOutcome<never>> | ReserveOutcome<never> {
     // Our own charge already tells those behind that we are decided.
     if (str(item, 'requestUid') === this.requestUid) return { kind: 'already-counted' };
     return this.decided(object, { kind: 'name-taken' });
   }
 
   /** Records that this request wrote no charge of its own, so nobody behind it waits for one. */
-  private async decided<Outcome>(object: ChargedObject, outcome: Outcome, requestUid = this.requestUid): Promise<Outcome> {
+  private async decided<Outcome>(
+    object: ChargedObject,
+    outcome: Outcome,
+    requestUid = this.requestUid,
+  ): Promise<Outcome> {
     const expiresAt = N(this.store.nowSeconds() + PENDING_SECONDS);
-    await this.store.put({ Item: { pk: S(partition(object.namespace)), sk: S(decidedSk(requestUid)), [TTL_ATTRIBUTE]: expiresAt } });
+    await this.store.put({
+      Item: { pk: S(partition(object.namespace)), sk: S(decidedSk(requestUid)), [TTL_ATTRIBUTE]: expiresAt },
+    });
     return outcome;
   }
 
   /** Removes the decided entries at the queue's head, and their records, once there are many. */
   private async trim(namespace: string, ahead: readonly QueueEntry[], ledger: NamespaceLedger): Promise<void> {
     let decided = 0;
-    while (decided < ahead.length && !this.isUndecided(ahead[decided], ledger) && ahead[decided].uid !== this.requestUid) decided++;
+    while (
+      decided < ahead.length &&
+      !this.isUndecided(ahead[decided], ledger) &&
+      ahead[decided].uid !== this.requestUid
+    )
+      decided++;
     if (decided < TRIM_AT) return;
     const [first, last] = [ahead[0], ahead[decided - 1]];
     try {
@@ -271,7 +331,10 @@ export class QuotaLedgerStore implements QuotaLedger {
   }
 
   /** A dry run gets the real answer from the same read, and writes nothing. */
-  private async reserveDryRun<Refusal>(object: ChargedObject, check: (snapshot: QuotaSnapshot) => Refusal | undefined): Promise<ReserveOutcome<Refusal>> {
+  private async reserveDryRun<Refusal>(
+    object: ChargedObject,
+    check: (snapshot: QuotaSnapshot) => Refusal | undefined,
+  ): Promise<ReserveOutcome<Refusal>> {
     const { quotas, charges, live } = await this.read(object.namespace);
     const existing = charges.get(chargeSk(object));
     if (existing && !this.store.expired(existing)) {
@@ -284,7 +347,14 @@ export class QuotaLedgerStore implements QuotaLedger {
   async confirm(object: ChargedObject, charge: Charge): Promise<void> {
     const current = await this.store.get(partition(object.namespace), chargeSk(object));
     if (current && !this.store.expired(current) && str(current, 'state') === 'confirmed') return;
-    if (current && !this.store.expired(current) && object.uid && str(current, 'objectUid') && str(current, 'objectUid') !== object.uid) return;
+    if (
+      current &&
+      !this.store.expired(current) &&
+      object.uid &&
+      str(current, 'objectUid') &&
+      str(current, 'objectUid') !== object.uid
+    )
+      return;
     try {
       // The object exists, so it counts whatever the quota says (upstream's controller would
       // count it too); no check, so nothing to serialise with.
@@ -318,12 +388,20 @@ export class QuotaLedgerStore implements QuotaLedger {
     // Freed within its queue entry's lifetime: record the reserving request as decided, or those
     // queued behind it would count it as undecided again.
     const requestUid = str(old, 'requestUid');
-    if (requestUid && (num(old, 'reservedAt') ?? 0) + PENDING_SECONDS > this.store.nowSeconds()) await this.decided(object, undefined, requestUid);
+    if (requestUid && (num(old, 'reservedAt') ?? 0) + PENDING_SECONDS > this.store.nowSeconds())
+      await this.decided(object, undefined, requestUid);
   }
 
   async recordQuota(quota: LearnedQuota): Promise<void> {
     const { namespace, ...data } = quota;
-    await this.store.put({ Item: { pk: S(partition(namespace)), sk: S(quotaSk(quota.name)), data: S(JSON.stringify(data)), lastUid: S(this.requestUid) } });
+    await this.store.put({
+      Item: {
+        pk: S(partition(namespace)),
+        sk: S(quotaSk(quota.name)),
+        data: S(JSON.stringify(data)),
+        lastUid: S(this.requestUid),
+      },
+    });
   }
 
   async forgetQuota(namespace: string, name: string): Promise<void> {
@@ -334,7 +412,11 @@ export class QuotaLedgerStore implements QuotaLedger {
    * `npm run sync`: replaces a namespace's charges of `resources` with confirmed charges for the
    * objects of a listing (a recount). Stale reservations and charges of vanished objects go.
    */
-  async recount(namespace: string, resources: ReadonlySet<string>, objects: readonly { object: ChargedObject; charge: Charge }[]): Promise<{ written: number; removed: number }> {
+  async recount(
+    namespace: string,
+    resources: ReadonlySet<string>,
+    objects: readonly { object: ChargedObject; charge: Charge }[],
+  ): Promise<{ written: number; removed: number }> {
     const { charges } = await this.read(namespace);
     const keep = new Set(objects.map(({ object }) => chargeSk(object)));
     let removed = 0;
@@ -345,7 +427,8 @@ export class QuotaLedgerStore implements QuotaLedger {
       await this.store.delete({ Key: { pk: S(partition(namespace)), sk: S(sk) } });
       removed++;
     }
-    for (const { object, charge } of objects) await this.store.put({ Item: this.chargeItem(object, charge, 'confirmed') });
+    for (const { object, charge } of objects)
+      await this.store.put({ Item: this.chargeItem(object, charge, 'confirmed') });
     return { written: objects.length, removed };
   }
 }

@@ -19,7 +19,12 @@ export function jitteredPauseMs(attempt: number, floorMs = 0): number {
  * the store is as good as unavailable for this request (HTTP 500, the failurePolicy decides).
  * `floorMs` spaces attempts that wait for others' writes rather than race them.
  */
-export async function retryWithJitter<T>(what: string, maxAttempts: number, attempt: (n: number) => Promise<T | typeof AGAIN>, floorMs = 0): Promise<T> {
+export async function retryWithJitter<T>(
+  what: string,
+  maxAttempts: number,
+  attempt: (n: number) => Promise<T | typeof AGAIN>,
+  floorMs = 0,
+): Promise<T> {
   for (let n = 0; n < maxAttempts; n++) {
     const result = await attempt(n);
     if (result !== AGAIN) return result;

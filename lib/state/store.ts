@@ -3,7 +3,15 @@
 // sends nothing for a dry run. SDK failures become StoreUnavailableError (HTTP 500, so the
 // apiserver's failurePolicy decides); failed conditions become typed domain errors.
 import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import type { DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { StoreUnavailableError } from '../admission/ports.js';
 import type { StoreCall, StoreResult } from '../metrics/index.js';
@@ -30,7 +38,8 @@ export class TransactionConflict extends Error {
 export const S = (value: string): AttributeValue => ({ S: value });
 export const N = (value: number): AttributeValue => ({ N: String(value) });
 export const str = (item: Item | undefined, name: string): string | undefined => item?.[name]?.S;
-export const num = (item: Item | undefined, name: string): number | undefined => (item?.[name]?.N === undefined ? undefined : Number(item[name].N));
+export const num = (item: Item | undefined, name: string): number | undefined =>
+  item?.[name]?.N === undefined ? undefined : Number(item[name].N);
 export function json<T>(item: Item | undefined, name: string): T | undefined {
   const text = str(item, name);
   return text === undefined ? undefined : (JSON.parse(text) as T);
@@ -41,7 +50,10 @@ function storeError(error: unknown): Error {
   if (e?.name === 'ConditionalCheckFailedException') return new ConditionFailed(e.Item);
   if (e?.name === 'TransactionCanceledException' && Array.isArray(e.CancellationReasons)) {
     const reasons = e.CancellationReasons.map((r) => ({ code: r.Code ?? 'None', ...(r.Item && { old: r.Item }) }));
-    if (reasons.every((r) => r.code === 'None' || r.code === 'ConditionalCheckFailed' || r.code === 'TransactionConflict')) return new TransactionConflict(reasons);
+    if (
+      reasons.every((r) => r.code === 'None' || r.code === 'ConditionalCheckFailed' || r.code === 'TransactionConflict')
+    )
+      return new TransactionConflict(reasons);
   }
   if (e?.name === 'TransactionConflictException') return new TransactionConflict([{ code: 'TransactionConflict' }]);
   if (error instanceof StoreUnavailableError) return error;
@@ -84,7 +96,11 @@ export class StateStore {
   }
 
   async get(pk: string, sk: string): Promise<Item | undefined> {
-    const out = await this.call('GetItem', () => this.client.send(new GetItemCommand({ TableName: this.table, Key: { pk: S(pk), sk: S(sk) }, ConsistentRead: true })));
+    const out = await this.call('GetItem', () =>
+      this.client.send(
+        new GetItemCommand({ TableName: this.table, Key: { pk: S(pk), sk: S(sk) }, ConsistentRead: true }),
+      ),
+    );
     return out.Item;
   }
 
@@ -122,32 +138,53 @@ export class StateStore {
   }
 
   put(input: Omit<PutItemCommandInput, 'TableName'>): Promise<boolean> {
-    return this.write('PutItem', () => this.client.send(new PutItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+    return this.write('PutItem', () =>
+      this.client.send(
+        new PutItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table }),
+      ),
+    );
   }
 
   update(input: Omit<UpdateItemCommandInput, 'TableName'>): Promise<boolean> {
-    return this.write('UpdateItem', () => this.client.send(new UpdateItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+    return this.write('UpdateItem', () =>
+      this.client.send(
+        new UpdateItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table }),
+      ),
+    );
   }
 
   /** An update that answers the item as it is after the write (ALL_NEW); undefined for a dry run. */
   async updateReturning(input: Omit<UpdateItemCommandInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
     let written: Item | undefined;
     await this.write('UpdateItem', async () => {
-      const out = await this.client.send(new UpdateItemCommand({ ...input, TableName: this.table, ReturnValues: 'ALL_NEW' }));
+      const out = await this.client.send(
+        new UpdateItemCommand({ ...input, TableName: this.table, ReturnValues: 'ALL_NEW' }),
+      );
       written = out.Attributes;
     });
     return written;
   }
 
   delete(input: Omit<DeleteItemCommandInput, 'TableName'>): Promise<boolean> {
-    return this.write('DeleteItem', () => this.client.send(new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table })));
+    return this.write('DeleteItem', () =>
+      this.client.send(
+        new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table }),
+      ),
+    );
   }
 
   /** A delete that answers the item as it was (ALL_OLD); undefined for a dry run or no item. */
   async deleteReturning(input: Omit<DeleteItemCommandInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
     let old: Item | undefined;
     await this.write('DeleteItem', async () => {
-      const out = await this.client.send(new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table, ReturnValues: 'ALL_OLD' }));
+      const out = await this.client.send(
+        new DeleteItemCommand({
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ...input,
+          TableName: this.table,
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
       old = out.Attributes;
     });
     return old;
@@ -177,6 +214,8 @@ export class StateStore {
     });
     // No ClientRequestToken: a retry after a conflict re-sends other values under the same request,
     // which DynamoDB would refuse as an idempotency mismatch. Idempotency lives in the items.
-    return this.write('TransactWriteItems', () => this.client.send(new TransactWriteItemsCommand({ TransactItems: withTable })));
+    return this.write('TransactWriteItems', () =>
+      this.client.send(new TransactWriteItemsCommand({ TransactItems: withTable })),
+    );
   }
 }

@@ -15,7 +15,13 @@
 //   req#<plugin>#<uid>         done                          idempotency record of one request; expiresAt
 //   cache#<plugin>#<key>       decision                      a cached backend decision; expiresAt = its TTL
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, UpdateTimeToLiveCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 
 export const TTL_ATTRIBUTE = 'expiresAt';
 
@@ -52,6 +58,11 @@ export async function createStateTable(client: DynamoDBClient, tableName: string
   const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
   const status = ttl.TimeToLiveDescription?.TimeToLiveStatus;
   if (status !== 'ENABLED' && status !== 'ENABLING') {
-    await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+      }),
+    );
   }
 }

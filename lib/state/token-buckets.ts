@@ -57,7 +57,11 @@ export class TokenBucketStore implements TokenBuckets {
               [TTL_ATTRIBUTE]: N(Math.floor(nowMs / 1000) + fullInSeconds + 1),
             },
             ...(version === undefined
-              ? { ConditionExpression: 'attribute_not_exists(pk) OR attribute_not_exists(version) OR #exp <= :now', ExpressionAttributeNames: { '#exp': TTL_ATTRIBUTE }, ExpressionAttributeValues: { ':now': N(this.store.nowSeconds()) } }
+              ? {
+                  ConditionExpression: 'attribute_not_exists(pk) OR attribute_not_exists(version) OR #exp <= :now',
+                  ExpressionAttributeNames: { '#exp': TTL_ATTRIBUTE },
+                  ExpressionAttributeValues: { ':now': N(this.store.nowSeconds()) },
+                }
               : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': N(version) } }),
           },
         });
@@ -84,4 +88,3 @@ export class TokenBucketStore implements TokenBuckets {
     });
   }
 }
-

@@ -3,15 +3,41 @@
 import { readFileSync } from 'node:fs';
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import { allowed, auditAnnotationKey, badRequest, denied, forbidden, patched, withAuditAnnotations, withWarnings } from '../../lib/admission/decision.js';
-import { FieldPath, notSupported, forbiddenField, invalid, required, aggregateMessage } from '../../lib/admission/field.js';
+import {
+  allowed,
+  auditAnnotationKey,
+  badRequest,
+  denied,
+  forbidden,
+  patched,
+  withAuditAnnotations,
+  withWarnings,
+} from '../../lib/admission/decision.js';
+import {
+  FieldPath,
+  notSupported,
+  forbiddenField,
+  invalid,
+  required,
+  aggregateMessage,
+} from '../../lib/admission/field.js';
 import { decodeAdmissionReview, MalformedReviewError } from '../../lib/admission/request.js';
 import { encodeAdmissionResponse, ProtocolViolation } from '../../lib/admission/response.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { requestOf } from '../support/review.js';
 
-const captured = JSON.parse(readFileSync(new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8'));
-const capturedDryRun = JSON.parse(readFileSync(new URL('../fixtures/apiserver/admissionreview-v1-pod-create-dryrun-k8s-v1.20.2.json', import.meta.url), 'utf8'));
+const captured = JSON.parse(
+  readFileSync(
+    new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url),
+    'utf8',
+  ),
+);
+const capturedDryRun = JSON.parse(
+  readFileSync(
+    new URL('../fixtures/apiserver/admissionreview-v1-pod-create-dryrun-k8s-v1.20.2.json', import.meta.url),
+    'utf8',
+  ),
+);
 const asBeta = (review: typeof captured) => ({ ...review, apiVersion: 'admission.k8s.io/v1beta1' });
 
 describe('decodeAdmissionReview', () => {
@@ -50,15 +76,47 @@ describe('decodeAdmissionReview', () => {
     ['another kind', { ...captured, kind: 'Pod' }, /kind must be AdmissionReview/],
     ['another version', { ...captured, apiVersion: 'admission.k8s.io/v2' }, /unsupported AdmissionReview apiVersion/],
     ['no request', { ...captured, request: undefined }, /request must be an object/],
-    ['an empty uid', { ...captured, request: { ...captured.request, uid: '' } }, /request\.uid must be a non-empty string/],
-    ['an unknown operation', { ...captured, request: { ...captured.request, operation: 'PATCH' } }, /request\.operation/],
-    ['no resource', { ...captured, request: { ...captured.request, resource: null } }, /request\.resource must be an object/],
-    ['a string object', { ...captured, request: { ...captured.request, object: 'x' } }, /request\.object must be an object/],
-    ['a non-object metadata', { ...captured, request: { ...captured.request, object: { metadata: 3 } } }, /request\.object\.metadata/],
+    [
+      'an empty uid',
+      { ...captured, request: { ...captured.request, uid: '' } },
+      /request\.uid must be a non-empty string/,
+    ],
+    [
+      'an unknown operation',
+      { ...captured, request: { ...captured.request, operation: 'PATCH' } },
+      /request\.operation/,
+    ],
+    [
+      'no resource',
+      { ...captured, request: { ...captured.request, resource: null } },
+      /request\.resource must be an object/,
+    ],
+    [
+      'a string object',
+      { ...captured, request: { ...captured.request, object: 'x' } },
+      /request\.object must be an object/,
+    ],
+    [
+      'a non-object metadata',
+      { ...captured, request: { ...captured.request, object: { metadata: 3 } } },
+      /request\.object\.metadata/,
+    ],
     ['a string dryRun', { ...captured, request: { ...captured.request, dryRun: 'true' } }, /request\.dryRun/],
-    ['non-string groups', { ...captured, request: { ...captured.request, userInfo: { groups: [1] } } }, /userInfo\.groups/],
-    ['an object username (found by the fuzz suite)', { ...captured, request: { ...captured.request, userInfo: { username: {} } } }, /userInfo\.username must be a string/],
-    ['a malformed extra', { ...captured, request: { ...captured.request, userInfo: { extra: { scopes: 'x' } } } }, /userInfo\.extra/],
+    [
+      'non-string groups',
+      { ...captured, request: { ...captured.request, userInfo: { groups: [1] } } },
+      /userInfo\.groups/,
+    ],
+    [
+      'an object username (found by the fuzz suite)',
+      { ...captured, request: { ...captured.request, userInfo: { username: {} } } },
+      /userInfo\.username must be a string/,
+    ],
+    [
+      'a malformed extra',
+      { ...captured, request: { ...captured.request, userInfo: { extra: { scopes: 'x' } } } },
+      /userInfo\.extra/,
+    ],
   ])('refuses %s', (_name, body, reason) => {
     expect(() => decodeAdmissionReview(body)).toThrow(MalformedReviewError);
     expect(() => decodeAdmissionReview(body)).toThrow(reason);
@@ -87,7 +145,9 @@ describe('encodeAdmissionResponse', () => {
   });
 
   it('encodes a mutation as a base64 JSONPatch against the object as received, touching only what changed', () => {
-    const mutated = structuredClone(request.object!) as KubeObject & { spec: { containers: { imagePullPolicy: string }[] } };
+    const mutated = structuredClone(request.object!) as KubeObject & {
+      spec: { containers: { imagePullPolicy: string }[] };
+    };
     mutated.spec.containers[0].imagePullPolicy = 'Always';
     mutated.metadata!.labels = { 'a/b': 'c' };
     const response = encodeAdmissionResponse(request, patched(mutated), 'mutate').response!;
@@ -151,8 +211,16 @@ describe('field errors and Forbidden, printed as upstream prints them', () => {
 
   it('de-duplicates aggregated messages and names group-qualified resources', () => {
     expect(aggregateMessage(['a', 'a'])).toBe('a');
-    const request = requestOf({ kind: { group: 'apps', kind: 'Deployment' }, resource: { group: 'apps', resource: 'deployments' }, object: { metadata: {} } });
-    expect(forbidden(request, ['x']).status).toMatchObject({ code: 403, message: 'deployments.apps "Unknown" is forbidden: x', details: { group: 'apps', kind: 'deployments' } });
+    const request = requestOf({
+      kind: { group: 'apps', kind: 'Deployment' },
+      resource: { group: 'apps', resource: 'deployments' },
+      object: { metadata: {} },
+    });
+    expect(forbidden(request, ['x']).status).toMatchObject({
+      code: 403,
+      message: 'deployments.apps "Unknown" is forbidden: x',
+      details: { group: 'apps', kind: 'deployments' },
+    });
   });
 
   it('gives BadRequest as upstream apierrors.NewBadRequest', () => {
@@ -164,24 +232,45 @@ describe('audit annotation keys', () => {
   const request = decodeAdmissionReview(captured);
 
   it('refuses a key the apiserver would drop (a second "/" once it prefixes the webhook name)', () => {
-    expect(() => encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { 'policy/key': 'v' }), 'validate')).toThrow(ProtocolViolation);
-    expect(() => encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { ['k'.repeat(64)]: 'v' }), 'validate')).toThrow(ProtocolViolation);
+    expect(() =>
+      encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { 'policy/key': 'v' }), 'validate'),
+    ).toThrow(ProtocolViolation);
+    expect(() =>
+      encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { ['k'.repeat(64)]: 'v' }), 'validate'),
+    ).toThrow(ProtocolViolation);
   });
 
   it('makes one-segment keys of at most 63 characters that stay distinct', () => {
-    expect(auditAnnotationKey('demo-policy.example.com', 'high-replica-count')).toBe('demo-policy.example.com_high-replica-count');
+    expect(auditAnnotationKey('demo-policy.example.com', 'high-replica-count')).toBe(
+      'demo-policy.example.com_high-replica-count',
+    );
     const long = auditAnnotationKey('p'.repeat(70), 'a');
     expect(long).toHaveLength(63);
     expect(long).not.toBe(auditAnnotationKey('p'.repeat(70), 'b'));
-    expect(() => encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { [long]: 'v' }), 'validate')).not.toThrow();
+    expect(() =>
+      encodeAdmissionResponse(request, withAuditAnnotations(allowed(), { [long]: 'v' }), 'validate'),
+    ).not.toThrow();
   });
 });
 
 describe('the request view keeps what the user sent', () => {
   it('reads requestKind and requestResource, defaulting to kind and resource', () => {
-    const converted = { ...captured, request: { ...captured.request, requestKind: { group: 'apps', version: 'v1beta1', kind: 'Deployment' }, requestResource: { group: 'apps', version: 'v1beta1', resource: 'deployments' } } };
-    expect(decodeAdmissionReview(converted)).toMatchObject({ requestKind: { version: 'v1beta1' }, requestResource: { version: 'v1beta1' }, requestSubResource: '' });
+    const converted = {
+      ...captured,
+      request: {
+        ...captured.request,
+        requestKind: { group: 'apps', version: 'v1beta1', kind: 'Deployment' },
+        requestResource: { group: 'apps', version: 'v1beta1', resource: 'deployments' },
+      },
+    };
+    expect(decodeAdmissionReview(converted)).toMatchObject({
+      requestKind: { version: 'v1beta1' },
+      requestResource: { version: 'v1beta1' },
+      requestSubResource: '',
+    });
     const { requestKind: _k, requestResource: _r, ...bare } = captured.request;
-    expect(decodeAdmissionReview({ ...captured, request: bare }).requestResource).toEqual(decodeAdmissionReview(captured).resource);
+    expect(decodeAdmissionReview({ ...captured, request: bare }).requestResource).toEqual(
+      decodeAdmissionReview(captured).resource,
+    );
   });
 });

@@ -25,7 +25,8 @@ function edit(value: unknown, path: number[], replacement: unknown, drop: boolea
 
 /** What goes on the wire: operations (and documents) compare as JSON text does (-0 is 0). */
 const sent = (value: unknown) => JSON.parse(JSON.stringify(value));
-const applied = (document: unknown, operations: unknown) => sent(jsonpatch.applyPatch(sent(document), sent(operations), true, false).newDocument);
+const applied = (document: unknown, operations: unknown) =>
+  sent(jsonpatch.applyPatch(sent(document), sent(operations), true, false).newDocument);
 
 describe('diffJson', () => {
   it('equals fast-json-patch compare() on unrelated documents, and its patch applies', () => {
@@ -41,18 +42,28 @@ describe('diffJson', () => {
 
   it('equals compare() on edited copies that share unchanged parts, and its patch applies', () => {
     fc.assert(
-      fc.property(container, fc.array(fc.nat(), { minLength: 1, maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }), fc.boolean(), (a, path, replacement, drop) => {
-        const b = edit(a, path, replacement, drop) as object;
-        const ours = diffJson(a, b);
-        expect(sent(ours)).toEqual(sent(jsonpatch.compare(a, b)));
-        expect(applied(a, ours)).toEqual(sent(b));
-      }),
+      fc.property(
+        container,
+        fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.boolean(),
+        (a, path, replacement, drop) => {
+          const b = edit(a, path, replacement, drop) as object;
+          const ours = diffJson(a, b);
+          expect(sent(ours)).toEqual(sent(jsonpatch.compare(a, b)));
+          expect(applied(a, ours)).toEqual(sent(b));
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('escapes "/" and "~" in keys and adds a missing map whole', () => {
-    expect(diffJson({ metadata: {} }, { metadata: { labels: { 'a/b~c': 'x' } } })).toEqual([{ op: 'add', path: '/metadata/labels', value: { 'a/b~c': 'x' } }]);
-    expect(diffJson({ m: { 'a/b~c': 1 } }, { m: { 'a/b~c': 2 } })).toEqual([{ op: 'replace', path: '/m/a~1b~0c', value: 2 }]);
+    expect(diffJson({ metadata: {} }, { metadata: { labels: { 'a/b~c': 'x' } } })).toEqual([
+      { op: 'add', path: '/metadata/labels', value: { 'a/b~c': 'x' } },
+    ]);
+    expect(diffJson({ m: { 'a/b~c': 1 } }, { m: { 'a/b~c': 2 } })).toEqual([
+      { op: 'replace', path: '/m/a~1b~0c', value: 2 },
+    ]);
   });
 });

@@ -19,7 +19,13 @@ const source = { file: 'bench', baseDir: process.cwd() };
 const state: PluginState = {
   ...NO_STATE,
   learnedNamespaces: {
-    get: async (name) => ({ name, labels: { environment: 'test' }, annotations: {}, phase: 'Active', observedAt: '2024-01-01T00:00:00Z' }),
+    get: async (name) => ({
+      name,
+      labels: { environment: 'test' },
+      annotations: {},
+      phase: 'Active',
+      observedAt: '2024-01-01T00:00:00Z',
+    }),
     knownAbsent: async () => false,
   },
 };
@@ -27,30 +33,76 @@ const state: PluginState = {
 function policy(name: string, group: string, resource: string): unknown[] {
   return [
     {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name },
-      spec: { failurePolicy: 'Fail', matchConstraints: { resourceRules: [{ apiGroups: [group], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [resource] }] }, validations: [{ expression: 'object.spec.replicas <= 5' }] },
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [group], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [resource] },
+          ],
+        },
+        validations: [{ expression: 'object.spec.replicas <= 5' }],
+      },
     },
     {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: `${name}-binding` },
-      spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { environment: 'test' } } } },
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: `${name}-binding` },
+      spec: {
+        policyName: name,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { environment: 'test' } } },
+      },
     },
   ];
 }
 
 function request(group: string, resource: string, kind: string, object: unknown): AdmissionRequest {
   return decodeAdmissionReview({
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-    request: { uid: 'u', kind: { group, version: 'v1', kind }, resource: { group, version: 'v1', resource }, namespace: 'test', name: 'nginx', operation: 'CREATE', userInfo: { username: 'bench' }, object },
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'u',
+      kind: { group, version: 'v1', kind },
+      resource: { group, version: 'v1', resource },
+      namespace: 'test',
+      name: 'nginx',
+      operation: 'CREATE',
+      userInfo: { username: 'bench' },
+      object,
+    },
   });
 }
 
-const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nginx', namespace: 'test' }, spec: { replicas: 6, template: { spec: { containers: [{ name: 'nginx', image: 'nginx' }] } } } };
-const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'nginx', namespace: 'test' }, spec: { containers: [{ name: 'nginx', image: 'nginx' }] } };
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'nginx', namespace: 'test' },
+  spec: { replicas: 6, template: { spec: { containers: [{ name: 'nginx', image: 'nginx' }] } } },
+};
+const pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'nginx', namespace: 'test' },
+  spec: { containers: [{ name: 'nginx', image: 'nginx' }] },
+};
 
 export async function benchCel(): Promise<Record<string, number>> {
-  const demo: PluginConfig = plugin.configure!({ manifests: policy('demo-policy.example.com', 'apps', 'deployments') }, source);
+  const demo: PluginConfig = plugin.configure!(
+    { manifests: policy('demo-policy.example.com', 'apps', 'deployments') },
+    source,
+  );
   const one: PluginConfig = plugin.configure!({ manifests: policy('p0', 'apps', 'deployments') }, source);
-  const thousand: PluginConfig = plugin.configure!({ manifests: Array.from({ length: 1000 }, (_, i) => policy(`p${i}`, i % 2 ? `g${i}.example.com` : 'apps', i % 2 ? 'widgets' : 'deployments')).flat() }, source);
+  const thousand: PluginConfig = plugin.configure!(
+    {
+      manifests: Array.from({ length: 1000 }, (_, i) =>
+        policy(`p${i}`, i % 2 ? `g${i}.example.com` : 'apps', i % 2 ? 'widgets' : 'deployments'),
+      ).flat(),
+    },
+    source,
+  );
   const validate = plugin.validate!;
   const denying = request('apps', 'deployments', 'Deployment', deployment);
   const unmatched = request('', 'pods', 'Pod', pod);

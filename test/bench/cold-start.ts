@@ -41,7 +41,11 @@ const BARE = `const u=process.cpuUsage();process.stdout.write(JSON.stringify({cp
 const driver = (bundle: string, event: string) =>
   `const t0=performance.now();import('./${bundle}').then(({handler})=>{const t1=performance.now();const e=JSON.parse(require('fs').readFileSync('./${event}','utf8'));return handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const u=process.cpuUsage();process.stdout.write(JSON.stringify({load:t1-t0,answer:t2-t1,status:r.statusCode,cpu:(u.user+u.system)/1000}))})})`;
 
-async function bundle(plugin: AnyAdmissionPlugin, tag: string, external: string[]): Promise<{ file: string; bytes: number; sdkBytes: number; yamlBytes: number }> {
+async function bundle(
+  plugin: AnyAdmissionPlugin,
+  tag: string,
+  external: string[],
+): Promise<{ file: string; bytes: number; sdkBytes: number; yamlBytes: number }> {
   const file = `${plugin.metadata.name}.${tag}.mjs`;
   const result = await build({
     entryPoints: [`functions/${plugin.metadata.name}/handler.ts`],
@@ -51,15 +55,25 @@ async function bundle(plugin: AnyAdmissionPlugin, tag: string, external: string[
     target: 'node20',
     format: 'esm',
     mainFields: ['module', 'main'],
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
     external,
     outfile: join(OUT, file),
     metafile: true,
     logLevel: 'silent',
   });
   const output = Object.values(result.metafile.outputs)[0];
-  const bytesOf = (match: (path: string) => boolean) => Object.entries(output.inputs).filter(([path]) => match(path)).reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
-  return { file, bytes: output.bytes, sdkBytes: bytesOf((p) => p.includes('@aws-sdk/') || p.includes('@smithy/')), yamlBytes: bytesOf((p) => p.includes('node_modules/yaml/')) };
+  const bytesOf = (match: (path: string) => boolean) =>
+    Object.entries(output.inputs)
+      .filter(([path]) => match(path))
+      .reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
+  return {
+    file,
+    bytes: output.bytes,
+    sdkBytes: bytesOf((p) => p.includes('@aws-sdk/') || p.includes('@smithy/')),
+    yamlBytes: bytesOf((p) => p.includes('node_modules/yaml/')),
+  };
 }
 
 /** `runs` pairs of (bare node, the function), alternating; medians and the ratio's spread. */
@@ -90,7 +104,15 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
   const setup = localDynamoDbClient(db.endpoint);
   await createStateTable(setup, table);
   setup.destroy();
-  const base = { PATH: process.env.PATH, LOG_LEVEL: 'silent', AWS_REGION: 'local', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', DYNAMODB_ENDPOINT: db.endpoint, STATE_TABLE: table };
+  const base = {
+    PATH: process.env.PATH,
+    LOG_LEVEL: 'silent',
+    AWS_REGION: 'local',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    DYNAMODB_ENDPOINT: db.endpoint,
+    STATE_TABLE: table,
+  };
   const rows: Record<string, unknown>[] = [];
   try {
     for (const plugin of plugins) {
@@ -98,7 +120,10 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
       const stateful = usesStore(plugin.metadata);
       const phase = plugin.metadata.validating ? 'validate' : 'mutate';
       const eventFile = `${name}.event.json`;
-      writeFileSync(join(OUT, eventFile), JSON.stringify(gatewayEvent(`/${name}/${phase}`, sampleReviewFor(plugin).body)));
+      writeFileSync(
+        join(OUT, eventFile),
+        JSON.stringify(gatewayEvent(`/${name}/${phase}`, sampleReviewFor(plugin).body)),
+      );
       const variants: [string, string[]][] = stateful
         ? [
             ['SDK bundled', []],
@@ -107,7 +132,11 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
         : [['bundled', []]];
       for (const [variant, external] of variants) {
         const built = await bundle(plugin, variant.replace(/\W+/g, '-').toLowerCase(), external);
-        const figures = pairs(['--input-type=commonjs', '-e', driver(built.file, eventFile)], { ...base, ADMISSION_CONFIG: config }, runs);
+        const figures = pairs(
+          ['--input-type=commonjs', '-e', driver(built.file, eventFile)],
+          { ...base, ADMISSION_CONFIG: config },
+          runs,
+        );
         rows.push({
           function: name,
           variant,

@@ -27,14 +27,22 @@ export async function benchHandlers(iterations = 3000, rounds = 3): Promise<Reco
   const devNull = openSync('/dev/null', 'w');
   const toDevNull = (line: string) => void writeSync(devNull, `${line}\n`);
   setEmfSink(toDevNull);
-  const metricsFor = (plugin: string, mode: Mode): PluginMetrics => (mode === 'powertools' ? powertoolsPluginMetrics(plugin, toDevNull) : pluginMetrics(plugin, mode));
+  const metricsFor = (plugin: string, mode: Mode): PluginMetrics =>
+    mode === 'powertools' ? powertoolsPluginMetrics(plugin, toDevNull) : pluginMetrics(plugin, mode);
   const rows: Record<string, unknown>[] = [];
   try {
     for (const plugin of plugins) {
       if (usesStore(plugin.metadata)) continue; // measured with the store in bench/store
       const config = configurePlugin(plugin, configuration);
       const handlers = Object.fromEntries(
-        MODES.map((mode) => [mode, createAdmissionHandler(plugin, { config, callerAuth: { mode: 'mtls', allowedSubjects: [] }, metrics: metricsFor(plugin.metadata.name, mode) })]),
+        MODES.map((mode) => [
+          mode,
+          createAdmissionHandler(plugin, {
+            config,
+            callerAuth: { mode: 'mtls', allowedSubjects: [] },
+            metrics: metricsFor(plugin.metadata.name, mode),
+          }),
+        ]),
       );
       const { resource, body } = sampleReviewFor(plugin);
       const floor = await timeEach(() => JSON.stringify(JSON.parse(body)), iterations);
@@ -90,11 +98,16 @@ async function benchPodSecurity(iterations: number): Promise<Record<string, unkn
   const plugin = plugins.find((p) => p.metadata.name === 'pod-security')!;
   const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/examples/pod-security.yaml' });
   const state = { ...NO_STATE, learnedNamespaces: { get: async () => undefined, knownAbsent: async () => false } };
-  const handler = createAdmissionHandler(plugin, { config: configurePlugin(plugin, configuration), callerAuth: { mode: 'mtls', allowedSubjects: [] }, state: () => state });
+  const handler = createAdmissionHandler(plugin, {
+    config: configurePlugin(plugin, configuration),
+    callerAuth: { mode: 'mtls', allowedSubjects: [] },
+    state: () => state,
+  });
   const body = restrictedPodReview(4);
   const event = gatewayEvent('/pod-security/validate', body);
   const answer = await handler(event, context);
-  if (answer.statusCode !== 200 || !JSON.parse(answer.body).response.allowed) throw new Error(`pod-security refused its sample: ${answer.body}`);
+  if (answer.statusCode !== 200 || !JSON.parse(answer.body).response.allowed)
+    throw new Error(`pod-security refused its sample: ${answer.body}`);
   const floor = await timeEach(() => JSON.stringify(JSON.parse(body)), iterations);
   const cost = await timeEach(() => handler(event, context), iterations);
   return [

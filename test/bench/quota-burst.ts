@@ -29,11 +29,23 @@ export interface BurstFigures {
 }
 
 const pod = (namespace: string, name: string) => ({
-  object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: `uid-${name}` }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1' }] } },
+  object: {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, uid: `uid-${name}` },
+    spec: { containers: [{ name: 'c', image: 'registry.example/app:1' }] },
+  },
 });
 
 /** One burst in a fresh namespace of an already running store. */
-export async function quotaBurst(endpoint: string, tableName: string, namespace: string, creates = 64, quota = 32, latencyMs = 10): Promise<BurstFigures> {
+export async function quotaBurst(
+  endpoint: string,
+  tableName: string,
+  namespace: string,
+  creates = 64,
+  quota = 32,
+  latencyMs = 10,
+): Promise<BurstFigures> {
   const calls: Record<string, number> = {};
   const client = withLatency(localDynamoDbClient(endpoint), latencyMs);
   client.middlewareStack.add(
@@ -45,10 +57,19 @@ export async function quotaBurst(endpoint: string, tableName: string, namespace:
       },
     { step: 'initialize', name: 'countCommands' },
   );
-  const handler = createStatefulAdmissionHandler(plugin, { config: { limitedResources: [] }, callerAuth: { mode: 'mtls', allowedSubjects: [] }, state: (request) => createRequestState(request, { client, tableName }) });
-  const send = (input: object) => handler(gatewayEvent('/resource-quota/validate', JSON.stringify(review(input))), lambdaContext);
+  const handler = createStatefulAdmissionHandler(plugin, {
+    config: { limitedResources: [] },
+    callerAuth: { mode: 'mtls', allowedSubjects: [] },
+    state: (request) => createRequestState(request, { client, tableName }),
+  });
+  const send = (input: object) =>
+    handler(gatewayEvent('/resource-quota/validate', JSON.stringify(review(input))), lambdaContext);
   try {
-    const learned = await send({ kind: { kind: 'ResourceQuota' }, resource: { resource: 'resourcequotas' }, object: { kind: 'ResourceQuota', metadata: { name: 'q', namespace }, spec: { hard: { pods: String(quota) } } } });
+    const learned = await send({
+      kind: { kind: 'ResourceQuota' },
+      resource: { resource: 'resourcequotas' },
+      object: { kind: 'ResourceQuota', metadata: { name: 'q', namespace }, spec: { hard: { pods: String(quota) } } },
+    });
     if (learned.statusCode !== 200) throw new Error(`quota not learned: HTTP ${learned.statusCode}`);
     for (const key of Object.keys(calls)) delete calls[key];
     const start = performance.now();
@@ -56,7 +77,8 @@ export async function quotaBurst(endpoint: string, tableName: string, namespace:
       Array.from({ length: creates }, async (_, i) => {
         const result = await send(pod(namespace, `p${i}`));
         const ms = performance.now() - start;
-        const response = result.statusCode === 200 ? (JSON.parse(result.body) as AdmissionReviewWire).response : undefined;
+        const response =
+          result.statusCode === 200 ? (JSON.parse(result.body) as AdmissionReviewWire).response : undefined;
         return { ms, status: result.statusCode, allowed: response?.allowed, message: response?.status?.message ?? '' };
       }),
     );
@@ -66,7 +88,11 @@ export async function quotaBurst(endpoint: string, tableName: string, namespace:
       quota,
       latencyMs,
       admitted: answers.filter((a) => a.allowed === true).length,
-      refused: answers.filter((a) => a.allowed === false && a.message.includes(`exceeded quota: q, requested: pods=1, used: pods=${quota}, limited: pods=${quota}`)).length,
+      refused: answers.filter(
+        (a) =>
+          a.allowed === false &&
+          a.message.includes(`exceeded quota: q, requested: pods=1, used: pods=${quota}, limited: pods=${quota}`),
+      ).length,
       failed: answers.filter((a) => a.status !== 200).length,
       p50: round(times.p50, 1),
       p99: round(times.p99, 1),
@@ -83,16 +109,36 @@ export async function quotaBurst(endpoint: string, tableName: string, namespace:
  * strongly consistent read, a write) to items of its own, through the same slowed client, so
  * nothing coordinates. What the burst takes beyond it is the price of counting exactly.
  */
-async function uncoordinated(endpoint: string, tableName: string, tag: string, creates: number, latencyMs: number): Promise<{ p50: number; p99: number }> {
+async function uncoordinated(
+  endpoint: string,
+  tableName: string,
+  tag: string,
+  creates: number,
+  latencyMs: number,
+): Promise<{ p50: number; p99: number }> {
   const client = withLatency(localDynamoDbClient(endpoint), latencyMs);
   try {
     const start = performance.now();
     const times = await Promise.all(
       Array.from({ length: creates }, async (_, i) => {
         const Key = { pk: { S: `floor#${tag}` }, sk: { S: `item#${i}` } };
-        await client.send(new PutItemCommand({ TableName: tableName, Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' } } }));
-        await client.send(new QueryCommand({ TableName: tableName, ConsistentRead: true, KeyConditionExpression: 'pk = :pk AND sk = :sk', ExpressionAttributeValues: { ':pk': Key.pk, ':sk': Key.sk } }));
-        await client.send(new PutItemCommand({ TableName: tableName, Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' }, state: { S: 'reserved' } } }));
+        await client.send(
+          new PutItemCommand({ TableName: tableName, Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' } } }),
+        );
+        await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            ConsistentRead: true,
+            KeyConditionExpression: 'pk = :pk AND sk = :sk',
+            ExpressionAttributeValues: { ':pk': Key.pk, ':sk': Key.sk },
+          }),
+        );
+        await client.send(
+          new PutItemCommand({
+            TableName: tableName,
+            Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' }, state: { S: 'reserved' } },
+          }),
+        );
         return performance.now() - start;
       }),
     );
@@ -121,7 +167,9 @@ export interface BurstSummary {
  * Rounds of floor then burst, each burst into a new namespace of one store; the medians, with
  * the spread (min–max) over rounds.
  */
-export async function benchQuotaBurst(rounds = 5): Promise<{ rounds: (BurstFigures & { floorP99: number })[]; summary: BurstSummary }> {
+export async function benchQuotaBurst(
+  rounds = 5,
+): Promise<{ rounds: (BurstFigures & { floorP99: number })[]; summary: BurstSummary }> {
   const db = await startEmbeddedDynamoDb({});
   const tableName = 'bench-quota-burst';
   try {

@@ -35,13 +35,22 @@ async function optional(modulePath: string, exportName: string): Promise<(() => 
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({
+    options: { only: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
   if (values.help) return void process.stdout.write(USAGE);
   const only = new Set((values.only ?? SECTIONS.join(',')).split(',') as Section[]);
-  for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}: choose from ${SECTIONS.join(', ')}`);
+  for (const s of only)
+    if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}: choose from ${SECTIONS.join(', ')}`);
   process.env.LOG_LEVEL = 'silent';
-  const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model };
-  const report = (title: string, rows: Record<string, unknown>[]) => process.stdout.write(`\n## ${title}\n${table(rows)}\n`);
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+  };
+  const report = (title: string, rows: Record<string, unknown>[]) =>
+    process.stdout.write(`\n## ${title}\n${table(rows)}\n`);
 
   if (only.has('handlers')) {
     process.stderr.write('handlers: timing each plugin in-process...\n');
@@ -73,14 +82,25 @@ async function main(): Promise<void> {
     process.stderr.write(`${section}: measuring...\n`);
     const figures = await run();
     results[section] = figures;
-    report(section, Array.isArray(figures) ? (figures as Record<string, unknown>[]) : [figures as Record<string, unknown>]);
+    report(
+      section,
+      Array.isArray(figures) ? (figures as Record<string, unknown>[]) : [figures as Record<string, unknown>],
+    );
   }
 
   if (only.has('quota-burst')) {
     process.stderr.write('quota-burst: rounds of 64 concurrent creates vs pods: 32 under 10 ms store latency...\n');
     const burst = await benchQuotaBurst();
     results.quotaBurst = burst;
-    report('Quota burst rounds (ms from the burst start)', burst.rounds.map(({ calls, ...r }) => ({ ...r, calls: Object.entries(calls).map(([c, n]) => `${c}:${n}`).join(' ') })));
+    report(
+      'Quota burst rounds (ms from the burst start)',
+      burst.rounds.map(({ calls, ...r }) => ({
+        ...r,
+        calls: Object.entries(calls)
+          .map(([c, n]) => `${c}:${n}`)
+          .join(' '),
+      })),
+    );
     report('Quota burst summary', [burst.summary as unknown as Record<string, unknown>]);
   }
 

@@ -3,15 +3,54 @@
 import { readFileSync } from 'node:fs';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 
-export const capturedPodReview = readFileSync(new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8');
+export const capturedPodReview = readFileSync(
+  new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url),
+  'utf8',
+);
 
 const base = JSON.parse(capturedPodReview);
 
 const objects: Record<string, { group: string; kind: string; object: Record<string, unknown> }> = {
-  services: { group: '', kind: 'Service', object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 't1' }, spec: { type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }], selector: { app: 'web' } } } },
-  nodes: { group: '', kind: 'Node', object: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1', labels: { 'kubernetes.io/hostname': 'node-1' } }, spec: {} } },
-  namespaces: { group: '', kind: 'Namespace', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 't1', labels: { team: 'a' } }, spec: { finalizers: ['kubernetes'] } } },
-  persistentvolumeclaims: { group: '', kind: 'PersistentVolumeClaim', object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 't1' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } },
+  services: {
+    group: '',
+    kind: 'Service',
+    object: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 't1' },
+      spec: { type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }], selector: { app: 'web' } },
+    },
+  },
+  nodes: {
+    group: '',
+    kind: 'Node',
+    object: {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'node-1', labels: { 'kubernetes.io/hostname': 'node-1' } },
+      spec: {},
+    },
+  },
+  namespaces: {
+    group: '',
+    kind: 'Namespace',
+    object: {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 't1', labels: { team: 'a' } },
+      spec: { finalizers: ['kubernetes'] },
+    },
+  },
+  persistentvolumeclaims: {
+    group: '',
+    kind: 'PersistentVolumeClaim',
+    object: {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace: 't1' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    },
+  },
 };
 
 /** A review for the first resource the plugin's rules name, as JSON text. */
@@ -50,7 +89,10 @@ export function restrictedPodReview(containers: number): string {
     securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
     initContainers: [hardened('init')],
     containers: Array.from({ length: containers }, (_, i) => hardened(`app-${i}`)),
-    volumes: [{ name: 'config', configMap: { name: 'app' } }, { name: 'tmp', emptyDir: {} }],
+    volumes: [
+      { name: 'config', configMap: { name: 'app' } },
+      { name: 'tmp', emptyDir: {} },
+    ],
   };
   return JSON.stringify(review);
 }

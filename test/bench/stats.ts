@@ -20,7 +20,11 @@ export function round(x: number, digits = 3): number {
 }
 
 /** Runs `fn` `warmup` times, then times `iterations` runs one by one; microseconds. */
-export async function timeEach(fn: () => unknown | Promise<unknown>, iterations: number, warmup = Math.min(500, iterations)): Promise<Distribution> {
+export async function timeEach(
+  fn: () => unknown | Promise<unknown>,
+  iterations: number,
+  warmup = Math.min(500, iterations),
+): Promise<Distribution> {
   for (let i = 0; i < warmup; i++) await fn();
   const samples: number[] = new Array(iterations);
   for (let i = 0; i < iterations; i++) {
@@ -36,7 +40,11 @@ export function table(rows: Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0]);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ');
-  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => String(r[c]))))].join('\n');
+  return [
+    line(columns),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map((r) => line(columns.map((c) => String(r[c])))),
+  ].join('\n');
 }
 
 export function median(values: readonly number[]): number {

@@ -7,7 +7,11 @@ import jsonpatch from 'fast-json-patch';
 import { plugins } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
-import { configurePlugin, loadAdmissionConfiguration, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import {
+  configurePlugin,
+  loadAdmissionConfiguration,
+  parseAdmissionConfiguration,
+} from '../../lib/config/admission-configuration.js';
 import { createRequestState, createStateTable } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
@@ -16,26 +20,72 @@ import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import type { ReviewInput } from '../support/review.js';
 import { review } from '../support/review.js';
 
-const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
+const WRITES = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'TransactWriteItemsCommand',
+  'BatchWriteItemCommand',
+]);
 const NS = 'bench';
 
-const namespace: ReviewInput = { kind: { kind: 'Namespace' }, resource: { resource: 'namespaces' }, object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { environment: 'test' } } } };
+const namespace: ReviewInput = {
+  kind: { kind: 'Namespace' },
+  resource: { resource: 'namespaces' },
+  object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { environment: 'test' } } },
+};
 const pod = (name: string): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace: NS, uid: `uid-${name}` },
-  spec: { containers: [{ name: 'c', image: 'registry.example/app:1', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }] },
+  spec: {
+    containers: [
+      {
+        name: 'c',
+        image: 'registry.example/app:1',
+        resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+      },
+    ],
+  },
 });
-const quota: ReviewInput = { kind: { kind: 'ResourceQuota' }, resource: { resource: 'resourcequotas' }, object: { kind: 'ResourceQuota', metadata: { name: 'q', namespace: NS }, spec: { hard: { pods: '1000', 'requests.cpu': '100', 'requests.memory': '100Gi' } } } };
+const quota: ReviewInput = {
+  kind: { kind: 'ResourceQuota' },
+  resource: { resource: 'resourcequotas' },
+  object: {
+    kind: 'ResourceQuota',
+    metadata: { name: 'q', namespace: NS },
+    spec: { hard: { pods: '1000', 'requests.cpu': '100', 'requests.memory': '100Gi' } },
+  },
+};
 const event = (name: string): ReviewInput => ({
   kind: { kind: 'Event' },
   resource: { resource: 'events' },
-  object: { apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: NS }, involvedObject: { kind: 'Pod', name: 'p', namespace: NS }, reason: 'Started', source: { component: 'kubelet', host: 'node-1' } },
+  object: {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name, namespace: NS },
+    involvedObject: { kind: 'Pod', name: 'p', namespace: NS },
+    reason: 'Started',
+    source: { component: 'kubelet', host: 'node-1' },
+  },
 });
 
 /** A namespace opted in to ClusterResourceOverride (OpenShift 4's label). */
-const optedIn: ReviewInput = { ...namespace, object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { environment: 'test', 'clusterresourceoverrides.admission.autoscaling.openshift.io/enabled': 'true' } } } };
-const runOnce = (object: KubeObject): KubeObject => ({ ...object, spec: { ...(object.spec as object), restartPolicy: 'Never' } });
+const optedIn: ReviewInput = {
+  ...namespace,
+  object: {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name: NS,
+      labels: { environment: 'test', 'clusterresourceoverrides.admission.autoscaling.openshift.io/enabled': 'true' },
+    },
+  },
+};
+const runOnce = (object: KubeObject): KubeObject => ({
+  ...object,
+  spec: { ...(object.spec as object), restartPolicy: 'Never' },
+});
 
 const kubelet = { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'] };
 const podStatus = (name: string): ReviewInput => {
@@ -63,7 +113,9 @@ const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => Re
 
 function configFor(plugin: AnyAdmissionPlugin): unknown {
   const example = `config/examples/${plugin.metadata.name}.yaml`;
-  const configuration = existsSync(example) ? loadAdmissionConfiguration({ ADMISSION_CONFIG: example }) : parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'bench');
+  const configuration = existsSync(example)
+    ? loadAdmissionConfiguration({ ADMISSION_CONFIG: example })
+    : parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'bench');
   return configurePlugin(plugin, configuration);
 }
 
@@ -80,12 +132,26 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
       if (!usesStore(metadata)) continue;
       const sample = SAMPLES[metadata.name];
       if (!sample) {
-        rows.push({ plugin: metadata.name, 'calls/request': '-', 'writes/request': '-', 'dry-run calls': '-', 'dry-run writes': '-', commands: 'no sample request' });
+        rows.push({
+          plugin: metadata.name,
+          'calls/request': '-',
+          'writes/request': '-',
+          'dry-run calls': '-',
+          'dry-run writes': '-',
+          commands: 'no sample request',
+        });
         continue;
       }
-      const handler = createStatefulAdmissionHandler(plugin, { config: configFor(plugin), callerAuth: { mode: 'mtls', allowedSubjects: [] }, state: (request) => createRequestState(request, { client, tableName }) });
+      const handler = createStatefulAdmissionHandler(plugin, {
+        config: configFor(plugin),
+        callerAuth: { mode: 'mtls', allowedSubjects: [] },
+        state: (request) => createRequestState(request, { client, tableName }),
+      });
       const send = async (phase: 'mutate' | 'validate', input: ReviewInput) => {
-        const result = await handler(gatewayEvent(`/${metadata.name}/${phase}`, JSON.stringify(review(input))), lambdaContext);
+        const result = await handler(
+          gatewayEvent(`/${metadata.name}/${phase}`, JSON.stringify(review(input))),
+          lambdaContext,
+        );
         if (result.statusCode !== 200) throw new Error(`${metadata.name}: HTTP ${result.statusCode} ${result.body}`);
         return JSON.parse(result.body) as AdmissionReviewWire;
       };
@@ -95,7 +161,13 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
         let object = input.object ?? null;
         if (plugin.admit) {
           const { patch } = (await send('mutate', input)).response!;
-          if (patch && object) object = jsonpatch.applyPatch(object, JSON.parse(Buffer.from(patch, 'base64').toString('utf8')), true, false).newDocument;
+          if (patch && object)
+            object = jsonpatch.applyPatch(
+              object,
+              JSON.parse(Buffer.from(patch, 'base64').toString('utf8')),
+              true,
+              false,
+            ).newDocument;
         }
         if (plugin.validate) await send('validate', { ...input, object });
       };
@@ -105,7 +177,11 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
         for (let i = 0; i < requests; i++) await call({ ...sample.request(i + (dryRun ? 10_000 : 0)), dryRun });
         const byCommand = new Map<string, number>();
         for (const command of sent) byCommand.set(command, (byCommand.get(command) ?? 0) + 1);
-        return { calls: sent.length / requests, writes: sent.filter((c) => WRITES.has(c)).length / requests, byCommand };
+        return {
+          calls: sent.length / requests,
+          writes: sent.filter((c) => WRITES.has(c)).length / requests,
+          byCommand,
+        };
       };
       const admitted = await measure(false);
       const dry = await measure(true);

@@ -19,10 +19,18 @@ interface Round {
 
 function post(agent: Agent, url: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -51,24 +59,37 @@ async function drive(target: string, url: string, agent: Agent, connections: num
   return { target, requests: latencies.length, errors, seconds: round(elapsed, 2), p50: d.p50, p99: d.p99 };
 }
 
-export async function benchThroughput(options: { connections?: number; seconds?: number; rounds?: number } = {}): Promise<{ rounds: Round[]; summary: Record<string, unknown> }> {
+export async function benchThroughput(
+  options: { connections?: number; seconds?: number; rounds?: number } = {},
+): Promise<{ rounds: Round[]; summary: Record<string, unknown> }> {
   const connections = options.connections ?? 16;
   const seconds = options.seconds ?? 4;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/servers.ts'], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'silent' } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/servers.ts'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
   });
   const { local, floor, pki } = JSON.parse(line) as { local: string; floor: string; pki: string };
   const read = (f: string) => readFileSync(join(pki, f), 'utf8');
-  const agent = new Agent({ keepAlive: true, maxSockets: connections, ca: read('ca.crt'), cert: read('client.crt'), key: read('client.key') });
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: connections,
+    ca: read('ca.crt'),
+    cert: read('client.crt'),
+    key: read('client.key'),
+  });
   try {
     const rounds: Round[] = [];
     // Warm both once, then alternate so drift on a shared machine hits both alike.
     await drive('warm-up', `${local}/always-pull-images/mutate?timeout=10s`, agent, connections, 1);
     await drive('warm-up', floor, agent, connections, 1);
     for (let i = 0; i < (options.rounds ?? 4); i++) {
-      rounds.push(await drive('local server', `${local}/always-pull-images/mutate?timeout=10s`, agent, connections, seconds));
+      rounds.push(
+        await drive('local server', `${local}/always-pull-images/mutate?timeout=10s`, agent, connections, seconds),
+      );
       rounds.push(await drive('floor server', floor, agent, connections, seconds));
     }
     const rate = (target: string) => {
@@ -77,7 +98,9 @@ export async function benchThroughput(options: { connections?: number; seconds?:
     };
     const localRounds = rounds.filter((r) => r.target === 'local server');
     const floorRounds = rounds.filter((r) => r.target === 'floor server');
-    const pairRatios = spread(localRounds.map((r, i) => r.requests / r.seconds / (floorRounds[i].requests / floorRounds[i].seconds)));
+    const pairRatios = spread(
+      localRounds.map((r, i) => r.requests / r.seconds / (floorRounds[i].requests / floorRounds[i].seconds)),
+    );
     const summary = {
       connections,
       rounds: localRounds.length,

@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { definePlugin } from '../../lib/admission/plugin.js';
-import { configurePlugin, loadAdmissionConfiguration, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import {
+  configurePlugin,
+  loadAdmissionConfiguration,
+  parseAdmissionConfiguration,
+} from '../../lib/config/admission-configuration.js';
 import { ConfigError } from '../../lib/config/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'admission-config-'));
@@ -29,10 +33,18 @@ describe('parseAdmissionConfiguration', () => {
   });
 
   it.each([
-    ['a wrong kind', 'apiVersion: apiserver.config.k8s.io/v1\nkind: Config\n', /AdmissionConfiguration: kind: must be AdmissionConfiguration/],
+    [
+      'a wrong kind',
+      'apiVersion: apiserver.config.k8s.io/v1\nkind: Config\n',
+      /AdmissionConfiguration: kind: must be AdmissionConfiguration/,
+    ],
     ['an unknown apiVersion', 'apiVersion: v1\nkind: AdmissionConfiguration\n', /apiVersion: must be one of/],
     ['a nameless entry', `${header}plugins:\n- path: x.yaml\n`, /plugins\[0\]\.name: required/],
-    ['a missing path', `${header}plugins:\n- name: Gone\n  path: nowhere.yaml\n`, /^Gone: plugins\[0\]\.path: file .*nowhere\.yaml does not exist/],
+    [
+      'a missing path',
+      `${header}plugins:\n- name: Gone\n  path: nowhere.yaml\n`,
+      /^Gone: plugins\[0\]\.path: file .*nowhere\.yaml does not exist/,
+    ],
     ['unparseable YAML', `${header}plugins: [\n`, /cannot parse/],
   ])('fails on %s, naming the plugin and field', (_name, text, message) => {
     expect(() => parseAdmissionConfiguration(text, join(dir, 'bad.yaml'))).toThrow(ConfigError);
@@ -41,20 +53,31 @@ describe('parseAdmissionConfiguration', () => {
 
   it('accepts the legacy apiVersions upstream still reads', () => {
     for (const v of ['apiserver.config.k8s.io/v1alpha1', 'apiserver.k8s.io/v1alpha1']) {
-      expect(() => parseAdmissionConfiguration(`apiVersion: ${v}\nkind: AdmissionConfiguration\n`, 'x.yaml')).not.toThrow();
+      expect(() =>
+        parseAdmissionConfiguration(`apiVersion: ${v}\nkind: AdmissionConfiguration\n`, 'x.yaml'),
+      ).not.toThrow();
     }
   });
 });
 
 describe('loadAdmissionConfiguration', () => {
   it('fails when ADMISSION_CONFIG names a missing file', () => {
-    expect(() => loadAdmissionConfiguration({ ADMISSION_CONFIG: join(dir, 'missing.yaml') })).toThrow(/ADMISSION_CONFIG: file .* does not exist/);
+    expect(() => loadAdmissionConfiguration({ ADMISSION_CONFIG: join(dir, 'missing.yaml') })).toThrow(
+      /ADMISSION_CONFIG: file .* does not exist/,
+    );
   });
 });
 
 describe('configurePlugin', () => {
   const limited = definePlugin({
-    metadata: { upstreamName: 'Limited', name: 'limited', summary: '', writes: false, needs: [], systemNamespaces: 'exclude' },
+    metadata: {
+      upstreamName: 'Limited',
+      name: 'limited',
+      summary: '',
+      writes: false,
+      needs: [],
+      systemNamespaces: 'exclude',
+    },
     configure(raw) {
       const limit = (raw as { limit?: unknown } | undefined)?.limit ?? 10;
       if (typeof limit !== 'number') throw new ConfigError('Limited', 'limit', 'must be a number');
@@ -63,13 +86,19 @@ describe('configurePlugin', () => {
   });
 
   it('hands the plugin its own entry, or undefined for upstream defaults', () => {
-    const configuration = parseAdmissionConfiguration(`${header}plugins:\n- name: Limited\n  configuration: {limit: 4}\n`, 'x.yaml');
+    const configuration = parseAdmissionConfiguration(
+      `${header}plugins:\n- name: Limited\n  configuration: {limit: 4}\n`,
+      'x.yaml',
+    );
     expect(configurePlugin(limited, configuration)).toEqual({ limit: 4 });
     expect(configurePlugin(limited, parseAdmissionConfiguration(header, 'x.yaml'))).toEqual({ limit: 10 });
   });
 
   it('lets the plugin fail the start naming itself and the field', () => {
-    const configuration = parseAdmissionConfiguration(`${header}plugins:\n- name: Limited\n  configuration: {limit: many}\n`, 'x.yaml');
+    const configuration = parseAdmissionConfiguration(
+      `${header}plugins:\n- name: Limited\n  configuration: {limit: many}\n`,
+      'x.yaml',
+    );
     expect(() => configurePlugin(limited, configuration)).toThrow('Limited: limit: must be a number');
   });
 });

@@ -20,14 +20,23 @@ describe('config/examples', () => {
   });
 
   // An example that left its plugin inactive would pass check-config and protect nothing.
-  it.each(plugins.filter((p) => p.metadata.requiresConfiguration || p.metadata.optIn).map((p) => p.metadata.name))('config/examples/%s.yaml turns its plugin on', (name) => {
-    const active = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: `config/examples/${name}.yaml` })).map((p) => p.plugin.metadata.name);
-    expect(active).toContain(name);
-  });
+  it.each(plugins.filter((p) => p.metadata.requiresConfiguration || p.metadata.optIn).map((p) => p.metadata.name))(
+    'config/examples/%s.yaml turns its plugin on',
+    (name) => {
+      const active = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: `config/examples/${name}.yaml` })).map(
+        (p) => p.plugin.metadata.name,
+      );
+      expect(active).toContain(name);
+    },
+  );
 
   it('origin-pod-node-environment.yaml sets the default node selector', () => {
-    const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/examples/origin-pod-node-environment.yaml' });
+    const configuration = loadAdmissionConfiguration({
+      ADMISSION_CONFIG: 'config/examples/origin-pod-node-environment.yaml',
+    });
     const plugin = plugins.find((p) => p.metadata.name === 'origin-pod-node-environment')!;
-    expect(configurePlugin(plugin, configuration)).toMatchObject({ defaultNodeSelector: 'node-role.kubernetes.io/worker=' });
+    expect(configurePlugin(plugin, configuration)).toMatchObject({
+      defaultNodeSelector: 'node-role.kubernetes.io/worker=',
+    });
   });
 });

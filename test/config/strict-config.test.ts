@@ -17,13 +17,22 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function admissionFile(entries: unknown[]): string {
   const file = join(dir, `admission-${Math.random().toString(36).slice(2)}.yaml`);
-  writeFileSync(file, stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: entries }));
+  writeFileSync(
+    file,
+    stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: entries }),
+  );
   return file;
 }
 
 function pluginSet(entries: unknown[]) {
   const file = admissionFile(entries);
-  return configurePlugins(registry, parseAdmissionConfiguration(stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: entries }), file));
+  return configurePlugins(
+    registry,
+    parseAdmissionConfiguration(
+      stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: entries }),
+      file,
+    ),
+  );
 }
 
 function configError(entries: unknown[]): ConfigError {
@@ -44,23 +53,80 @@ describe('closestName', () => {
     ['Effect', 'effect'],
     ['completelyDifferent', undefined],
   ])('%s → %s', (typo, expected) => {
-    expect(closestName(typo, ['podNodeSelectorPluginConfig', 'key', 'operator', 'value', 'effect', 'tolerationSeconds', 'type', 'qps', 'burst', 'cacheSize'])).toBe(expected);
+    expect(
+      closestName(typo, [
+        'podNodeSelectorPluginConfig',
+        'key',
+        'operator',
+        'value',
+        'effect',
+        'tolerationSeconds',
+        'type',
+        'qps',
+        'burst',
+        'cacheSize',
+      ]),
+    ).toBe(expected);
   });
 });
 
 // One misspelt field per configurable plugin, at the depth where operators write it.
 const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][] = [
-  ['PodNodeSelector', { podNodeSelectorPluginConfg: { clusterDefaultNodeSelector: 'a=b' } }, /^PodNodeSelector: podNodeSelectorPluginConfg: unknown field "podNodeSelectorPluginConfg"; did you mean "podNodeSelectorPluginConfig"\?$/],
-  ['PodTolerationRestriction', { default: [{ key: 'a', operator: 'Exists', efect: 'NoSchedule' }] }, /^PodTolerationRestriction: default\[0\]\.efect: unknown field "efect"; did you mean "effect"\?$/],
-  ['PodTolerationRestriction', { whitelst: [] }, /^PodTolerationRestriction: whitelst: unknown field "whitelst"; did you mean "whitelist"\?$/],
-  ['EventRateLimit', { limits: [{ type: 'Namespace', qsp: 50, burst: 100 }] }, /^EventRateLimit: limits\[0\]\.qsp: unknown field "qsp"; did you mean "qps"\?$/],
+  [
+    'PodNodeSelector',
+    { podNodeSelectorPluginConfg: { clusterDefaultNodeSelector: 'a=b' } },
+    /^PodNodeSelector: podNodeSelectorPluginConfg: unknown field "podNodeSelectorPluginConfg"; did you mean "podNodeSelectorPluginConfig"\?$/,
+  ],
+  [
+    'PodTolerationRestriction',
+    { default: [{ key: 'a', operator: 'Exists', efect: 'NoSchedule' }] },
+    /^PodTolerationRestriction: default\[0\]\.efect: unknown field "efect"; did you mean "effect"\?$/,
+  ],
+  [
+    'PodTolerationRestriction',
+    { whitelst: [] },
+    /^PodTolerationRestriction: whitelst: unknown field "whitelst"; did you mean "whitelist"\?$/,
+  ],
+  [
+    'EventRateLimit',
+    { limits: [{ type: 'Namespace', qsp: 50, burst: 100 }] },
+    /^EventRateLimit: limits\[0\]\.qsp: unknown field "qsp"; did you mean "qps"\?$/,
+  ],
   ['EventRateLimit', { limit: [] }, /^EventRateLimit: limit: unknown field "limit"; did you mean "limits"\?$/],
-  ['ResourceQuota', { limitedResources: [{ resource: 'pods', matchContain: ['x'] }] }, /^ResourceQuota: limitedResources\[0\]\.matchContain: unknown field "matchContain"; did you mean "matchContains"\?$/],
-  ['DefaultTolerationSeconds', { defaultUnreachableTolerationSecond: 1 }, /did you mean "defaultUnreachableTolerationSeconds"\?$/],
-  ['NamespaceReservation', { reservedName: ['a'] }, /^NamespaceReservation: reservedName: unknown field "reservedName"; did you mean "reservedNames"\?$/],
-  ['NodeRestriction', { featureGate: {} }, /^NodeRestriction: featureGate: unknown field "featureGate"; did you mean "featureGates"\?$/],
-  ['ImagePolicyWebhook', { imagePolicy: { kubeConfigFile: 'x', allowTT: 5 } }, /^ImagePolicyWebhook: imagePolicy\.allowTT: unknown field "allowTT"; did you mean "allowTTL"\?$/],
-  ['PodSecurity', { apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', defaults: { enforce: 'baseline', 'enforce-verison': 'latest' } }, /^PodSecurity: defaults\.enforce-verison: unknown field "enforce-verison"; did you mean "enforce-version"\?$/],
+  [
+    'ResourceQuota',
+    { limitedResources: [{ resource: 'pods', matchContain: ['x'] }] },
+    /^ResourceQuota: limitedResources\[0\]\.matchContain: unknown field "matchContain"; did you mean "matchContains"\?$/,
+  ],
+  [
+    'DefaultTolerationSeconds',
+    { defaultUnreachableTolerationSecond: 1 },
+    /did you mean "defaultUnreachableTolerationSeconds"\?$/,
+  ],
+  [
+    'NamespaceReservation',
+    { reservedName: ['a'] },
+    /^NamespaceReservation: reservedName: unknown field "reservedName"; did you mean "reservedNames"\?$/,
+  ],
+  [
+    'NodeRestriction',
+    { featureGate: {} },
+    /^NodeRestriction: featureGate: unknown field "featureGate"; did you mean "featureGates"\?$/,
+  ],
+  [
+    'ImagePolicyWebhook',
+    { imagePolicy: { kubeConfigFile: 'x', allowTT: 5 } },
+    /^ImagePolicyWebhook: imagePolicy\.allowTT: unknown field "allowTT"; did you mean "allowTTL"\?$/,
+  ],
+  [
+    'PodSecurity',
+    {
+      apiVersion: 'pod-security.admission.config.k8s.io/v1',
+      kind: 'PodSecurityConfiguration',
+      defaults: { enforce: 'baseline', 'enforce-verison': 'latest' },
+    },
+    /^PodSecurity: defaults\.enforce-verison: unknown field "enforce-verison"; did you mean "enforce-version"\?$/,
+  ],
   ['AlwaysAdmit', { enabled: true }, /^AlwaysAdmit: enabled: unknown field "enabled"; no fields are supported here$/],
   ['AlwaysDeny', { enabled: true }, /^AlwaysDeny: enabled: unknown field "enabled"; no fields are supported here$/],
   [
@@ -78,13 +144,25 @@ const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][
     { apiVersion: 'scheduling.openshift.io/v1', kind: 'PodNodeConstraintsConfig', nodeSelectorLabelBlacklst: ['x'] },
     /did you mean "nodeSelectorLabelBlacklist"\?$/,
   ],
-  ['scheduling.openshift.io/OriginPodNodeEnvironment', { defaultNodeSelecter: 'a=b' }, /did you mean "defaultNodeSelector"\?$/],
+  [
+    'scheduling.openshift.io/OriginPodNodeEnvironment',
+    { defaultNodeSelecter: 'a=b' },
+    /did you mean "defaultNodeSelector"\?$/,
+  ],
   [
     'autoscaling.openshift.io/ClusterResourceOverride',
-    { apiVersion: 'autoscaling.openshift.io/v1', kind: 'ClusterResourceOverrideConfig', cpuRequestToLimitPercentage: 5 },
+    {
+      apiVersion: 'autoscaling.openshift.io/v1',
+      kind: 'ClusterResourceOverrideConfig',
+      cpuRequestToLimitPercentage: 5,
+    },
     /did you mean "cpuRequestToLimitPercent"\?$/,
   ],
-  ['ValidatingAdmissionPolicy', { manifest: [] }, /^ValidatingAdmissionPolicy: manifest: unknown field "manifest"; did you mean "manifests"\?$/],
+  [
+    'ValidatingAdmissionPolicy',
+    { manifest: [] },
+    /^ValidatingAdmissionPolicy: manifest: unknown field "manifest"; did you mean "manifests"\?$/,
+  ],
   [
     'network.openshift.io/ExternalIPRanger',
     { apiVersion: 'network.openshift.io/v1', kind: 'ExternalIPRangerAdmissionConfig', externalIPNetworkCIDR: [] },
@@ -115,27 +193,53 @@ describe('AdmissionConfiguration entries', () => {
   });
 
   it('ignores, and lists, entries of upstream plugins this project does not serve', () => {
-    const set = pluginSet([{ name: 'LimitRanger' }, { name: 'ServiceAccount', configuration: { anything: true } }, { name: 'quota.openshift.io/ClusterResourceQuota' }]);
+    const set = pluginSet([
+      { name: 'LimitRanger' },
+      { name: 'ServiceAccount', configuration: { anything: true } },
+      { name: 'quota.openshift.io/ClusterResourceQuota' },
+    ]);
     expect(set.ignored).toEqual(['LimitRanger', 'ServiceAccount', 'quota.openshift.io/ClusterResourceQuota']);
   });
 
   it('refuses unknown fields of an entry, and the project extensions this version does not have', () => {
-    expect(configError([{ name: 'AlwaysPullImages', configuraton: {} }]).message).toMatch(/^AlwaysPullImages: plugins\[0\]\.configuraton: unknown field "configuraton"; did you mean "configuration"\?$/);
-    expect(configError([{ name: 'AlwaysPullImages', enforcement: 'Warn' }]).message).toMatch(/^AlwaysPullImages: plugins\[0\]\.enforcement: not supported by this version/);
+    expect(configError([{ name: 'AlwaysPullImages', configuraton: {} }]).message).toMatch(
+      /^AlwaysPullImages: plugins\[0\]\.configuraton: unknown field "configuraton"; did you mean "configuration"\?$/,
+    );
+    expect(configError([{ name: 'AlwaysPullImages', enforcement: 'Warn' }]).message).toMatch(
+      /^AlwaysPullImages: plugins\[0\]\.enforcement: not supported by this version/,
+    );
   });
 });
 
 describe('one notion of active', () => {
   it('with the default configuration: plugins that need their configuration or an entry are off, and VAP has no policies', () => {
     const set = pluginSet([]);
-    const expected = registry.filter((p) => p.metadata.requiresConfiguration || p.metadata.optIn || p.metadata.name === 'validating-admission-policy').map((p) => p.metadata.name);
+    const expected = registry
+      .filter(
+        (p) =>
+          p.metadata.requiresConfiguration || p.metadata.optIn || p.metadata.name === 'validating-admission-policy',
+      )
+      .map((p) => p.metadata.name);
     expect(inactivePlugins(set).map((p) => p.plugin.metadata.name)).toEqual(expected);
-    expect(expected).toEqual(expect.arrayContaining(['image-policy-webhook', 'always-deny', 'namespace-exists', 'validating-admission-policy']));
-    expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'image-policy-webhook')!.inactive).toMatch(/add an entry "name: ImagePolicyWebhook" with configuration/);
-    expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'namespace-exists')!.inactive).toMatch(/^off by default, as upstream: enable it with an entry "name: NamespaceExists"/);
+    expect(expected).toEqual(
+      expect.arrayContaining([
+        'image-policy-webhook',
+        'always-deny',
+        'namespace-exists',
+        'validating-admission-policy',
+      ]),
+    );
+    expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'image-policy-webhook')!.inactive).toMatch(
+      /add an entry "name: ImagePolicyWebhook" with configuration/,
+    );
+    expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'namespace-exists')!.inactive).toMatch(
+      /^off by default, as upstream: enable it with an entry "name: NamespaceExists"/,
+    );
     expect(activePlugins(set)).toHaveLength(registry.length - expected.length);
     // An entry without configuration enables an opt-in plugin.
-    expect(activePlugins(pluginSet([{ name: 'NamespaceExists' }])).map((p) => p.plugin.metadata.name)).toContain('namespace-exists');
+    expect(activePlugins(pluginSet([{ name: 'NamespaceExists' }])).map((p) => p.plugin.metadata.name)).toContain(
+      'namespace-exists',
+    );
   });
 
   it('an entry without configuration does not activate a plugin that requires one', () => {
@@ -153,11 +257,18 @@ describe('npm run check-config', () => {
   };
 
   it('lists every plugin once: ok, inactive with what to add, or ignored', () => {
-    const { code, stdout } = run([admissionFile([{ name: 'PodNodeSelector', configuration: { podNodeSelectorPluginConfig: {} } }, { name: 'LimitRanger' }])]);
+    const { code, stdout } = run([
+      admissionFile([
+        { name: 'PodNodeSelector', configuration: { podNodeSelectorPluginConfig: {} } },
+        { name: 'LimitRanger' },
+      ]),
+    ]);
     expect(code).toBe(0);
     expect(stdout).toContain('ok  PodNodeSelector (configured)\n');
     expect(stdout).toContain('ok  AlwaysPullImages (defaults)\n');
-    expect(stdout).toMatch(/--  ImagePolicyWebhook \(image-policy-webhook\) is inactive: off without its configuration/);
+    expect(stdout).toMatch(
+      /-- {2}ImagePolicyWebhook \(image-policy-webhook\) is inactive: off without its configuration/,
+    );
     expect(stdout).toContain('--  LimitRanger: not served by this project, entry ignored');
     expect(stdout.split('\n').filter((l) => /^(ok|--) /.test(l))).toHaveLength(registry.length + 1);
   });
@@ -165,15 +276,18 @@ describe('npm run check-config', () => {
   it('exits 1 on a typo with the suggestion on stderr', () => {
     const { code, stderr } = run([admissionFile([{ name: 'PodNodeSelectr' }])]);
     expect(code).toBe(1);
-    expect(stderr).toMatch(/^invalid configuration: AdmissionConfiguration: plugins\[0\]\.name: .*did you mean "PodNodeSelector"\?\n$/);
+    expect(stderr).toMatch(
+      /^invalid configuration: AdmissionConfiguration: plugins\[0\]\.name: .*did you mean "PodNodeSelector"\?\n$/,
+    );
   });
 
-  it.each(readdirSync('config/examples', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('admission.yaml') || /^[^/]+\.yaml$/.test(f)))(
-    'accepts the shipped example config/examples/%s',
-    (file) => {
-      const { code, stderr } = run([join('config/examples', file)]);
-      expect(stderr).toBe('');
-      expect(code).toBe(0);
-    },
-  );
+  it.each(
+    readdirSync('config/examples', { recursive: true, encoding: 'utf8' }).filter(
+      (f) => f.endsWith('admission.yaml') || /^[^/]+\.yaml$/.test(f),
+    ),
+  )('accepts the shipped example config/examples/%s', (file) => {
+    const { code, stderr } = run([join('config/examples', file)]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
 });

@@ -42,7 +42,10 @@ const probe = definePlugin({
 
 const body = (name = 'p') => JSON.stringify(review({ object: { kind: 'Pod', metadata: { name, namespace: 'ns' } } }));
 
-function restEvent(overrides: Partial<APIGatewayProxyEvent> = {}, subjectDN: string | null = SUBJECT): APIGatewayProxyEvent {
+function restEvent(
+  overrides: Partial<APIGatewayProxyEvent> = {},
+  subjectDN: string | null = SUBJECT,
+): APIGatewayProxyEvent {
   return {
     resource: '/probe/validate',
     path: '/probe/validate',
@@ -56,7 +59,18 @@ function restEvent(overrides: Partial<APIGatewayProxyEvent> = {}, subjectDN: str
     isBase64Encoded: false,
     body: body(),
     requestContext: {
-      identity: { clientCert: subjectDN === null ? null : { clientCertPem: '', subjectDN, issuerDN: 'CN=ca', serialNumber: '01', validity: { notBefore: '', notAfter: '' } } },
+      identity: {
+        clientCert:
+          subjectDN === null
+            ? null
+            : {
+                clientCertPem: '',
+                subjectDN,
+                issuerDN: 'CN=ca',
+                serialNumber: '01',
+                validity: { notBefore: '', notAfter: '' },
+              },
+      },
     } as unknown as APIGatewayProxyEvent['requestContext'],
     ...overrides,
   };
@@ -72,12 +86,23 @@ function httpApiEvent(subjectDN: string | undefined): APIGatewayProxyEventV2 {
     isBase64Encoded: false,
     body: body(),
     requestContext: {
-      authentication: subjectDN ? { clientCert: { clientCertPem: '', subjectDN, issuerDN: 'CN=ca', serialNumber: '01', validity: { notBefore: '', notAfter: '' } } } : undefined,
+      authentication: subjectDN
+        ? {
+            clientCert: {
+              clientCertPem: '',
+              subjectDN,
+              issuerDN: 'CN=ca',
+              serialNumber: '01',
+              validity: { notBefore: '', notAfter: '' },
+            },
+          }
+        : undefined,
     } as unknown as APIGatewayProxyEventV2['requestContext'],
   };
 }
 
-const handlerWith = (options: AdmissionHandlerOptions<undefined> = {}) => createAdmissionHandler(probe, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects: [] }, ...options });
+const handlerWith = (options: AdmissionHandlerOptions<undefined> = {}) =>
+  createAdmissionHandler(probe, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects: [] }, ...options });
 
 afterEach(() => setLogSink(undefined));
 
@@ -92,19 +117,28 @@ describe('bodyLimit', () => {
   });
 
   it('accepts a base64 body as API Gateway may send it', async () => {
-    const result = await handlerWith()(restEvent({ body: Buffer.from(body()).toString('base64'), isBase64Encoded: true }), context);
+    const result = await handlerWith()(
+      restEvent({ body: Buffer.from(body()).toString('base64'), isBase64Encoded: true }),
+      context,
+    );
     expect(result.statusCode).toBe(200);
   });
 });
 
 describe('admissionReviewParser', () => {
   it('refuses a non-JSON content type with 415', async () => {
-    const result = await handlerWith()(restEvent({ headers: { 'content-type': 'application/x-www-form-urlencoded' } }), context);
+    const result = await handlerWith()(
+      restEvent({ headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      context,
+    );
     expect(result.statusCode).toBe(415);
   });
 
   it('accepts a JSON content type with parameters', async () => {
-    const result = await handlerWith()(restEvent({ headers: { 'content-type': 'application/json; charset=utf-8' } }), context);
+    const result = await handlerWith()(
+      restEvent({ headers: { 'content-type': 'application/json; charset=utf-8' } }),
+      context,
+    );
     expect(result.statusCode).toBe(200);
   });
 
@@ -121,7 +155,10 @@ describe('callerIdentity', () => {
   });
 
   it('refuses a request without a client certificate with 403 (a mis-wired endpoint)', async () => {
-    expect(await handlerWith()(restEvent({}, null), context)).toMatchObject({ statusCode: 403, body: 'client certificate required\n' });
+    expect(await handlerWith()(restEvent({}, null), context)).toMatchObject({
+      statusCode: 403,
+      body: 'client certificate required\n',
+    });
     expect((await handlerWith()(httpApiEvent(undefined) as never, context)).statusCode).toBe(403);
   });
 
@@ -136,7 +173,10 @@ describe('callerIdentity', () => {
   });
 
   it('checks the URL secret against any live digest (rotation) and refuses others', async () => {
-    const env = { CALLER_AUTH: 'url-secret', URL_SECRET_SHA256: `${sha256('old').toString('hex')},${sha256('new').toString('hex')}` };
+    const env = {
+      CALLER_AUTH: 'url-secret',
+      URL_SECRET_SHA256: `${sha256('old').toString('hex')},${sha256('new').toString('hex')}`,
+    };
     const handler = handlerWith({ callerAuth: callerAuthFromEnv(env) });
     for (const secret of ['old', 'new']) {
       expect((await handler(restEvent({ path: `/${secret}/probe/validate` }, null), context)).statusCode).toBe(200);
@@ -175,7 +215,15 @@ describe('requestLog', () => {
     await handlerWith()(restEvent({ body: body('deny') }), context);
     expect(lines).toHaveLength(1);
     const record = JSON.parse(lines[0]);
-    expect(record).toMatchObject({ level: 'info', plugin: 'probe', operation: 'CREATE', resource: 'pods', namespace: 'ns', statusCode: 200, decision: { allowed: false, code: 403 } });
+    expect(record).toMatchObject({
+      level: 'info',
+      plugin: 'probe',
+      operation: 'CREATE',
+      resource: 'pods',
+      namespace: 'ns',
+      statusCode: 200,
+      decision: { allowed: false, code: 403 },
+    });
     expect(record.uid).toMatch(/^uid-/);
     expect(typeof record.latencyMs).toBe('number');
   });
@@ -184,6 +232,10 @@ describe('requestLog', () => {
     const lines: string[] = [];
     setLogSink((line) => lines.push(line));
     await handlerWith()(restEvent({ body: body('throw') }), context);
-    expect(JSON.parse(lines[0])).toMatchObject({ level: 'error', statusCode: 500, failure: { statusCode: 500, reason: 'internal error: boom second line' } });
+    expect(JSON.parse(lines[0])).toMatchObject({
+      level: 'error',
+      statusCode: 500,
+      failure: { statusCode: 500, reason: 'internal error: boom second line' },
+    });
   });
 });

@@ -6,7 +6,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '@bufbuild/cel';
-import { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import {
+  MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { plugins as registry } from '../../functions/index.js';
@@ -30,10 +33,19 @@ interface Run {
 let everyPluginActive: string;
 let removeEverything = () => {};
 
-async function emit(argv: string[], plugins?: readonly AnyAdmissionPlugin[], env: NodeJS.ProcessEnv = { ADMISSION_CONFIG: everyPluginActive }): Promise<Run> {
+async function emit(
+  argv: string[],
+  plugins?: readonly AnyAdmissionPlugin[],
+  env: NodeJS.ProcessEnv = { ADMISSION_CONFIG: everyPluginActive },
+): Promise<Run> {
   let stdout = '';
   let stderr = '';
-  const code = await emitCommand(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env, plugins });
+  const code = await emitCommand(argv, {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    env,
+    plugins,
+  });
   return { code, stdout, stderr };
 }
 
@@ -60,13 +72,18 @@ function expectGoodPractice(docs: Doc[], plugins: readonly AnyAdmissionPlugin[])
       const key = `${doc.kind}/${webhook.name}`;
       expect(seen.has(key), `${key} unique`).toBe(false);
       seen.add(key);
-      expect(names.some((n) => webhook.name.startsWith(`${n}.`)), `${webhook.name} begins with a plugin name`).toBe(true);
+      expect(
+        names.some((n) => webhook.name.startsWith(`${n}.`)),
+        `${webhook.name} begins with a plugin name`,
+      ).toBe(true);
       expect(webhook.name).toMatch(/^[a-z0-9-]+(\.[a-z0-9-]+){2,}$/);
       const url = new URL(webhook.clientConfig.url);
       expect(url.protocol).toBe('https:');
       expect(webhook.clientConfig.url).not.toMatch(/[?#]/);
       expect(webhook.clientConfig.service).toBeUndefined();
-      expect(Number.isInteger(webhook.timeoutSeconds) && webhook.timeoutSeconds >= 1 && webhook.timeoutSeconds <= 10).toBe(true);
+      expect(
+        Number.isInteger(webhook.timeoutSeconds) && webhook.timeoutSeconds >= 1 && webhook.timeoutSeconds <= 10,
+      ).toBe(true);
       expect(['None', 'NoneOnDryRun']).toContain(webhook.sideEffects);
       expect(webhook.admissionReviewVersions).toEqual(['v1', 'v1beta1']);
       expect(webhook.matchPolicy).toBe('Equivalent');
@@ -78,22 +95,50 @@ function expectGoodPractice(docs: Doc[], plugins: readonly AnyAdmissionPlugin[])
             [undefined, '*', scope].includes(rule.scope),
         );
         // Reached by a wildcard rule: some matchCondition (CEL, evaluated here) must turn it away.
-        const request = { resource: { group, version: 'v1', resource }, subResource: '', operation: 'CREATE', namespace: 'kube-system', name: 'x', userInfo: { username: 'system:kube-controller-manager', groups: [] } };
-        const skipped = (webhook.matchConditions ?? []).some((c: Doc) => run(c.expression, { request, object: {}, oldObject: null }) === false);
+        const request = {
+          resource: { group, version: 'v1', resource },
+          subResource: '',
+          operation: 'CREATE',
+          namespace: 'kube-system',
+          name: 'x',
+          userInfo: { username: 'system:kube-controller-manager', groups: [] },
+        };
+        const skipped = (webhook.matchConditions ?? []).some(
+          (c: Doc) => run(c.expression, { request, object: {}, oldObject: null }) === false,
+        );
         expect(!reached || skipped, `${webhook.name} must never be called for ${group}/${resource}`).toBe(true);
       }
     }
   }
-  const webhookNames = (kind: string) => docs.filter((d) => d.kind === kind).flatMap((d) => d.webhooks.map((w: Doc) => w.name as string));
+  const webhookNames = (kind: string) =>
+    docs.filter((d) => d.kind === kind).flatMap((d) => d.webhooks.map((w: Doc) => w.name as string));
   for (const { metadata } of plugins) {
-    if (metadata.mutating) expect(webhookNames('MutatingWebhookConfiguration').some((n) => n.startsWith(`${metadata.name}.`)), `${metadata.name} mutating`).toBe(true);
-    if (metadata.validating) expect(webhookNames('ValidatingWebhookConfiguration').some((n) => n.startsWith(`${metadata.name}.`)), `${metadata.name} validating`).toBe(true);
+    if (metadata.mutating)
+      expect(
+        webhookNames('MutatingWebhookConfiguration').some((n) => n.startsWith(`${metadata.name}.`)),
+        `${metadata.name} mutating`,
+      ).toBe(true);
+    if (metadata.validating)
+      expect(
+        webhookNames('ValidatingWebhookConfiguration').some((n) => n.startsWith(`${metadata.name}.`)),
+        `${metadata.name} validating`,
+      ).toBe(true);
   }
 }
 
-const podRule: WebhookRule = { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' };
+const podRule: WebhookRule = {
+  operations: ['CREATE', 'UPDATE'],
+  apiGroups: [''],
+  apiVersions: ['v1'],
+  resources: ['pods'],
+  scope: 'Namespaced',
+};
 
-function fakePlugin(name: string, overrides: Partial<PluginMetadata>, extra: Partial<AnyAdmissionPlugin> = {}): AnyAdmissionPlugin {
+function fakePlugin(
+  name: string,
+  overrides: Partial<PluginMetadata>,
+  extra: Partial<AnyAdmissionPlugin> = {},
+): AnyAdmissionPlugin {
   return definePlugin({
     metadata: {
       upstreamName: name,
@@ -111,15 +156,32 @@ function fakePlugin(name: string, overrides: Partial<PluginMetadata>, extra: Par
 }
 
 const stateful = fakePlugin('ResourceCounter', {
-  mutating: { rules: [podRule], failurePolicy: 'Ignore', timeoutSeconds: 4, reinvocationPolicy: 'Never', matchConditions: [{ name: 'not-a-node', expression: "!request.userInfo.username.startsWith('system:node:')" }] },
+  mutating: {
+    rules: [podRule],
+    failurePolicy: 'Ignore',
+    timeoutSeconds: 4,
+    reinvocationPolicy: 'Never',
+    matchConditions: [{ name: 'not-a-node', expression: "!request.userInfo.username.startsWith('system:node:')" }],
+  },
   writes: true,
   needs: ['namespaces', 'resourcequotas'],
   systemNamespaces: 'include',
 });
-const configDriven = fakePlugin('PolicyEvaluator', {}, {
-  configure: (raw: unknown) => raw,
-  validatingRulesFor: (config: { resources?: string[] } | undefined) => [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: config?.resources ?? ['deployments'] }],
-});
+const configDriven = fakePlugin(
+  'PolicyEvaluator',
+  {},
+  {
+    configure: (raw: unknown) => raw,
+    validatingRulesFor: (config: { resources?: string[] } | undefined) => [
+      {
+        operations: ['CREATE'],
+        apiGroups: ['apps'],
+        apiVersions: ['v1'],
+        resources: config?.resources ?? ['deployments'],
+      },
+    ],
+  },
+);
 
 let dir: string;
 beforeAll(() => {
@@ -162,39 +224,69 @@ describe('every registered plugin, mTLS', () => {
         expect(judge.clientConfig.url).toBe(`https://admission.example.com/${metadata.name}/${phase}`);
         expect(judge.timeoutSeconds).toBe(meta.timeoutSeconds);
         expect(judge.failurePolicy).toBe(meta.failurePolicy);
-        const learns = (metadata.needs.length > 0 || meta.observes !== undefined) && (metadata.validating ? 'validate' : 'mutate') === phase;
+        const learns =
+          (metadata.needs.length > 0 || meta.observes !== undefined) &&
+          (metadata.validating ? 'validate' : 'mutate') === phase;
         // Every rule the plugin learns from reaches it: through its own webhook when that judges the
         // request anyway, else through the learning twin, which fails open and never judges.
         for (const rule of [...learningRules(metadata), ...(meta.observes ?? [])]) {
           if (!learns) continue;
-          const covered = judge.rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)) && judge.matchConditions === undefined;
+          const covered =
+            judge.rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)) &&
+            judge.matchConditions === undefined;
           const learned = learn?.rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule));
           expect(covered || learned, `${metadata.name} learns ${JSON.stringify(rule)} on ${phase}`).toBe(true);
         }
         if (learn) {
           expect(learns).toBe(true);
-          expect(learn).toMatchObject({ failurePolicy: 'Ignore', sideEffects: 'NoneOnDryRun', clientConfig: judge.clientConfig, timeoutSeconds: 2 });
+          expect(learn).toMatchObject({
+            failurePolicy: 'Ignore',
+            sideEffects: 'NoneOnDryRun',
+            clientConfig: judge.clientConfig,
+            timeoutSeconds: 2,
+          });
         }
         if (!learns) expect(learn).toBeUndefined();
         if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(metadata.mutating!.reinvocationPolicy ?? 'Never');
         else expect(judge.reinvocationPolicy).toBeUndefined();
         // NoneOnDryRun where the webhook records: side effects, or requests the plugin also learns from.
         const learnedHere = learns ? [...learningRules(metadata), ...(meta.observes ?? [])] : [];
-        const learnsFromJudged = judge.rules.some((rule: WebhookRule) => learnedHere.some((learned) => rulesOverlap(rule, learned)));
+        const learnsFromJudged = judge.rules.some((rule: WebhookRule) =>
+          learnedHere.some((learned) => rulesOverlap(rule, learned)),
+        );
         expect(judge.sideEffects).toBe(metadata.writes || learnsFromJudged ? 'NoneOnDryRun' : 'None');
       }
     }
   });
 
   it('AlwaysPullImages: mutating Ignore + IfNeeded with a validating Fail twin, system namespaces excluded', async () => {
-    const docs = documents((await emit(['--base-url', 'https://admission.example.com', '--plugins', 'always-pull-images'])).stdout);
+    const docs = documents(
+      (await emit(['--base-url', 'https://admission.example.com', '--plugins', 'always-pull-images'])).stdout,
+    );
     expect(docs).toHaveLength(2);
     const [mutating, validating] = docs.map((d) => d.webhooks[0]);
-    expect(mutating).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', sideEffects: 'None', timeoutSeconds: 3 });
+    expect(mutating).toMatchObject({
+      failurePolicy: 'Ignore',
+      reinvocationPolicy: 'IfNeeded',
+      sideEffects: 'None',
+      timeoutSeconds: 3,
+    });
     expect(validating).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None' });
     for (const webhook of [mutating, validating]) {
-      expect(webhook.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
-      expect(webhook.namespaceSelector).toEqual({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kube-node-lease'] }] });
+      expect(webhook.rules).toEqual([
+        {
+          operations: ['CREATE', 'UPDATE'],
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          resources: ['pods'],
+          scope: 'Namespaced',
+        },
+      ]);
+      expect(webhook.namespaceSelector).toEqual({
+        matchExpressions: [
+          { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kube-node-lease'] },
+        ],
+      });
       expect(webhook.clientConfig.caBundle).toBeUndefined();
     }
   });
@@ -202,13 +294,25 @@ describe('every registered plugin, mTLS', () => {
   it('fills caBundle from --ca-bundle, excludes --webhook-namespace, and stages in one namespace with Ignore', async () => {
     const caFile = join(dir, 'ca.crt');
     writeFileSync(caFile, testPki().ca.certPem);
-    const run = await emit(['--base-url', 'https://127.0.0.1:8443/', '--ca-bundle', caFile, '--webhook-namespace', 'admission']);
+    const run = await emit([
+      '--base-url',
+      'https://127.0.0.1:8443/',
+      '--ca-bundle',
+      caFile,
+      '--webhook-namespace',
+      'admission',
+    ]);
     for (const doc of documents(run.stdout)) {
       const [webhook] = doc.webhooks;
       expect(Buffer.from(webhook.clientConfig.caBundle, 'base64').toString('utf8')).toBe(readFileSync(caFile, 'utf8'));
       expect(webhook.clientConfig.url).toMatch(/^https:\/\/127\.0\.0\.1:8443\/[a-z-]+\/(mutate|validate)$/);
       const plugin = registry.find((p) => `serverless-admission-${p.metadata.name}` === doc.metadata.name)!;
-      if (plugin.metadata.systemNamespaces === 'exclude') expect(webhook.namespaceSelector.matchExpressions[0].values).toEqual(['kube-system', 'kube-node-lease', 'admission']);
+      if (plugin.metadata.systemNamespaces === 'exclude')
+        expect(webhook.namespaceSelector.matchExpressions[0].values).toEqual([
+          'kube-system',
+          'kube-node-lease',
+          'admission',
+        ]);
       else expect(webhook.namespaceSelector).toEqual({});
     }
     const staged = await emit(['--base-url', 'https://admission.example.com', '--staged', 'admission-canary']);
@@ -218,7 +322,9 @@ describe('every registered plugin, mTLS', () => {
       expect(doc.metadata.labels['serverless-admission.io/rollout']).toBe('staged');
       for (const webhook of doc.webhooks) {
         expect(webhook.failurePolicy).toBe('Ignore');
-        expect(webhook.namespaceSelector).toEqual({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['admission-canary'] }] });
+        expect(webhook.namespaceSelector).toEqual({
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['admission-canary'] }],
+        });
       }
     }
   });
@@ -232,29 +338,75 @@ describe('metadata branches (synthetic plugins)', () => {
     expectGoodPractice(docs, [stateful]);
     const mutating = docs.find((d) => d.kind === 'MutatingWebhookConfiguration')!.webhooks[0];
     const { judge: validating, learn } = judgeAndLearn(docs.find((d) => d.kind === 'ValidatingWebhookConfiguration')!);
-    expect(mutating).toMatchObject({ sideEffects: 'NoneOnDryRun', reinvocationPolicy: 'Never', timeoutSeconds: 4, namespaceSelector: {} });
-    expect(mutating.matchConditions).toEqual([{ name: 'not-a-node', expression: "!request.userInfo.username.startsWith('system:node:')" }]);
+    expect(mutating).toMatchObject({
+      sideEffects: 'NoneOnDryRun',
+      reinvocationPolicy: 'Never',
+      timeoutSeconds: 4,
+      namespaceSelector: {},
+    });
+    expect(mutating.matchConditions).toEqual([
+      { name: 'not-a-node', expression: "!request.userInfo.username.startsWith('system:node:')" },
+    ]);
     expect(mutating.rules).toHaveLength(1);
     // The judging webhook fails closed on what it judges, and only that.
     expect(validating).toMatchObject({ sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail' });
-    expect(validating.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
+    expect(validating.rules).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['pods'],
+        scope: 'Namespaced',
+      },
+    ]);
     // Learning fails open, on a webhook of its own that calls the same URL.
-    expect(learn).toMatchObject({ name: 'resource-counter.learn.serverless-admission.io', failurePolicy: 'Ignore', timeoutSeconds: 2, clientConfig: validating.clientConfig });
+    expect(learn).toMatchObject({
+      name: 'resource-counter.learn.serverless-admission.io',
+      failurePolicy: 'Ignore',
+      timeoutSeconds: 2,
+      clientConfig: validating.clientConfig,
+    });
     expect(learn!.rules).toEqual(learningRules(stateful.metadata).map((r) => ({ ...r })));
-    expect(learn!.rules.some((r: Doc) => r.resources.includes('namespaces') && r.scope === 'Cluster' && r.operations.join() === 'CREATE,UPDATE,DELETE')).toBe(true);
-    expect(learn!.rules.some((r: Doc) => r.resources.includes('resourcequotas') && r.operations.join() === 'CREATE,UPDATE,DELETE')).toBe(true);
+    expect(
+      learn!.rules.some(
+        (r: Doc) =>
+          r.resources.includes('namespaces') && r.scope === 'Cluster' && r.operations.join() === 'CREATE,UPDATE,DELETE',
+      ),
+    ).toBe(true);
+    expect(
+      learn!.rules.some(
+        (r: Doc) => r.resources.includes('resourcequotas') && r.operations.join() === 'CREATE,UPDATE,DELETE',
+      ),
+    ).toBe(true);
 
     // Without a validating phase, the mutating phase learns, again on a fail-open twin.
-    const mutatorOnly = fakePlugin('NamespaceMutator', { validating: undefined, mutating: { rules: [podRule], failurePolicy: 'Ignore', timeoutSeconds: 2 }, needs: ['namespaces'] });
+    const mutatorOnly = fakePlugin('NamespaceMutator', {
+      validating: undefined,
+      mutating: { rules: [podRule], failurePolicy: 'Ignore', timeoutSeconds: 2 },
+      needs: ['namespaces'],
+    });
     const [onlyDoc] = documents((await emit(['--base-url', 'https://admission.example.com'], [mutatorOnly])).stdout);
     expect(onlyDoc.kind).toBe('MutatingWebhookConfiguration');
-    expect(onlyDoc.webhooks.map((w: Doc) => w.rules)).toEqual([[podRule], learningRules(mutatorOnly.metadata)].map((rules) => rules.map((r) => ({ ...r }))));
-    expect(onlyDoc.webhooks[1]).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'Never', sideEffects: 'NoneOnDryRun' });
+    expect(onlyDoc.webhooks.map((w: Doc) => w.rules)).toEqual(
+      [[podRule], learningRules(mutatorOnly.metadata)].map((rules) => rules.map((r) => ({ ...r }))),
+    );
+    expect(onlyDoc.webhooks[1]).toMatchObject({
+      failurePolicy: 'Ignore',
+      reinvocationPolicy: 'Never',
+      sideEffects: 'NoneOnDryRun',
+    });
     // A learning rule the judging webhook already sees in full is not sent twice.
-    const namespaceJudge = fakePlugin('NamespaceJudge', { validating: { rules: learningRules({ needs: ['namespaces'] }), failurePolicy: 'Fail', timeoutSeconds: 3 }, needs: ['namespaces'] });
-    const [judgeDoc] = documents((await emit(['--base-url', 'https://admission.example.com'], [namespaceJudge])).stdout);
+    const namespaceJudge = fakePlugin('NamespaceJudge', {
+      validating: { rules: learningRules({ needs: ['namespaces'] }), failurePolicy: 'Fail', timeoutSeconds: 3 },
+      needs: ['namespaces'],
+    });
+    const [judgeDoc] = documents(
+      (await emit(['--base-url', 'https://admission.example.com'], [namespaceJudge])).stdout,
+    );
     expect(judgeDoc.webhooks).toHaveLength(1);
-    const old = documents((await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [stateful])).stdout);
+    const old = documents(
+      (await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [stateful])).stdout,
+    );
     expect(old[0].webhooks[0].matchConditions).toBeUndefined();
   });
 
@@ -267,22 +419,47 @@ describe('metadata branches (synthetic plugins)', () => {
     expect(docs).toHaveLength(1);
     const [judge, learn] = docs[0].webhooks;
     expect(docs[0].webhooks).toHaveLength(2);
-    expect(judge).toMatchObject({ name: 'node-restriction.validate.serverless-admission.io', failurePolicy: 'Fail', sideEffects: 'NoneOnDryRun' });
-    expect(learn).toMatchObject({ name: 'node-restriction.learn.serverless-admission.io', failurePolicy: 'Ignore', sideEffects: 'NoneOnDryRun', clientConfig: judge.clientConfig, namespaceSelector: {} });
+    expect(judge).toMatchObject({
+      name: 'node-restriction.validate.serverless-admission.io',
+      failurePolicy: 'Fail',
+      sideEffects: 'NoneOnDryRun',
+    });
+    expect(learn).toMatchObject({
+      name: 'node-restriction.learn.serverless-admission.io',
+      failurePolicy: 'Ignore',
+      sideEffects: 'NoneOnDryRun',
+      clientConfig: judge.clientConfig,
+      namespaceSelector: {},
+    });
     expect(learn.rules).toEqual(learningRules(nodeRestriction.metadata).map((r) => ({ ...r })));
     // The two conditions, evaluated as the apiserver would: each request goes to exactly one webhook.
-    const calls = (userInfo: Doc) => docs[0].webhooks.filter((w: Doc) => w.matchConditions.every((c: Doc) => run(c.expression, { request: { userInfo }, object: {}, oldObject: null }) === true)).map((w: Doc) => w.name.split('.')[1]);
+    const calls = (userInfo: Doc) =>
+      docs[0].webhooks
+        .filter((w: Doc) =>
+          w.matchConditions.every(
+            (c: Doc) => run(c.expression, { request: { userInfo }, object: {}, oldObject: null }) === true,
+          ),
+        )
+        .map((w: Doc) => w.name.split('.')[1]);
     expect(calls({ username: 'system:node:worker-1', groups: ['system:nodes'] })).toEqual(['validate']);
     expect(calls({ username: 'system:kube-scheduler', groups: [] })).toEqual(['learn']);
     expect(calls({ groups: [] })).toEqual(['learn']);
 
     // Staged: both fail open. Before 1.28 (no matchConditions): one webhook sees, judges and learns from all.
-    const staged = documents((await emit(['--base-url', 'https://admission.example.com', '--staged', 'canary'], [nodeRestriction])).stdout);
+    const staged = documents(
+      (await emit(['--base-url', 'https://admission.example.com', '--staged', 'canary'], [nodeRestriction])).stdout,
+    );
     expect(staged[0].webhooks.map((w: Doc) => w.failurePolicy)).toEqual(['Ignore', 'Ignore']);
-    const old = documents((await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [nodeRestriction])).stdout);
+    const old = documents(
+      (await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [nodeRestriction])).stdout,
+    );
     expect(old[0].webhooks).toHaveLength(1);
     expect(old[0].webhooks[0].matchConditions).toBeUndefined();
-    expect(learningRules(nodeRestriction.metadata).every((rule) => old[0].webhooks[0].rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)))).toBe(true);
+    expect(
+      learningRules(nodeRestriction.metadata).every((rule) =>
+        old[0].webhooks[0].rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)),
+      ),
+    ).toBe(true);
   });
 
   it('leaves out a plugin that cannot answer, and refuses it by name', async () => {
@@ -290,42 +467,84 @@ describe('metadata branches (synthetic plugins)', () => {
     writeFileSync(bare, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n');
     const defaults = await emit(['--base-url', 'https://admission.example.com', '--admission-config', bare], registry);
     expect(defaults.code, defaults.stderr).toBe(0);
-    const emittedPlugins = new Set(documents(defaults.stdout).map((d) => d.metadata.annotations['serverless-admission.io/plugin']));
+    const emittedPlugins = new Set(
+      documents(defaults.stdout).map((d) => d.metadata.annotations['serverless-admission.io/plugin']),
+    );
     expect(emittedPlugins.has('ImagePolicyWebhook')).toBe(false);
     expect(emittedPlugins.has('ValidatingAdmissionPolicy')).toBe(false);
-    const offByDefault = registry.filter((p) => p.metadata.requiresConfiguration || p.metadata.optIn || p.validatingRulesFor);
+    const offByDefault = registry.filter(
+      (p) => p.metadata.requiresConfiguration || p.metadata.optIn || p.validatingRulesFor,
+    );
     expect(emittedPlugins.size).toBe(registry.length - offByDefault.length);
-    expect(defaults.stderr).toMatch(/left out: ImagePolicyWebhook \(image-policy-webhook\) is inactive: off without its configuration: add an entry "name: ImagePolicyWebhook"/);
-    expect(defaults.stderr).toMatch(/left out: ValidatingAdmissionPolicy \(validating-admission-policy\) is inactive: no policies to judge/);
+    expect(defaults.stderr).toMatch(
+      /left out: ImagePolicyWebhook \(image-policy-webhook\) is inactive: off without its configuration: add an entry "name: ImagePolicyWebhook"/,
+    );
+    expect(defaults.stderr).toMatch(
+      /left out: ValidatingAdmissionPolicy \(validating-admission-policy\) is inactive: no policies to judge/,
+    );
 
-    const named = await emit(['--base-url', 'https://admission.example.com', '--admission-config', bare, '--plugins', 'image-policy-webhook'], registry);
+    const named = await emit(
+      ['--base-url', 'https://admission.example.com', '--admission-config', bare, '--plugins', 'image-policy-webhook'],
+      registry,
+    );
     expect(named.code).toBe(2);
     expect(named.stdout).toBe('');
     expect(named.stderr).toMatch(/--plugins: ImagePolicyWebhook \(image-policy-webhook\) is inactive/);
 
-    const configured = await emit(['--base-url', 'https://admission.example.com', '--admission-config', 'config/examples/image-policy-webhook.yaml', '--plugins', 'image-policy-webhook'], registry);
+    const configured = await emit(
+      [
+        '--base-url',
+        'https://admission.example.com',
+        '--admission-config',
+        'config/examples/image-policy-webhook.yaml',
+        '--plugins',
+        'image-policy-webhook',
+      ],
+      registry,
+    );
     expect(configured.code, configured.stderr).toBe(0);
     expect(documents(configured.stdout)).toHaveLength(2);
   });
 
   it('fails with the plugin and field on a misspelt configuration', async () => {
     const typo = join(dir, 'typo.yaml');
-    writeFileSync(typo, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodNodeSelectr\n');
+    writeFileSync(
+      typo,
+      'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodNodeSelectr\n',
+    );
     const run = await emit(['--base-url', 'https://admission.example.com', '--admission-config', typo], registry);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^emit: invalid configuration: AdmissionConfiguration: plugins\[0\]\.name: unknown admission plugin "PodNodeSelectr".*did you mean "PodNodeSelector"\?\n$/);
+    expect(run.stderr).toMatch(
+      /^emit: invalid configuration: AdmissionConfiguration: plugins\[0\]\.name: unknown admission plugin "PodNodeSelectr".*did you mean "PodNodeSelector"\?\n$/,
+    );
   });
 
   it('configuration-driven rules come from the loaded AdmissionConfiguration', async () => {
     const config = join(dir, 'admission.yaml');
-    writeFileSync(config, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PolicyEvaluator\n  configuration:\n    resources: [statefulsets, daemonsets]\n');
-    const run = await emit(['--base-url', 'https://admission.example.com', '--admission-config', config], [configDriven]);
+    writeFileSync(
+      config,
+      'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PolicyEvaluator\n  configuration:\n    resources: [statefulsets, daemonsets]\n',
+    );
+    const run = await emit(
+      ['--base-url', 'https://admission.example.com', '--admission-config', config],
+      [configDriven],
+    );
     expect(run.code, run.stderr).toBe(0);
     const docs = documents(run.stdout);
     expectGoodPractice(docs, [configDriven]);
-    expect(docs[0].webhooks[0].rules).toEqual([{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['statefulsets', 'daemonsets'], scope: '*' }]);
-    const viaEnv = await emit(['--base-url', 'https://admission.example.com'], [configDriven], { ADMISSION_CONFIG: config });
+    expect(docs[0].webhooks[0].rules).toEqual([
+      {
+        operations: ['CREATE'],
+        apiGroups: ['apps'],
+        apiVersions: ['v1'],
+        resources: ['statefulsets', 'daemonsets'],
+        scope: '*',
+      },
+    ]);
+    const viaEnv = await emit(['--base-url', 'https://admission.example.com'], [configDriven], {
+      ADMISSION_CONFIG: config,
+    });
     expect(documents(viaEnv.stdout)[0].webhooks[0].rules[0].resources).toEqual(['statefulsets', 'daemonsets']);
   });
 
@@ -333,22 +552,44 @@ describe('metadata branches (synthetic plugins)', () => {
     // Named outright: refused.
     for (const rule of [
       { operations: ['UPDATE'], apiGroups: ['coordination.k8s.io'], apiVersions: ['v1'], resources: ['leases'] },
-      { operations: ['CREATE'], apiGroups: ['authorization.k8s.io'], apiVersions: ['v1'], resources: ['subjectaccessreviews'] },
+      {
+        operations: ['CREATE'],
+        apiGroups: ['authorization.k8s.io'],
+        apiVersions: ['v1'],
+        resources: ['subjectaccessreviews'],
+      },
     ] as WebhookRule[]) {
-      const greedy = fakePlugin('GreedyPlugin', { validating: { rules: [rule], failurePolicy: 'Fail', timeoutSeconds: 3 } });
+      const greedy = fakePlugin('GreedyPlugin', {
+        validating: { rules: [rule], failurePolicy: 'Fail', timeoutSeconds: 3 },
+      });
       const run = await emit(['--base-url', 'https://admission.example.com'], [greedy]);
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(/greedy-plugin: a validate rule .* names/);
     }
     // Reached by wildcards: excluded with a matchCondition, scope considered.
-    const everything = fakePlugin('EverythingPlugin', { validating: { rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }], failurePolicy: 'Fail', timeoutSeconds: 3 } });
-    const namespaced = fakePlugin('NamespacedPlugin', { validating: { rules: [{ operations: ['CREATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }], failurePolicy: 'Fail', timeoutSeconds: 3 } });
+    const everything = fakePlugin('EverythingPlugin', {
+      validating: {
+        rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }],
+        failurePolicy: 'Fail',
+        timeoutSeconds: 3,
+      },
+    });
+    const namespaced = fakePlugin('NamespacedPlugin', {
+      validating: {
+        rules: [
+          { operations: ['CREATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' },
+        ],
+        failurePolicy: 'Fail',
+        timeoutSeconds: 3,
+      },
+    });
     const run = await emit(['--base-url', 'https://admission.example.com'], [everything, namespaced]);
     expect(run.code, run.stderr).toBe(0);
     const docs = documents(run.stdout);
     expectGoodPractice(docs, [everything, namespaced]);
-    const conditionOf = (i: number) => docs[i].webhooks[0].matchConditions.find((c: Doc) => c.name === 'exclude-protected-resources').expression;
+    const conditionOf = (i: number) =>
+      docs[i].webhooks[0].matchConditions.find((c: Doc) => c.name === 'exclude-protected-resources').expression;
     expect(conditionOf(0)).toMatch(/leases.*tokenreviews.*subjectaccessreviews/);
     expect(conditionOf(1)).toMatch(/leases/);
     expect(conditionOf(1)).not.toMatch(/tokenreviews|subjectaccessreviews/);
@@ -359,15 +600,26 @@ describe('metadata branches (synthetic plugins)', () => {
   });
 
   it('refuses timeouts over 10 s', async () => {
-    const slow = fakePlugin('SlowPlugin', { validating: { rules: [podRule], failurePolicy: 'Fail', timeoutSeconds: 30 } });
-    expect((await emit(['--base-url', 'https://admission.example.com'], [slow])).stderr).toMatch(/timeoutSeconds must be an integer from 1 to 10/);
+    const slow = fakePlugin('SlowPlugin', {
+      validating: { rules: [podRule], failurePolicy: 'Fail', timeoutSeconds: 30 },
+    });
+    expect((await emit(['--base-url', 'https://admission.example.com'], [slow])).stderr).toMatch(
+      /timeoutSeconds must be an integer from 1 to 10/,
+    );
   });
 });
 
 describe('url-secret mode', () => {
   it('creates a 0600 secret, puts it in every URL and prints only its SHA-256 for the deployment', async () => {
     const out = join(dir, 'url-secret-out');
-    const run = await emit(['--base-url', 'https://abc.execute-api.eu-west-1.amazonaws.com/prod', '--auth', 'url-secret', '--out', out]);
+    const run = await emit([
+      '--base-url',
+      'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
+      '--auth',
+      'url-secret',
+      '--out',
+      out,
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const secretFile = join(out, 'url-secret');
     expect(statSync(secretFile).mode & 0o777).toBe(0o600);
@@ -380,16 +632,35 @@ describe('url-secret mode', () => {
     const docs = documents(run.stdout);
     expectGoodPractice(docs, registry);
     for (const doc of docs) {
-      expect(doc.webhooks[0].clientConfig.url).toMatch(new RegExp(`^https://abc\\.execute-api\\.eu-west-1\\.amazonaws\\.com/prod/${secret}/[a-z-]+/(mutate|validate)$`));
+      expect(doc.webhooks[0].clientConfig.url).toMatch(
+        new RegExp(
+          `^https://abc\\.execute-api\\.eu-west-1\\.amazonaws\\.com/prod/${secret}/[a-z-]+/(mutate|validate)$`,
+        ),
+      );
       expect(doc.metadata.annotations['serverless-admission.io/caller-auth']).toBe('url-secret');
     }
 
     // Re-running reuses it; --secret-file reads it; --new-secret refuses to overwrite a live one.
     const again = await emit(['--base-url', 'https://h.example.com', '--auth', 'url-secret', '--out', out]);
     expect(again.stdout).toContain(`/${secret}/`);
-    const fromFile = await emit(['--base-url', 'https://h.example.com', '--auth', 'url-secret', '--secret-file', secretFile]);
+    const fromFile = await emit([
+      '--base-url',
+      'https://h.example.com',
+      '--auth',
+      'url-secret',
+      '--secret-file',
+      secretFile,
+    ]);
     expect(fromFile.stdout).toContain(`https://h.example.com/${secret}/`);
-    const overwrite = await emit(['--base-url', 'https://h.example.com', '--auth', 'url-secret', '--new-secret', '--out', out]);
+    const overwrite = await emit([
+      '--base-url',
+      'https://h.example.com',
+      '--auth',
+      'url-secret',
+      '--new-secret',
+      '--out',
+      out,
+    ]);
     expect(overwrite.code).toBe(2);
     expect(overwrite.stderr).toMatch(/already exists/);
   });
@@ -402,7 +673,10 @@ describe('--out for mTLS: the apiserver side', () => {
     const host = url.port === '' ? `${url.hostname}:443` : `${url.hostname}:${url.port}`;
     const names = new Set(users.map((u) => u.name));
     if (names.has(host)) return host;
-    const [bare, port] = [host.slice(0, host.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), host.slice(host.lastIndexOf(':') + 1)];
+    const [bare, port] = [
+      host.slice(0, host.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'),
+      host.slice(host.lastIndexOf(':') + 1),
+    ];
     if (port === '443' && names.has(bare)) return bare;
     return names.has('*') ? '*' : undefined;
   }
@@ -412,44 +686,78 @@ describe('--out for mTLS: the apiserver side', () => {
     ['https://admission.example.com', 'admission.example.com'],
     ['https://admission.example.com:443/prefix', 'admission.example.com'],
     ['https://admission.example.com:9443', 'admission.example.com:9443'],
-  ])('%s: kubeconfig user %s with the client certificate, and the AdmissionConfiguration naming it', async (baseUrl, user) => {
-    const pki = testPki();
-    const out = join(dir, `out-${user.replace(/[^a-z0-9]/gi, '_')}`);
-    writeFileSync(join(dir, 'client.crt'), pki.client.certPem);
-    writeFileSync(join(dir, 'client.key'), pki.client.keyPem);
-    const run = await emit(['--base-url', baseUrl, '--out', out, '--client-cert', join(dir, 'client.crt'), '--client-key', join(dir, 'client.key')]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(readFileSync(join(out, 'webhooks.yaml'), 'utf8')).toBe(run.stdout);
+  ])(
+    '%s: kubeconfig user %s with the client certificate, and the AdmissionConfiguration naming it',
+    async (baseUrl, user) => {
+      const pki = testPki();
+      const out = join(dir, `out-${user.replace(/[^a-z0-9]/gi, '_')}`);
+      writeFileSync(join(dir, 'client.crt'), pki.client.certPem);
+      writeFileSync(join(dir, 'client.key'), pki.client.keyPem);
+      const run = await emit([
+        '--base-url',
+        baseUrl,
+        '--out',
+        out,
+        '--client-cert',
+        join(dir, 'client.crt'),
+        '--client-key',
+        join(dir, 'client.key'),
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(readFileSync(join(out, 'webhooks.yaml'), 'utf8')).toBe(run.stdout);
 
-    const kubeconfig = parseYaml(readFileSync(join(out, 'kubeconfig.yaml'), 'utf8'));
-    expect(statSync(join(out, 'kubeconfig.yaml')).mode & 0o777).toBe(0o600);
-    expect(kubeconfig).toMatchObject({ apiVersion: 'v1', kind: 'Config' });
-    expect(kubeconfig.users.map((u: Doc) => u.name)).toEqual([user]);
-    expect(kubeconfigUserName(baseUrl)).toBe(user);
-    const entry = kubeconfig.users[0].user;
-    expect(Buffer.from(entry['client-certificate-data'], 'base64').toString()).toBe(pki.client.certPem);
-    expect(Buffer.from(entry['client-key-data'], 'base64').toString()).toBe(pki.client.keyPem);
-    // Every emitted webhook URL gets this user, as the apiserver resolves it.
-    for (const doc of documents(run.stdout)) expect(apiserverPicksUser(kubeconfig.users, doc.webhooks[0].clientConfig.url)).toBe(user);
+      const kubeconfig = parseYaml(readFileSync(join(out, 'kubeconfig.yaml'), 'utf8'));
+      expect(statSync(join(out, 'kubeconfig.yaml')).mode & 0o777).toBe(0o600);
+      expect(kubeconfig).toMatchObject({ apiVersion: 'v1', kind: 'Config' });
+      expect(kubeconfig.users.map((u: Doc) => u.name)).toEqual([user]);
+      expect(kubeconfigUserName(baseUrl)).toBe(user);
+      const entry = kubeconfig.users[0].user;
+      expect(Buffer.from(entry['client-certificate-data'], 'base64').toString()).toBe(pki.client.certPem);
+      expect(Buffer.from(entry['client-key-data'], 'base64').toString()).toBe(pki.client.keyPem);
+      // Every emitted webhook URL gets this user, as the apiserver resolves it.
+      for (const doc of documents(run.stdout))
+        expect(apiserverPicksUser(kubeconfig.users, doc.webhooks[0].clientConfig.url)).toBe(user);
 
-    const admission = parseYaml(readFileSync(join(out, 'admission-configuration.yaml'), 'utf8'));
-    expect(admission).toMatchObject({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration' });
-    expect(admission.plugins.map((p: Doc) => p.name).sort()).toEqual(['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook']);
-    for (const plugin of admission.plugins) {
-      // A control-plane path, not the workstation's: the operator copies the kubeconfig there.
-      expect(plugin.configuration).toEqual({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: '/etc/kubernetes/admission/serverless-admission-kubeconfig.yaml' });
-    }
-    expect(run.stderr).toContain(`copy ${join(out, 'kubeconfig.yaml')} to /etc/kubernetes/admission/serverless-admission-kubeconfig.yaml`);
-  });
+      const admission = parseYaml(readFileSync(join(out, 'admission-configuration.yaml'), 'utf8'));
+      expect(admission).toMatchObject({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration' });
+      expect(admission.plugins.map((p: Doc) => p.name).sort()).toEqual([
+        'MutatingAdmissionWebhook',
+        'ValidatingAdmissionWebhook',
+      ]);
+      for (const plugin of admission.plugins) {
+        // A control-plane path, not the workstation's: the operator copies the kubeconfig there.
+        expect(plugin.configuration).toEqual({
+          apiVersion: 'apiserver.config.k8s.io/v1',
+          kind: 'WebhookAdmissionConfiguration',
+          kubeConfigFile: '/etc/kubernetes/admission/serverless-admission-kubeconfig.yaml',
+        });
+      }
+      expect(run.stderr).toContain(
+        `copy ${join(out, 'kubeconfig.yaml')} to /etc/kubernetes/admission/serverless-admission-kubeconfig.yaml`,
+      );
+    },
+  );
 
   it('--kubeconfig-path sets where the apiserver reads it', async () => {
     const pki = testPki();
     writeFileSync(join(dir, 'c.crt'), pki.client.certPem);
     writeFileSync(join(dir, 'c.key'), pki.client.keyPem);
     const out = join(dir, 'out-path');
-    const args = ['--base-url', 'https://a.example.com', '--out', out, '--client-cert', join(dir, 'c.crt'), '--client-key', join(dir, 'c.key')];
+    const args = [
+      '--base-url',
+      'https://a.example.com',
+      '--out',
+      out,
+      '--client-cert',
+      join(dir, 'c.crt'),
+      '--client-key',
+      join(dir, 'c.key'),
+    ];
     await emit([...args, '--kubeconfig-path', '/etc/kubernetes/admission/kubeconfig.yaml']);
-    expect(parseYaml(readFileSync(join(out, 'admission-configuration.yaml'), 'utf8')).plugins[0].configuration.kubeConfigFile).toBe('/etc/kubernetes/admission/kubeconfig.yaml');
+    expect(
+      parseYaml(readFileSync(join(out, 'admission-configuration.yaml'), 'utf8')).plugins[0].configuration
+        .kubeConfigFile,
+    ).toBe('/etc/kubernetes/admission/kubeconfig.yaml');
   });
 });
 
@@ -483,7 +791,14 @@ describe('arguments', () => {
 });
 
 describe('ruleCovers: a learning rule another rule already matches is not emitted twice', () => {
-  const rule = (resources: string[], extra: Partial<WebhookRule> = {}): WebhookRule => ({ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources, scope: '*', ...extra });
+  const rule = (resources: string[], extra: Partial<WebhookRule> = {}): WebhookRule => ({
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources,
+    scope: '*',
+    ...extra,
+  });
   it.each([
     { outer: ['pods', 'pods/*'], inner: ['pods', 'pods/status', 'pods/binding'], covers: true },
     { outer: ['pods/*'], inner: ['pods'], covers: false },

@@ -8,13 +8,25 @@ import { loadPlan } from '../../infra/load/plan.js';
 import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { configurePlugins } from '../../lib/config/plugins.js';
 
-const fixture = JSON.parse(readFileSync('test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', 'utf8'));
-const empty = configurePlugins(plugins, parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'test'));
-const withImagePolicy = configurePlugins(plugins, parseAdmissionConfiguration(readFileSync('config/examples/image-policy-webhook.yaml', 'utf8'), 'config/examples/image-policy-webhook.yaml'));
+const fixture = JSON.parse(
+  readFileSync('test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', 'utf8'),
+);
+const empty = configurePlugins(
+  plugins,
+  parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'test'),
+);
+const withImagePolicy = configurePlugins(
+  plugins,
+  parseAdmissionConfiguration(
+    readFileSync('config/examples/image-policy-webhook.yaml', 'utf8'),
+    'config/examples/image-policy-webhook.yaml',
+  ),
+);
 
 describe('load plan', () => {
   it('calls a plugin that requires its entry only when the configuration has it', () => {
-    const called = (set: typeof empty) => new Set(loadPlan(fixture, set).podCreate.calls.map((c) => c.path.split('/')[1]));
+    const called = (set: typeof empty) =>
+      new Set(loadPlan(fixture, set).podCreate.calls.map((c) => c.path.split('/')[1]));
     expect(called(empty).has('image-policy-webhook')).toBe(false);
     expect(called(withImagePolicy).has('image-policy-webhook')).toBe(true);
   });

@@ -28,16 +28,32 @@ let secretPath: LocalServer;
 const SECRET = 'a-per-cluster-secret';
 
 function handlers(allowedSubjects: string[] = []) {
-  const handler = createAdmissionHandler(alwaysPullImages, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects } });
+  const handler = createAdmissionHandler(alwaysPullImages, {
+    config: undefined,
+    callerAuth: { mode: 'mtls', allowedSubjects },
+  });
   return new Map([[alwaysPullImages.metadata.name, handler]]);
 }
 
 beforeAll(async () => {
   const tls = { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem };
   server = await startLocalServer({ handlers: handlers(), tls, requireClientCertificate: true, port: 0 });
-  picky = await startLocalServer({ handlers: handlers(['someone-else']), tls, requireClientCertificate: true, port: 0 });
-  const urlSecret = createAdmissionHandler(alwaysPullImages, { config: undefined, callerAuth: { mode: 'url-secret', secretDigests: [sha256(SECRET)] } });
-  secretPath = await startLocalServer({ handlers: new Map([[alwaysPullImages.metadata.name, urlSecret]]), tls, requireClientCertificate: false, port: 0 });
+  picky = await startLocalServer({
+    handlers: handlers(['someone-else']),
+    tls,
+    requireClientCertificate: true,
+    port: 0,
+  });
+  const urlSecret = createAdmissionHandler(alwaysPullImages, {
+    config: undefined,
+    callerAuth: { mode: 'url-secret', secretDigests: [sha256(SECRET)] },
+  });
+  secretPath = await startLocalServer({
+    handlers: new Map([[alwaysPullImages.metadata.name, urlSecret]]),
+    tls,
+    requireClientCertificate: false,
+    port: 0,
+  });
 });
 
 afterAll(async () => {
@@ -60,12 +76,16 @@ describe('callers', () => {
   });
 
   it('refuses the handshake without a client certificate', async () => {
-    await expect(post(mutateUrl(), podCreate, { caPem: pki.ca.certPem })).rejects.toThrow(/certificate|socket hang up|ECONNRESET/i);
+    await expect(post(mutateUrl(), podCreate, { caPem: pki.ca.certPem })).rejects.toThrow(
+      /certificate|socket hang up|ECONNRESET/i,
+    );
   });
 
   it('refuses the handshake with a certificate from another CA', async () => {
     const outsider = { caPem: pki.ca.certPem, certPem: stranger.client.certPem, keyPem: stranger.client.keyPem };
-    await expect(post(mutateUrl(), podCreate, outsider)).rejects.toThrow(/certificate|unknown ca|socket hang up|ECONNRESET/i);
+    await expect(post(mutateUrl(), podCreate, outsider)).rejects.toThrow(
+      /certificate|unknown ca|socket hang up|ECONNRESET/i,
+    );
   });
 
   it('refuses a valid certificate whose subject is not on the allowlist with 403', async () => {
@@ -79,13 +99,19 @@ describe('url-secret mode (EKS, GKE, AKS: no client certificate)', () => {
   const noCertificate = { caPem: pki.ca.certPem };
 
   it('answers on the secret path without a client certificate', async () => {
-    const answer = await post(`${secretPath.url}/${SECRET}/always-pull-images/mutate?timeout=10s`, podCreate, noCertificate);
+    const answer = await post(
+      `${secretPath.url}/${SECRET}/always-pull-images/mutate?timeout=10s`,
+      podCreate,
+      noCertificate,
+    );
     expect(answer.status).toBe(200);
     expect(reviewOf(answer.body).response!.uid).toBe(JSON.parse(podCreate).request.uid);
   });
 
   it('refuses a wrong secret with 403 and the bare path with 404', async () => {
-    expect((await post(`${secretPath.url}/wrong/always-pull-images/mutate`, podCreate, noCertificate)).status).toBe(403);
+    expect((await post(`${secretPath.url}/wrong/always-pull-images/mutate`, podCreate, noCertificate)).status).toBe(
+      403,
+    );
     expect((await post(`${secretPath.url}/always-pull-images/mutate`, podCreate, noCertificate)).status).toBe(404);
   });
 });
@@ -94,9 +120,15 @@ describe('protocol', () => {
   it('answers a captured v1 pod create in kind, same uid, with a patch that applies', async () => {
     const sent = JSON.parse(podCreate);
     const review = reviewOf((await post(mutateUrl(), podCreate, apiserver)).body);
-    expect(review).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: sent.request.uid, allowed: true, patchType: 'JSONPatch' } });
+    expect(review).toMatchObject({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: sent.request.uid, allowed: true, patchType: 'JSONPatch' },
+    });
     const patch = JSON.parse(Buffer.from(review.response!.patch!, 'base64').toString('utf8'));
-    const result = jsonpatch.applyPatch(sent.request.object, patch, true, false).newDocument as KubeObject & { spec: { containers: { imagePullPolicy: string }[] } };
+    const result = jsonpatch.applyPatch(sent.request.object, patch, true, false).newDocument as KubeObject & {
+      spec: { containers: { imagePullPolicy: string }[] };
+    };
     expect(result.spec.containers[0].imagePullPolicy).toBe('Always');
   });
 
@@ -111,7 +143,14 @@ describe('protocol', () => {
   it('denies through the validating twin with 403 and the field path', async () => {
     const answer = await post(`${server.url}/always-pull-images/validate?timeout=5s`, podCreateDryRun, apiserver);
     const review = reviewOf(answer.body);
-    expect(review.response).toMatchObject({ allowed: false, status: { code: 403, message: 'pods "p2" is forbidden: spec.containers[0].imagePullPolicy: Unsupported value: "IfNotPresent": supported values: "Always"' } });
+    expect(review.response).toMatchObject({
+      allowed: false,
+      status: {
+        code: 403,
+        message:
+          'pods "p2" is forbidden: spec.containers[0].imagePullPolicy: Unsupported value: "IfNotPresent": supported values: "Always"',
+      },
+    });
     expect(review.response!.patch).toBeUndefined();
   });
 
@@ -125,13 +164,19 @@ describe('protocol', () => {
 
 describe('hostile bodies get a 4xx with a one-line reason, and the server keeps answering', () => {
   const valid = JSON.parse(podCreate);
-  const withRequest = (patch: Record<string, unknown>) => JSON.stringify({ ...valid, request: { ...valid.request, ...patch } });
+  const withRequest = (patch: Record<string, unknown>) =>
+    JSON.stringify({ ...valid, request: { ...valid.request, ...patch } });
   const { uid: _uid, ...withoutUid } = valid.request;
 
   it.each([
     ['malformed JSON', '{"kind":"AdmissionReview",', 400, /not valid JSON/],
     ['not an AdmissionReview', JSON.stringify({ kind: 'Pod', apiVersion: 'v1' }), 400, /kind must be AdmissionReview/],
-    ['an unknown version', JSON.stringify({ ...valid, apiVersion: 'admission.k8s.io/v2' }), 400, /unsupported AdmissionReview apiVersion "admission.k8s.io\/v2"/],
+    [
+      'an unknown version',
+      JSON.stringify({ ...valid, apiVersion: 'admission.k8s.io/v2' }),
+      400,
+      /unsupported AdmissionReview apiVersion "admission.k8s.io\/v2"/,
+    ],
     ['no uid', JSON.stringify({ ...valid, request: withoutUid }), 400, /request\.uid/],
     ['a non-object object', withRequest({ object: 'a string' }), 400, /request\.object must be an object/],
     ['an array object', withRequest({ object: [1, 2] }), 400, /request\.object must be an object/],

@@ -90,8 +90,25 @@ function apiserver(): ClientIdentity {
 }
 
 const NS = 'team-a';
-const pod = (name: string) => review({ object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, uid: `uid-${name}` }, spec: { containers: [{ name: 'c', image: 'i' }] } } });
-const quota = review({ kind: { kind: 'ResourceQuota' }, resource: { resource: 'resourcequotas' }, object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pods-quota', namespace: NS }, spec: { hard: { pods: '2' } } } });
+const pod = (name: string) =>
+  review({
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NS, uid: `uid-${name}` },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+    },
+  });
+const quota = review({
+  kind: { kind: 'ResourceQuota' },
+  resource: { resource: 'resourcequotas' },
+  object: {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'pods-quota', namespace: NS },
+    spec: { hard: { pods: '2' } },
+  },
+});
 
 async function admit(url: string, body: object): Promise<AdmissionReviewWire['response']> {
   const answer = await post(`${url}/resource-quota/validate?timeout=10s`, JSON.stringify(body), apiserver());
@@ -103,13 +120,26 @@ describe('npm start in a fresh directory', () => {
   it('serves every plugin with mTLS, stops on SIGTERM, and keeps its counts across a restart', async () => {
     const first = await start();
     // A fresh directory has no AdmissionConfiguration: every plugin that can answer without one.
-    const served = activePlugins(configurePlugins(plugins, parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'none'))).map((p) => p.plugin);
+    const served = activePlugins(
+      configurePlugins(
+        plugins,
+        parseAdmissionConfiguration('apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n', 'none'),
+      ),
+    ).map((p) => p.plugin);
     expect(served.map((p) => p.metadata.name)).not.toContain('image-policy-webhook');
-    const expected = served.flatMap((p) => [p.metadata.mutating && `${first.url}/${p.metadata.name}/mutate`, p.metadata.validating && `${first.url}/${p.metadata.name}/validate`].filter(Boolean));
+    const expected = served.flatMap((p) =>
+      [
+        p.metadata.mutating && `${first.url}/${p.metadata.name}/mutate`,
+        p.metadata.validating && `${first.url}/${p.metadata.name}/validate`,
+      ].filter(Boolean),
+    );
     expect(first.lines.slice(0, -1)).toEqual(expected);
     expect(first.lines.at(-1)).toMatch(new RegExp(`^ready: ${served.length} plugins on `));
-    for (const file of ['ca.crt', 'server.crt', 'server.key', 'client.crt', 'client.key']) expect(existsSync(join(workdir, '.local/pki', file))).toBe(true);
-    await expect(post(`${first.url}/resource-quota/validate`, JSON.stringify(quota), { caPem: apiserver().caPem })).rejects.toThrow();
+    for (const file of ['ca.crt', 'server.crt', 'server.key', 'client.crt', 'client.key'])
+      expect(existsSync(join(workdir, '.local/pki', file))).toBe(true);
+    await expect(
+      post(`${first.url}/resource-quota/validate`, JSON.stringify(quota), { caPem: apiserver().caPem }),
+    ).rejects.toThrow();
 
     expect((await admit(first.url, quota))!.allowed).toBe(true);
     expect((await admit(first.url, pod('p1')))!.allowed).toBe(true);
@@ -118,7 +148,13 @@ describe('npm start in a fresh directory', () => {
 
     const second = await start();
     const third = await admit(second.url, pod('p3'));
-    expect(third).toMatchObject({ allowed: false, status: { code: 403, message: 'pods "p3" is forbidden: exceeded quota: pods-quota, requested: pods=1, used: pods=2, limited: pods=2' } });
+    expect(third).toMatchObject({
+      allowed: false,
+      status: {
+        code: 403,
+        message: 'pods "p3" is forbidden: exceeded quota: pods-quota, requested: pods=1, used: pods=2, limited: pods=2',
+      },
+    });
     expect(await stop(second)).toBe(0);
   }, 600_000);
 });

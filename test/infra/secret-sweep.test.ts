@@ -24,7 +24,10 @@ import { testStore } from '../support/dynamodb.js';
 const SECRET = randomBytes(32).toString('base64url');
 const pki = createPki();
 const caller = { caPem: pki.ca.certPem };
-const podCreate = readFileSync(new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url), 'utf8');
+const podCreate = readFileSync(
+  new URL('../fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', import.meta.url),
+  'utf8',
+);
 
 let server: LocalServer;
 let store: TestStore;
@@ -35,10 +38,24 @@ beforeAll(async () => {
   setLogSink((line) => logged.push(line));
   const callerAuth = { mode: 'url-secret' as const, secretDigests: [sha256(SECRET)] };
   const handlers = new Map<string, AdmissionHandler>();
-  for (const { plugin, config } of activePlugins(loadPluginSet(registry, { ADMISSION_CONFIG: 'config/admission.yaml' }))) {
-    handlers.set(plugin.metadata.name, createPluginHandler(plugin as AnyAdmissionPlugin, { config, callerAuth, state: (request) => store.state(request) }));
+  for (const { plugin, config } of activePlugins(
+    loadPluginSet(registry, { ADMISSION_CONFIG: 'config/admission.yaml' }),
+  )) {
+    handlers.set(
+      plugin.metadata.name,
+      createPluginHandler(plugin as AnyAdmissionPlugin, {
+        config,
+        callerAuth,
+        state: (request) => store.state(request),
+      }),
+    );
   }
-  server = await startLocalServer({ handlers, tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem }, requireClientCertificate: false, port: 0 });
+  server = await startLocalServer({
+    handlers,
+    tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+    requireClientCertificate: false,
+    port: 0,
+  });
 });
 
 afterAll(async () => {
@@ -48,22 +65,48 @@ afterAll(async () => {
 });
 
 const url = (path: string) => `${server.url}${path}?timeout=10s`;
-const withSecret = (plugin: string, phase: 'mutate' | 'validate', secret = SECRET) => url(formatWebhookPath({ plugin, phase, secret }));
+const withSecret = (plugin: string, phase: 'mutate' | 'validate', secret = SECRET) =>
+  url(formatWebhookPath({ plugin, phase, secret }));
 
 const REQUESTS: readonly [what: string, send: () => Promise<HttpAnswer>, status: number][] = [
   ['the right secret, a real review', () => post(withSecret('always-pull-images', 'mutate'), podCreate, caller), 200],
-  ['the right secret, a stateful plugin', () => post(withSecret('namespace-lifecycle', 'validate'), podCreate, caller), 200],
+  [
+    'the right secret, a stateful plugin',
+    () => post(withSecret('namespace-lifecycle', 'validate'), podCreate, caller),
+    200,
+  ],
   ['a wrong secret', () => post(withSecret('always-pull-images', 'mutate', `${SECRET}x`), podCreate, caller), 403],
   ['an unknown plugin', () => post(withSecret('no-such-plugin', 'mutate'), podCreate, caller), 404],
   ['an unknown phase', () => post(url(`/${SECRET}/always-pull-images/judge`), podCreate, caller), 404],
-  ['a phase the plugin does not serve', () => post(withSecret('deny-service-external-ips', 'mutate'), podCreate, caller), 404],
+  [
+    'a phase the plugin does not serve',
+    () => post(withSecret('deny-service-external-ips', 'mutate'), podCreate, caller),
+    404,
+  ],
   ['the secret in the wrong place', () => post(url(`/always-pull-images/${SECRET}/mutate`), podCreate, caller), 404],
   ['the secret alone', () => post(url(`/${SECRET}`), podCreate, caller), 404],
   ['GET', () => post(withSecret('always-pull-images', 'mutate'), '', caller, { method: 'GET' }), 405],
-  ['an oversized body', () => post(withSecret('always-pull-images', 'mutate'), Buffer.alloc(7 * 1024 * 1024, 0x20), caller), 413],
-  ['a wrong content type', () => post(withSecret('always-pull-images', 'mutate'), podCreate, caller, { contentType: 'text/plain' }), 415],
+  [
+    'an oversized body',
+    () => post(withSecret('always-pull-images', 'mutate'), Buffer.alloc(7 * 1024 * 1024, 0x20), caller),
+    413,
+  ],
+  [
+    'a wrong content type',
+    () => post(withSecret('always-pull-images', 'mutate'), podCreate, caller, { contentType: 'text/plain' }),
+    415,
+  ],
   ['a malformed body', () => post(withSecret('always-pull-images', 'mutate'), '{"apiVersion": ', caller), 400],
-  ['a review without uid', () => post(withSecret('always-pull-images', 'mutate'), JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }), caller), 400],
+  [
+    'a review without uid',
+    () =>
+      post(
+        withSecret('always-pull-images', 'mutate'),
+        JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }),
+        caller,
+      ),
+    400,
+  ],
 ];
 
 describe('url-secret mode: the caller secret never leaves the URL', () => {

@@ -25,18 +25,27 @@ const logicalPrefix = (name: string) => functionKey(name).charAt(0).toUpperCase(
 const phases = (m: PluginMetadata) => [...(m.mutating ? ['mutate'] : []), ...(m.validating ? ['validate'] : [])];
 const usesTable = (m: PluginMetadata) => m.writes || m.needs.length > 0;
 
-type Generated = { functions: Record<string, any>; resources: { Resources: Record<string, any> }; disableDefaultEndpoint: boolean };
+type Generated = {
+  functions: Record<string, any>;
+  resources: { Resources: Record<string, any> };
+  disableDefaultEndpoint: boolean;
+};
 
 const everything = everyPluginActiveConfiguration();
 afterAll(() => everything.remove());
 /** What the default configuration (config/admission.yaml) leaves active: what `npm run package` packages. */
-const packaged = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: join(root, 'config/admission.yaml') })).map((p) => p.plugin);
+const packaged = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: join(root, 'config/admission.yaml') })).map(
+  (p) => p.plugin,
+);
 
 async function generate(params: Record<string, string>): Promise<Generated> {
-  const generator = require(join(root, GENERATOR)) as (arg: { resolveVariable: (v: string) => Promise<unknown> }) => Promise<Generated>;
+  const generator = require(join(root, GENERATOR)) as (arg: {
+    resolveVariable: (v: string) => Promise<unknown>;
+  }) => Promise<Generated>;
   const defaults = serverlessYml.params.default as Record<string, unknown>;
   const values: Record<string, unknown> = { 'self:service': 'serverless-admission', 'sls:stage': 'test' };
-  for (const [k, v] of Object.entries({ ...defaults, admissionConfig: everything.file, ...params })) values[`param:${k}`] = v;
+  for (const [k, v] of Object.entries({ ...defaults, admissionConfig: everything.file, ...params }))
+    values[`param:${k}`] = v;
   return generator({ resolveVariable: async (v) => values[v] });
 }
 
@@ -44,7 +53,9 @@ describe('serverless.yml', () => {
   it('takes its functions and their roles from the registry generator, not a hand-written list', () => {
     expect(serverlessYml.functions).toBe(`\${file(${GENERATOR}):functions}`);
     expect(serverlessYml.resources).toContain(`\${file(${GENERATOR}):resources}`);
-    expect(serverlessYml.provider.apiGateway.disableDefaultEndpoint).toBe(`\${file(${GENERATOR}):disableDefaultEndpoint}`);
+    expect(serverlessYml.provider.apiGateway.disableDefaultEndpoint).toBe(
+      `\${file(${GENERATOR}):disableDefaultEndpoint}`,
+    );
   });
 
   it('runs nodejs22.x, bundles each function with esbuild for node20, SDK included, config packaged', () => {
@@ -53,67 +64,131 @@ describe('serverless.yml', () => {
     expect(serverlessYml.provider.runtime).toBe('nodejs22.x');
     expect(serverlessYml.package.individually).toBe(true);
     expect(serverlessYml.package.patterns).toContain('config/**');
-    expect(serverlessYml.custom.esbuild).toMatchObject({ bundle: true, minify: true, target: 'node20', platform: 'node', exclude: [] });
+    expect(serverlessYml.custom.esbuild).toMatchObject({
+      bundle: true,
+      minify: true,
+      target: 'node20',
+      platform: 'node',
+      exclude: [],
+    });
     expect(Object.keys(serverlessYml.provider.environment).sort()).toEqual(
-      ['ADMISSION_CONFIG', 'ALLOWED_CLIENT_SUBJECTS', 'CALLER_AUTH', 'LOG_LEVEL', 'LOG_SAMPLE_ALLOWED', 'STATE_TABLE', 'URL_SECRET_SHA256'].sort(),
+      [
+        'ADMISSION_CONFIG',
+        'ALLOWED_CLIENT_SUBJECTS',
+        'CALLER_AUTH',
+        'LOG_LEVEL',
+        'LOG_SAMPLE_ALLOWED',
+        'STATE_TABLE',
+        'URL_SECRET_SHA256',
+      ].sort(),
     );
   });
 
   const domain = { domainName: 'a.example.com', certificateArn: 'arn:x', truststoreUri: 's3://b/t.pem' };
 
-  it.each(['mtls', 'url-secret'] as const)('%s: one function per registered plugin, its handler and its http paths', async (callerAuth) => {
-    const generated = await generate({ ...domain, callerAuth, urlSecretSha256: 'a'.repeat(64) });
-    expect(Object.keys(generated.functions).sort()).toEqual(plugins.map((p) => functionKey(p.metadata.name)).sort());
-    for (const { metadata } of plugins) {
-      const fn = generated.functions[functionKey(metadata.name)];
-      expect(fn.handler).toBe(`functions/${metadata.name}/handler.handler`);
-      expect(existsSync(join(root, 'functions', metadata.name, 'handler.ts')), `functions/${metadata.name}/handler.ts`).toBe(true);
-      const prefix = callerAuth === 'url-secret' ? '{secret}/' : '';
-      expect(fn.events.map((e: any) => `${e.http.method} ${e.http.path}`)).toEqual(phases(metadata).map((p) => `post ${prefix}${metadata.name}/${p}`));
-      expect(fn.role).toBe(`${logicalPrefix(metadata.name)}LambdaRole`);
-      expect(fn.timeout).toBe(Math.max(metadata.mutating?.timeoutSeconds ?? 1, metadata.validating?.timeoutSeconds ?? 1));
-    }
-    expect(generated.disableDefaultEndpoint).toBe(true);
-  });
+  it.each(['mtls', 'url-secret'] as const)(
+    '%s: one function per registered plugin, its handler and its http paths',
+    async (callerAuth) => {
+      const generated = await generate({ ...domain, callerAuth, urlSecretSha256: 'a'.repeat(64) });
+      expect(Object.keys(generated.functions).sort()).toEqual(plugins.map((p) => functionKey(p.metadata.name)).sort());
+      for (const { metadata } of plugins) {
+        const fn = generated.functions[functionKey(metadata.name)];
+        expect(fn.handler).toBe(`functions/${metadata.name}/handler.handler`);
+        expect(
+          existsSync(join(root, 'functions', metadata.name, 'handler.ts')),
+          `functions/${metadata.name}/handler.ts`,
+        ).toBe(true);
+        const prefix = callerAuth === 'url-secret' ? '{secret}/' : '';
+        expect(fn.events.map((e: any) => `${e.http.method} ${e.http.path}`)).toEqual(
+          phases(metadata).map((p) => `post ${prefix}${metadata.name}/${p}`),
+        );
+        expect(fn.role).toBe(`${logicalPrefix(metadata.name)}LambdaRole`);
+        expect(fn.timeout).toBe(
+          Math.max(metadata.mutating?.timeoutSeconds ?? 1, metadata.validating?.timeoutSeconds ?? 1),
+        );
+      }
+      expect(generated.disableDefaultEndpoint).toBe(true);
+    },
+  );
 
   it('url-secret without a domain keeps the execute-api endpoint; mtls without a truststore is refused', async () => {
     const open = await generate({ callerAuth: 'url-secret', urlSecretSha256: 'a'.repeat(64), domainName: '' });
     expect(open.disableDefaultEndpoint).toBe(false);
-    await expect(generate({ callerAuth: 'mtls', truststoreUri: '' })).rejects.toThrow(/callerAuth mtls needs the params domainName, certificateArn, truststoreUri/);
-    await expect(generate({ callerAuth: 'url-secret', urlSecretSha256: '' })).rejects.toThrow(/needs the param urlSecretSha256/);
+    await expect(generate({ callerAuth: 'mtls', truststoreUri: '' })).rejects.toThrow(
+      /callerAuth mtls needs the params domainName, certificateArn, truststoreUri/,
+    );
+    await expect(generate({ callerAuth: 'url-secret', urlSecretSha256: '' })).rejects.toThrow(
+      /needs the param urlSecretSha256/,
+    );
     await expect(generate({ callerAuth: 'none' })).rejects.toThrow(/callerAuth must be mtls or url-secret/);
   });
 
   it('packages only the plugins active under the AdmissionConfiguration the functions carry', async () => {
-    const generated = await generate({ ...domain, callerAuth: 'mtls', admissionConfig: join(root, 'config/admission.yaml') });
+    const generated = await generate({
+      ...domain,
+      callerAuth: 'mtls',
+      admissionConfig: join(root, 'config/admission.yaml'),
+    });
     expect(Object.keys(generated.functions).sort()).toEqual(packaged.map((p) => functionKey(p.metadata.name)).sort());
     expect(Object.keys(generated.functions)).not.toContain('imagePolicyWebhook');
     expect(Object.keys(generated.functions)).not.toContain('validatingAdmissionPolicy');
-    await expect(generate({ ...domain, callerAuth: 'mtls', admissionConfig: join(root, 'config/examples/missing.yaml') })).rejects.toThrow(/ADMISSION_CONFIG: file .*missing\.yaml does not exist/);
+    await expect(
+      generate({ ...domain, callerAuth: 'mtls', admissionConfig: join(root, 'config/examples/missing.yaml') }),
+    ).rejects.toThrow(/ADMISSION_CONFIG: file .*missing\.yaml does not exist/);
   });
 
   const alarmsOf = (generated: Generated, name: string) =>
-    Object.entries(generated.resources.Resources).filter(([id, r]) => r.Type === 'AWS::CloudWatch::Alarm' && id.startsWith(logicalPrefix(name)) && r.Properties.AlarmName.includes(`-${name}-`));
+    Object.entries(generated.resources.Resources).filter(
+      ([id, r]) =>
+        r.Type === 'AWS::CloudWatch::Alarm' &&
+        id.startsWith(logicalPrefix(name)) &&
+        r.Properties.AlarmName.includes(`-${name}-`),
+    );
 
   it('alarms per function: 5xx rate, p99 latency of each webhook against its timeout, throttles, store failures', async () => {
     const generated = await generate({ callerAuth: 'mtls', ...domain });
     for (const { metadata } of plugins) {
       const key = logicalPrefix(metadata.name);
       const r = generated.resources.Resources;
-      const expected = [`${key}FailureRateAlarm`, `${key}ThrottlesAlarm`, ...phases(metadata).map((p) => `${key}${p === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`)];
+      const expected = [
+        `${key}FailureRateAlarm`,
+        `${key}ThrottlesAlarm`,
+        ...phases(metadata).map((p) => `${key}${p === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`),
+      ];
       if (usesTable(metadata)) expected.push(`${key}StoreFailuresAlarm`);
-      expect(alarmsOf(generated, metadata.name).map(([id]) => id).sort()).toEqual(expected.sort());
+      expect(
+        alarmsOf(generated, metadata.name)
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual(expected.sort());
       for (const phase of phases(metadata)) {
         const latency = r[`${key}${phase === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`].Properties;
         const timeout = (phase === 'mutate' ? metadata.mutating : metadata.validating)!.timeoutSeconds;
-        expect(latency).toMatchObject({ Namespace: 'ServerlessAdmission', MetricName: 'Latency', ExtendedStatistic: 'p99', Threshold: timeout * 1000 * 0.5 });
-        expect(latency.Dimensions).toEqual([{ Name: 'service', Value: 'serverless-admission' }, { Name: 'plugin', Value: metadata.name }, { Name: 'phase', Value: phase }]);
+        expect(latency).toMatchObject({
+          Namespace: 'ServerlessAdmission',
+          MetricName: 'Latency',
+          ExtendedStatistic: 'p99',
+          Threshold: timeout * 1000 * 0.5,
+        });
+        expect(latency.Dimensions).toEqual([
+          { Name: 'service', Value: 'serverless-admission' },
+          { Name: 'plugin', Value: metadata.name },
+          { Name: 'phase', Value: phase },
+        ]);
       }
       const rate = r[`${key}FailureRateAlarm`].Properties;
       expect(rate.Threshold).toBe(1);
-      expect(rate.Metrics.filter((m: any) => m.MetricStat?.Metric.MetricName === 'Failures').map((m: any) => m.MetricStat.Metric.Dimensions[2].Value)).toEqual(phases(metadata));
+      expect(
+        rate.Metrics.filter((m: any) => m.MetricStat?.Metric.MetricName === 'Failures').map(
+          (m: any) => m.MetricStat.Metric.Dimensions[2].Value,
+        ),
+      ).toEqual(phases(metadata));
       expect(rate.Metrics.find((m: any) => m.ReturnData).Expression).toBe('IF(total > 0, 100 * failed / total, 0)');
-      expect(r[`${key}ThrottlesAlarm`].Properties).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Dimensions: [{ Name: 'FunctionName', Value: { Ref: `${key}LambdaFunction` } }] });
+      expect(r[`${key}ThrottlesAlarm`].Properties).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Throttles',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: `${key}LambdaFunction` } }],
+      });
       // No topic given: the alarms show on the dashboard and notify nobody.
       for (const [, a] of alarmsOf(generated, metadata.name)) expect(a.Properties.AlarmActions).toBeUndefined();
     }
@@ -121,14 +196,28 @@ describe('serverless.yml', () => {
 
   it('notifies the SNS topic param, scales the latency alarm by its fraction, refuses nonsense', async () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:admission-alarms';
-    const generated = await generate({ callerAuth: 'mtls', ...domain, alarmTopicArn: topic, latencyAlarmFraction: '0.8', failureRateAlarmPercent: '5' });
+    const generated = await generate({
+      callerAuth: 'mtls',
+      ...domain,
+      alarmTopicArn: topic,
+      latencyAlarmFraction: '0.8',
+      failureRateAlarmPercent: '5',
+    });
     const alarms = Object.values(generated.resources.Resources).filter((r: any) => r.Type === 'AWS::CloudWatch::Alarm');
     for (const a of alarms) expect(a.Properties).toMatchObject({ AlarmActions: [topic], OKActions: [topic] });
-    expect(generated.resources.Resources.AlwaysPullImagesValidateLatencyAlarm.Properties.Threshold).toBe(plugins.find((p) => p.metadata.name === 'always-pull-images')!.metadata.validating!.timeoutSeconds * 800);
+    expect(generated.resources.Resources.AlwaysPullImagesValidateLatencyAlarm.Properties.Threshold).toBe(
+      plugins.find((p) => p.metadata.name === 'always-pull-images')!.metadata.validating!.timeoutSeconds * 800,
+    );
     expect(generated.resources.Resources.AlwaysPullImagesFailureRateAlarm.Properties.Threshold).toBe(5);
-    await expect(generate({ callerAuth: 'mtls', ...domain, alarmTopicArn: 'my-topic' })).rejects.toThrow(/alarmTopicArn must be an SNS topic ARN/);
-    await expect(generate({ callerAuth: 'mtls', ...domain, latencyAlarmFraction: '2' })).rejects.toThrow(/latencyAlarmFraction/);
-    await expect(generate({ callerAuth: 'mtls', ...domain, tracing: 'yes' })).rejects.toThrow(/tracing must be true or false/);
+    await expect(generate({ callerAuth: 'mtls', ...domain, alarmTopicArn: 'my-topic' })).rejects.toThrow(
+      /alarmTopicArn must be an SNS topic ARN/,
+    );
+    await expect(generate({ callerAuth: 'mtls', ...domain, latencyAlarmFraction: '2' })).rejects.toThrow(
+      /latencyAlarmFraction/,
+    );
+    await expect(generate({ callerAuth: 'mtls', ...domain, tracing: 'yes' })).rejects.toThrow(
+      /tracing must be true or false/,
+    );
   });
 
   it('X-Ray tracing only when asked for, with the role permission it needs', async () => {
@@ -137,7 +226,10 @@ describe('serverless.yml', () => {
     for (const { metadata } of plugins) {
       expect(off.functions[functionKey(metadata.name)].tracing).toBeUndefined();
       expect(on.functions[functionKey(metadata.name)].tracing).toBe('Active');
-      const actions = (g: Generated) => g.resources.Resources[`${logicalPrefix(metadata.name)}LambdaRole`].Properties.Policies[0].PolicyDocument.Statement.flatMap((s: any) => s.Action);
+      const actions = (g: Generated) =>
+        g.resources.Resources[
+          `${logicalPrefix(metadata.name)}LambdaRole`
+        ].Properties.Policies[0].PolicyDocument.Statement.flatMap((s: any) => s.Action);
       expect(actions(off)).not.toContain('xray:PutTraceSegments');
       expect(actions(on)).toContain('xray:PutTraceSegments');
     }
@@ -165,7 +257,14 @@ describe('npm run package (osls, offline, no credentials)', () => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
     const run = spawnSync(join(root, 'node_modules/.bin/sls'), ['package', '--stage', 'dev', '--package', out], {
       cwd: root,
-      env: { ...env, AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', CI: '1' },
+      env: {
+        ...env,
+        AWS_CONFIG_FILE: '/dev/null',
+        AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+        SLS_TELEMETRY_DISABLED: '1',
+        SLS_NOTIFICATIONS_MODE: 'off',
+        CI: '1',
+      },
       encoding: 'utf8',
       timeout: 540_000,
     });
@@ -176,11 +275,21 @@ describe('npm run package (osls, offline, no credentials)', () => {
 
   it('one Lambda per plugin, nodejs22.x, each with its own role', () => {
     const lambdas = resourcesOf('AWS::Lambda::Function');
-    expect(lambdas.map(([id]) => id).sort()).toEqual(packaged.map((p) => `${logicalPrefix(p.metadata.name)}LambdaFunction`).sort());
+    expect(lambdas.map(([id]) => id).sort()).toEqual(
+      packaged.map((p) => `${logicalPrefix(p.metadata.name)}LambdaFunction`).sort(),
+    );
     for (const [id, lambda] of lambdas) {
       expect(lambda.Properties.Runtime).toBe('nodejs22.x');
       expect(lambda.Properties.Role).toEqual({ 'Fn::GetAtt': [id.replace(/LambdaFunction$/, 'LambdaRole'), 'Arn'] });
-      expect(Object.keys(lambda.Properties.Environment.Variables)).toEqual(expect.arrayContaining(['ADMISSION_CONFIG', 'STATE_TABLE', 'CALLER_AUTH', 'ALLOWED_CLIENT_SUBJECTS', 'URL_SECRET_SHA256']));
+      expect(Object.keys(lambda.Properties.Environment.Variables)).toEqual(
+        expect.arrayContaining([
+          'ADMISSION_CONFIG',
+          'STATE_TABLE',
+          'CALLER_AUTH',
+          'ALLOWED_CLIENT_SUBJECTS',
+          'URL_SECRET_SHA256',
+        ]),
+      );
     }
     // No shared role with every permission.
     expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
@@ -211,18 +320,32 @@ describe('npm run package (osls, offline, no credentials)', () => {
       expect(paths).toContain(metadata.name);
       for (const phase of phases(metadata)) expect(paths).toContain(phase);
     }
-    expect(resourcesOf('AWS::ApiGateway::Method').length).toBe(packaged.reduce((n, p) => n + phases(p.metadata).length, 0));
+    expect(resourcesOf('AWS::ApiGateway::Method').length).toBe(
+      packaged.reduce((n, p) => n + phases(p.metadata).length, 0),
+    );
   });
 
   it('has the regional mTLS custom domain with its truststore and a base path mapping to the stage', () => {
     const domain = template.Resources.WebhookDomain;
     expect(domain.Type).toBe('AWS::ApiGateway::DomainName');
-    expect(domain.Properties).toMatchObject({ DomainName: 'admission.dev.example.com', SecurityPolicy: 'TLS_1_2', EndpointConfiguration: { Types: ['REGIONAL'] } });
+    expect(domain.Properties).toMatchObject({
+      DomainName: 'admission.dev.example.com',
+      SecurityPolicy: 'TLS_1_2',
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+    });
     expect(domain.Properties.MutualTlsAuthentication['Fn::If'][0]).toBe('HasTruststore');
-    expect(domain.Properties.MutualTlsAuthentication['Fn::If'][1].TruststoreUri).toBe('s3://serverless-admission-dev-truststore/truststore.pem');
-    expect(template.Conditions.HasTruststore).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['s3://serverless-admission-dev-truststore/truststore.pem', ''] }] });
+    expect(domain.Properties.MutualTlsAuthentication['Fn::If'][1].TruststoreUri).toBe(
+      's3://serverless-admission-dev-truststore/truststore.pem',
+    );
+    expect(template.Conditions.HasTruststore).toEqual({
+      'Fn::Not': [{ 'Fn::Equals': ['s3://serverless-admission-dev-truststore/truststore.pem', ''] }],
+    });
     const mapping = template.Resources.WebhookBasePathMapping;
-    expect(mapping.Properties).toMatchObject({ DomainName: { Ref: 'WebhookDomain' }, RestApiId: { Ref: 'ApiGatewayRestApi' }, Stage: 'dev' });
+    expect(mapping.Properties).toMatchObject({
+      DomainName: { Ref: 'WebhookDomain' },
+      RestApiId: { Ref: 'ApiGatewayRestApi' },
+      Stage: 'dev',
+    });
     const [[deploymentId]] = resourcesOf('AWS::ApiGateway::Deployment');
     expect([mapping.DependsOn].flat()).toEqual([deploymentId]);
   });
@@ -230,18 +353,25 @@ describe('npm run package (osls, offline, no credentials)', () => {
   it('has the state table: pk/sk strings, TTL on expiresAt, point-in-time recovery', () => {
     const table = template.Resources.StateTable;
     expect(table.Type).toBe('AWS::DynamoDB::Table');
-    expect(table.Properties.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
-    expect(table.Properties.AttributeDefinitions).toEqual([{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }]);
+    expect(table.Properties.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+    expect(table.Properties.AttributeDefinitions).toEqual([
+      { AttributeName: 'pk', AttributeType: 'S' },
+      { AttributeName: 'sk', AttributeType: 'S' },
+    ]);
     expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
   });
 
-  it('has every function\'s alarms and one dashboard with a row per plugin', () => {
+  it("has every function's alarms and one dashboard with a row per plugin", () => {
     const alarms = resourcesOf('AWS::CloudWatch::Alarm').map(([id]) => id);
     for (const { metadata } of packaged) {
       const key = logicalPrefix(metadata.name);
       expect(alarms).toEqual(expect.arrayContaining([`${key}FailureRateAlarm`, `${key}ThrottlesAlarm`]));
-      for (const phase of phases(metadata)) expect(alarms).toContain(`${key}${phase === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`);
+      for (const phase of phases(metadata))
+        expect(alarms).toContain(`${key}${phase === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`);
       expect(alarms.includes(`${key}StoreFailuresAlarm`)).toBe(usesTable(metadata));
     }
     const dashboards = resourcesOf('AWS::CloudWatch::Dashboard');
@@ -250,12 +380,17 @@ describe('npm run package (osls, offline, no credentials)', () => {
     expect(dashboard.Properties.DashboardName).toBe('serverless-admission-dev');
     const body = JSON.parse(dashboard.Properties.DashboardBody['Fn::Sub']);
     for (const { metadata } of packaged) {
-      const titles = body.widgets.map((w: any) => w.properties.title).filter((t: string | undefined) => t?.startsWith(`${metadata.name}:`));
+      const titles = body.widgets
+        .map((w: any) => w.properties.title)
+        .filter((t: string | undefined) => t?.startsWith(`${metadata.name}:`));
       expect(titles.length, metadata.name).toBe(usesTable(metadata) ? 4 : 3);
     }
     // Every ${...} left for Fn::Sub is the region or a function of this template.
-    const refs = [...dashboard.Properties.DashboardBody['Fn::Sub'].matchAll(/\$\{([^}]+)\}/g)].map((m: RegExpMatchArray) => m[1]);
-    for (const ref of refs) expect(ref === 'AWS::Region' || template.Resources[ref]?.Type === 'AWS::Lambda::Function', ref).toBe(true);
+    const refs = [...dashboard.Properties.DashboardBody['Fn::Sub'].matchAll(/\$\{([^}]+)\}/g)].map(
+      (m: RegExpMatchArray) => m[1],
+    );
+    for (const ref of refs)
+      expect(ref === 'AWS::Region' || template.Resources[ref]?.Type === 'AWS::Lambda::Function', ref).toBe(true);
     expect(template.Outputs.DashboardName.Value).toEqual({ Ref: 'AdmissionDashboard' });
   });
 
@@ -272,7 +407,9 @@ describe('npm run package (osls, offline, no credentials)', () => {
       const zip = join(out, `${functionKey(metadata.name)}.zip`);
       expect(statSync(zip).size, `${zip} size`).toBeLessThanOrEqual(1024 * 1024);
       const listing = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
-      expect(listing).toEqual(expect.arrayContaining(['config/admission.yaml', `functions/${metadata.name}/handler.mjs`]));
+      expect(listing).toEqual(
+        expect.arrayContaining(['config/admission.yaml', `functions/${metadata.name}/handler.mjs`]),
+      );
       // Only this plugin's bundle: no other plugin's code, no node_modules.
       expect(listing.filter((f) => f.startsWith('functions/'))).toEqual([`functions/${metadata.name}/handler.mjs`]);
       expect(listing.some((f) => f.startsWith('node_modules/'))).toBe(false);
@@ -284,7 +421,10 @@ describe('npm run package (osls, offline, no credentials)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     expect(spawnSync('unzip', ['-q', join(out, `${functionKey(metadata.name)}.zip`), '-d', dir]).status).toBe(0);
-    const review = readFileSync(join(root, 'test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json'), 'utf8');
+    const review = readFileSync(
+      join(root, 'test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json'),
+      'utf8',
+    );
     const script = `
       const { handler } = await import('./functions/${metadata.name}/handler.mjs');
       const event = { path: '/${metadata.name}/mutate', httpMethod: 'POST', headers: { 'content-type': 'application/json' },
@@ -295,12 +435,22 @@ describe('npm run package (osls, offline, no credentials)', () => {
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: dir,
       encoding: 'utf8',
-      env: { PATH: process.env.PATH, ADMISSION_CONFIG: 'config/admission.yaml', LOG_LEVEL: 'silent', CALLER_AUTH: 'mtls', REVIEW: review },
+      env: {
+        PATH: process.env.PATH,
+        ADMISSION_CONFIG: 'config/admission.yaml',
+        LOG_LEVEL: 'silent',
+        CALLER_AUTH: 'mtls',
+        REVIEW: review,
+      },
     });
     expect(run.status, run.stderr).toBe(0);
     const result = JSON.parse(run.stdout);
     expect(result.statusCode).toBe(200);
     const answer = JSON.parse(result.body);
-    expect(answer).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: JSON.parse(review).request.uid } });
+    expect(answer).toMatchObject({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: JSON.parse(review).request.uid },
+    });
   });
 });

@@ -21,22 +21,51 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-async function sync(argv: string[], env: NodeJS.ProcessEnv = { DYNAMODB_ENDPOINT: store.endpoint, STATE_TABLE: store.tableName }, cwd?: string) {
+async function sync(
+  argv: string[],
+  env: NodeJS.ProcessEnv = { DYNAMODB_ENDPOINT: store.endpoint, STATE_TABLE: store.tableName },
+  cwd?: string,
+) {
   let stdout = '';
   let stderr = '';
-  const code = await syncCommand(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env, ...(cwd && { cwd }) });
+  const code = await syncCommand(argv, {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    env,
+    ...(cwd && { cwd }),
+  });
   return { code, stdout, stderr };
 }
 
 const fixture = (name: string) => ['--from', join(FIXTURES, name)];
-const pod = (name: string, cpu: string): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'team-a', uid: `uid-${name}` }, spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu, memory: '64Mi' }, limits: { cpu, memory: '64Mi' } } }] } });
+const pod = (name: string, cpu: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'team-a', uid: `uid-${name}` },
+  spec: {
+    containers: [
+      { name: 'c', image: 'i', resources: { requests: { cpu, memory: '64Mi' }, limits: { cpu, memory: '64Mi' } } },
+    ],
+  },
+});
 
 describe('loading real kubectl listings', () => {
   let run: Awaited<ReturnType<typeof sync>>;
   beforeAll(async () => {
     // A charge for a pod that no longer exists: a recount must remove it.
-    await store.state({ uid: 'ghost', dryRun: false }).quotaLedger.confirm({ namespace: 'team-a', resource: 'pods', name: 'ghost', uid: 'uid-ghost' }, { usage: { pods: '1', 'requests.cpu': '900m' }, facts: { pod: true } });
-    run = await sync([...fixture('namespaces.json'), ...fixture('resourcequotas.json'), ...fixture('pods.json'), ...fixture('deployments-services.json'), ...fixture('nodes.json')]);
+    await store
+      .state({ uid: 'ghost', dryRun: false })
+      .quotaLedger.confirm(
+        { namespace: 'team-a', resource: 'pods', name: 'ghost', uid: 'uid-ghost' },
+        { usage: { pods: '1', 'requests.cpu': '900m' }, facts: { pod: true } },
+      );
+    run = await sync([
+      ...fixture('namespaces.json'),
+      ...fixture('resourcequotas.json'),
+      ...fixture('pods.json'),
+      ...fixture('deployments-services.json'),
+      ...fixture('nodes.json'),
+    ]);
   });
 
   it('exits 0 with one progress line per kind on stderr', () => {
@@ -61,36 +90,81 @@ describe('loading real kubectl listings', () => {
     expect(await namespaces.knownAbsent('team-a')).toBe(false);
   });
 
-  it("ResourceQuota enforces the loaded quota against the recounted usage (2 pods, 600m of 1 CPU)", async () => {
+  it('ResourceQuota enforces the loaded quota against the recounted usage (2 pods, 600m of 1 CPU)', async () => {
     const invoke = lambdaFor(resourceQuota, store, { limitedResources: [] });
     const third = await invoke('validate', { object: pod('third', '300m') });
     expect(third.review!.response!.allowed).toBe(true);
     const fourth = await invoke('validate', { object: pod('fourth', '10m') });
-    expect(fourth.review!.response!.status?.message).toBe('pods "fourth" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=3, limited: pods=3');
+    expect(fourth.review!.response!.status?.message).toBe(
+      'pods "fourth" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=3, limited: pods=3',
+    );
   });
 
   it("PodTolerationRestriction merges the loaded namespace's default tolerations", async () => {
-    const invoke = lambdaFor(podTolerationRestriction, store, { default: [], whitelist: [], unknownNamespace: 'default' });
-    const result = await invoke('mutate', { object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'team-a' }, spec: { containers: [{ name: 'c', image: 'i' }] } } });
+    const invoke = lambdaFor(podTolerationRestriction, store, {
+      default: [],
+      whitelist: [],
+      unknownNamespace: 'default',
+    });
+    const result = await invoke('mutate', {
+      object: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p', namespace: 'team-a' },
+        spec: { containers: [{ name: 'c', image: 'i' }] },
+      },
+    });
     const patch = JSON.parse(Buffer.from(result.review!.response!.patch!, 'base64').toString());
-    expect(patch).toEqual([{ op: 'add', path: '/spec/tolerations', value: [{ key: 'dedicated', operator: 'Equal', value: 'team-a', effect: 'NoSchedule' }] }]);
+    expect(patch).toEqual([
+      {
+        op: 'add',
+        path: '/spec/tolerations',
+        value: [{ key: 'dedicated', operator: 'Equal', value: 'team-a', effect: 'NoSchedule' }],
+      },
+    ]);
   });
 
   it("NodeRestriction knows the loaded pods' nodes and the Nodes' UIDs", async () => {
     const invoke = lambdaFor(nodeRestriction, store, undefined);
-    const kubelet = (node: string) => ({ username: `system:node:${node}`, groups: ['system:nodes', 'system:authenticated'] });
+    const kubelet = (node: string) => ({
+      username: `system:node:${node}`,
+      groups: ['system:nodes', 'system:authenticated'],
+    });
     const evict = (node: string) =>
-      invoke('validate', { operation: 'CREATE', kind: { group: 'policy', kind: 'Eviction' }, resource: { group: '', version: 'v1', resource: 'pods' }, subResource: 'eviction', namespace: 'team-a', name: 'web-7d9c6b5f4-2xkqp', object: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-7d9c6b5f4-2xkqp', namespace: 'team-a' } }, userInfo: kubelet(node) });
+      invoke('validate', {
+        operation: 'CREATE',
+        kind: { group: 'policy', kind: 'Eviction' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        subResource: 'eviction',
+        namespace: 'team-a',
+        name: 'web-7d9c6b5f4-2xkqp',
+        object: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name: 'web-7d9c6b5f4-2xkqp', namespace: 'team-a' },
+        },
+        userInfo: kubelet(node),
+      });
     expect((await evict('worker-1')).review!.response!.allowed).toBe(true);
-    expect((await evict('worker-2')).review!.response!.status?.message).toBe('pods "web-7d9c6b5f4-2xkqp" is forbidden: node worker-2 can only evict pods with spec.nodeName set to itself');
+    expect((await evict('worker-2')).review!.response!.status?.message).toBe(
+      'pods "web-7d9c6b5f4-2xkqp" is forbidden: node worker-2 can only evict pods with spec.nodeName set to itself',
+    );
     const mirror = (uid: string): KubeObject => ({
-      apiVersion: 'v1', kind: 'Pod',
-      metadata: { name: 'etcd-worker-1', namespace: 'kube-system', annotations: { 'kubernetes.io/config.mirror': 'hash' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'worker-1', uid, controller: true }] },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'etcd-worker-1',
+        namespace: 'kube-system',
+        annotations: { 'kubernetes.io/config.mirror': 'hash' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'worker-1', uid, controller: true }],
+      },
       spec: { nodeName: 'worker-1', containers: [{ name: 'etcd', image: 'etcd' }] },
     });
     const create = (uid: string) => invoke('validate', { object: mirror(uid), userInfo: kubelet('worker-1') });
     expect((await create('6c1d2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d')).review!.response!.allowed).toBe(true);
-    expect((await create('0a9b8c7d-6e5f-4d3c-9b2a-1f0e9d8c7b6a')).review!.response!.status?.message).toContain('UID mismatch');
+    expect((await create('0a9b8c7d-6e5f-4d3c-9b2a-1f0e9d8c7b6a')).review!.response!.status?.message).toContain(
+      'UID mismatch',
+    );
   });
 
   it('a second run changes nothing it should not (idempotent)', async () => {
@@ -130,35 +204,52 @@ describe('usage and failures', () => {
       writeFileSync(join(dir, 'bad.json'), 'NAME   STATUS   AGE\ndefault   Active   3d\n');
       writeFileSync(join(dir, 'nokind.json'), JSON.stringify({ kind: 'List', items: [{ metadata: { name: 'x' } }] }));
       store.reset();
-      expect(await sync(['--from', join(dir, 'missing.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('missing.json: no such file') });
-      expect(await sync([...fixture('namespaces.json'), '--from', join(dir, 'bad.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('bad.json: not JSON') });
-      expect(await sync(['--from', join(dir, 'nokind.json')])).toMatchObject({ code: 1, stderr: expect.stringContaining('nokind.json: items[0] has no kind') });
+      expect(await sync(['--from', join(dir, 'missing.json')])).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('missing.json: no such file'),
+      });
+      expect(await sync([...fixture('namespaces.json'), '--from', join(dir, 'bad.json')])).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('bad.json: not JSON'),
+      });
+      expect(await sync(['--from', join(dir, 'nokind.json')])).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('nokind.json: items[0] has no kind'),
+      });
       expect(store.writes()).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('without DYNAMODB_ENDPOINT next to the local server\'s store: tells the user what to do, exit 1', async () => {
+  it("without DYNAMODB_ENDPOINT next to the local server's store: tells the user what to do, exit 1", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sync-local-'));
     try {
       mkdirSync(join(dir, '.local', 'dynamodb'), { recursive: true });
       const result = await sync(fixture('namespaces.json'), {}, dir);
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain('Run sync while `npm start` runs, with DYNAMODB_ENDPOINT set to the endpoint it prints');
+      expect(result.stderr).toContain(
+        'Run sync while `npm start` runs, with DYNAMODB_ENDPOINT set to the endpoint it prints',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it('an unreachable store: exit 1 with the store error', async () => {
-    const result = await sync(fixture('namespaces.json'), { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', STATE_TABLE: 'x' });
+    const result = await sync(fixture('namespaces.json'), {
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+      STATE_TABLE: 'x',
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^store: http:\/\/127\.0\.0\.1:9, table x\nsync: state store: /m);
   });
 
   it('as a process (npm run sync runs this file with tsx): a usage error exits 2', () => {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', 'infra/sync/cli.ts'], { encoding: 'utf8', env: { ...process.env, DYNAMODB_ENDPOINT: store.endpoint } });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'infra/sync/cli.ts'], {
+      encoding: 'utf8',
+      env: { ...process.env, DYNAMODB_ENDPOINT: store.endpoint },
+    });
     expect(child.status).toBe(2);
     expect(child.stderr).toContain('sync: no --from FILE given');
   });

@@ -12,7 +12,14 @@ const collect = (visitor: typeof visitPodSecretNames, spec: unknown): string[] =
 
 const envReferences = (prefix: string, fromRef: string, keyRef: string) => ({
   envFrom: [{ [fromRef]: { name: `${prefix}.EnvFrom[*].${fromRef[0].toUpperCase()}${fromRef.slice(1)}` } }],
-  env: [{ name: 'e', valueFrom: { [keyRef]: { name: `${prefix}.Env[*].ValueFrom.${keyRef[0].toUpperCase()}${keyRef.slice(1)}`, key: 'k' } } }],
+  env: [
+    {
+      name: 'e',
+      valueFrom: {
+        [keyRef]: { name: `${prefix}.Env[*].ValueFrom.${keyRef[0].toUpperCase()}${keyRef.slice(1)}`, key: 'k' },
+      },
+    },
+  ],
 });
 
 describe('TestPodSecrets', () => {
@@ -25,15 +32,41 @@ describe('TestPodSecrets', () => {
       { name: 'a', azureFile: { secretName: 'Spec.Volumes[*].VolumeSource.AzureFile.SecretName', shareName: 's' } },
       { name: 'b', cephfs: { monitors: ['m'], secretRef: { name: 'Spec.Volumes[*].VolumeSource.CephFS.SecretRef' } } },
       { name: 'c', cinder: { volumeID: 'v', secretRef: { name: 'Spec.Volumes[*].VolumeSource.Cinder.SecretRef' } } },
-      { name: 'd', flexVolume: { driver: 'd', secretRef: { name: 'Spec.Volumes[*].VolumeSource.FlexVolume.SecretRef' } } },
-      { name: 'e', projected: { sources: [{ secret: { name: 'Spec.Volumes[*].VolumeSource.Projected.Sources[*].Secret' } }] } },
-      { name: 'f', rbd: { monitors: ['m'], image: 'i', secretRef: { name: 'Spec.Volumes[*].VolumeSource.RBD.SecretRef' } } },
+      {
+        name: 'd',
+        flexVolume: { driver: 'd', secretRef: { name: 'Spec.Volumes[*].VolumeSource.FlexVolume.SecretRef' } },
+      },
+      {
+        name: 'e',
+        projected: { sources: [{ secret: { name: 'Spec.Volumes[*].VolumeSource.Projected.Sources[*].Secret' } }] },
+      },
+      {
+        name: 'f',
+        rbd: { monitors: ['m'], image: 'i', secretRef: { name: 'Spec.Volumes[*].VolumeSource.RBD.SecretRef' } },
+      },
       { name: 'g', secret: { secretName: 'Spec.Volumes[*].VolumeSource.Secret.SecretName' } },
       { name: 'h', secret: { secretName: 'Spec.Volumes[*].VolumeSource.Secret' } },
-      { name: 'i', scaleIO: { gateway: 'g', system: 's', secretRef: { name: 'Spec.Volumes[*].VolumeSource.ScaleIO.SecretRef' } } },
-      { name: 'j', iscsi: { targetPortal: 't', iqn: 'q', lun: 0, secretRef: { name: 'Spec.Volumes[*].VolumeSource.ISCSI.SecretRef' } } },
-      { name: 'k', storageos: { volumeName: 'v', secretRef: { name: 'Spec.Volumes[*].VolumeSource.StorageOS.SecretRef' } } },
-      { name: 'l', csi: { driver: 'd', nodePublishSecretRef: { name: 'Spec.Volumes[*].VolumeSource.CSI.NodePublishSecretRef' } } },
+      {
+        name: 'i',
+        scaleIO: { gateway: 'g', system: 's', secretRef: { name: 'Spec.Volumes[*].VolumeSource.ScaleIO.SecretRef' } },
+      },
+      {
+        name: 'j',
+        iscsi: {
+          targetPortal: 't',
+          iqn: 'q',
+          lun: 0,
+          secretRef: { name: 'Spec.Volumes[*].VolumeSource.ISCSI.SecretRef' },
+        },
+      },
+      {
+        name: 'k',
+        storageos: { volumeName: 'v', secretRef: { name: 'Spec.Volumes[*].VolumeSource.StorageOS.SecretRef' } },
+      },
+      {
+        name: 'l',
+        csi: { driver: 'd', nodePublishSecretRef: { name: 'Spec.Volumes[*].VolumeSource.CSI.NodePublishSecretRef' } },
+      },
     ],
     ephemeralContainers: [{ name: 'x', ...envReferences(ephemeral, 'secretRef', 'secretKeyRef') }],
   };
@@ -77,7 +110,13 @@ describe('TestPodSecrets', () => {
   });
 
   it('reads a hostile spec as Go reads zero values', () => {
-    expect(collect(visitPodSecretNames, { containers: 'x', volumes: [null, 7, { secret: 'x' }, { azureFile: {} }], imagePullSecrets: {} })).toEqual(['']);
+    expect(
+      collect(visitPodSecretNames, {
+        containers: 'x',
+        volumes: [null, 7, { secret: 'x' }, { azureFile: {} }],
+        imagePullSecrets: {},
+      }),
+    ).toEqual(['']);
     expect(collect(visitPodSecretNames, null)).toEqual([]);
   });
 });
@@ -89,7 +128,12 @@ describe('TestPodConfigmaps', () => {
     ephemeralContainers: [{ name: 'x', ...envReferences(ephemeral, 'configMapRef', 'configMapKeyRef') }],
     initContainers: [{ name: 'i', ...envReferences('Spec.InitContainers[*]', 'configMapRef', 'configMapKeyRef') }],
     volumes: [
-      { name: 'a', projected: { sources: [{ configMap: { name: 'Spec.Volumes[*].VolumeSource.Projected.Sources[*].ConfigMap' } }] } },
+      {
+        name: 'a',
+        projected: {
+          sources: [{ configMap: { name: 'Spec.Volumes[*].VolumeSource.Projected.Sources[*].ConfigMap' } }],
+        },
+      },
       { name: 'b', configMap: { name: 'Spec.Volumes[*].VolumeSource.ConfigMap' } },
     ],
   };
@@ -109,6 +153,11 @@ describe('TestPodConfigmaps', () => {
   });
 
   it('finds no configmap among secrets', () => {
-    expect(collect(visitPodConfigMapNames, { volumes: [{ name: 's', secret: { secretName: 's' } }], imagePullSecrets: [{ name: 'p' }] })).toEqual([]);
+    expect(
+      collect(visitPodConfigMapNames, {
+        volumes: [{ name: 's', secret: { secretName: 's' } }],
+        imagePullSecrets: [{ name: 'p' }],
+      }),
+    ).toEqual([]);
   });
 });

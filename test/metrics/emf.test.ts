@@ -34,7 +34,8 @@ const probe = definePlugin({
     systemNamespaces: 'exclude',
   },
   admit(request) {
-    if (request.name === 'patch') return patched({ ...request.object!, metadata: { ...request.object!.metadata, labels: { patched: 'yes' } } });
+    if (request.name === 'patch')
+      return patched({ ...request.object!, metadata: { ...request.object!.metadata, labels: { patched: 'yes' } } });
     return allowed();
   },
   validate(request) {
@@ -59,7 +60,8 @@ const probe = definePlugin({
   },
 });
 
-const pod = (name: string, extra: object = {}) => JSON.stringify(review({ object: { kind: 'Pod', metadata: { name, namespace: 'team-a' } }, ...extra }));
+const pod = (name: string, extra: object = {}) =>
+  JSON.stringify(review({ object: { kind: 'Pod', metadata: { name, namespace: 'team-a' } }, ...extra }));
 
 function event(path: string, body: string, overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
   return {
@@ -75,14 +77,21 @@ function event(path: string, body: string, overrides: Partial<APIGatewayProxyEve
 }
 
 interface EmfLine {
-  _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+  _aws: {
+    CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+  };
   [key: string]: unknown;
 }
 
 function emfHandler(options: AdmissionHandlerOptions<undefined> = {}) {
   const lines: EmfLine[] = [];
   setEmfSink((line) => lines.push(JSON.parse(line) as EmfLine));
-  const handler = createAdmissionHandler(probe, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects: [] }, metrics: pluginMetrics('probe', 'emf'), ...options });
+  const handler = createAdmissionHandler(probe, {
+    config: undefined,
+    callerAuth: { mode: 'mtls', allowedSubjects: [] },
+    metrics: pluginMetrics('probe', 'emf'),
+    ...options,
+  });
   return { handler, lines };
 }
 
@@ -102,24 +111,140 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'an allowed request', event: event('/probe/validate', pod('ok')), status: 200, phase: 'validate', decision: 'allowed' },
-  { name: 'a patched request', event: event('/probe/mutate', pod('patch')), status: 200, phase: 'mutate', decision: 'patched' },
-  { name: 'a mutation with nothing to change is allowed', event: event('/probe/mutate', pod('ok')), status: 200, phase: 'mutate', decision: 'allowed' },
-  { name: 'an allow with warnings is warned', event: event('/probe/validate', pod('warn')), status: 200, phase: 'validate', decision: 'warned' },
-  { name: 'an allow with audit annotations is audited', event: event('/probe/validate', pod('audit')), status: 200, phase: 'validate', decision: 'audited' },
-  { name: 'a denial carries its code (403)', event: event('/probe/validate', pod('deny')), status: 200, phase: 'validate', decision: 'denied_403' },
-  { name: 'a denial carries its code (429)', event: event('/probe/validate', pod('too-many')), status: 200, phase: 'validate', decision: 'denied_429' },
-  { name: 'a dry run counts as one', event: event('/probe/validate', pod('ok', { dryRun: true })), status: 200, phase: 'validate', decision: 'allowed', also: ['DryRuns'] },
-  { name: 'a body that is not JSON is malformed', event: event('/probe/validate', '{nope'), status: 400, phase: 'validate', decision: 'malformed_bad_request' },
-  { name: 'a body without a uid is malformed', event: event('/probe/validate', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} })), status: 400, phase: 'validate', decision: 'malformed_bad_request' },
-  { name: 'a body over the limit is too large', event: event('/probe/validate', 'x'.repeat(7 * 1024 * 1024)), status: 413, phase: 'validate', decision: 'malformed_too_large' },
-  { name: 'a wrong content type', event: event('/probe/validate', pod('ok'), { headers: { 'content-type': 'text/plain' } }), status: 415, phase: 'validate', decision: 'malformed_unsupported_media_type' },
-  { name: 'a caller without a certificate is refused', event: event('/probe/validate', pod('ok'), { requestContext: { identity: {} } } as never), status: 403, phase: 'validate', decision: 'malformed_caller_refused' },
-  { name: 'a phase the plugin does not serve', event: event('/probe/bogus', pod('ok')), status: 404, phase: 'none', decision: 'malformed_not_found' },
-  { name: 'an unreachable store fails the request', event: event('/probe/validate', pod('store-down')), status: 500, phase: 'validate', decision: 'failed_store_unavailable', also: ['Failures', 'StoreFailures'] },
-  { name: 'a timeout error is a deadline', event: event('/probe/validate', pod('slow')), status: 500, phase: 'validate', decision: 'failed_deadline', also: ['Failures'] },
-  { name: 'a failure after the apiserver gave up is a deadline', event: event('/probe/validate', pod('throw'), { queryStringParameters: { timeout: '0s' } }), status: 500, phase: 'validate', decision: 'failed_deadline', also: ['Failures'] },
-  { name: 'any other failure is a bug', event: event('/probe/validate', pod('throw')), status: 500, phase: 'validate', decision: 'failed_bug', also: ['Failures'] },
+  {
+    name: 'an allowed request',
+    event: event('/probe/validate', pod('ok')),
+    status: 200,
+    phase: 'validate',
+    decision: 'allowed',
+  },
+  {
+    name: 'a patched request',
+    event: event('/probe/mutate', pod('patch')),
+    status: 200,
+    phase: 'mutate',
+    decision: 'patched',
+  },
+  {
+    name: 'a mutation with nothing to change is allowed',
+    event: event('/probe/mutate', pod('ok')),
+    status: 200,
+    phase: 'mutate',
+    decision: 'allowed',
+  },
+  {
+    name: 'an allow with warnings is warned',
+    event: event('/probe/validate', pod('warn')),
+    status: 200,
+    phase: 'validate',
+    decision: 'warned',
+  },
+  {
+    name: 'an allow with audit annotations is audited',
+    event: event('/probe/validate', pod('audit')),
+    status: 200,
+    phase: 'validate',
+    decision: 'audited',
+  },
+  {
+    name: 'a denial carries its code (403)',
+    event: event('/probe/validate', pod('deny')),
+    status: 200,
+    phase: 'validate',
+    decision: 'denied_403',
+  },
+  {
+    name: 'a denial carries its code (429)',
+    event: event('/probe/validate', pod('too-many')),
+    status: 200,
+    phase: 'validate',
+    decision: 'denied_429',
+  },
+  {
+    name: 'a dry run counts as one',
+    event: event('/probe/validate', pod('ok', { dryRun: true })),
+    status: 200,
+    phase: 'validate',
+    decision: 'allowed',
+    also: ['DryRuns'],
+  },
+  {
+    name: 'a body that is not JSON is malformed',
+    event: event('/probe/validate', '{nope'),
+    status: 400,
+    phase: 'validate',
+    decision: 'malformed_bad_request',
+  },
+  {
+    name: 'a body without a uid is malformed',
+    event: event(
+      '/probe/validate',
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }),
+    ),
+    status: 400,
+    phase: 'validate',
+    decision: 'malformed_bad_request',
+  },
+  {
+    name: 'a body over the limit is too large',
+    event: event('/probe/validate', 'x'.repeat(7 * 1024 * 1024)),
+    status: 413,
+    phase: 'validate',
+    decision: 'malformed_too_large',
+  },
+  {
+    name: 'a wrong content type',
+    event: event('/probe/validate', pod('ok'), { headers: { 'content-type': 'text/plain' } }),
+    status: 415,
+    phase: 'validate',
+    decision: 'malformed_unsupported_media_type',
+  },
+  {
+    name: 'a caller without a certificate is refused',
+    event: event('/probe/validate', pod('ok'), { requestContext: { identity: {} } } as never),
+    status: 403,
+    phase: 'validate',
+    decision: 'malformed_caller_refused',
+  },
+  {
+    name: 'a phase the plugin does not serve',
+    event: event('/probe/bogus', pod('ok')),
+    status: 404,
+    phase: 'none',
+    decision: 'malformed_not_found',
+  },
+  {
+    name: 'an unreachable store fails the request',
+    event: event('/probe/validate', pod('store-down')),
+    status: 500,
+    phase: 'validate',
+    decision: 'failed_store_unavailable',
+    also: ['Failures', 'StoreFailures'],
+  },
+  {
+    name: 'a timeout error is a deadline',
+    event: event('/probe/validate', pod('slow')),
+    status: 500,
+    phase: 'validate',
+    decision: 'failed_deadline',
+    also: ['Failures'],
+  },
+  {
+    name: 'a failure after the apiserver gave up is a deadline',
+    event: event('/probe/validate', pod('throw'), { queryStringParameters: { timeout: '0s' } }),
+    status: 500,
+    phase: 'validate',
+    decision: 'failed_deadline',
+    also: ['Failures'],
+  },
+  {
+    name: 'any other failure is a bug',
+    event: event('/probe/validate', pod('throw')),
+    status: 500,
+    phase: 'validate',
+    decision: 'failed_bug',
+    also: ['Failures'],
+  },
 ];
 
 describe('EMF: one line per invocation', () => {
@@ -137,7 +262,13 @@ describe('EMF: one line per invocation', () => {
       ['service', 'plugin', 'phase'],
       ['service', 'plugin', 'decision'],
     ]);
-    expect(line).toMatchObject({ service: 'serverless-admission', plugin: 'probe', phase: c.phase, decision: c.decision, Requests: 1 });
+    expect(line).toMatchObject({
+      service: 'serverless-admission',
+      plugin: 'probe',
+      phase: c.phase,
+      decision: c.decision,
+      Requests: 1,
+    });
     expect(typeof line.Latency).toBe('number');
     expect(directive.Metrics.map((m) => m.Name).sort()).toEqual(['Latency', 'Requests', ...(c.also ?? [])].sort());
     expect(directive.Metrics.find((m) => m.Name === 'Latency')!.Unit).toBe('Milliseconds');
@@ -178,15 +309,35 @@ describe('EMF: one line per invocation', () => {
 });
 
 describe('EMF line format', () => {
-  const base: RequestOutcome = { phase: 'validate', operation: 'CREATE', statusCode: 200, decision: 'allowed', dryRun: false, learningLost: false, seconds: 0.0123456, coldStart: false };
+  const base: RequestOutcome = {
+    phase: 'validate',
+    operation: 'CREATE',
+    statusCode: 200,
+    decision: 'allowed',
+    dryRun: false,
+    learningLost: false,
+    seconds: 0.0123456,
+    coldStart: false,
+  };
   const outcomes: [string, RequestOutcome, StoreCallsInput][] = [
     ['a plain allow', base, []],
     ['a cold dry run', { ...base, dryRun: true, coldStart: true }, []],
     ['a denial with code 429', { ...base, decision: 'denied', rejectionCode: 429 }, []],
     ['a patch', { ...base, phase: 'mutate', decision: 'patched' }, []],
-    ['a store failure', { ...base, statusCode: 500, decision: undefined, failure: 'store_unavailable' }, [[0.002, 'ok'], [0.1, 'unavailable']]],
+    [
+      'a store failure',
+      { ...base, statusCode: 500, decision: undefined, failure: 'store_unavailable' },
+      [
+        [0.002, 'ok'],
+        [0.1, 'unavailable'],
+      ],
+    ],
     ['a lost observation after one store call', { ...base, learningLost: true }, [[0.0031, 'unavailable']]],
-    ['a malformed body', { ...base, phase: 'none', operation: '', statusCode: 400, decision: undefined, malformed: 'bad_request' }, []],
+    [
+      'a malformed body',
+      { ...base, phase: 'none', operation: '', statusCode: 400, decision: undefined, malformed: 'bad_request' },
+      [],
+    ],
   ];
 
   it.each(outcomes)('is the line Powertools Metrics serializes: %s', (_, outcome, calls) => {
@@ -198,7 +349,11 @@ describe('EMF line format', () => {
       publisher.request(outcome);
     }
     const ms = (s: number) => Math.round(s * 1e6) / 1000;
-    const store = { calls: calls.length, latenciesMs: calls.map(([s]) => ms(s)), failures: calls.filter(([, r]) => r === 'unavailable').length };
+    const store = {
+      calls: calls.length,
+      latenciesMs: calls.map(([s]) => ms(s)),
+      failures: calls.filter(([, r]) => r === 'unavailable').length,
+    };
     const expected = powertoolsLine('probe', outcome, invocationValues(outcome, store));
     for (const line of lines) {
       const ours = JSON.parse(line) as { _aws: { Timestamp: number } };
@@ -227,13 +382,23 @@ describe('request log', () => {
   it('samples plain allows and always logs refusals, failures and lost observations', async () => {
     process.env.LOG_SAMPLE_ALLOWED = '0';
     try {
-      const handler = createAdmissionHandler(probe, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects: [] }, metrics: pluginMetrics('probe', 'off') });
+      const handler = createAdmissionHandler(probe, {
+        config: undefined,
+        callerAuth: { mode: 'mtls', allowedSubjects: [] },
+        metrics: pluginMetrics('probe', 'off'),
+      });
       const logs: Record<string, unknown>[] = [];
       setLogSink((line) => logs.push(JSON.parse(line)));
-      for (const name of ['ok', 'ok', 'deny', 'throw', 'patch']) await handler(event(`/probe/${name === 'patch' ? 'mutate' : 'validate'}`, pod(name)), context);
+      for (const name of ['ok', 'ok', 'deny', 'throw', 'patch'])
+        await handler(event(`/probe/${name === 'patch' ? 'mutate' : 'validate'}`, pod(name)), context);
       await handler(event('/probe/validate', '{nope'), context);
       expect(logs.map((l) => l.statusCode)).toEqual([200, 500, 200, 400]);
-      expect(logs.map((l) => (l.decision as { allowed?: boolean } | undefined)?.allowed)).toEqual([false, undefined, true, undefined]);
+      expect(logs.map((l) => (l.decision as { allowed?: boolean } | undefined)?.allowed)).toEqual([
+        false,
+        undefined,
+        true,
+        undefined,
+      ]);
     } finally {
       delete process.env.LOG_SAMPLE_ALLOWED;
     }
@@ -242,7 +407,9 @@ describe('request log', () => {
   it('refuses a sample rate outside 0..1 at start', () => {
     process.env.LOG_SAMPLE_ALLOWED = '2';
     try {
-      expect(() => createAdmissionHandler(probe, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects: [] } })).toThrow(/LOG_SAMPLE_ALLOWED/);
+      expect(() =>
+        createAdmissionHandler(probe, { config: undefined, callerAuth: { mode: 'mtls', allowedSubjects: [] } }),
+      ).toThrow(/LOG_SAMPLE_ALLOWED/);
     } finally {
       delete process.env.LOG_SAMPLE_ALLOWED;
     }

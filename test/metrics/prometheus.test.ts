@@ -27,7 +27,10 @@ const apiserver: ClientIdentity = { caPem: pki.ca.certPem, certPem: pki.client.c
 const tls = { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem };
 const SECRET = 'metrics-test-secret';
 const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/admission.yaml' });
-const podCreateDryRun = readFileSync(new URL('../fixtures/apiserver/admissionreview-v1-pod-create-dryrun-k8s-v1.20.2.json', import.meta.url), 'utf8');
+const podCreateDryRun = readFileSync(
+  new URL('../fixtures/apiserver/admissionreview-v1-pod-create-dryrun-k8s-v1.20.2.json', import.meta.url),
+  'utf8',
+);
 
 let store: TestStore;
 let server: LocalServer;
@@ -47,10 +50,18 @@ beforeAll(async () => {
   process.env.STATE_TABLE = store.tableName;
   const mtls = { mode: 'mtls' as const, allowedSubjects: [] };
   const handlers = new Map([alwaysPullImages, resourceQuota].map((p) => [p.metadata.name, handler(p, mtls)]));
-  server = await startLocalServer({ handlers, tls, requireClientCertificate: true, port: 0, metrics: { text: () => prometheusRegistry.render() } });
+  server = await startLocalServer({
+    handlers,
+    tls,
+    requireClientCertificate: true,
+    port: 0,
+    metrics: { text: () => prometheusRegistry.render() },
+  });
   const digests = [sha256(SECRET)];
   secretServer = await startLocalServer({
-    handlers: new Map([[alwaysPullImages.metadata.name, handler(alwaysPullImages, { mode: 'url-secret', secretDigests: digests })]]),
+    handlers: new Map([
+      [alwaysPullImages.metadata.name, handler(alwaysPullImages, { mode: 'url-secret', secretDigests: digests })],
+    ]),
     tls,
     requireClientCertificate: false,
     port: 0,
@@ -62,7 +73,10 @@ afterAll(async () => {
   await server?.close();
   await secretServer?.close();
   store?.close();
-  for (const [key, value] of [['DYNAMODB_ENDPOINT', saved.endpoint], ['STATE_TABLE', saved.table]] as const) {
+  for (const [key, value] of [
+    ['DYNAMODB_ENDPOINT', saved.endpoint],
+    ['STATE_TABLE', saved.table],
+  ] as const) {
     if (value === undefined) delete process.env[key];
     else process.env[key] = value;
   }
@@ -74,7 +88,9 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-z_]+)="((?:\\.|[^"])*)"/g)].map((m) => [m[1], m[2]]));
+    const have = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/([a-z_]+)="((?:\\.|[^"])*)"/g)].map((m) => [m[1], m[2]]),
+    );
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(match[3]);
   }
   return total;
@@ -97,9 +113,28 @@ async function delta(act: () => Promise<void>): Promise<(name: string, labels?: 
 
 const NS = 'team-metrics';
 const pod = (name: string, extra: object = {}) =>
-  JSON.stringify(review({ object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, uid: `uid-${name}` }, spec: { containers: [{ name: 'c', image: 'i' }] } }, ...extra }));
+  JSON.stringify(
+    review({
+      object: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: NS, uid: `uid-${name}` },
+        spec: { containers: [{ name: 'c', image: 'i' }] },
+      },
+      ...extra,
+    }),
+  );
 const quota = JSON.stringify(
-  review({ kind: { kind: 'ResourceQuota' }, resource: { resource: 'resourcequotas' }, object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pods-quota', namespace: NS }, spec: { hard: { pods: '1' } } } }),
+  review({
+    kind: { kind: 'ResourceQuota' },
+    resource: { resource: 'resourcequotas' },
+    object: {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'pods-quota', namespace: NS },
+      spec: { hard: { pods: '1' } },
+    },
+  }),
 );
 
 async function send(path: string, body: string): Promise<number> {
@@ -133,14 +168,23 @@ describe('GET /metrics', () => {
     expect(moved(`${METRIC.duration}_count`, rq)).toBe(3);
     expect(moved(`${METRIC.duration}_bucket`, { ...rq, le: '+Inf' })).toBe(3);
     expect(moved(`${METRIC.storeCalls}`, { plugin: 'resource-quota', result: 'ok' })).toBeGreaterThan(0);
-    expect(moved(`${METRIC.storeDuration}_count`, { plugin: 'resource-quota' })).toBe(moved(METRIC.storeCalls, { plugin: 'resource-quota' }));
+    expect(moved(`${METRIC.storeDuration}_count`, { plugin: 'resource-quota' })).toBe(
+      moved(METRIC.storeCalls, { plugin: 'resource-quota' }),
+    );
     expect(moved(METRIC.storeCalls, { plugin: 'always-pull-images' })).toBe(0);
     expect(moved(METRIC.failures)).toBe(0);
   });
 
   it('uses the apiserver webhook duration buckets and counts each handler cold start once', async () => {
     const text = await scrape();
-    const les = [...text.matchAll(new RegExp(`^${METRIC.duration}_bucket\\{plugin="resource-quota",phase="validate",operation="CREATE",rejected="false",le="([^"]+)"\\}`, 'gm'))].map((m) => m[1]);
+    const les = [
+      ...text.matchAll(
+        new RegExp(
+          `^${METRIC.duration}_bucket\\{plugin="resource-quota",phase="validate",operation="CREATE",rejected="false",le="([^"]+)"\\}`,
+          'gm',
+        ),
+      ),
+    ].map((m) => m[1]);
     expect(les).toEqual([...APISERVER_WEBHOOK_BUCKETS.map(String), '+Inf']);
     expect(sample(text, METRIC.coldStarts, { plugin: 'resource-quota' })).toBe(1);
     // Counted at a handler's first request: the url-secret server's handler has not served yet.
@@ -152,11 +196,18 @@ describe('GET /metrics', () => {
   it('counts malformed requests by reason', async () => {
     const moved = await delta(async () => {
       expect(await send('/always-pull-images/validate', '{nope')).toBe(400);
-      expect((await post(`${server.url}/always-pull-images/validate`, pod('x'), apiserver, { contentType: 'text/plain' })).status).toBe(415);
+      expect(
+        (await post(`${server.url}/always-pull-images/validate`, pod('x'), apiserver, { contentType: 'text/plain' }))
+          .status,
+      ).toBe(415);
     });
     expect(moved(METRIC.malformed, { plugin: 'always-pull-images', phase: 'validate', reason: 'bad_request' })).toBe(1);
-    expect(moved(METRIC.malformed, { plugin: 'always-pull-images', phase: 'validate', reason: 'unsupported_media_type' })).toBe(1);
-    expect(moved(METRIC.requests, { plugin: 'always-pull-images', code: '400', rejected: 'true', operation: '' })).toBe(1);
+    expect(
+      moved(METRIC.malformed, { plugin: 'always-pull-images', phase: 'validate', reason: 'unsupported_media_type' }),
+    ).toBe(1);
+    expect(moved(METRIC.requests, { plugin: 'always-pull-images', code: '400', rejected: 'true', operation: '' })).toBe(
+      1,
+    );
   });
 
   it('counts an unreachable store as a store_unavailable failure and its calls as unavailable', async () => {
@@ -165,7 +216,9 @@ describe('GET /metrics', () => {
       const moved = await delta(async () => {
         expect(await send('/resource-quota/validate', pod('p9'))).toBe(500);
       });
-      expect(moved(METRIC.failures, { plugin: 'resource-quota', phase: 'validate', reason: 'store_unavailable' })).toBe(1);
+      expect(moved(METRIC.failures, { plugin: 'resource-quota', phase: 'validate', reason: 'store_unavailable' })).toBe(
+        1,
+      );
       expect(moved(METRIC.requests, { plugin: 'resource-quota', code: '500', rejected: 'true' })).toBe(1);
       expect(moved(METRIC.storeCalls, { plugin: 'resource-quota', result: 'unavailable' })).toBeGreaterThan(0);
     } finally {
@@ -175,12 +228,15 @@ describe('GET /metrics', () => {
 
   it('is behind the client certificate, and in url-secret mode behind the secret', async () => {
     await expect(post(`${server.url}/metrics`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).rejects.toThrow();
-    const get = async (path: string) => (await post(`${secretServer.url}${path}`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).status;
+    const get = async (path: string) =>
+      (await post(`${secretServer.url}${path}`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).status;
     expect(await get('/metrics')).toBe(404);
     expect(await get('/wrong-secret/metrics')).toBe(404);
     expect(await get(`/${SECRET}/metrics`)).toBe(200);
     // The secret reaches neither the metrics nor (through the path label) anything scraped.
-    expect(await post(`${secretServer.url}/${SECRET}/always-pull-images/validate`, pod('s1'), { caPem: pki.ca.certPem })).toMatchObject({ status: 200 });
+    expect(
+      await post(`${secretServer.url}/${SECRET}/always-pull-images/validate`, pod('s1'), { caPem: pki.ca.certPem }),
+    ).toMatchObject({ status: 200 });
     const text = await scrape();
     expect(text).not.toContain(SECRET);
     expect(sample(text, METRIC.coldStarts, { plugin: 'always-pull-images' })).toBe(2); // its first request

@@ -10,11 +10,22 @@ import { runPhase } from '../support/review.js';
 
 const configure = (raw: unknown) => plugin.configure!(raw, { file: 'test', baseDir: '.' }) as AlwaysAdmitConfig;
 const enabled = configure({});
-const attributes = { kind: { kind: 'kind', version: 'version' }, resource: { resource: 'resource', version: 'version' }, namespace: 'namespace', name: 'name', subResource: 'subresource' };
+const attributes = {
+  kind: { kind: 'kind', version: 'version' },
+  resource: { resource: 'resource', version: 'version' },
+  namespace: 'namespace',
+  name: 'name',
+  subResource: 'subresource',
+};
 
 describe('TestAdmissionNonNilAttribute', () => {
   it('admits a request with upstream attributes', async () => {
-    const result = await runPhase(plugin, 'validate', { ...attributes, object: { kind: 'kind', metadata: { name: 'name' } } }, enabled);
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { ...attributes, object: { kind: 'kind', metadata: { name: 'name' } } },
+      enabled,
+    );
     expect(result.wire.response).toMatchObject({ allowed: true });
     expect(result.patch).toEqual([]);
   });
@@ -22,28 +33,50 @@ describe('TestAdmissionNonNilAttribute', () => {
 
 describe('TestAdmissionNilAttribute', () => {
   it('admits a request that carries no object', async () => {
-    expect((await runPhase(plugin, 'validate', { ...attributes, object: null }, enabled)).wire.response!.allowed).toBe(true);
+    expect((await runPhase(plugin, 'validate', { ...attributes, object: null }, enabled)).wire.response!.allowed).toBe(
+      true,
+    );
   });
 });
 
 describe('TestHandles', () => {
-  it.each(['CREATE', 'CONNECT', 'UPDATE', 'DELETE'] as Operation[])('%s is subscribed and admitted', async (operation) => {
-    expect(plugin.validatingRulesFor!(enabled).some((r) => r.operations.includes('*') || r.operations.includes(operation))).toBe(true);
-    const object = operation === 'DELETE' ? null : { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } };
-    expect((await runPhase(plugin, 'validate', { operation, object, oldObject: operation === 'UPDATE' ? object : null, name: 'p', namespace: 'ns' }, enabled)).wire.response!.allowed).toBe(true);
-  });
+  it.each(['CREATE', 'CONNECT', 'UPDATE', 'DELETE'] as Operation[])(
+    '%s is subscribed and admitted',
+    async (operation) => {
+      expect(
+        plugin.validatingRulesFor!(enabled).some((r) => r.operations.includes('*') || r.operations.includes(operation)),
+      ).toBe(true);
+      const object = operation === 'DELETE' ? null : { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } };
+      expect(
+        (
+          await runPhase(
+            plugin,
+            'validate',
+            { operation, object, oldObject: operation === 'UPDATE' ? object : null, name: 'p', namespace: 'ns' },
+            enabled,
+          )
+        ).wire.response!.allowed,
+      ).toBe(true);
+    },
+  );
 });
 
 describe('the AdmissionConfiguration entry is the switch', () => {
   it('with `configuration: {}`: every resource and subresource, both scopes; without: nothing', () => {
-    expect(plugin.validatingRulesFor!(enabled)).toEqual([{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' }]);
+    expect(plugin.validatingRulesFor!(enabled)).toEqual([
+      { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' },
+    ]);
     expect(configure(undefined)).toEqual({ enabled: false });
     expect(plugin.validatingRulesFor!(configure(undefined))).toEqual([]);
   });
 
   it('takes no fields', () => {
-    expect(configErrorOf(() => configure({ enabled: true })).message).toBe('AlwaysAdmit: enabled: unknown field "enabled"; no fields are supported here');
-    expect(configErrorOf(() => configure('yes')).message).toBe('AlwaysAdmit: configuration: must be {} (the plugin takes no configuration)');
+    expect(configErrorOf(() => configure({ enabled: true })).message).toBe(
+      'AlwaysAdmit: enabled: unknown field "enabled"; no fields are supported here',
+    );
+    expect(configErrorOf(() => configure('yes')).message).toBe(
+      'AlwaysAdmit: configuration: must be {} (the plugin takes no configuration)',
+    );
   });
 
   it('is marked deprecated, validating only, failing open', () => {

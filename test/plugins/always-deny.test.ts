@@ -13,37 +13,84 @@ const enabled = configure({});
 
 describe('TestAdmission', () => {
   it('refuses with upstream Forbidden', async () => {
-    const result = await runPhase(plugin, 'validate', { kind: { kind: 'kind', version: 'version' }, resource: { resource: 'resource', version: 'version' }, namespace: 'namespace', name: 'name', subResource: 'subresource', object: null }, enabled);
+    const result = await runPhase(
+      plugin,
+      'validate',
+      {
+        kind: { kind: 'kind', version: 'version' },
+        resource: { resource: 'resource', version: 'version' },
+        namespace: 'namespace',
+        name: 'name',
+        subResource: 'subresource',
+        object: null,
+      },
+      enabled,
+    );
     expect(result.wire.response!.allowed).toBe(false);
-    expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', message: 'resource "name" is forbidden: admission control is denying all modifications', details: { name: 'name', kind: 'resource' } });
+    expect(result.wire.response!.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: 'resource "name" is forbidden: admission control is denying all modifications',
+      details: { name: 'name', kind: 'resource' },
+    });
   });
 
   it('names the object when the request has no name yet (generateName)', async () => {
-    const result = await runPhase(plugin, 'validate', { object: { kind: 'Pod', metadata: { generateName: 'web-', namespace: 'ns' } } }, enabled);
-    expect(result.wire.response!.status!.message).toBe('pods "web-" is forbidden: admission control is denying all modifications');
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { object: { kind: 'Pod', metadata: { generateName: 'web-', namespace: 'ns' } } },
+      enabled,
+    );
+    expect(result.wire.response!.status!.message).toBe(
+      'pods "web-" is forbidden: admission control is denying all modifications',
+    );
   });
 });
 
 describe('TestHandles', () => {
-  it.each(['CREATE', 'CONNECT', 'UPDATE', 'DELETE'] as Operation[])('%s is subscribed and refused', async (operation) => {
-    expect(plugin.validatingRulesFor!(enabled).some((r) => r.operations.includes('*') || r.operations.includes(operation))).toBe(true);
-    const object = operation === 'DELETE' ? null : { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } };
-    const result = await runPhase(plugin, 'validate', { operation, object, oldObject: operation === 'UPDATE' ? object : null, name: 'p', namespace: 'ns' }, enabled);
-    expect(result.wire.response!.allowed).toBe(false);
-  });
+  it.each(['CREATE', 'CONNECT', 'UPDATE', 'DELETE'] as Operation[])(
+    '%s is subscribed and refused',
+    async (operation) => {
+      expect(
+        plugin.validatingRulesFor!(enabled).some((r) => r.operations.includes('*') || r.operations.includes(operation)),
+      ).toBe(true);
+      const object = operation === 'DELETE' ? null : { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } };
+      const result = await runPhase(
+        plugin,
+        'validate',
+        { operation, object, oldObject: operation === 'UPDATE' ? object : null, name: 'p', namespace: 'ns' },
+        enabled,
+      );
+      expect(result.wire.response!.allowed).toBe(false);
+    },
+  );
 });
 
 describe('the AdmissionConfiguration entry is the switch', () => {
   it('with `configuration: {}`: every namespaced resource and subresource; without: nothing, and admits', async () => {
-    expect(plugin.validatingRulesFor!(enabled)).toEqual([{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' }]);
+    expect(plugin.validatingRulesFor!(enabled)).toEqual([
+      { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' },
+    ]);
     const disabled = configure(undefined);
     expect(disabled).toEqual({ enabled: false });
     expect(plugin.validatingRulesFor!(disabled)).toEqual([]);
-    expect((await runPhase(plugin, 'validate', { object: { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } } }, disabled)).wire.response!.allowed).toBe(true);
+    expect(
+      (
+        await runPhase(
+          plugin,
+          'validate',
+          { object: { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } } },
+          disabled,
+        )
+      ).wire.response!.allowed,
+    ).toBe(true);
   });
 
   it('takes no fields', () => {
-    expect(configErrorOf(() => configure({ enable: true })).message).toBe('AlwaysDeny: enable: unknown field "enable"; no fields are supported here');
+    expect(configErrorOf(() => configure({ enable: true })).message).toBe(
+      'AlwaysDeny: enable: unknown field "enable"; no fields are supported here',
+    );
   });
 
   it('is marked deprecated, validating only, failing closed', () => {

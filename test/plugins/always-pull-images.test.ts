@@ -7,7 +7,11 @@ import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.j
 import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
 
 const images = (policies: (string | undefined)[], prefix: string) =>
-  policies.map((p, i) => ({ name: `${prefix}${i + 1}`, image: 'image', ...(p === undefined ? {} : { imagePullPolicy: p }) }));
+  policies.map((p, i) => ({
+    name: `${prefix}${i + 1}`,
+    image: 'image',
+    ...(p === undefined ? {} : { imagePullPolicy: p }),
+  }));
 
 function upstreamPod(volumePolicies: (string | undefined)[]): KubeObject {
   return {
@@ -17,12 +21,20 @@ function upstreamPod(volumePolicies: (string | undefined)[]): KubeObject {
     spec: {
       initContainers: images([undefined, 'Never', 'IfNotPresent', 'Always'], 'init'),
       containers: images([undefined, 'Never', 'IfNotPresent', 'Always'], 'ctr'),
-      volumes: volumePolicies.map((p, i) => ({ name: `volume${i + 1}`, image: p === undefined ? {} : { pullPolicy: p } })),
+      volumes: volumePolicies.map((p, i) => ({
+        name: `volume${i + 1}`,
+        image: p === undefined ? {} : { pullPolicy: p },
+      })),
     },
   };
 }
 
-type Spec = { initContainers: { imagePullPolicy?: string }[]; containers: { imagePullPolicy?: string }[]; ephemeralContainers?: { imagePullPolicy?: string }[]; volumes: { image: { pullPolicy?: string } }[] };
+type Spec = {
+  initContainers: { imagePullPolicy?: string }[];
+  containers: { imagePullPolicy?: string }[];
+  ephemeralContainers?: { imagePullPolicy?: string }[];
+  volumes: { image: { pullPolicy?: string } }[];
+};
 const specOf = (o: KubeObject | null) => o!.spec as Spec;
 
 describe('TestAdmission: every container and image volume of a new pod is set to Always', () => {
@@ -59,7 +71,11 @@ describe('TestAdmission: every container and image volume of a new pod is set to
   });
 
   it('answers a pod that already pulls Always with no patch at all', async () => {
-    const pod: KubeObject = { kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i', imagePullPolicy: 'Always' }] } };
+    const pod: KubeObject = {
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'i', imagePullPolicy: 'Always' }] },
+    };
     const result = await runPhase(plugin, 'mutate', { object: pod });
     expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
   });
@@ -85,9 +101,15 @@ describe('TestValidate: every violation is reported with its field path, as upst
   });
 
   it('prints a single violation without brackets, and names a generateName pod by its prefix', async () => {
-    const pod: KubeObject = { kind: 'Pod', metadata: { generateName: 'web-' }, spec: { containers: [{ name: 'c', image: 'i', imagePullPolicy: 'Never' }] } };
+    const pod: KubeObject = {
+      kind: 'Pod',
+      metadata: { generateName: 'web-' },
+      spec: { containers: [{ name: 'c', image: 'i', imagePullPolicy: 'Never' }] },
+    };
     const result = await runPhase(plugin, 'validate', { object: pod, namespace: 'ns' });
-    expect(deniedMessage(result)).toBe('pods "web-" is forbidden: spec.containers[0].imagePullPolicy: Unsupported value: "Never": supported values: "Always"');
+    expect(deniedMessage(result)).toBe(
+      'pods "web-" is forbidden: spec.containers[0].imagePullPolicy: Unsupported value: "Never": supported values: "Always"',
+    );
   });
 
   it('admits the mutated pod: the validating twin agrees with the mutation', async () => {
@@ -98,49 +120,95 @@ describe('TestValidate: every violation is reported with its field path, as upst
 });
 
 describe('TestOtherResources: other resources, subresources and non-pods', () => {
-  const pod: KubeObject = { kind: 'Pod', metadata: { name: 'testname', namespace: 'testnamespace' }, spec: { containers: [{ name: 'ctr2', image: 'image', imagePullPolicy: 'Never' }] } };
+  const pod: KubeObject = {
+    kind: 'Pod',
+    metadata: { name: 'testname', namespace: 'testnamespace' },
+    spec: { containers: [{ name: 'ctr2', image: 'image', imagePullPolicy: 'Never' }] },
+  };
   itLeavesAlone(plugin, otherResources('Pod', 'pods', 'exec'), { object: pod });
 
   it('non-pod object sent as a pod is a BadRequest, as upstream', async () => {
     const service: KubeObject = { kind: 'Service', metadata: { name: 'testname' }, spec: {} };
     for (const phase of ['mutate', 'validate'] as const) {
-      const result = await runPhase(plugin, phase, { object: service, kind: { kind: 'Pod' }, resource: { resource: 'pods' } });
-      expect(result.wire.response!.status).toMatchObject({ code: 400, reason: 'BadRequest', message: 'Resource was marked with kind Pod but was unable to be converted' });
+      const result = await runPhase(plugin, phase, {
+        object: service,
+        kind: { kind: 'Pod' },
+        resource: { resource: 'pods' },
+      });
+      expect(result.wire.response!.status).toMatchObject({
+        code: 400,
+        reason: 'BadRequest',
+        message: 'Resource was marked with kind Pod but was unable to be converted',
+      });
     }
   });
 });
 
 describe('TestUpdatePod: an update that brings no new image is left alone', () => {
-  const oldPod: KubeObject = { kind: 'Pod', metadata: { name: 'testname', namespace: 'testnamespace' }, spec: { containers: [{ name: 'ctr2', image: 'image', imagePullPolicy: 'IfNotPresent' }] } };
+  const oldPod: KubeObject = {
+    kind: 'Pod',
+    metadata: { name: 'testname', namespace: 'testnamespace' },
+    spec: { containers: [{ name: 'ctr2', image: 'image', imagePullPolicy: 'IfNotPresent' }] },
+  };
   const annotated: KubeObject = { ...oldPod, metadata: { ...oldPod.metadata, annotations: { test: 'test' } } };
-  const reimaged: KubeObject = { ...annotated, spec: { containers: [{ name: 'ctr2', image: 'image2', imagePullPolicy: 'IfNotPresent' }] } };
+  const reimaged: KubeObject = {
+    ...annotated,
+    spec: { containers: [{ name: 'ctr2', image: 'image2', imagePullPolicy: 'IfNotPresent' }] },
+  };
 
   it('update IfNotPresent pod annotations: ignored by both phases', async () => {
-    expect((await runPhase(plugin, 'mutate', { operation: 'UPDATE', object: annotated, oldObject: oldPod })).patch).toEqual([]);
-    expect(deniedMessage(await runPhase(plugin, 'validate', { operation: 'UPDATE', object: annotated, oldObject: oldPod }))).toBeUndefined();
+    expect(
+      (await runPhase(plugin, 'mutate', { operation: 'UPDATE', object: annotated, oldObject: oldPod })).patch,
+    ).toEqual([]);
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', { operation: 'UPDATE', object: annotated, oldObject: oldPod })),
+    ).toBeUndefined();
   });
 
   it('update IfNotPresent pod image: mutated, and the validating twin refuses the unmutated form', async () => {
     const mutated = await mutateIdempotently(plugin, { operation: 'UPDATE', object: reimaged, oldObject: oldPod });
     expect(mutated.patch).toEqual([{ op: 'replace', path: '/spec/containers/0/imagePullPolicy', value: 'Always' }]);
-    expect(deniedMessage(await runPhase(plugin, 'validate', { operation: 'UPDATE', object: reimaged, oldObject: oldPod }))).toContain('spec.containers[0].imagePullPolicy');
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', { operation: 'UPDATE', object: reimaged, oldObject: oldPod })),
+    ).toContain('spec.containers[0].imagePullPolicy');
   });
 
   it('a new image volume reference counts as a new image', async () => {
-    const withVolume: KubeObject = { ...annotated, spec: { ...(annotated.spec as object), volumes: [{ name: 'v', image: { reference: 'artifact:1', pullPolicy: 'Never' } }] } };
+    const withVolume: KubeObject = {
+      ...annotated,
+      spec: {
+        ...(annotated.spec as object),
+        volumes: [{ name: 'v', image: { reference: 'artifact:1', pullPolicy: 'Never' } }],
+      },
+    };
     const result = await runPhase(plugin, 'mutate', { operation: 'UPDATE', object: withVolume, oldObject: oldPod });
-    expect(result.patch.map((op) => op.path).sort()).toEqual(['/spec/containers/0/imagePullPolicy', '/spec/volumes/0/image/pullPolicy']);
+    expect(result.patch.map((op) => op.path).sort()).toEqual([
+      '/spec/containers/0/imagePullPolicy',
+      '/spec/volumes/0/image/pullPolicy',
+    ]);
   });
 });
 
 describe('handles CREATE and UPDATE only', () => {
-  const pod: KubeObject = { kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i', imagePullPolicy: 'Never' }] } };
+  const pod: KubeObject = {
+    kind: 'Pod',
+    metadata: { name: 'p' },
+    spec: { containers: [{ name: 'c', image: 'i', imagePullPolicy: 'Never' }] },
+  };
   // The stored pod runs another image: an UPDATE that brings no new image is not handled.
-  const before: KubeObject = { kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'old', imagePullPolicy: 'Never' }] } };
+  const before: KubeObject = {
+    kind: 'Pod',
+    metadata: { name: 'p' },
+    spec: { containers: [{ name: 'c', image: 'old', imagePullPolicy: 'Never' }] },
+  };
   itHandles(plugin, ['CREATE', 'UPDATE'], { object: pod, oldObject: before });
 
   it('answers a v1beta1 review in kind, with the same uid and a patch', async () => {
-    const result = await runPhase(plugin, 'mutate', { apiVersion: 'admission.k8s.io/v1beta1', object: pod, uid: 'beta-uid' });
+    const result = await runPhase(plugin, 'mutate', {
+      apiVersion: 'admission.k8s.io/v1beta1',
+      object: pod,
+      uid: 'beta-uid',
+    });
     expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
     expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: true, patchType: 'JSONPatch' });
   });
@@ -149,15 +217,24 @@ describe('handles CREATE and UPDATE only', () => {
 describe('a null container, as Go decodes it (the zero-value Container)', () => {
   // Found by the fuzzer: `containers: [null]` crashed the handler (HTTP 500) instead of being read
   // as an empty container, which is what the apiserver's decoding makes of it.
-  const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { containers: [null as never] } };
+  const pod: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'ns' },
+    spec: { containers: [null as never] },
+  };
 
   it('mutate sets Always on it, and the patch applies', async () => {
     const result = await runPhase(plugin, 'mutate', { object: pod });
     expect(result.wire.response!.allowed).toBe(true);
-    expect((result.patchedObject!.spec as { containers: { imagePullPolicy?: string }[] }).containers[0].imagePullPolicy).toBe('Always');
+    expect(
+      (result.patchedObject!.spec as { containers: { imagePullPolicy?: string }[] }).containers[0].imagePullPolicy,
+    ).toBe('Always');
   });
 
   it('validate refuses it with the field path', async () => {
-    expect(deniedMessage(await runPhase(plugin, 'validate', { object: pod }))).toContain('spec.containers[0].imagePullPolicy: Unsupported value: ""');
+    expect(deniedMessage(await runPhase(plugin, 'validate', { object: pod }))).toContain(
+      'spec.containers[0].imagePullPolicy: Unsupported value: ""',
+    );
   });
 });

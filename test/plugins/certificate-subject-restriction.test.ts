@@ -12,7 +12,10 @@ import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 import { itHandles } from '../support/handles.js';
 
-const CSRS = { kind: { group: 'certificates.k8s.io', kind: 'CertificateSigningRequest' }, resource: { group: 'certificates.k8s.io', resource: 'certificatesigningrequests' } };
+const CSRS = {
+  kind: { group: 'certificates.k8s.io', kind: 'CertificateSigningRequest' },
+  resource: { group: 'certificates.k8s.io', resource: 'certificatesigningrequests' },
+};
 const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
 const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 
@@ -54,7 +57,9 @@ function ecdsaPemWithGroup(group: string): string {
   const signature = createSign('sha256').update(Buffer.from(infoDer, 'binary')).sign(privateKey).toString('binary');
   const request = asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
     info,
-    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer('1.2.840.10045.4.3.2').getBytes())]),
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
+      asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer('1.2.840.10045.4.3.2').getBytes()),
+    ]),
     asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BITSTRING, false, `\x00${signature}`),
   ]);
   return forge.pem.encode({ type: 'CERTIFICATE REQUEST', body: asn1.toDer(request).getBytes() });
@@ -70,21 +75,37 @@ function csr(request: string, signerName: string, name?: string): KubeObject {
 }
 
 const validate = (input: ReviewInput) => runPhase(plugin, 'validate', { ...CSRS, ...input });
-const expectAllowed = (result: Awaited<ReturnType<typeof validate>>) => expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
+const expectAllowed = (result: Awaited<ReturnType<typeof validate>>) =>
+  expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
 
 describe('TestPlugin_Validate', () => {
   it('ignored resource', async () => {
-    expectAllowed(await validate({ kind: { group: 'foo', kind: 'Bar' }, resource: { group: 'foo', resource: 'bar' }, object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER) }));
+    expectAllowed(
+      await validate({
+        kind: { group: 'foo', kind: 'Bar' },
+        resource: { group: 'foo', resource: 'bar' },
+        object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER),
+      }),
+    );
   });
 
   it('ignored subresource', async () => {
-    expectAllowed(await validate({ subResource: 'approve', object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'panda') }));
+    expectAllowed(
+      await validate({ subResource: 'approve', object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'panda') }),
+    );
   });
 
   it('wrong type', async () => {
-    const list: KubeObject = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequestList', metadata: {}, items: [] };
+    const list: KubeObject = {
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'CertificateSigningRequestList',
+      metadata: {},
+      items: [],
+    };
     const result = await validate({ object: list, name: 'panda' });
-    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "panda" is forbidden: expected type CertificateSigningRequest, got: *certificates.CertificateSigningRequestList');
+    expect(deniedMessage(result)).toBe(
+      'certificatesigningrequests.certificates.k8s.io "panda" is forbidden: expected type CertificateSigningRequest, got: *certificates.CertificateSigningRequestList',
+    );
   });
 
   it('some other signer', async () => {
@@ -93,7 +114,9 @@ describe('TestPlugin_Validate', () => {
 
   it('invalid request', async () => {
     const result = await validate({ object: csr('this is not a CSR', CLIENT_SIGNER, 'bear') });
-    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "bear" is forbidden: failed to parse CSR: PEM block type must be CERTIFICATE REQUEST');
+    expect(deniedMessage(result)).toBe(
+      'certificatesigningrequests.certificates.k8s.io "bear" is forbidden: failed to parse CSR: PEM block type must be CERTIFICATE REQUEST',
+    );
     expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden' });
   });
 
@@ -103,8 +126,15 @@ describe('TestPlugin_Validate', () => {
 
   it('request for system:masters', async () => {
     const result = await validate({ object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'pooh') });
-    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "pooh" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed');
-    expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', status: 'Failure', details: { name: 'pooh', group: 'certificates.k8s.io', kind: 'certificatesigningrequests' } });
+    expect(deniedMessage(result)).toBe(
+      'certificatesigningrequests.certificates.k8s.io "pooh" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed',
+    );
+    expect(result.wire.response!.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      status: 'Failure',
+      details: { name: 'pooh', group: 'certificates.k8s.io', kind: 'certificatesigningrequests' },
+    });
   });
 });
 
@@ -115,11 +145,15 @@ describe('the subject as Go reads it', () => {
       { shortName: 'O', value: 'developers' },
       { shortName: 'O', value: 'system:masters' },
     ]);
-    expect(deniedMessage(await validate({ object: csr(pem, CLIENT_SIGNER, 'x') }))).toContain('with system:masters group is not allowed');
+    expect(deniedMessage(await validate({ object: csr(pem, CLIENT_SIGNER, 'x') }))).toContain(
+      'with system:masters group is not allowed',
+    );
   });
 
   it('does not confuse a common name of system:masters with the group', async () => {
-    expectAllowed(await validate({ object: csr(pemWithSubject([{ shortName: 'CN', value: 'system:masters' }]), CLIENT_SIGNER) }));
+    expectAllowed(
+      await validate({ object: csr(pemWithSubject([{ shortName: 'CN', value: 'system:masters' }]), CLIENT_SIGNER) }),
+    );
   });
 
   it('compares the group exactly (case and prefixes matter)', async () => {
@@ -130,7 +164,9 @@ describe('the subject as Go reads it', () => {
 
   it('reads ECDSA requests, which kubelets and most tools send', async () => {
     const result = await validate({ object: csr(ecdsaPemWithGroup('system:masters'), CLIENT_SIGNER, 'ec') });
-    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "ec" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed');
+    expect(deniedMessage(result)).toBe(
+      'certificatesigningrequests.certificates.k8s.io "ec" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed',
+    );
     expectAllowed(await validate({ object: csr(ecdsaPemWithGroup('system:authenticated'), CLIENT_SIGNER) }));
   });
 
@@ -142,14 +178,26 @@ describe('the subject as Go reads it', () => {
   });
 
   it('an empty request block fails as Go fails it', async () => {
-    const result = await validate({ object: csr('-----BEGIN CERTIFICATE REQUEST-----\n-----END CERTIFICATE REQUEST-----', CLIENT_SIGNER, 'empty') });
-    expect(deniedMessage(result)).toBe('certificatesigningrequests.certificates.k8s.io "empty" is forbidden: failed to parse CSR: asn1: syntax error: sequence truncated');
+    const result = await validate({
+      object: csr('-----BEGIN CERTIFICATE REQUEST-----\n-----END CERTIFICATE REQUEST-----', CLIENT_SIGNER, 'empty'),
+    });
+    expect(deniedMessage(result)).toBe(
+      'certificatesigningrequests.certificates.k8s.io "empty" is forbidden: failed to parse CSR: asn1: syntax error: sequence truncated',
+    );
   });
 
   it('a request block that is not DER of a request is refused, never allowed', async () => {
     const body = Buffer.from('not der at all').toString('base64');
-    const result = await validate({ object: csr(`-----BEGIN CERTIFICATE REQUEST-----\n${body}\n-----END CERTIFICATE REQUEST-----\n`, CLIENT_SIGNER, 'junk') });
-    expect(deniedMessage(result)).toMatch(/^certificatesigningrequests\.certificates\.k8s\.io "junk" is forbidden: failed to parse CSR: asn1: /);
+    const result = await validate({
+      object: csr(
+        `-----BEGIN CERTIFICATE REQUEST-----\n${body}\n-----END CERTIFICATE REQUEST-----\n`,
+        CLIENT_SIGNER,
+        'junk',
+      ),
+    });
+    expect(deniedMessage(result)).toMatch(
+      /^certificatesigningrequests\.certificates\.k8s\.io "junk" is forbidden: failed to parse CSR: asn1: /,
+    );
   });
 });
 
@@ -158,24 +206,49 @@ describe('other resources and subresources are ignored', () => {
   it.each([
     { name: 'csr approval subresource', kind: CSRS.kind, resource: CSRS.resource, subResource: 'approval' },
     { name: 'csr status subresource', kind: CSRS.kind, resource: CSRS.resource, subResource: 'status' },
-    { name: 'certificatesigningrequests of another group', kind: { group: 'example.com', kind: 'CertificateSigningRequest' }, resource: { group: 'example.com', resource: 'certificatesigningrequests' }, subResource: undefined },
-    { name: 'another resource of certificates.k8s.io', kind: { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle' }, resource: { group: 'certificates.k8s.io', resource: 'clustertrustbundles' }, subResource: undefined },
+    {
+      name: 'certificatesigningrequests of another group',
+      kind: { group: 'example.com', kind: 'CertificateSigningRequest' },
+      resource: { group: 'example.com', resource: 'certificatesigningrequests' },
+      subResource: undefined,
+    },
+    {
+      name: 'another resource of certificates.k8s.io',
+      kind: { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle' },
+      resource: { group: 'certificates.k8s.io', resource: 'clustertrustbundles' },
+      subResource: undefined,
+    },
   ])('$name', async ({ kind, resource, subResource }) => {
     expectAllowed(await runPhase(plugin, 'validate', { object: masters(), kind, resource, subResource }));
   });
 
   it('declares only CSR creates in its webhook rules', () => {
-    expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE'], apiGroups: ['certificates.k8s.io'], apiVersions: ['v1'], resources: ['certificatesigningrequests'], scope: 'Cluster' }]);
+    expect(plugin.metadata.validating!.rules).toEqual([
+      {
+        operations: ['CREATE'],
+        apiGroups: ['certificates.k8s.io'],
+        apiVersions: ['v1'],
+        resources: ['certificatesigningrequests'],
+        scope: 'Cluster',
+      },
+    ]);
     expect(plugin.metadata.mutating).toBeUndefined();
     expect(plugin.metadata.validating).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 3 });
   });
 });
 
 describe('handles these operations', () => {
-  itHandles(plugin, ['CREATE'], { object: () => csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'c'), input: { ...CSRS, name: 'c' } });
+  itHandles(plugin, ['CREATE'], {
+    object: () => csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'c'),
+    input: { ...CSRS, name: 'c' },
+  });
 
   it('answers a v1beta1 review in kind, with the same uid', async () => {
-    const result = await validate({ apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta-uid', object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'b') });
+    const result = await validate({
+      apiVersion: 'admission.k8s.io/v1beta1',
+      uid: 'beta-uid',
+      object: csr(pemWithGroup('system:masters'), CLIENT_SIGNER, 'b'),
+    });
     expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
     expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: false, status: { code: 403 } });
   });
@@ -188,10 +261,21 @@ describe('the DER reader agrees with node-forge on real requests and their corru
       const fromDer = forge.asn1.fromDer as unknown as (b: string, o: object) => forge.asn1.Asn1;
       const { Class, Type } = forge.asn1;
       const must = (node: forge.asn1.Asn1 | undefined, type: number, constructed: boolean) => {
-        if (!node || node.tagClass !== Class.UNIVERSAL || node.type !== type || node.constructed !== constructed || Array.isArray(node.value) !== constructed) throw new Error('structure');
+        if (
+          !node ||
+          node.tagClass !== Class.UNIVERSAL ||
+          node.type !== type ||
+          node.constructed !== constructed ||
+          Array.isArray(node.value) !== constructed
+        )
+          throw new Error('structure');
         return node;
       };
-      const request = must(fromDer(der.toString('binary'), { strict: true, parseAllBytes: true, decodeBitStrings: false }), Type.SEQUENCE, true);
+      const request = must(
+        fromDer(der.toString('binary'), { strict: true, parseAllBytes: true, decodeBitStrings: false }),
+        Type.SEQUENCE,
+        true,
+      );
       const info = must((request.value as forge.asn1.Asn1[])[0], Type.SEQUENCE, true);
       must((info.value as forge.asn1.Asn1[])[0], Type.INTEGER, false);
       const subject = must((info.value as forge.asn1.Asn1[])[1], Type.SEQUENCE, true);
@@ -204,7 +288,10 @@ describe('the DER reader agrees with node-forge on real requests and their corru
           if (!value) throw new Error('structure');
           if (value.constructed || value.tagClass !== Class.UNIVERSAL) continue;
           if (value.type !== forge.asn1.Type.UTF8 && value.type !== forge.asn1.Type.PRINTABLESTRING) continue;
-          const text = value.type === forge.asn1.Type.UTF8 ? forge.util.decodeUtf8(value.value as string) : (value.value as string);
+          const text =
+            value.type === forge.asn1.Type.UTF8
+              ? forge.util.decodeUtf8(value.value as string)
+              : (value.value as string);
           const type = forge.asn1.derToOid(oid.value as string);
           if (type === '2.5.4.3') commonName = text;
           if (type === '2.5.4.10') organization.push(text);
@@ -217,7 +304,9 @@ describe('the DER reader agrees with node-forge on real requests and their corru
   }
   const ours = (der: Buffer) => {
     try {
-      return parseCertificateRequestSubject(Buffer.from(forge.pem.encode({ type: 'CERTIFICATE REQUEST', body: der.toString('binary') })).toString('base64'));
+      return parseCertificateRequestSubject(
+        Buffer.from(forge.pem.encode({ type: 'CERTIFICATE REQUEST', body: der.toString('binary') })).toString('base64'),
+      );
     } catch (error) {
       expect(error).toBeInstanceOf(CertificateRequestParseError);
       return 'error' as const;
@@ -226,22 +315,38 @@ describe('the DER reader agrees with node-forge on real requests and their corru
   const derOf = (pem: string) => Buffer.from(forge.pem.decode(pem)[0].body, 'binary');
 
   it('reads the same subject from real RSA and ECDSA requests', () => {
-    for (const pem of [pemWithSubject([{ shortName: 'CN', value: 'system:node:n1' }, { shortName: 'O', value: 'system:nodes' }, { shortName: 'O', value: 'ünïcode' }]), ecdsaPemWithGroup('system:masters')]) {
+    for (const pem of [
+      pemWithSubject([
+        { shortName: 'CN', value: 'system:node:n1' },
+        { shortName: 'O', value: 'system:nodes' },
+        { shortName: 'O', value: 'ünïcode' },
+      ]),
+      ecdsaPemWithGroup('system:masters'),
+    ]) {
       expect(ours(derOf(pem))).toEqual(forgeSubject(derOf(pem)));
     }
   });
 
   it('on corrupted bytes, accepts what node-forge accepts with the same subject, and fails only with a parse error', () => {
-    const base = derOf(pemWithSubject([{ shortName: 'CN', value: 'alice' }, { shortName: 'O', value: 'team' }]));
+    const base = derOf(
+      pemWithSubject([
+        { shortName: 'CN', value: 'alice' },
+        { shortName: 'O', value: 'team' },
+      ]),
+    );
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.nat(base.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 3 }), fc.nat(base.length), (edits, cut) => {
-        const der = Buffer.from(base.subarray(0, Math.max(1, cut)));
-        for (const [at, byte] of edits) if (at < der.length) der[at] = byte;
-        const reference = forgeSubject(der);
-        const result = ours(der);
-        expect(result === 'error').toBe(reference === 'error');
-        if (reference !== 'error' && result !== 'error') expect(result).toEqual(reference);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.nat(base.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 3 }),
+        fc.nat(base.length),
+        (edits, cut) => {
+          const der = Buffer.from(base.subarray(0, Math.max(1, cut)));
+          for (const [at, byte] of edits) if (at < der.length) der[at] = byte;
+          const reference = forgeSubject(der);
+          const result = ours(der);
+          expect(result === 'error').toBe(reference === 'error');
+          if (reference !== 'error' && result !== 'error') expect(result).toEqual(reference);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

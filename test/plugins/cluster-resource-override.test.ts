@@ -17,7 +17,13 @@ import { deniedMessage, mutateIdempotently, requestOf, runPhase } from '../suppo
 const SOURCE = { file: 'test', baseDir: '.' };
 const BASE = { apiVersion: 'autoscaling.openshift.io/v1', kind: 'ClusterResourceOverrideConfig' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as ClusterResourceOverrideConfig;
-const testConfig = (lc2mr: number, cr2lr: number, mr2lr: number) => configure({ ...BASE, limitCPUToMemoryPercent: lc2mr, cpuRequestToLimitPercent: cr2lr, memoryRequestToLimitPercent: mr2lr });
+const testConfig = (lc2mr: number, cr2lr: number, mr2lr: number) =>
+  configure({
+    ...BASE,
+    limitCPUToMemoryPercent: lc2mr,
+    cpuRequestToLimitPercent: cr2lr,
+    memoryRequestToLimitPercent: mr2lr,
+  });
 const OPT_IN = 'clusterresourceoverrides.admission.autoscaling.openshift.io/enabled';
 const PROJECT_ANNOTATION = 'autoscaling.openshift.io/cluster-resource-override-enabled';
 
@@ -29,9 +35,17 @@ beforeAll(async () => {
 afterAll(() => store.close());
 
 /** fakeNamespace(pluginEnabled), opted in with the operator's label, learned through the webhook. */
-async function fakeNamespace(pluginEnabled: boolean, labels: Record<string, string> = { [OPT_IN]: 'true' }, name = `fakens${++nsIndex}`): Promise<string> {
+async function fakeNamespace(
+  pluginEnabled: boolean,
+  labels: Record<string, string> = { [OPT_IN]: 'true' },
+  name = `fakens${++nsIndex}`,
+): Promise<string> {
   const annotations: Record<string, string> = pluginEnabled ? {} : { [PROJECT_ANNOTATION]: 'false' };
-  const result = await lambdaFor(plugin, store, testConfig(100, 50, 50))('validate', namespaceReview('CREATE', name, { labels, annotations }));
+  const result = await lambdaFor(
+    plugin,
+    store,
+    testConfig(100, 50, 50),
+  )('validate', namespaceReview('CREATE', name, { labels, annotations }));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
@@ -62,9 +76,33 @@ interface Case {
 
 const nilConfig = configure(undefined);
 const cases: Case[] = [
-  { name: 'ignore pods that have no memory limit specified', config: testConfig(100, 50, 50), pod: testBestEffortPod, expectedMemRequest: '0', expectedCpuLimit: '0', expectedCpuRequest: '0', pluginEnabled: true },
-  { name: 'with namespace limits, ignore pods that have no memory limit specified', config: testConfig(100, 50, 50), pod: testBestEffortPod, expectedMemRequest: '0', expectedCpuLimit: '0', expectedCpuRequest: '0', pluginEnabled: true },
-  { name: 'test floor for memory and cpu', config: testConfig(100, 50, 50), pod: (ns) => testPod(ns, '1Mi', '0', '0', '0'), expectedMemRequest: '1Mi', expectedCpuLimit: '1m', expectedCpuRequest: '1m', pluginEnabled: true },
+  {
+    name: 'ignore pods that have no memory limit specified',
+    config: testConfig(100, 50, 50),
+    pod: testBestEffortPod,
+    expectedMemRequest: '0',
+    expectedCpuLimit: '0',
+    expectedCpuRequest: '0',
+    pluginEnabled: true,
+  },
+  {
+    name: 'with namespace limits, ignore pods that have no memory limit specified',
+    config: testConfig(100, 50, 50),
+    pod: testBestEffortPod,
+    expectedMemRequest: '0',
+    expectedCpuLimit: '0',
+    expectedCpuRequest: '0',
+    pluginEnabled: true,
+  },
+  {
+    name: 'test floor for memory and cpu',
+    config: testConfig(100, 50, 50),
+    pod: (ns) => testPod(ns, '1Mi', '0', '0', '0'),
+    expectedMemRequest: '1Mi',
+    expectedCpuLimit: '1m',
+    expectedCpuRequest: '1m',
+    pluginEnabled: true,
+  },
   {
     name: 'with namespace limits, test floor for memory and cpu',
     config: testConfig(100, 50, 50),
@@ -75,9 +113,33 @@ const cases: Case[] = [
     pluginEnabled: true,
     upstream: { expectedMemRequest: '456Gi', expectedCpuLimit: '567m', expectedCpuRequest: '567m' },
   },
-  { name: 'nil config', config: nilConfig, pod: (ns) => testPod(ns, '1', '1', '1', '1'), expectedMemRequest: '1', expectedCpuLimit: '1', expectedCpuRequest: '1', pluginEnabled: true },
-  { name: 'with namespace limits, nil config', config: nilConfig, pod: (ns) => testPod(ns, '1', '1', '1', '1'), expectedMemRequest: '1', expectedCpuLimit: '1', expectedCpuRequest: '1', pluginEnabled: true },
-  { name: 'all values are adjusted', config: testConfig(100, 50, 50), pod: (ns) => testPod(ns, '1Gi', '0', '2000m', '0'), expectedMemRequest: '512Mi', expectedCpuLimit: '1', expectedCpuRequest: '500m', pluginEnabled: true },
+  {
+    name: 'nil config',
+    config: nilConfig,
+    pod: (ns) => testPod(ns, '1', '1', '1', '1'),
+    expectedMemRequest: '1',
+    expectedCpuLimit: '1',
+    expectedCpuRequest: '1',
+    pluginEnabled: true,
+  },
+  {
+    name: 'with namespace limits, nil config',
+    config: nilConfig,
+    pod: (ns) => testPod(ns, '1', '1', '1', '1'),
+    expectedMemRequest: '1',
+    expectedCpuLimit: '1',
+    expectedCpuRequest: '1',
+    pluginEnabled: true,
+  },
+  {
+    name: 'all values are adjusted',
+    config: testConfig(100, 50, 50),
+    pod: (ns) => testPod(ns, '1Gi', '0', '2000m', '0'),
+    expectedMemRequest: '512Mi',
+    expectedCpuLimit: '1',
+    expectedCpuRequest: '500m',
+    pluginEnabled: true,
+  },
   {
     name: 'with namespace limits, all values are adjusted to floor of namespace limits',
     config: testConfig(100, 50, 50),
@@ -88,7 +150,15 @@ const cases: Case[] = [
     pluginEnabled: true,
     upstream: { expectedMemRequest: '456Gi', expectedCpuLimit: '10567m', expectedCpuRequest: '10567m' },
   },
-  { name: 'just requests are adjusted', config: testConfig(0, 50, 50), pod: (ns) => testPod(ns, '10Mi', '0', '50m', '0'), expectedMemRequest: '5Mi', expectedCpuLimit: '50m', expectedCpuRequest: '25m', pluginEnabled: true },
+  {
+    name: 'just requests are adjusted',
+    config: testConfig(0, 50, 50),
+    pod: (ns) => testPod(ns, '10Mi', '0', '50m', '0'),
+    expectedMemRequest: '5Mi',
+    expectedCpuLimit: '50m',
+    expectedCpuRequest: '25m',
+    pluginEnabled: true,
+  },
   {
     name: 'with namespace limits, all requests are adjusted to floor of namespace limits',
     config: testConfig(0, 50, 50),
@@ -99,12 +169,60 @@ const cases: Case[] = [
     pluginEnabled: true,
     upstream: { expectedMemRequest: '456Gi', expectedCpuLimit: '50m', expectedCpuRequest: '10567m' },
   },
-  { name: 'project annotation disables overrides', config: testConfig(0, 50, 50), pod: (ns) => testPod(ns, '10Mi', '0', '50m', '0'), expectedMemRequest: '0', expectedCpuLimit: '50m', expectedCpuRequest: '0', pluginEnabled: false },
-  { name: 'with namespace limits, project annotation disables overrides', config: testConfig(0, 50, 50), pod: (ns) => testPod(ns, '10Mi', '0', '50m', '0'), expectedMemRequest: '0', expectedCpuLimit: '50m', expectedCpuRequest: '0', pluginEnabled: false },
-  { name: "large values don't overflow", config: testConfig(100, 50, 50), pod: (ns) => testPod(ns, '1Ti', '0', '0', '0'), expectedMemRequest: '512Gi', expectedCpuLimit: '1024', expectedCpuRequest: '512', pluginEnabled: true },
-  { name: 'little values mess things up', config: testConfig(500, 10, 10), pod: (ns) => testPod(ns, '1.024Mi', '0', '0', '0'), expectedMemRequest: '1Mi', expectedCpuLimit: '5m', expectedCpuRequest: '1m', pluginEnabled: true },
-  { name: 'test fractional memory requests round up', config: testConfig(500, 10, 60), pod: (ns) => testPod(ns, '512Mi', '0', '0', '0'), expectedMemRequest: '307Mi', expectedCpuLimit: '2.5', expectedCpuRequest: '250m', pluginEnabled: true },
-  { name: 'test only containers types are considered with namespace limits', config: testConfig(100, 50, 50), pod: (ns) => testPod(ns, '1Gi', '0', '2000m', '0'), expectedMemRequest: '512Mi', expectedCpuLimit: '1', expectedCpuRequest: '500m', pluginEnabled: true },
+  {
+    name: 'project annotation disables overrides',
+    config: testConfig(0, 50, 50),
+    pod: (ns) => testPod(ns, '10Mi', '0', '50m', '0'),
+    expectedMemRequest: '0',
+    expectedCpuLimit: '50m',
+    expectedCpuRequest: '0',
+    pluginEnabled: false,
+  },
+  {
+    name: 'with namespace limits, project annotation disables overrides',
+    config: testConfig(0, 50, 50),
+    pod: (ns) => testPod(ns, '10Mi', '0', '50m', '0'),
+    expectedMemRequest: '0',
+    expectedCpuLimit: '50m',
+    expectedCpuRequest: '0',
+    pluginEnabled: false,
+  },
+  {
+    name: "large values don't overflow",
+    config: testConfig(100, 50, 50),
+    pod: (ns) => testPod(ns, '1Ti', '0', '0', '0'),
+    expectedMemRequest: '512Gi',
+    expectedCpuLimit: '1024',
+    expectedCpuRequest: '512',
+    pluginEnabled: true,
+  },
+  {
+    name: 'little values mess things up',
+    config: testConfig(500, 10, 10),
+    pod: (ns) => testPod(ns, '1.024Mi', '0', '0', '0'),
+    expectedMemRequest: '1Mi',
+    expectedCpuLimit: '5m',
+    expectedCpuRequest: '1m',
+    pluginEnabled: true,
+  },
+  {
+    name: 'test fractional memory requests round up',
+    config: testConfig(500, 10, 60),
+    pod: (ns) => testPod(ns, '512Mi', '0', '0', '0'),
+    expectedMemRequest: '307Mi',
+    expectedCpuLimit: '2.5',
+    expectedCpuRequest: '250m',
+    pluginEnabled: true,
+  },
+  {
+    name: 'test only containers types are considered with namespace limits',
+    config: testConfig(100, 50, 50),
+    pod: (ns) => testPod(ns, '1Gi', '0', '2000m', '0'),
+    expectedMemRequest: '512Mi',
+    expectedCpuLimit: '1',
+    expectedCpuRequest: '500m',
+    pluginEnabled: true,
+  },
 ];
 
 const amount = (list: Record<string, unknown> | undefined, name: string) => Quantity.parse(String(list?.[name] ?? '0'));
@@ -119,8 +237,14 @@ describe('TestLimitRequestAdmission', () => {
     const mutated = result.patchedObject!;
     const checked: ReviewInput = { object: mutated };
     expect(deniedMessage(await runPhase(plugin, 'validate', checked, c.config, stateFor(checked)))).toBeUndefined();
-    if (result.patch.length > 0) expect(deniedMessage(await runPhase(plugin, 'validate', input, c.config, stateFor(input)))).toMatch(/^pods "name" is forbidden: spec\.initContainers\[0\]\.resources\./);
-    const spec = mutated.spec as { initContainers: { resources: { limits?: Record<string, unknown>; requests?: Record<string, unknown> } }[]; containers: { resources: { limits?: Record<string, unknown>; requests?: Record<string, unknown> } }[] };
+    if (result.patch.length > 0)
+      expect(deniedMessage(await runPhase(plugin, 'validate', input, c.config, stateFor(input)))).toMatch(
+        /^pods "name" is forbidden: spec\.initContainers\[0\]\.resources\./,
+      );
+    const spec = mutated.spec as {
+      initContainers: { resources: { limits?: Record<string, unknown>; requests?: Record<string, unknown> } }[];
+      containers: { resources: { limits?: Record<string, unknown>; requests?: Record<string, unknown> } }[];
+    };
     for (const { resources } of [spec.initContainers[0], spec.containers[0]]) {
       expect(amount(resources.requests, 'memory').cmp(Quantity.parse(c.expectedMemRequest))).toBe(0);
       expect(amount(resources.requests, 'cpu').cmp(Quantity.parse(c.expectedCpuRequest))).toBe(0);
@@ -135,21 +259,43 @@ describe('TestConfigReader', () => {
   });
 
   it.each([
-    ['deserialize initialConfig yaml', { ...BASE, limitCPUToMemoryPercent: 10, cpuRequestToLimitPercent: 20, memoryRequestToLimitPercent: 30 }, [0.1, 0.2, 0.3]],
-    ['deserialize yamlConfig', { ...BASE, limitCPUToMemoryPercent: 100, cpuRequestToLimitPercent: 10, memoryRequestToLimitPercent: 25 }, [1, 0.1, 0.25]],
+    [
+      'deserialize initialConfig yaml',
+      { ...BASE, limitCPUToMemoryPercent: 10, cpuRequestToLimitPercent: 20, memoryRequestToLimitPercent: 30 },
+      [0.1, 0.2, 0.3],
+    ],
+    [
+      'deserialize yamlConfig',
+      { ...BASE, limitCPUToMemoryPercent: 100, cpuRequestToLimitPercent: 10, memoryRequestToLimitPercent: 25 },
+      [1, 0.1, 0.25],
+    ],
   ])('%s', (_, raw, [lc, cr, mr]) => {
-    expect(configure(raw)).toMatchObject({ enabled: true, limitCPUToMemoryRatio: lc, cpuRequestToLimitRatio: cr, memoryRequestToLimitRatio: mr });
+    expect(configure(raw)).toMatchObject({
+      enabled: true,
+      limitCPUToMemoryRatio: lc,
+      cpuRequestToLimitRatio: cr,
+      memoryRequestToLimitRatio: mr,
+    });
   });
 
   it.each([
     ['completely broken config', 'asdfasdfasdF', 'configuration', 'must be a ClusterResourceOverrideConfig object'],
-    ['choke on out-of-bounds ratio', { ...BASE, cpuRequestToLimitPercent: 200 }, 'cpuRequestToLimitPercent', 'Invalid value: 200: must be between 0 and 100'],
+    [
+      'choke on out-of-bounds ratio',
+      { ...BASE, cpuRequestToLimitPercent: 200 },
+      'cpuRequestToLimitPercent',
+      'Invalid value: 200: must be between 0 and 100',
+    ],
   ])('%s', (_, raw, field, detail) => {
-    expect(configErrorOf(() => configure(raw)).message).toBe(`autoscaling.openshift.io/ClusterResourceOverride: ${field}: ${detail}`);
+    expect(configErrorOf(() => configure(raw)).message).toBe(
+      `autoscaling.openshift.io/ClusterResourceOverride: ${field}: ${detail}`,
+    );
   });
 
   it('complain about no settings', () => {
-    expect(configErrorOf(() => configure(BASE)).message).toBe('autoscaling.openshift.io/ClusterResourceOverride: Forbidden: plugin enabled but no percentages were specified');
+    expect(configErrorOf(() => configure(BASE)).message).toBe(
+      'autoscaling.openshift.io/ClusterResourceOverride: Forbidden: plugin enabled but no percentages were specified',
+    );
   });
 });
 
@@ -166,15 +312,26 @@ describe('which namespaces', () => {
     expect(await changes(await fakeNamespace(true))).toBe(true);
   });
 
-  it.each(['openshift', 'kubernetes', 'kube', 'openshift-monitoring', 'kubernetes-dashboard', 'kube-flannel'])('%s is exempted even when opted in', async (name) => {
-    expect(await changes(await fakeNamespace(true, { [OPT_IN]: 'true' }, name))).toBe(false);
-  });
+  it.each(['openshift', 'kubernetes', 'kube', 'openshift-monitoring', 'kubernetes-dashboard', 'kube-flannel'])(
+    '%s is exempted even when opted in',
+    async (name) => {
+      expect(await changes(await fakeNamespace(true, { [OPT_IN]: 'true' }, name))).toBe(false);
+    },
+  );
 
   it('a namespace never seen has not opted in (skip), or is refused (reject)', async () => {
     expect(await changes('never-seen')).toBe(false);
     const input: ReviewInput = { object: testPod('never-seen', '1Gi', '0', '2000m', '0') };
-    expect(deniedMessage(await runPhase(plugin, 'mutate', input, { ...config, unknownNamespace: 'reject' }, stateFor(input)))).toBe('pods "name" is forbidden: namespace "never-seen" not found');
-    expect(deniedMessage(await runPhase(plugin, 'validate', input, { ...config, unknownNamespace: 'reject' }, stateFor(input)))).toBeUndefined();
+    expect(
+      deniedMessage(
+        await runPhase(plugin, 'mutate', input, { ...config, unknownNamespace: 'reject' }, stateFor(input)),
+      ),
+    ).toBe('pods "name" is forbidden: namespace "never-seen" not found');
+    expect(
+      deniedMessage(
+        await runPhase(plugin, 'validate', input, { ...config, unknownNamespace: 'reject' }, stateFor(input)),
+      ),
+    ).toBeUndefined();
   });
 });
 
@@ -182,18 +339,28 @@ describe('the validating twin', () => {
   it("refuses, with upstream's message, a pod whose values the mutation would change", async () => {
     const namespace = await fakeNamespace(true);
     const input: ReviewInput = { object: testPod(namespace, '1Gi', '1Gi', '2000m', '0') };
-    expect(deniedMessage(await runPhase(plugin, 'validate', input, testConfig(100, 50, 50), stateFor(input)))).toBe('pods "name" is forbidden: spec.initContainers[0].resources.requests.memory mutated, expected: 512Mi, got 1Gi');
+    expect(deniedMessage(await runPhase(plugin, 'validate', input, testConfig(100, 50, 50), stateFor(input)))).toBe(
+      'pods "name" is forbidden: spec.initContainers[0].resources.requests.memory mutated, expected: 512Mi, got 1Gi',
+    );
     const absent: ReviewInput = { object: podWith(namespace, { limits: { memory: '1Gi' } }) };
-    expect(deniedMessage(await runPhase(plugin, 'validate', absent, testConfig(0, 0, 50), stateFor(absent)))).toBe('pods "name" is forbidden: spec.initContainers[0].resources.requests.memory mutated, expected: 512Mi, now absent');
+    expect(deniedMessage(await runPhase(plugin, 'validate', absent, testConfig(0, 0, 50), stateFor(absent)))).toBe(
+      'pods "name" is forbidden: spec.initContainers[0].resources.requests.memory mutated, expected: 512Mi, now absent',
+    );
   });
 
   it('leaves updates and subresources alone', async () => {
     const namespace = await fakeNamespace(true);
     for (const input of [
-      { operation: 'UPDATE' as const, object: testPod(namespace, '1Gi', '1Gi', '2', '2'), oldObject: testPod(namespace, '1Gi', '1Gi', '2', '2') },
+      {
+        operation: 'UPDATE' as const,
+        object: testPod(namespace, '1Gi', '1Gi', '2', '2'),
+        oldObject: testPod(namespace, '1Gi', '1Gi', '2', '2'),
+      },
       { subResource: 'status', object: testPod(namespace, '1Gi', '1Gi', '2', '2') },
     ]) {
-      expect(deniedMessage(await runPhase(plugin, 'validate', input, testConfig(100, 50, 50), stateFor(input)))).toBeUndefined();
+      expect(
+        deniedMessage(await runPhase(plugin, 'validate', input, testConfig(100, 50, 50), stateFor(input))),
+      ).toBeUndefined();
     }
   });
 });
@@ -201,7 +368,11 @@ describe('the validating twin', () => {
 describe('the dryRun gate', () => {
   it('a dry-run Namespace write sends zero writes', async () => {
     store.reset();
-    const result = await lambdaFor(plugin, store, testConfig(100, 50, 50))('validate', namespaceReview('CREATE', 'dry', { labels: { [OPT_IN]: 'true' } }, { dryRun: true }));
+    const result = await lambdaFor(
+      plugin,
+      store,
+      testConfig(100, 50, 50),
+    )('validate', namespaceReview('CREATE', 'dry', { labels: { [OPT_IN]: 'true' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });
@@ -209,11 +380,21 @@ describe('the dryRun gate', () => {
 
 describe('configuration', () => {
   it.each([
-    [{ ...BASE, cpuRequestToLimitPercentage: 5 }, 'cpuRequestToLimitPercentage', 'unknown field "cpuRequestToLimitPercentage"; did you mean "cpuRequestToLimitPercent"?'],
+    [
+      { ...BASE, cpuRequestToLimitPercentage: 5 },
+      'cpuRequestToLimitPercentage',
+      'unknown field "cpuRequestToLimitPercentage"; did you mean "cpuRequestToLimitPercent"?',
+    ],
     [{ ...BASE, limitCPUToMemoryPercent: -1 }, 'limitCPUToMemoryPercent', 'Invalid value: -1: must be positive'],
-    [{ ...BASE, memoryRequestToLimitPercent: 101 }, 'memoryRequestToLimitPercent', 'Invalid value: 101: must be between 0 and 100'],
+    [
+      { ...BASE, memoryRequestToLimitPercent: 101 },
+      'memoryRequestToLimitPercent',
+      'Invalid value: 101: must be between 0 and 100',
+    ],
     [{ ...BASE, memoryRequestToLimitPercent: '50' }, 'memoryRequestToLimitPercent', 'must be an integer, got "50"'],
   ])('%j is refused at %s', (raw, field, detail) => {
-    expect(configErrorOf(() => configure(raw)).message).toBe(`autoscaling.openshift.io/ClusterResourceOverride: ${field}: ${detail}`);
+    expect(configErrorOf(() => configure(raw)).message).toBe(
+      `autoscaling.openshift.io/ClusterResourceOverride: ${field}: ${detail}`,
+    );
   });
 });

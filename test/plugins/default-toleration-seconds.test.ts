@@ -18,7 +18,12 @@ const NOT_READY = 'node.kubernetes.io/not-ready';
 const UNREACHABLE = 'node.kubernetes.io/unreachable';
 const DEPRECATED_NOT_READY = 'node.alpha.kubernetes.io/notReady';
 const DEPRECATED_UNREACHABLE = 'node.alpha.kubernetes.io/unreachable';
-const noExecute = (key: string, tolerationSeconds: number) => ({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds });
+const noExecute = (key: string, tolerationSeconds: number) => ({
+  key,
+  operator: 'Exists',
+  effect: 'NoExecute',
+  tolerationSeconds,
+});
 
 type Spec = { tolerations?: unknown[] };
 const pod = (tolerations?: unknown[]): KubeObject => ({
@@ -32,42 +37,59 @@ const tolerationsOf = (object: KubeObject | null) => (object!.spec as Spec).tole
 describe('TestForgivenessAdmission', () => {
   const cases: { description: string; requested?: unknown[]; expected: unknown[] }[] = [
     {
-      description: 'pod has no tolerations, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`',
+      description:
+        'pod has no tolerations, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`',
       requested: undefined,
       expected: [noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)],
     },
     {
-      description: 'pod has alpha tolerations, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
+      description:
+        'pod has alpha tolerations, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
       requested: [noExecute(DEPRECATED_NOT_READY, 300), noExecute(DEPRECATED_UNREACHABLE, 300)],
-      expected: [noExecute(DEPRECATED_NOT_READY, 300), noExecute(DEPRECATED_UNREACHABLE, 300), noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)],
+      expected: [
+        noExecute(DEPRECATED_NOT_READY, 300),
+        noExecute(DEPRECATED_UNREACHABLE, 300),
+        noExecute(NOT_READY, 300),
+        noExecute(UNREACHABLE, 300),
+      ],
     },
     {
-      description: 'pod has alpha not-ready toleration, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
+      description:
+        'pod has alpha not-ready toleration, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
       requested: [noExecute(DEPRECATED_NOT_READY, 300)],
       expected: [noExecute(DEPRECATED_NOT_READY, 300), noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)],
     },
     {
-      description: 'pod has alpha unreachable toleration, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
+      description:
+        'pod has alpha unreachable toleration, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
       requested: [noExecute(DEPRECATED_UNREACHABLE, 300)],
       expected: [noExecute(DEPRECATED_UNREACHABLE, 300), noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)],
     },
     {
-      description: 'pod has tolerations, but none is for taint `not-ready:NoExecute` or `unreachable:NoExecute`, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`',
+      description:
+        'pod has tolerations, but none is for taint `not-ready:NoExecute` or `unreachable:NoExecute`, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`',
       requested: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule', tolerationSeconds: 700 }],
-      expected: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule', tolerationSeconds: 700 }, noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)],
+      expected: [
+        { key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule', tolerationSeconds: 700 },
+        noExecute(NOT_READY, 300),
+        noExecute(UNREACHABLE, 300),
+      ],
     },
     {
-      description: 'pod specified a toleration for taint `not-ready:NoExecute`, expect add toleration for `unreachable:NoExecute`',
+      description:
+        'pod specified a toleration for taint `not-ready:NoExecute`, expect add toleration for `unreachable:NoExecute`',
       requested: [noExecute(NOT_READY, 700)],
       expected: [noExecute(NOT_READY, 700), noExecute(UNREACHABLE, 300)],
     },
     {
-      description: 'pod specified a toleration for taint `unreachable:NoExecute`, expect add toleration for `not-ready:NoExecute`',
+      description:
+        'pod specified a toleration for taint `unreachable:NoExecute`, expect add toleration for `not-ready:NoExecute`',
       requested: [noExecute(UNREACHABLE, 700)],
       expected: [noExecute(UNREACHABLE, 700), noExecute(NOT_READY, 300)],
     },
     {
-      description: 'pod specified tolerations for both `not-ready:NoExecute` and `unreachable:NoExecute`, expect no change',
+      description:
+        'pod specified tolerations for both `not-ready:NoExecute` and `unreachable:NoExecute`, expect no change',
       requested: [noExecute(NOT_READY, 700), noExecute(UNREACHABLE, 700)],
       expected: [noExecute(NOT_READY, 700), noExecute(UNREACHABLE, 700)],
     },
@@ -88,7 +110,9 @@ describe('TestForgivenessAdmission', () => {
     expect(tolerationsOf(result.patchedObject)).toEqual(expected);
     for (const op of result.patch) expect(op.path).toMatch(/^\/spec\/tolerations(\/|$)/);
     if (JSON.stringify(expected) === JSON.stringify(requested)) expect(result.patch).toEqual([]);
-    expect(deniedMessage(await runPhase(plugin, 'validate', { object: result.patchedObject }, defaults))).toBeUndefined();
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', { object: result.patchedObject }, defaults)),
+    ).toBeUndefined();
   });
 
   it('does not look at the operator: an Equal toleration for not-ready counts', async () => {
@@ -100,7 +124,11 @@ describe('TestForgivenessAdmission', () => {
   it('a NoSchedule toleration for not-ready does not count', async () => {
     const requested = [{ key: NOT_READY, operator: 'Exists', effect: 'NoSchedule' }];
     const result = await mutateIdempotently(plugin, { object: pod(requested) }, defaults);
-    expect(tolerationsOf(result.patchedObject)).toEqual([...requested, noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)]);
+    expect(tolerationsOf(result.patchedObject)).toEqual([
+      ...requested,
+      noExecute(NOT_READY, 300),
+      noExecute(UNREACHABLE, 300),
+    ]);
   });
 
   it('mutates on UPDATE too', async () => {
@@ -128,15 +156,33 @@ describe('configuration (upstream: --default-not-ready-toleration-seconds, --def
   });
 
   it('keeps the default for a field left out', () => {
-    expect(plugin.configure!({ defaultUnreachableTolerationSeconds: 30 }, source)).toEqual({ defaultNotReadyTolerationSeconds: 300, defaultUnreachableTolerationSeconds: 30 });
+    expect(plugin.configure!({ defaultUnreachableTolerationSeconds: 30 }, source)).toEqual({
+      defaultNotReadyTolerationSeconds: 300,
+      defaultUnreachableTolerationSeconds: 30,
+    });
   });
 
   it.each([
-    [{ defaultNotReadyTolerationSeconds: -1 }, 'DefaultTolerationSeconds: defaultNotReadyTolerationSeconds: must be a non-negative integer number of seconds, got -1'],
-    [{ defaultUnreachableTolerationSeconds: 1.5 }, 'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be a non-negative integer number of seconds, got 1.5'],
-    [{ defaultUnreachableTolerationSeconds: '300' }, 'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be a non-negative integer number of seconds, got "300"'],
-    [{ defaultNotReadyTolerationSecond: 10 }, 'DefaultTolerationSeconds: defaultNotReadyTolerationSecond: unknown field "defaultNotReadyTolerationSecond"; did you mean "defaultNotReadyTolerationSeconds"?'],
-    [[300], 'DefaultTolerationSeconds: configuration: must be an object with defaultNotReadyTolerationSeconds and defaultUnreachableTolerationSeconds'],
+    [
+      { defaultNotReadyTolerationSeconds: -1 },
+      'DefaultTolerationSeconds: defaultNotReadyTolerationSeconds: must be a non-negative integer number of seconds, got -1',
+    ],
+    [
+      { defaultUnreachableTolerationSeconds: 1.5 },
+      'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be a non-negative integer number of seconds, got 1.5',
+    ],
+    [
+      { defaultUnreachableTolerationSeconds: '300' },
+      'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be a non-negative integer number of seconds, got "300"',
+    ],
+    [
+      { defaultNotReadyTolerationSecond: 10 },
+      'DefaultTolerationSeconds: defaultNotReadyTolerationSecond: unknown field "defaultNotReadyTolerationSecond"; did you mean "defaultNotReadyTolerationSeconds"?',
+    ],
+    [
+      [300],
+      'DefaultTolerationSeconds: configuration: must be an object with defaultNotReadyTolerationSeconds and defaultUnreachableTolerationSeconds',
+    ],
   ])('refuses %j naming the field', (raw, message) => {
     expect(() => plugin.configure!(raw, source)).toThrow(ConfigError);
     expect(() => plugin.configure!(raw, source)).toThrow(message);
@@ -145,7 +191,12 @@ describe('configuration (upstream: --default-not-ready-toleration-seconds, --def
 
 describe('the validating twin refuses a pod that lost its default tolerations after the mutation', () => {
   it('names both missing tolerations', async () => {
-    const result = await runPhase(plugin, 'validate', { object: pod([noExecute(DEPRECATED_NOT_READY, 300)]) }, defaults);
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { object: pod([noExecute(DEPRECATED_NOT_READY, 300)]) },
+      defaults,
+    );
     expect(deniedMessage(result)).toBe(
       '[' +
         'pods "name" is forbidden: spec.tolerations: Required value: a toleration for the taint node.kubernetes.io/not-ready:NoExecute is needed (DefaultTolerationSeconds adds one with tolerationSeconds), ' +
@@ -156,7 +207,16 @@ describe('the validating twin refuses a pod that lost its default tolerations af
   });
 
   it('accepts tolerations the user chose, whatever their seconds', async () => {
-    expect(deniedMessage(await runPhase(plugin, 'validate', { object: pod([noExecute(NOT_READY, 5), { key: UNREACHABLE, operator: 'Exists' }]) }, defaults))).toBeUndefined();
+    expect(
+      deniedMessage(
+        await runPhase(
+          plugin,
+          'validate',
+          { object: pod([noExecute(NOT_READY, 5), { key: UNREACHABLE, operator: 'Exists' }]) },
+          defaults,
+        ),
+      ),
+    ).toBeUndefined();
   });
 });
 
@@ -167,24 +227,51 @@ describe('other resources and subresources are ignored', () => {
     const deployment: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: {} };
     for (const phase of ['mutate', 'validate'] as const) {
       const result = await runPhase(plugin, phase, { object: deployment, kind: { kind: 'Pod' } }, defaults);
-      expect(result.wire.response!.status).toMatchObject({ code: 400, reason: 'BadRequest', message: 'expected *api.Pod but got *apps.Deployment' });
+      expect(result.wire.response!.status).toMatchObject({
+        code: 400,
+        reason: 'BadRequest',
+        message: 'expected *api.Pod but got *apps.Deployment',
+      });
     }
   });
 });
 
 describe('TestHandles', () => {
   // Upstream mutates on CREATE and UPDATE; our twin refuses only new pods without what the mutation adds.
-  describe('mutate', () => itHandles(plugin, ['CREATE', 'UPDATE'], { object: pod(), config: defaults, phases: ['mutate'] }));
-  describe('validate (our twin)', () => itHandles(plugin, ['CREATE'], { object: pod(), config: defaults, phases: ['validate'] }));
+  describe('mutate', () =>
+    itHandles(plugin, ['CREATE', 'UPDATE'], { object: pod(), config: defaults, phases: ['mutate'] }));
+  describe('validate (our twin)', () =>
+    itHandles(plugin, ['CREATE'], { object: pod(), config: defaults, phases: ['validate'] }));
 
   it('declares CREATE and UPDATE on pods for the mutation, and a fail-open twin on CREATE only', () => {
-    const rules = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }];
-    expect(plugin.metadata.mutating).toMatchObject({ rules, failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', timeoutSeconds: 3 });
-    expect(plugin.metadata.validating).toMatchObject({ rules: [{ ...rules[0], operations: ['CREATE'] }], failurePolicy: 'Ignore', timeoutSeconds: 3 });
+    const rules = [
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['pods'],
+        scope: 'Namespaced',
+      },
+    ];
+    expect(plugin.metadata.mutating).toMatchObject({
+      rules,
+      failurePolicy: 'Ignore',
+      reinvocationPolicy: 'IfNeeded',
+      timeoutSeconds: 3,
+    });
+    expect(plugin.metadata.validating).toMatchObject({
+      rules: [{ ...rules[0], operations: ['CREATE'] }],
+      failurePolicy: 'Ignore',
+      timeoutSeconds: 3,
+    });
   });
 
   it('answers a v1beta1 review in kind, with the same uid and a patch', async () => {
-    const result = await mutateIdempotently(plugin, { apiVersion: 'admission.k8s.io/v1beta1', object: pod(), uid: 'beta-uid' }, defaults);
+    const result = await mutateIdempotently(
+      plugin,
+      { apiVersion: 'admission.k8s.io/v1beta1', object: pod(), uid: 'beta-uid' },
+      defaults,
+    );
     expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
     expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: true, patchType: 'JSONPatch' });
   });

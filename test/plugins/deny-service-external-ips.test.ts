@@ -11,7 +11,12 @@ import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js'
 const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } };
 
 function makeSvc(...externalIPs: string[]): KubeObject {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'test-ns', name: 'test-svc' }, spec: { ...(externalIPs.length ? { externalIPs } : {}) } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace: 'test-ns', name: 'test-svc' },
+    spec: { ...(externalIPs.length ? { externalIPs } : {}) },
+  };
 }
 
 const validate = (input: ReviewInput) => runPhase(plugin, 'validate', { ...SERVICES, ...input });
@@ -21,27 +26,57 @@ describe('TestAdmission', () => {
     { name: 'create: without externalIPs', newSvc: makeSvc() },
     { name: 'create: with externalIPs', newSvc: makeSvc('1.1.1.1'), fail: true },
     { name: 'update: same externalIPs', newSvc: makeSvc('1.1.1.1', '2.2.2.2'), oldSvc: makeSvc('1.1.1.1', '2.2.2.2') },
-    { name: 'update: reorder externalIPs', newSvc: makeSvc('1.1.1.1', '2.2.2.2'), oldSvc: makeSvc('2.2.2.2', '1.1.1.1') },
-    { name: 'update: change externalIPs', newSvc: makeSvc('1.1.1.1', '2.2.2.2'), oldSvc: makeSvc('1.1.1.1', '3.3.3.3'), fail: true },
+    {
+      name: 'update: reorder externalIPs',
+      newSvc: makeSvc('1.1.1.1', '2.2.2.2'),
+      oldSvc: makeSvc('2.2.2.2', '1.1.1.1'),
+    },
+    {
+      name: 'update: change externalIPs',
+      newSvc: makeSvc('1.1.1.1', '2.2.2.2'),
+      oldSvc: makeSvc('1.1.1.1', '3.3.3.3'),
+      fail: true,
+    },
     { name: 'update: add externalIPs', newSvc: makeSvc('1.1.1.1', '2.2.2.2'), oldSvc: makeSvc('1.1.1.1'), fail: true },
     { name: 'update: erase externalIPs', newSvc: makeSvc(), oldSvc: makeSvc('1.1.1.1', '2.2.2.2') },
     { name: 'update: reduce externalIPs from back', newSvc: makeSvc('1.1.1.1'), oldSvc: makeSvc('1.1.1.1', '2.2.2.2') },
-    { name: 'update: reduce externalIPs from front', newSvc: makeSvc('2.2.2.2'), oldSvc: makeSvc('1.1.1.1', '2.2.2.2') },
+    {
+      name: 'update: reduce externalIPs from front',
+      newSvc: makeSvc('2.2.2.2'),
+      oldSvc: makeSvc('1.1.1.1', '2.2.2.2'),
+    },
   ];
 
   it.each(cases)('$name', async ({ newSvc, oldSvc, fail }) => {
-    const result = await validate({ operation: oldSvc ? 'UPDATE' : 'CREATE', object: newSvc, oldObject: oldSvc ?? null });
+    const result = await validate({
+      operation: oldSvc ? 'UPDATE' : 'CREATE',
+      object: newSvc,
+      oldObject: oldSvc ?? null,
+    });
     if (fail) {
-      expect(deniedMessage(result)).toBe('services "test-svc" is forbidden: Use of external IPs is denied by admission control');
-      expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', status: 'Failure', details: { name: 'test-svc', kind: 'services', group: '' } });
+      expect(deniedMessage(result)).toBe(
+        'services "test-svc" is forbidden: Use of external IPs is denied by admission control',
+      );
+      expect(result.wire.response!.status).toMatchObject({
+        code: 403,
+        reason: 'Forbidden',
+        status: 'Failure',
+        details: { name: 'test-svc', kind: 'services', group: '' },
+      });
     } else {
       expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
     }
   });
 
   it('names a Service created with generateName by its prefix, as admission.NewForbidden does', async () => {
-    const svc: KubeObject = { kind: 'Service', metadata: { generateName: 'web-', namespace: 'ns' }, spec: { externalIPs: ['10.0.0.1'] } };
-    expect(deniedMessage(await validate({ object: svc }))).toBe('services "web-" is forbidden: Use of external IPs is denied by admission control');
+    const svc: KubeObject = {
+      kind: 'Service',
+      metadata: { generateName: 'web-', namespace: 'ns' },
+      spec: { externalIPs: ['10.0.0.1'] },
+    };
+    expect(deniedMessage(await validate({ object: svc }))).toBe(
+      'services "web-" is forbidden: Use of external IPs is denied by admission control',
+    );
   });
 
   it('an explicitly empty externalIPs list is no external IP', async () => {
@@ -56,18 +91,34 @@ describe('other resources and subresources are ignored', () => {
   it('a non-Service object sent as a Service is an InternalError, as upstream', async () => {
     const pod: KubeObject = { kind: 'Pod', metadata: { name: 'p' }, spec: {} };
     const result = await validate({ object: pod, kind: { kind: 'Service' } });
-    expect(result.wire.response!.status).toMatchObject({ code: 500, reason: 'InternalError', message: 'Internal error occurred: Expected Service resource, got: /v1, Kind=Service' });
+    expect(result.wire.response!.status).toMatchObject({
+      code: 500,
+      reason: 'InternalError',
+      message: 'Internal error occurred: Expected Service resource, got: /v1, Kind=Service',
+    });
   });
 
   it('a non-Service old object is an InternalError too', async () => {
-    const result = await validate({ operation: 'UPDATE', object: makeSvc(), oldObject: { kind: 'Pod', metadata: { name: 'test-svc' } } });
+    const result = await validate({
+      operation: 'UPDATE',
+      object: makeSvc(),
+      oldObject: { kind: 'Pod', metadata: { name: 'test-svc' } },
+    });
     expect(result.wire.response!.status).toMatchObject({ code: 500, reason: 'InternalError' });
   });
 });
 
 describe('handles CREATE and UPDATE only', () => {
   it('declares exactly those operations on services, and only validates', () => {
-    expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services'], scope: 'Namespaced' }]);
+    expect(plugin.metadata.validating!.rules).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['services'],
+        scope: 'Namespaced',
+      },
+    ]);
     expect(plugin.metadata.validating!.failurePolicy).toBe('Fail');
     expect(plugin.metadata.mutating).toBeUndefined();
     expect(plugin.admit).toBeUndefined();
@@ -76,7 +127,11 @@ describe('handles CREATE and UPDATE only', () => {
   itHandles(plugin, ['CREATE', 'UPDATE'], { object: makeSvc('1.1.1.1'), oldObject: makeSvc(), input: SERVICES });
 
   it('answers a v1beta1 review in kind, with the same uid and the denial', async () => {
-    const result = await validate({ apiVersion: 'admission.k8s.io/v1beta1', object: makeSvc('1.1.1.1'), uid: 'beta-uid' });
+    const result = await validate({
+      apiVersion: 'admission.k8s.io/v1beta1',
+      object: makeSvc('1.1.1.1'),
+      uid: 'beta-uid',
+    });
     expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
     expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: false, status: { code: 403 } });
   });

@@ -65,24 +65,72 @@ const lruComponent = ['A', 'A', 'B', 'B', 'B', 'A'].map((c) => event(withCompone
 const cases: Case[] = [
   { name: 'event not blocked when tokens available', serverBurst: 3, requests: [event()] },
   { name: 'non-event not blocked', serverBurst: 3, requests: [nonEvent()] },
-  { name: 'event blocked after tokens exhausted', serverBurst: 3, requests: [event(), event(), event(), blocked(event())] },
+  {
+    name: 'event blocked after tokens exhausted',
+    serverBurst: 3,
+    requests: [event(), event(), event(), blocked(event())],
+  },
   {
     name: 'event not blocked by dry-run requests',
     serverBurst: 3,
-    requests: [event(), event(), event({ dryRun: true }), event({ dryRun: true }), event({ dryRun: true }), event({ dryRun: true }), event(), blocked(event()), event({ dryRun: true })],
+    requests: [
+      event(),
+      event(),
+      event({ dryRun: true }),
+      event({ dryRun: true }),
+      event({ dryRun: true }),
+      event({ dryRun: true }),
+      event(),
+      blocked(event()),
+      event({ dryRun: true }),
+    ],
   },
-  { name: 'non-event not blocked after tokens exhausted', serverBurst: 3, requests: [event(), event(), event(), nonEvent()] },
-  { name: 'non-events should not count against limit', serverBurst: 3, requests: [event(), event(), nonEvent(), event()] },
-  { name: 'event accepted after token refill', serverBurst: 3, requests: [event(), event(), event(), blocked(event()), event({ delaySeconds: 1 })] },
-  { name: 'event blocked by namespace limits', serverBurst: 100, namespaceBurst: 3, namespaceCacheSize: 10, requests: [...['A', 'A', 'A'].map((n) => event({ namespace: n })), blocked(event({ namespace: 'A' }))] },
-  { name: 'event from other namespace not blocked', serverBurst: 100, namespaceBurst: 3, namespaceCacheSize: 10, requests: ['A', 'A', 'A', 'B'].map((n) => event({ namespace: n })) },
-  { name: 'events from other namespaces should not count against limit', serverBurst: 100, namespaceBurst: 3, namespaceCacheSize: 10, requests: ['A', 'A', 'B', 'A'].map((n) => event({ namespace: n })) },
+  {
+    name: 'non-event not blocked after tokens exhausted',
+    serverBurst: 3,
+    requests: [event(), event(), event(), nonEvent()],
+  },
+  {
+    name: 'non-events should not count against limit',
+    serverBurst: 3,
+    requests: [event(), event(), nonEvent(), event()],
+  },
+  {
+    name: 'event accepted after token refill',
+    serverBurst: 3,
+    requests: [event(), event(), event(), blocked(event()), event({ delaySeconds: 1 })],
+  },
+  {
+    name: 'event blocked by namespace limits',
+    serverBurst: 100,
+    namespaceBurst: 3,
+    namespaceCacheSize: 10,
+    requests: [...['A', 'A', 'A'].map((n) => event({ namespace: n })), blocked(event({ namespace: 'A' }))],
+  },
+  {
+    name: 'event from other namespace not blocked',
+    serverBurst: 100,
+    namespaceBurst: 3,
+    namespaceCacheSize: 10,
+    requests: ['A', 'A', 'A', 'B'].map((n) => event({ namespace: n })),
+  },
+  {
+    name: 'events from other namespaces should not count against limit',
+    serverBurst: 100,
+    namespaceBurst: 3,
+    namespaceCacheSize: 10,
+    requests: ['A', 'A', 'B', 'A'].map((n) => event({ namespace: n })),
+  },
   {
     name: 'event accepted after namespace token refill',
     serverBurst: 100,
     namespaceBurst: 3,
     namespaceCacheSize: 10,
-    requests: [...['A', 'A', 'A'].map((n) => event({ namespace: n })), blocked(event({ namespace: 'A' })), event({ namespace: 'A', delaySeconds: 1 })],
+    requests: [
+      ...['A', 'A', 'A'].map((n) => event({ namespace: n })),
+      blocked(event({ namespace: 'A' })),
+      event({ namespace: 'A', delaySeconds: 1 }),
+    ],
   },
   {
     name: 'event from other namespaces should not clear namespace limits',
@@ -98,17 +146,46 @@ const cases: Case[] = [
     namespaceCacheSize: 2,
     // Upstream: C evicts B from the LRU, so the last B is accepted. Here B's bucket is not full
     // again, so it is still there and the last B stays blocked (stricter; see the plugin header).
-    requests: [...lruNamespace, blocked(event({ namespace: 'B' })), blocked(event({ namespace: 'A' })), event({ namespace: 'C' }), blocked(event({ namespace: 'A' })), blocked(event({ namespace: 'B' }))],
+    requests: [
+      ...lruNamespace,
+      blocked(event({ namespace: 'B' })),
+      blocked(event({ namespace: 'A' })),
+      event({ namespace: 'C' }),
+      blocked(event({ namespace: 'A' })),
+      blocked(event({ namespace: 'B' })),
+    ],
   },
-  { name: 'event blocked by source+object limits', serverBurst: 100, sourceAndObjectBurst: 3, sourceAndObjectCacheSize: 10, requests: [...['A', 'A', 'A'].map((c) => event(withComponent(c))), blocked(event(withComponent('A')))] },
-  { name: 'event from other source+object not blocked', serverBurst: 100, sourceAndObjectBurst: 3, sourceAndObjectCacheSize: 10, requests: ['A', 'A', 'A', 'B'].map((c) => event(withComponent(c))) },
-  { name: 'events from other source+object should not count against limit', serverBurst: 100, sourceAndObjectBurst: 3, sourceAndObjectCacheSize: 10, requests: ['A', 'A', 'B', 'A'].map((c) => event(withComponent(c))) },
+  {
+    name: 'event blocked by source+object limits',
+    serverBurst: 100,
+    sourceAndObjectBurst: 3,
+    sourceAndObjectCacheSize: 10,
+    requests: [...['A', 'A', 'A'].map((c) => event(withComponent(c))), blocked(event(withComponent('A')))],
+  },
+  {
+    name: 'event from other source+object not blocked',
+    serverBurst: 100,
+    sourceAndObjectBurst: 3,
+    sourceAndObjectCacheSize: 10,
+    requests: ['A', 'A', 'A', 'B'].map((c) => event(withComponent(c))),
+  },
+  {
+    name: 'events from other source+object should not count against limit',
+    serverBurst: 100,
+    sourceAndObjectBurst: 3,
+    sourceAndObjectCacheSize: 10,
+    requests: ['A', 'A', 'B', 'A'].map((c) => event(withComponent(c))),
+  },
   {
     name: 'event accepted after source+object token refill',
     serverBurst: 100,
     sourceAndObjectBurst: 3,
     sourceAndObjectCacheSize: 10,
-    requests: [...['A', 'A', 'A'].map((c) => event(withComponent(c))), blocked(event(withComponent('A'))), event({ ...withComponent('A'), delaySeconds: 1 })],
+    requests: [
+      ...['A', 'A', 'A'].map((c) => event(withComponent(c))),
+      blocked(event(withComponent('A'))),
+      event({ ...withComponent('A'), delaySeconds: 1 }),
+    ],
   },
   {
     name: 'event from other source+object should not clear source+object limits',
@@ -123,22 +200,74 @@ const cases: Case[] = [
     sourceAndObjectBurst: 3,
     sourceAndObjectCacheSize: 2,
     // The same difference as the namespace LRU case: the last B stays blocked here.
-    requests: [...lruComponent, blocked(event(withComponent('B'))), blocked(event(withComponent('A'))), event(withComponent('C')), blocked(event(withComponent('A'))), blocked(event(withComponent('B')))],
+    requests: [
+      ...lruComponent,
+      blocked(event(withComponent('B'))),
+      blocked(event(withComponent('A'))),
+      event(withComponent('C')),
+      blocked(event(withComponent('A'))),
+      blocked(event(withComponent('B'))),
+    ],
   },
-  { name: 'source host should be included in source+object key', serverBurst: 100, sourceAndObjectBurst: 1, sourceAndObjectCacheSize: 10, requests: inclusion((l) => ({ source: { host: l } })) },
-  { name: 'involved object kind should be included in source+object key', serverBurst: 100, sourceAndObjectBurst: 1, sourceAndObjectCacheSize: 10, requests: inclusion((l) => ({ involvedObject: { kind: l } })) },
-  { name: 'involved object namespace should be included in source+object key', serverBurst: 100, sourceAndObjectBurst: 1, sourceAndObjectCacheSize: 10, requests: inclusion((l) => ({ involvedObject: { namespace: l } })) },
-  { name: 'involved object name should be included in source+object key', serverBurst: 100, sourceAndObjectBurst: 1, sourceAndObjectCacheSize: 10, requests: inclusion((l) => ({ involvedObject: { name: l } })) },
-  { name: 'involved object UID should be included in source+object key', serverBurst: 100, sourceAndObjectBurst: 1, sourceAndObjectCacheSize: 10, requests: inclusion((l) => ({ involvedObject: { uid: l } })) },
-  { name: 'involved object APIVersion should be included in source+object key', serverBurst: 100, sourceAndObjectBurst: 1, sourceAndObjectCacheSize: 10, requests: inclusion((l) => ({ involvedObject: { apiVersion: l } })) },
-  { name: 'event blocked by user limits', userBurst: 3, userCacheSize: 10, requests: [...['A', 'A', 'A'].map((u) => event({ username: u })), blocked(event({ username: 'A' }))] },
+  {
+    name: 'source host should be included in source+object key',
+    serverBurst: 100,
+    sourceAndObjectBurst: 1,
+    sourceAndObjectCacheSize: 10,
+    requests: inclusion((l) => ({ source: { host: l } })),
+  },
+  {
+    name: 'involved object kind should be included in source+object key',
+    serverBurst: 100,
+    sourceAndObjectBurst: 1,
+    sourceAndObjectCacheSize: 10,
+    requests: inclusion((l) => ({ involvedObject: { kind: l } })),
+  },
+  {
+    name: 'involved object namespace should be included in source+object key',
+    serverBurst: 100,
+    sourceAndObjectBurst: 1,
+    sourceAndObjectCacheSize: 10,
+    requests: inclusion((l) => ({ involvedObject: { namespace: l } })),
+  },
+  {
+    name: 'involved object name should be included in source+object key',
+    serverBurst: 100,
+    sourceAndObjectBurst: 1,
+    sourceAndObjectCacheSize: 10,
+    requests: inclusion((l) => ({ involvedObject: { name: l } })),
+  },
+  {
+    name: 'involved object UID should be included in source+object key',
+    serverBurst: 100,
+    sourceAndObjectBurst: 1,
+    sourceAndObjectCacheSize: 10,
+    requests: inclusion((l) => ({ involvedObject: { uid: l } })),
+  },
+  {
+    name: 'involved object APIVersion should be included in source+object key',
+    serverBurst: 100,
+    sourceAndObjectBurst: 1,
+    sourceAndObjectCacheSize: 10,
+    requests: inclusion((l) => ({ involvedObject: { apiVersion: l } })),
+  },
+  {
+    name: 'event blocked by user limits',
+    userBurst: 3,
+    userCacheSize: 10,
+    requests: [...['A', 'A', 'A'].map((u) => event({ username: u })), blocked(event({ username: 'A' }))],
+  },
   { name: 'event from other user not blocked', requests: ['A', 'A', 'A', 'B'].map((u) => event({ username: u })) },
-  { name: 'events from other user should not count against limit', requests: ['A', 'A', 'B', 'A'].map((u) => event({ username: u })) },
+  {
+    name: 'events from other user should not count against limit',
+    requests: ['A', 'A', 'B', 'A'].map((u) => event({ username: u })),
+  },
 ];
 
 function configOf(c: Case): EventRateLimitConfig {
   const limits: Limit[] = [];
-  const add = (type: LimitType, burst: number | undefined, cacheSize = 0) => burst && limits.push({ type, qps: QPS, burst, cacheSize });
+  const add = (type: LimitType, burst: number | undefined, cacheSize = 0) =>
+    burst && limits.push({ type, qps: QPS, burst, cacheSize });
   add('Server', c.serverBurst);
   add('Namespace', c.namespaceBurst, c.namespaceCacheSize);
   add('User', c.userBurst, c.userCacheSize);
@@ -168,9 +297,18 @@ describe('TestEventRateLimiting', () => {
     for (const [index, rq] of tc.requests.entries()) {
       clock += (rq.delaySeconds ?? 0) * 1000;
       const input = inputOf(rq);
-      const result = await runPhase(plugin, 'validate', input, config, store.state({ uid: input.uid!, dryRun: input.dryRun! }, () => clock));
+      const result = await runPhase(
+        plugin,
+        'validate',
+        input,
+        config,
+        store.state({ uid: input.uid!, dryRun: input.dryRun! }, () => clock),
+      );
       const response = result.wire.response!;
-      expect(response.allowed, `request ${index} should have been ${rq.accepted ? 'admitted' : 'blocked'}: ${response.status?.message}`).toBe(rq.accepted);
+      expect(
+        response.allowed,
+        `request ${index} should have been ${rq.accepted ? 'admitted' : 'blocked'}: ${response.status?.message}`,
+      ).toBe(rq.accepted);
       if (!response.allowed) expect(response.status).toMatchObject({ code: 429, reason: 'TooManyRequests' });
     }
   });
@@ -189,7 +327,13 @@ describe("upstream's messages, through the deployed handler", () => {
     resource: { resource: 'events' },
     namespace,
     userInfo: { username },
-    object: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace }, involvedObject: { kind: 'Pod', name: 'p' }, source: { component: 'kubelet' } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'e', namespace },
+      involvedObject: { kind: 'Pod', name: 'p' },
+      source: { component: 'kubelet' },
+    },
   });
 
   it('one limit reached: 429 TooManyRequests, the enforcer error wrapped once more as upstream does', async () => {
@@ -197,22 +341,41 @@ describe("upstream's messages, through the deployed handler", () => {
     expect((await invoke('validate', coreEvent('msg-ns', 'alice'))).review!.response!.allowed).toBe(true);
     const refused = (await invoke('validate', coreEvent('msg-ns', 'bob'))).review!.response!;
     expect(refused.allowed).toBe(false);
-    expect(refused.status).toMatchObject({ code: 429, reason: 'TooManyRequests', message: 'Too many requests: Too many requests: limit reached on type Namespace for key msg-ns' });
+    expect(refused.status).toMatchObject({
+      code: 429,
+      reason: 'TooManyRequests',
+      message: 'Too many requests: Too many requests: limit reached on type Namespace for key msg-ns',
+    });
   });
 
   it('several limits reached: every one is named, aggregated', async () => {
     const invoke = lambdaFor(plugin, store, config);
     expect((await invoke('validate', coreEvent('agg-ns', 'carol'))).review!.response!.allowed).toBe(true);
     const refused = (await invoke('validate', coreEvent('agg-ns', 'carol'))).review!.response!;
-    expect(refused.status?.message).toBe('Too many requests: [Too many requests: limit reached on type Namespace for key agg-ns, Too many requests: limit reached on type User for key carol]');
+    expect(refused.status?.message).toBe(
+      'Too many requests: [Too many requests: limit reached on type Namespace for key agg-ns, Too many requests: limit reached on type User for key carol]',
+    );
   });
 
   it('a refusal takes no token from the other buckets (all or none)', async () => {
     const clock = FUTURE - 1e9;
-    const cfg: EventRateLimitConfig = { limits: [{ type: 'Server', qps: 1, burst: 2, cacheSize: 1 }, { type: 'Namespace', qps: 1, burst: 1, cacheSize: 10 }] };
+    const cfg: EventRateLimitConfig = {
+      limits: [
+        { type: 'Server', qps: 1, burst: 2, cacheSize: 1 },
+        { type: 'Namespace', qps: 1, burst: 1, cacheSize: 10 },
+      ],
+    };
     const send = async (namespace: string) => {
       const input = { ...coreEvent(namespace, 'u'), uid: `aon-${++uids}` };
-      return deniedMessage(await runPhase(plugin, 'validate', input, cfg, store.state({ uid: input.uid, dryRun: false }, () => clock)));
+      return deniedMessage(
+        await runPhase(
+          plugin,
+          'validate',
+          input,
+          cfg,
+          store.state({ uid: input.uid, dryRun: false }, () => clock),
+        ),
+      );
     };
     expect(await send('aon-a')).toBeUndefined();
     expect(await send('aon-a')).toBeDefined(); // the namespace bucket is empty; the server's is untouched
@@ -225,11 +388,33 @@ describe("upstream's messages, through the deployed handler", () => {
     const cfg: EventRateLimitConfig = { limits: [{ type: 'SourceAndObject', qps: 1, burst: 1, cacheSize: 10 }] };
     const send = async (name: string) => {
       const uid = `ev-${++uids}`;
-      const input: ReviewInput = { uid, kind: { group: 'events.k8s.io', version: 'v1', kind: 'Event' }, resource: { resource: 'events' }, namespace: 'ev', object: { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'x', namespace: 'ev' }, regarding: { kind: 'Pod', name }, deprecatedSource: { component: 'kubelet' } } };
-      return deniedMessage(await runPhase(plugin, 'validate', input, cfg, store.state({ uid, dryRun: false }, () => clock)));
+      const input: ReviewInput = {
+        uid,
+        kind: { group: 'events.k8s.io', version: 'v1', kind: 'Event' },
+        resource: { resource: 'events' },
+        namespace: 'ev',
+        object: {
+          apiVersion: 'events.k8s.io/v1',
+          kind: 'Event',
+          metadata: { name: 'x', namespace: 'ev' },
+          regarding: { kind: 'Pod', name },
+          deprecatedSource: { component: 'kubelet' },
+        },
+      };
+      return deniedMessage(
+        await runPhase(
+          plugin,
+          'validate',
+          input,
+          cfg,
+          store.state({ uid, dryRun: false }, () => clock),
+        ),
+      );
     };
     expect(await send('p1')).toBeUndefined();
-    expect(await send('p1')).toBe('Too many requests: Too many requests: limit reached on type SourceAndObject for key kubeletPodp1');
+    expect(await send('p1')).toBe(
+      'Too many requests: Too many requests: limit reached on type SourceAndObject for key kubeletPodp1',
+    );
     expect(await send('p2')).toBeUndefined();
   });
 
@@ -237,15 +422,31 @@ describe("upstream's messages, through the deployed handler", () => {
     const cfg: EventRateLimitConfig = { limits: [{ type: 'Server', qps: 1, burst: 1, cacheSize: 1 }] };
     const state = store.state({ uid: 'other', dryRun: false }, () => FUTURE - 3e9);
     const pod: ReviewInput = { object: { kind: 'Pod', metadata: { name: 'p', namespace: 'n' } } };
-    for (let i = 0; i < 3; i++) expect(deniedMessage(await runPhase(plugin, 'validate', pod, cfg, state))).toBeUndefined();
-    const del: ReviewInput = { operation: 'DELETE', kind: { kind: 'Event' }, resource: { resource: 'events' }, namespace: 'n', name: 'e', oldObject: { kind: 'Event', metadata: { name: 'e', namespace: 'n' } } };
-    for (let i = 0; i < 3; i++) expect(deniedMessage(await runPhase(plugin, 'validate', del, cfg, state))).toBeUndefined();
+    for (let i = 0; i < 3; i++)
+      expect(deniedMessage(await runPhase(plugin, 'validate', pod, cfg, state))).toBeUndefined();
+    const del: ReviewInput = {
+      operation: 'DELETE',
+      kind: { kind: 'Event' },
+      resource: { resource: 'events' },
+      namespace: 'n',
+      name: 'e',
+      oldObject: { kind: 'Event', metadata: { name: 'e', namespace: 'n' } },
+    };
+    for (let i = 0; i < 3; i++)
+      expect(deniedMessage(await runPhase(plugin, 'validate', del, cfg, state))).toBeUndefined();
   });
 });
 
 describe('side effects: idempotent per uid, none for a dry run', () => {
   const config: EventRateLimitConfig = { limits: [{ type: 'Namespace', qps: 1, burst: 1, cacheSize: 10 }] };
-  const review = (uid: string, dryRun = false): ReviewInput => ({ uid, dryRun, kind: { kind: 'Event' }, resource: { resource: 'events' }, namespace: 'idem', object: { kind: 'Event', metadata: { name: 'e', namespace: 'idem' } } });
+  const review = (uid: string, dryRun = false): ReviewInput => ({
+    uid,
+    dryRun,
+    kind: { kind: 'Event' },
+    resource: { resource: 'events' },
+    namespace: 'idem',
+    object: { kind: 'Event', metadata: { name: 'e', namespace: 'idem' } },
+  });
 
   it('the apiserver retrying a request (same uid) takes one token', async () => {
     const invoke = lambdaFor(plugin, store, config);
@@ -257,44 +458,79 @@ describe('side effects: idempotent per uid, none for a dry run', () => {
   it('a dry run sends zero writes to the store (and is not limited)', async () => {
     store.reset();
     const invoke = lambdaFor(plugin, store, config);
-    for (let i = 0; i < 3; i++) expect((await invoke('validate', review(`dry-${i}`, true))).review!.response!.allowed).toBe(true);
+    for (let i = 0; i < 3; i++)
+      expect((await invoke('validate', review(`dry-${i}`, true))).review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });
 });
 
 describe('buckets live in the store', () => {
-  it('an empty bucket is still empty after DynamoDB Local restarts on the same data (-dbPath)', async () => {
-    const own = await ownStore('erl-restart');
-    const persistent = own.store;
-    const clock = FUTURE;
-    const config: EventRateLimitConfig = { limits: [{ type: 'Server', qps: 1, burst: 2, cacheSize: 1 }] };
-    const send = async () => {
-      const input: ReviewInput = { uid: `rs-${++uids}`, kind: { kind: 'Event' }, resource: { resource: 'events' }, namespace: 'r', object: { kind: 'Event' } };
-      return runPhase(plugin, 'validate', input, config, persistent.state({ uid: input.uid!, dryRun: false }, () => clock));
-    };
-    try {
-      expect(deniedMessage(await send())).toBeUndefined();
-      expect(deniedMessage(await send())).toBeUndefined();
-      await own.stop();
-      await own.start();
-      expect(deniedMessage(await send())).toBe('Too many requests: Too many requests: limit reached on type Server for key ');
-    } finally {
-      await own.dispose();
-    }
-  }, RESTART_TIMEOUT);
+  it(
+    'an empty bucket is still empty after DynamoDB Local restarts on the same data (-dbPath)',
+    async () => {
+      const own = await ownStore('erl-restart');
+      const persistent = own.store;
+      const clock = FUTURE;
+      const config: EventRateLimitConfig = { limits: [{ type: 'Server', qps: 1, burst: 2, cacheSize: 1 }] };
+      const send = async () => {
+        const input: ReviewInput = {
+          uid: `rs-${++uids}`,
+          kind: { kind: 'Event' },
+          resource: { resource: 'events' },
+          namespace: 'r',
+          object: { kind: 'Event' },
+        };
+        return runPhase(
+          plugin,
+          'validate',
+          input,
+          config,
+          persistent.state({ uid: input.uid!, dryRun: false }, () => clock),
+        );
+      };
+      try {
+        expect(deniedMessage(await send())).toBeUndefined();
+        expect(deniedMessage(await send())).toBeUndefined();
+        await own.stop();
+        await own.start();
+        expect(deniedMessage(await send())).toBe(
+          'Too many requests: Too many requests: limit reached on type Server for key ',
+        );
+      } finally {
+        await own.dispose();
+      }
+    },
+    RESTART_TIMEOUT,
+  );
 
   it('an idle bucket is forgotten once it would be full again (how cacheSize is approximated)', async () => {
     let clock = FUTURE - 4e9;
     const config: EventRateLimitConfig = { limits: [{ type: 'Namespace', qps: 1, burst: 2, cacheSize: 1 }] };
     const send = async () => {
-      const input: ReviewInput = { uid: `idle-${++uids}`, kind: { kind: 'Event' }, resource: { resource: 'events' }, namespace: 'idle', object: { kind: 'Event' } };
-      return deniedMessage(await runPhase(plugin, 'validate', input, config, store.state({ uid: input.uid!, dryRun: false }, () => clock)));
+      const input: ReviewInput = {
+        uid: `idle-${++uids}`,
+        kind: { kind: 'Event' },
+        resource: { resource: 'events' },
+        namespace: 'idle',
+        object: { kind: 'Event' },
+      };
+      return deniedMessage(
+        await runPhase(
+          plugin,
+          'validate',
+          input,
+          config,
+          store.state({ uid: input.uid!, dryRun: false }, () => clock),
+        ),
+      );
     };
     await send();
     await send();
     expect(await send()).toBeDefined();
     clock += 3000; // two tokens refill in 2 s; the item expires a second later
-    const { Item } = await store.client.send(new GetItemCommand({ TableName: store.tableName, Key: { pk: { S: 'erl#Namespace#idle' }, sk: { S: 'bucket' } } }));
+    const { Item } = await store.client.send(
+      new GetItemCommand({ TableName: store.tableName, Key: { pk: { S: 'erl#Namespace#idle' }, sk: { S: 'bucket' } } }),
+    );
     expect(Number(Item!.expiresAt.N)).toBeLessThanOrEqual(clock / 1000); // expired: reads as a full bucket
     expect(await send()).toBeUndefined();
   });
@@ -302,10 +538,19 @@ describe('buckets live in the store', () => {
 
 describe('configure: upstream Configuration and ValidateConfiguration', () => {
   const source = { file: 'admission.yaml', baseDir: '.' };
-  const limits = (...entries: unknown[]) => ({ apiVersion: 'eventratelimit.admission.k8s.io/v1alpha1', kind: 'Configuration', limits: entries });
+  const limits = (...entries: unknown[]) => ({
+    apiVersion: 'eventratelimit.admission.k8s.io/v1alpha1',
+    kind: 'Configuration',
+    limits: entries,
+  });
 
   it('reads limits, defaulting cacheSize to 4096 as upstream', () => {
-    expect(plugin.configure!(limits({ type: 'Namespace', qps: 50, burst: 100 }, { type: 'Server', qps: 5000, burst: 20000 }), source)).toEqual({
+    expect(
+      plugin.configure!(
+        limits({ type: 'Namespace', qps: 50, burst: 100 }, { type: 'Server', qps: 5000, burst: 20000 }),
+        source,
+      ),
+    ).toEqual({
       limits: [
         { type: 'Namespace', qps: 50, burst: 100, cacheSize: 4096 },
         { type: 'Server', qps: 5000, burst: 20000, cacheSize: 1 },
@@ -315,16 +560,30 @@ describe('configure: upstream Configuration and ValidateConfiguration', () => {
   });
 
   it('names the field of every violation', () => {
-    expect(() => plugin.configure!(limits({ type: 'Server', qps: 0, burst: 1 }), source)).toThrow(/^EventRateLimit: limits\[0\]\.qps: Invalid value: 0: must be positive$/);
-    expect(() => plugin.configure!(limits({ type: 'Pod', qps: 1, burst: 1 }), source)).toThrow('EventRateLimit: limits[0].type: Unsupported value: "Pod": supported values: "Namespace", "Server", "SourceAndObject", "User"');
-    expect(() => plugin.configure!(limits({ type: 'User', qps: 1, burst: 0, cacheSize: -1 }), source)).toThrow('EventRateLimit: limits[0].burst: Invalid value: 0: must be positive; limits[0].cacheSize: Invalid value: -1: must not be negative');
-    expect(() => plugin.configure!(limits(), source)).toThrow('EventRateLimit: limits: Invalid value: []: must not be empty');
-    expect(() => plugin.configure!(limits({ type: 'Server', qps: 1.5, burst: 1 }), source)).toThrow(/limits\[0\]\.qps: must be a 32-bit integer/);
-    expect(() => plugin.configure!({ apiVersion: 'v1', limits: [] }, source)).toThrow(/EventRateLimit: apiVersion: must be eventratelimit.admission.k8s.io\/v1alpha1/);
+    expect(() => plugin.configure!(limits({ type: 'Server', qps: 0, burst: 1 }), source)).toThrow(
+      /^EventRateLimit: limits\[0\]\.qps: Invalid value: 0: must be positive$/,
+    );
+    expect(() => plugin.configure!(limits({ type: 'Pod', qps: 1, burst: 1 }), source)).toThrow(
+      'EventRateLimit: limits[0].type: Unsupported value: "Pod": supported values: "Namespace", "Server", "SourceAndObject", "User"',
+    );
+    expect(() => plugin.configure!(limits({ type: 'User', qps: 1, burst: 0, cacheSize: -1 }), source)).toThrow(
+      'EventRateLimit: limits[0].burst: Invalid value: 0: must be positive; limits[0].cacheSize: Invalid value: -1: must not be negative',
+    );
+    expect(() => plugin.configure!(limits(), source)).toThrow(
+      'EventRateLimit: limits: Invalid value: []: must not be empty',
+    );
+    expect(() => plugin.configure!(limits({ type: 'Server', qps: 1.5, burst: 1 }), source)).toThrow(
+      /limits\[0\]\.qps: must be a 32-bit integer/,
+    );
+    expect(() => plugin.configure!({ apiVersion: 'v1', limits: [] }, source)).toThrow(
+      /EventRateLimit: apiVersion: must be eventratelimit.admission.k8s.io\/v1alpha1/,
+    );
   });
 
   it('the example AdmissionConfiguration is accepted', () => {
-    const example = parseYaml(readFileSync('config/examples/event-rate-limit.yaml', 'utf8')) as { plugins: { name: string; configuration: unknown }[] };
+    const example = parseYaml(readFileSync('config/examples/event-rate-limit.yaml', 'utf8')) as {
+      plugins: { name: string; configuration: unknown }[];
+    };
     const entry = example.plugins.find((p) => p.name === 'EventRateLimit')!;
     expect((plugin.configure!(entry.configuration, source) as EventRateLimitConfig).limits.length).toBeGreaterThan(0);
   });

@@ -19,30 +19,66 @@ const containerRequestingExtendedResource2 = container('er2', { [extendedResourc
 const exists = (key: string) => ({ key, operator: 'Exists', effect: 'NoSchedule' });
 
 type Spec = { containers?: unknown[]; initContainers?: unknown[]; tolerations?: unknown[] };
-const pod = (spec: Spec): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'name', namespace: 'foo' }, spec: { containers: [], ...spec } });
+const pod = (spec: Spec): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'name', namespace: 'foo' },
+  spec: { containers: [], ...spec },
+});
 const tolerationsOf = (object: KubeObject | null) => (object!.spec as Spec).tolerations;
 
 describe('TestAdmit', () => {
   const cases: { description: string; requested: Spec; expected: unknown[] | undefined }[] = [
-    { description: 'empty pod without any extended resources, expect no change in tolerations', requested: {}, expected: undefined },
-    { description: 'pod with container without any extended resources, expect no change in tolerations', requested: { containers: [containerRequestingCPU] }, expected: undefined },
-    { description: 'pod with init container without any extended resources, expect no change in tolerations', requested: { initContainers: [containerRequestingMemory] }, expected: undefined },
-    { description: 'pod with container with extended resource, expect toleration to be added', requested: { containers: [containerRequestingExtendedResource1] }, expected: [exists(extendedResource1)] },
-    { description: 'pod with init container with extended resource, expect toleration to be added', requested: { initContainers: [containerRequestingExtendedResource2] }, expected: [exists(extendedResource2)] },
     {
-      description: 'pod with existing tolerations and container with extended resource, expect existing tolerations to be preserved and new toleration to be added',
-      requested: { containers: [containerRequestingCPU, containerRequestingExtendedResource1], tolerations: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule' }] },
+      description: 'empty pod without any extended resources, expect no change in tolerations',
+      requested: {},
+      expected: undefined,
+    },
+    {
+      description: 'pod with container without any extended resources, expect no change in tolerations',
+      requested: { containers: [containerRequestingCPU] },
+      expected: undefined,
+    },
+    {
+      description: 'pod with init container without any extended resources, expect no change in tolerations',
+      requested: { initContainers: [containerRequestingMemory] },
+      expected: undefined,
+    },
+    {
+      description: 'pod with container with extended resource, expect toleration to be added',
+      requested: { containers: [containerRequestingExtendedResource1] },
+      expected: [exists(extendedResource1)],
+    },
+    {
+      description: 'pod with init container with extended resource, expect toleration to be added',
+      requested: { initContainers: [containerRequestingExtendedResource2] },
+      expected: [exists(extendedResource2)],
+    },
+    {
+      description:
+        'pod with existing tolerations and container with extended resource, expect existing tolerations to be preserved and new toleration to be added',
+      requested: {
+        containers: [containerRequestingCPU, containerRequestingExtendedResource1],
+        tolerations: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule' }],
+      },
       expected: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule' }, exists(extendedResource1)],
     },
     {
       description: 'pod with multiple extended resources, expect multiple tolerations to be added',
-      requested: { containers: [containerRequestingMemory, containerRequestingExtendedResource1], initContainers: [containerRequestingCPU, containerRequestingExtendedResource2] },
+      requested: {
+        containers: [containerRequestingMemory, containerRequestingExtendedResource1],
+        initContainers: [containerRequestingCPU, containerRequestingExtendedResource2],
+      },
       // Sorted by key: device-do before device-ek.
       expected: [exists(extendedResource2), exists(extendedResource1)],
     },
     {
-      description: 'pod with container requesting extended resource and existing correct toleration, expect no change in tolerations',
-      requested: { containers: [containerRequestingCPU, containerRequestingMemory, containerRequestingExtendedResource1], tolerations: [exists(extendedResource1)] },
+      description:
+        'pod with container requesting extended resource and existing correct toleration, expect no change in tolerations',
+      requested: {
+        containers: [containerRequestingCPU, containerRequestingMemory, containerRequestingExtendedResource1],
+        tolerations: [exists(extendedResource1)],
+      },
       expected: [exists(extendedResource1)],
     },
     {
@@ -52,11 +88,18 @@ describe('TestAdmit', () => {
         containers: [containerRequestingCPU, containerRequestingMemory, containerRequestingExtendedResource1],
         tolerations: [{ key: extendedResource1, operator: 'Equal', value: 'foo', effect: 'NoExecute' }],
       },
-      expected: [{ key: extendedResource1, operator: 'Equal', value: 'foo', effect: 'NoExecute' }, exists(extendedResource1)],
+      expected: [
+        { key: extendedResource1, operator: 'Equal', value: 'foo', effect: 'NoExecute' },
+        exists(extendedResource1),
+      ],
     },
     {
-      description: 'pod with wildcard toleration and container requesting extended resource, expect existing tolerations to be preserved and new toleration to be added',
-      requested: { containers: [containerRequestingCPU, containerRequestingMemory, containerRequestingExtendedResource1], tolerations: [{ operator: 'Exists' }] },
+      description:
+        'pod with wildcard toleration and container requesting extended resource, expect existing tolerations to be preserved and new toleration to be added',
+      requested: {
+        containers: [containerRequestingCPU, containerRequestingMemory, containerRequestingExtendedResource1],
+        tolerations: [{ operator: 'Exists' }],
+      },
       expected: [{ operator: 'Exists' }, exists(extendedResource1)],
     },
   ];
@@ -67,13 +110,19 @@ describe('TestAdmit', () => {
     expect(tolerationsOf(result.patchedObject)).toEqual(expected);
     // Only spec.tolerations is ever touched.
     for (const op of result.patch) expect(op.path).toMatch(/^\/spec\/tolerations(\/|$)/);
-    if (expected === undefined || JSON.stringify(expected) === JSON.stringify(requested.tolerations)) expect(result.patch).toEqual([]);
+    if (expected === undefined || JSON.stringify(expected) === JSON.stringify(requested.tolerations))
+      expect(result.patch).toEqual([]);
     // The validating twin agrees with the mutated pod.
     expect(deniedMessage(await runPhase(plugin, 'validate', { object: result.patchedObject }))).toBeUndefined();
   });
 
   it('appends one operation per new toleration, leaving the existing ones in place', async () => {
-    const result = await runPhase(plugin, 'mutate', { object: pod({ containers: [containerRequestingExtendedResource1], tolerations: [{ key: 'foo', operator: 'Exists' }] }) });
+    const result = await runPhase(plugin, 'mutate', {
+      object: pod({
+        containers: [containerRequestingExtendedResource1],
+        tolerations: [{ key: 'foo', operator: 'Exists' }],
+      }),
+    });
     expect(result.patch).toEqual([{ op: 'add', path: '/spec/tolerations/1', value: exists(extendedResource1) }]);
   });
 
@@ -83,7 +132,12 @@ describe('TestAdmit', () => {
   });
 
   it('a matching toleration with tolerationSeconds is replaced by the plain one, as AddOrUpdateTolerationInPod does', async () => {
-    const result = await mutateIdempotently(plugin, { object: pod({ containers: [containerRequestingExtendedResource1], tolerations: [{ ...exists(extendedResource1), tolerationSeconds: 5 }] }) });
+    const result = await mutateIdempotently(plugin, {
+      object: pod({
+        containers: [containerRequestingExtendedResource1],
+        tolerations: [{ ...exists(extendedResource1), tolerationSeconds: 5 }],
+      }),
+    });
     expect(tolerationsOf(result.patchedObject)).toEqual([exists(extendedResource1)]);
   });
 
@@ -97,7 +151,11 @@ describe('TestAdmit', () => {
 describe('the validating twin refuses a pod that lost a toleration after the mutation', () => {
   it('names every missing toleration with its field path', async () => {
     const result = await runPhase(plugin, 'validate', {
-      object: pod({ containers: [containerRequestingExtendedResource1], initContainers: [containerRequestingExtendedResource2], tolerations: [{ operator: 'Exists' }] }),
+      object: pod({
+        containers: [containerRequestingExtendedResource1],
+        initContainers: [containerRequestingExtendedResource2],
+        tolerations: [{ operator: 'Exists' }],
+      }),
     });
     expect(deniedMessage(result)).toBe(
       '[' +
@@ -109,7 +167,9 @@ describe('the validating twin refuses a pod that lost a toleration after the mut
   });
 
   it('admits a pod that requests no extended resource', async () => {
-    expect(deniedMessage(await runPhase(plugin, 'validate', { object: pod({ containers: [containerRequestingCPU] }) }))).toBeUndefined();
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', { object: pod({ containers: [containerRequestingCPU] }) })),
+    ).toBeUndefined();
   });
 });
 
@@ -139,7 +199,11 @@ describe('other resources and subresources are ignored', () => {
     const service: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' }, spec: {} };
     for (const phase of ['mutate', 'validate'] as const) {
       const result = await runPhase(plugin, phase, { object: service, kind: { kind: 'Pod' } });
-      expect(result.wire.response!.status).toMatchObject({ code: 400, reason: 'BadRequest', message: 'expected *core.Pod but got *core.Service' });
+      expect(result.wire.response!.status).toMatchObject({
+        code: 400,
+        reason: 'BadRequest',
+        message: 'expected *core.Pod but got *core.Service',
+      });
     }
   });
 });
@@ -151,13 +215,34 @@ describe('TestHandles', () => {
   describe('validate (our twin)', () => itHandles(plugin, ['CREATE'], { object: requesting, phases: ['validate'] }));
 
   it('declares CREATE and UPDATE on pods for the mutation, and a fail-open twin on CREATE only', () => {
-    const rules = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }];
-    expect(plugin.metadata.mutating).toMatchObject({ rules, failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', timeoutSeconds: 3 });
-    expect(plugin.metadata.validating).toMatchObject({ rules: [{ ...rules[0], operations: ['CREATE'] }], failurePolicy: 'Ignore', timeoutSeconds: 3 });
+    const rules = [
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['pods'],
+        scope: 'Namespaced',
+      },
+    ];
+    expect(plugin.metadata.mutating).toMatchObject({
+      rules,
+      failurePolicy: 'Ignore',
+      reinvocationPolicy: 'IfNeeded',
+      timeoutSeconds: 3,
+    });
+    expect(plugin.metadata.validating).toMatchObject({
+      rules: [{ ...rules[0], operations: ['CREATE'] }],
+      failurePolicy: 'Ignore',
+      timeoutSeconds: 3,
+    });
   });
 
   it('answers a v1beta1 review in kind, with the same uid and a patch', async () => {
-    const result = await mutateIdempotently(plugin, { apiVersion: 'admission.k8s.io/v1beta1', object: requesting, uid: 'beta-uid' });
+    const result = await mutateIdempotently(plugin, {
+      apiVersion: 'admission.k8s.io/v1beta1',
+      object: requesting,
+      uid: 'beta-uid',
+    });
     expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
     expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: true, patchType: 'JSONPatch' });
   });

@@ -13,9 +13,13 @@ import { itHandles } from '../support/handles.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as ExternalIPRangerConfig;
-const ocConfig = (fields: Record<string, unknown>) => configure({ apiVersion: 'network.openshift.io/v1', kind: 'ExternalIPRangerAdmissionConfig', ...fields });
+const ocConfig = (fields: Record<string, unknown>) =>
+  configure({ apiVersion: 'network.openshift.io/v1', kind: 'ExternalIPRangerAdmissionConfig', ...fields });
 const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } };
-const saUser = (name: string) => ({ username: `system:serviceaccount:test:${name}`, groups: ['system:serviceaccounts', 'system:serviceaccounts:test'] });
+const saUser = (name: string) => ({
+  username: `system:serviceaccount:test:${name}`,
+  groups: ['system:serviceaccounts', 'system:serviceaccounts:test'],
+});
 const FAKE_AUTHORIZER = { allowedUsers: ['system:serviceaccount:test:admin'] };
 
 const ipv4 = '172.0.0.0/16';
@@ -38,37 +42,205 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { admit: true, op: 'CREATE', testName: 'No external IPs on create for test:ordinary-user user', user: 'ordinary-user' },
+  {
+    admit: true,
+    op: 'CREATE',
+    testName: 'No external IPs on create for test:ordinary-user user',
+    user: 'ordinary-user',
+  },
   { admit: true, op: 'UPDATE', testName: 'No external IPs on update for test:admin user', user: 'ordinary-user' },
-  { admit: false, externalIPs: ['1.2.3.4'], op: 'CREATE', testName: 'No external IPs allowed on create for test:ordinary-user user', errContains: ['externalIPs have been disabled'], user: 'ordinary-user' },
-  { admit: true, externalIPs: ['1.2.3.4'], op: 'CREATE', testName: 'External IPs allowed on create for test:admin user', user: 'admin' },
-  { admit: false, externalIPs: ['1.2.3.4'], op: 'UPDATE', testName: 'No external IPs allowed on update', errContains: ['externalIPs have been disabled'], user: 'ordinary-user' },
-  { admit: true, externalIPs: ['1.2.3.4'], op: 'UPDATE', testName: 'External IPs allowed on update for test:admin user', user: 'admin' },
-  { admit: false, admits: [ipv4], externalIPs: ['1.2.3.4'], op: 'CREATE', testName: 'IP out of range on create', errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'], user: 'ordinary-user' },
-  { admit: true, rejects: [ipv4], externalIPs: ['1.2.3.4'], op: 'CREATE', testName: 'IP not in reject range on create and admits is empty', user: 'ordinary-user' },
-  { admit: false, admits: [ipv4], externalIPs: ['1.2.3.4'], op: 'UPDATE', testName: 'IP out of range on update', errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'], user: 'ordinary-user' },
-  { admit: false, admits: [ipv4], rejects: [ipv4subset], externalIPs: ['172.0.1.1'], op: 'UPDATE', testName: 'IP out of range due to blacklist', errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'], user: 'ordinary-user' },
-  { admit: false, admits: [ipv4], rejects: [ipv4offset], externalIPs: ['172.199.1.1'], op: 'UPDATE', testName: 'IP not in reject or admit', errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'], user: 'ordinary-user' },
-  { admit: true, admits: [ipv4], externalIPs: ['172.0.0.1'], op: 'CREATE', testName: 'IP in range on create for test:ordinary-user user', user: 'ordinary-user' },
-  { admit: true, admits: [ipv4], externalIPs: ['172.0.0.1'], op: 'UPDATE', testName: 'IP in range on update for test:admin user', user: 'admin' },
-  { admit: false, admits: [ipv4], externalIPs: ['abcd'], op: 'CREATE', testName: 'IP unparseable on create', errContains: ['externalIPs must be a valid address', 'spec.externalIPs[0]'], user: 'ordinary-user' },
-  { admit: false, admits: [none], externalIPs: ['1.2.3.4'], op: 'CREATE', testName: 'IP range is empty for test:ordinary-user user', errContains: ['externalIP is not allowed'], user: 'ordinary-user' },
-  { admit: true, admits: [none], externalIPs: ['1.2.3.4'], op: 'CREATE', testName: 'IP range is empty, but test:admin user allowed', user: 'admin' },
-  { admit: false, rejects: [all], admits: [all], externalIPs: ['1.2.3.4'], op: 'CREATE', testName: 'rejections can cover the entire range', user: 'ordinary-user' },
-  { admit: true, externalIPs: ['1.2.3.4'], op: 'UPDATE', testName: 'Ingress ip allowed when external ips are disabled', loadBalancer: true, ingressIP: '1.2.3.4', user: 'ordinary-user' },
-  { admit: true, admits: [ipv4], externalIPs: ['1.2.3.4', '172.0.0.1'], op: 'UPDATE', testName: 'Ingress ip allowed when external ips are enabled', loadBalancer: true, ingressIP: '1.2.3.4', user: 'admin' },
-  { admit: false, admits: [ipv4], externalIPs: ['1.2.3.4', '172.0.0.1'], op: 'UPDATE', testName: 'Ingress ip not allowed for non-lb service', loadBalancer: false, ingressIP: '1.2.3.4', user: 'ordinary-user' },
+  {
+    admit: false,
+    externalIPs: ['1.2.3.4'],
+    op: 'CREATE',
+    testName: 'No external IPs allowed on create for test:ordinary-user user',
+    errContains: ['externalIPs have been disabled'],
+    user: 'ordinary-user',
+  },
+  {
+    admit: true,
+    externalIPs: ['1.2.3.4'],
+    op: 'CREATE',
+    testName: 'External IPs allowed on create for test:admin user',
+    user: 'admin',
+  },
+  {
+    admit: false,
+    externalIPs: ['1.2.3.4'],
+    op: 'UPDATE',
+    testName: 'No external IPs allowed on update',
+    errContains: ['externalIPs have been disabled'],
+    user: 'ordinary-user',
+  },
+  {
+    admit: true,
+    externalIPs: ['1.2.3.4'],
+    op: 'UPDATE',
+    testName: 'External IPs allowed on update for test:admin user',
+    user: 'admin',
+  },
+  {
+    admit: false,
+    admits: [ipv4],
+    externalIPs: ['1.2.3.4'],
+    op: 'CREATE',
+    testName: 'IP out of range on create',
+    errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'],
+    user: 'ordinary-user',
+  },
+  {
+    admit: true,
+    rejects: [ipv4],
+    externalIPs: ['1.2.3.4'],
+    op: 'CREATE',
+    testName: 'IP not in reject range on create and admits is empty',
+    user: 'ordinary-user',
+  },
+  {
+    admit: false,
+    admits: [ipv4],
+    externalIPs: ['1.2.3.4'],
+    op: 'UPDATE',
+    testName: 'IP out of range on update',
+    errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'],
+    user: 'ordinary-user',
+  },
+  {
+    admit: false,
+    admits: [ipv4],
+    rejects: [ipv4subset],
+    externalIPs: ['172.0.1.1'],
+    op: 'UPDATE',
+    testName: 'IP out of range due to blacklist',
+    errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'],
+    user: 'ordinary-user',
+  },
+  {
+    admit: false,
+    admits: [ipv4],
+    rejects: [ipv4offset],
+    externalIPs: ['172.199.1.1'],
+    op: 'UPDATE',
+    testName: 'IP not in reject or admit',
+    errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'],
+    user: 'ordinary-user',
+  },
+  {
+    admit: true,
+    admits: [ipv4],
+    externalIPs: ['172.0.0.1'],
+    op: 'CREATE',
+    testName: 'IP in range on create for test:ordinary-user user',
+    user: 'ordinary-user',
+  },
+  {
+    admit: true,
+    admits: [ipv4],
+    externalIPs: ['172.0.0.1'],
+    op: 'UPDATE',
+    testName: 'IP in range on update for test:admin user',
+    user: 'admin',
+  },
+  {
+    admit: false,
+    admits: [ipv4],
+    externalIPs: ['abcd'],
+    op: 'CREATE',
+    testName: 'IP unparseable on create',
+    errContains: ['externalIPs must be a valid address', 'spec.externalIPs[0]'],
+    user: 'ordinary-user',
+  },
+  {
+    admit: false,
+    admits: [none],
+    externalIPs: ['1.2.3.4'],
+    op: 'CREATE',
+    testName: 'IP range is empty for test:ordinary-user user',
+    errContains: ['externalIP is not allowed'],
+    user: 'ordinary-user',
+  },
+  {
+    admit: true,
+    admits: [none],
+    externalIPs: ['1.2.3.4'],
+    op: 'CREATE',
+    testName: 'IP range is empty, but test:admin user allowed',
+    user: 'admin',
+  },
+  {
+    admit: false,
+    rejects: [all],
+    admits: [all],
+    externalIPs: ['1.2.3.4'],
+    op: 'CREATE',
+    testName: 'rejections can cover the entire range',
+    user: 'ordinary-user',
+  },
+  {
+    admit: true,
+    externalIPs: ['1.2.3.4'],
+    op: 'UPDATE',
+    testName: 'Ingress ip allowed when external ips are disabled',
+    loadBalancer: true,
+    ingressIP: '1.2.3.4',
+    user: 'ordinary-user',
+  },
+  {
+    admit: true,
+    admits: [ipv4],
+    externalIPs: ['1.2.3.4', '172.0.0.1'],
+    op: 'UPDATE',
+    testName: 'Ingress ip allowed when external ips are enabled',
+    loadBalancer: true,
+    ingressIP: '1.2.3.4',
+    user: 'admin',
+  },
+  {
+    admit: false,
+    admits: [ipv4],
+    externalIPs: ['1.2.3.4', '172.0.0.1'],
+    op: 'UPDATE',
+    testName: 'Ingress ip not allowed for non-lb service',
+    loadBalancer: false,
+    ingressIP: '1.2.3.4',
+    user: 'ordinary-user',
+  },
 ];
 
 function svc(externalIPs: string[] | undefined, loadBalancer: boolean): KubeObject {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name: 'test', namespace: 'namespace' }, spec: { type: loadBalancer ? 'LoadBalancer' : 'ClusterIP', ...(externalIPs ? { externalIPs } : {}) } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'test', namespace: 'namespace' },
+    spec: { type: loadBalancer ? 'LoadBalancer' : 'ClusterIP', ...(externalIPs ? { externalIPs } : {}) },
+  };
 }
 
 function caseInput(c: Case): { input: ReviewInput; config: ExternalIPRangerConfig } {
   const allowIngressIP = (c.ingressIP ?? '') !== '' || c.loadBalancer === true;
-  const config = ocConfig({ externalIPNetworkCIDRs: [...(c.rejects ?? []).map((r) => `!${r}`), ...(c.admits ?? [])], allowIngressIP, ...FAKE_AUTHORIZER });
-  const oldObject: KubeObject | null = c.ingressIP ? { apiVersion: 'v1', kind: 'Service', metadata: { name: 'test' }, status: { loadBalancer: { ingress: [{ ip: c.ingressIP }] } } } : null;
-  return { input: { ...SERVICES, operation: c.op, object: svc(c.externalIPs, c.loadBalancer === true), oldObject, userInfo: saUser(c.user) }, config };
+  const config = ocConfig({
+    externalIPNetworkCIDRs: [...(c.rejects ?? []).map((r) => `!${r}`), ...(c.admits ?? [])],
+    allowIngressIP,
+    ...FAKE_AUTHORIZER,
+  });
+  const oldObject: KubeObject | null = c.ingressIP
+    ? {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'test' },
+        status: { loadBalancer: { ingress: [{ ip: c.ingressIP }] } },
+      }
+    : null;
+  return {
+    input: {
+      ...SERVICES,
+      operation: c.op,
+      object: svc(c.externalIPs, c.loadBalancer === true),
+      oldObject,
+      userInfo: saUser(c.user),
+    },
+    config,
+  };
 }
 
 describe('TestAdmission', () => {
@@ -85,12 +257,20 @@ describe('TestAdmission', () => {
 
 describe('messages, as admission.NewForbidden prints an aggregate of field errors', () => {
   const config = ocConfig({ externalIPNetworkCIDRs: [ipv4, `!${ipv4subset}`] });
-  const validate = (ips: string[], user = saUser('ordinary-user')) => runPhase(plugin, 'validate', { ...SERVICES, object: svc(ips, false), userInfo: user }, config);
+  const validate = (ips: string[], user = saUser('ordinary-user')) =>
+    runPhase(plugin, 'validate', { ...SERVICES, object: svc(ips, false), userInfo: user }, config);
 
   it('one violation', async () => {
     const result = await validate(['1.2.3.4']);
-    expect(deniedMessage(result)).toBe('services "test" is forbidden: spec.externalIPs[0]: Forbidden: externalIP is not allowed');
-    expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', status: 'Failure', details: { name: 'test', group: '', kind: 'services' } });
+    expect(deniedMessage(result)).toBe(
+      'services "test" is forbidden: spec.externalIPs[0]: Forbidden: externalIP is not allowed',
+    );
+    expect(result.wire.response!.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      status: 'Failure',
+      details: { name: 'test', group: '', kind: 'services' },
+    });
   });
 
   it('every violation, behind one prefix, in order', async () => {
@@ -100,14 +280,29 @@ describe('messages, as admission.NewForbidden prints an aggregate of field error
   });
 
   it('disabled external IPs name the whole field', async () => {
-    const result = await runPhase(plugin, 'validate', { ...SERVICES, object: svc(['1.2.3.4', '5.6.7.8'], false), userInfo: saUser('x') }, ocConfig({}));
-    expect(deniedMessage(result)).toBe('services "test" is forbidden: spec.externalIPs: Forbidden: externalIPs have been disabled');
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { ...SERVICES, object: svc(['1.2.3.4', '5.6.7.8'], false), userInfo: saUser('x') },
+      ocConfig({}),
+    );
+    expect(deniedMessage(result)).toBe(
+      'services "test" is forbidden: spec.externalIPs: Forbidden: externalIPs have been disabled',
+    );
   });
 
   it('allowedGroups stands in for the authorizer; system:masters by default', async () => {
-    expect(deniedMessage(await validate(['1.2.3.4'], { username: 'root', groups: ['system:masters'] }))).toBeUndefined();
+    expect(
+      deniedMessage(await validate(['1.2.3.4'], { username: 'root', groups: ['system:masters'] })),
+    ).toBeUndefined();
     const strict = ocConfig({ externalIPNetworkCIDRs: [ipv4], allowedGroups: ['net-admins'] });
-    const run = (groups: string[]) => runPhase(plugin, 'validate', { ...SERVICES, object: svc(['1.2.3.4'], false), userInfo: { username: 'u', groups } }, strict);
+    const run = (groups: string[]) =>
+      runPhase(
+        plugin,
+        'validate',
+        { ...SERVICES, object: svc(['1.2.3.4'], false), userInfo: { username: 'u', groups } },
+        strict,
+      );
     expect(deniedMessage(await run(['system:masters']))).toContain('externalIP is not allowed');
     expect(deniedMessage(await run(['net-admins']))).toBeUndefined();
   });
@@ -119,8 +314,10 @@ describe('messages, as admission.NewForbidden prints an aggregate of field error
     expect(cidrContains(parseCIDRSloppy('2001:db8::/32'), parseIPSloppy('2001:db8::1')!)).toBe(true);
     expect(cidrContains(parseCIDRSloppy('2001:db8::/32'), parseIPSloppy('2001:db9::1')!)).toBe(false);
     expect(cidrContains(parseCIDRSloppy('10.1.2.3/8'), parseIPSloppy('10.200.0.1')!)).toBe(true);
-    for (const bad of ['abcd', '1.2.3', '1.2.3.256', 'fe80::1%eth0', '1::2::3', '']) expect(parseIPSloppy(bad)).toBeUndefined();
-    for (const bad of ['1.2.3.4', '1.2.3.4/33', '::/129', 'x/8', '1.2.3.4/-1']) expect(() => parseCIDRSloppy(bad)).toThrow(`invalid CIDR address: ${bad}`);
+    for (const bad of ['abcd', '1.2.3', '1.2.3.256', 'fe80::1%eth0', '1::2::3', ''])
+      expect(parseIPSloppy(bad)).toBeUndefined();
+    for (const bad of ['1.2.3.4', '1.2.3.4/33', '::/129', 'x/8', '1.2.3.4/-1'])
+      expect(() => parseCIDRSloppy(bad)).toThrow(`invalid CIDR address: ${bad}`);
   });
 });
 
@@ -128,16 +325,44 @@ describe('other resources and subresources are ignored', () => {
   const config = ocConfig({});
   const bad = svc(['1.2.3.4'], false);
   it.each([
-    { name: 'non-service resource', kind: { kind: 'Foo' }, resource: { resource: 'foos' }, subResource: undefined, allowed: true },
-    { name: 'services of another group', kind: { group: 'example.com', kind: 'Service' }, resource: { group: 'example.com', resource: 'services' }, subResource: undefined, allowed: true },
-    { name: 'service status subresource is judged, as upstream', kind: { kind: 'Service' }, resource: { resource: 'services' }, subResource: 'status', allowed: false },
+    {
+      name: 'non-service resource',
+      kind: { kind: 'Foo' },
+      resource: { resource: 'foos' },
+      subResource: undefined,
+      allowed: true,
+    },
+    {
+      name: 'services of another group',
+      kind: { group: 'example.com', kind: 'Service' },
+      resource: { group: 'example.com', resource: 'services' },
+      subResource: undefined,
+      allowed: true,
+    },
+    {
+      name: 'service status subresource is judged, as upstream',
+      kind: { kind: 'Service' },
+      resource: { resource: 'services' },
+      subResource: 'status',
+      allowed: false,
+    },
   ])('$name', async ({ kind, resource, subResource, allowed }) => {
-    const result = await runPhase(plugin, 'validate', { object: bad, kind, resource, subResource, operation: 'UPDATE', oldObject: bad }, config);
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { object: bad, kind, resource, subResource, operation: 'UPDATE', oldObject: bad },
+      config,
+    );
     expect(result.wire.response!.allowed).toBe(allowed);
   });
 
   it('an object that is not a Service is let through, as upstream', async () => {
-    const result = await runPhase(plugin, 'validate', { ...SERVICES, object: { kind: 'Endpoints', metadata: { name: 'x' }, subsets: [] } }, config);
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { ...SERVICES, object: { kind: 'Endpoints', metadata: { name: 'x' }, subsets: [] } },
+      config,
+    );
     expect(result.wire.response!.allowed).toBe(true);
   });
 
@@ -147,8 +372,22 @@ describe('other resources and subresources are ignored', () => {
   });
 
   it('declares services and services/status writes only', () => {
-    expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services', 'services/status'], scope: 'Namespaced' }]);
-    expect(plugin.metadata).toMatchObject({ upstreamName: 'network.openshift.io/ExternalIPRanger', name: 'external-ip-ranger', writes: false, needs: [], validating: { failurePolicy: 'Fail', timeoutSeconds: 3 } });
+    expect(plugin.metadata.validating!.rules).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['services', 'services/status'],
+        scope: 'Namespaced',
+      },
+    ]);
+    expect(plugin.metadata).toMatchObject({
+      upstreamName: 'network.openshift.io/ExternalIPRanger',
+      name: 'external-ip-ranger',
+      writes: false,
+      needs: [],
+      validating: { failurePolicy: 'Fail', timeoutSeconds: 3 },
+    });
   });
 });
 
@@ -157,7 +396,12 @@ describe('TestHandles', () => {
   itHandles(plugin, ['CREATE', 'UPDATE'], { object: svc(['1.2.3.4'], false), input: SERVICES, config });
 
   it('answers a v1beta1 review in kind, with the same uid', async () => {
-    const result = await runPhase(plugin, 'validate', { ...SERVICES, apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta-uid', object: svc(['1.2.3.4'], false) }, config);
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { ...SERVICES, apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta-uid', object: svc(['1.2.3.4'], false) },
+      config,
+    );
     expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
     expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: false, status: { code: 403 } });
   });
@@ -169,7 +413,11 @@ describe('configuration errors name the plugin and the field', () => {
     { raw: [], field: 'configuration' },
     { raw: { ...base, apiVersion: 'v1' }, field: 'apiVersion' },
     { raw: { ...base, kind: 'Other' }, field: 'kind' },
-    { raw: { ...base, externalIPNetworkCIDRs: ['10.0.0.0/8', '!300.0.0.0/8'] }, field: 'externalIPNetworkCIDRs[1]', detail: 'invalid CIDR address: 300.0.0.0/8' },
+    {
+      raw: { ...base, externalIPNetworkCIDRs: ['10.0.0.0/8', '!300.0.0.0/8'] },
+      field: 'externalIPNetworkCIDRs[1]',
+      detail: 'invalid CIDR address: 300.0.0.0/8',
+    },
     { raw: { ...base, externalIPNetworkCIDRs: '10.0.0.0/8' }, field: 'externalIPNetworkCIDRs' },
     { raw: { ...base, allowIngressIP: 'yes' }, field: 'allowIngressIP' },
     { raw: { ...base, allowedUsers: [''] }, field: 'allowedUsers[0]' },

@@ -13,7 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import plugin, { FAILED_OPEN_AUDIT_KEY, FAILED_OPEN_POD_ANNOTATION, goDuration } from '../../functions/image-policy-webhook/plugin.js';
+import plugin, {
+  FAILED_OPEN_AUDIT_KEY,
+  FAILED_OPEN_POD_ANNOTATION,
+  goDuration,
+} from '../../functions/image-policy-webhook/plugin.js';
 import type { ImagePolicyWebhookConfig } from '../../functions/image-policy-webhook/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { issueCertificate } from '../../infra/pki/pki.js';
@@ -41,7 +45,9 @@ class MockService {
   statusCode = 200;
   outAnnotations: Record<string, string> | null = null;
   calls = 0;
-  received: { spec?: { containers?: { image?: string }[]; annotations?: Record<string, string>; namespace?: string } }[] = [];
+  received: {
+    spec?: { containers?: { image?: string }[]; annotations?: Record<string, string>; namespace?: string };
+  }[] = [];
 
   handle(req: IncomingMessage, res: ServerResponse): void {
     let body = '';
@@ -58,7 +64,9 @@ class MockService {
       let allowed = this.allow || containers[0]?.image === 'good';
       if (containers.some((c) => c.image === 'bad')) allowed = false;
       const status = { allowed, reason: allowed ? '' : 'not allowed', auditAnnotations: this.outAnnotations };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'imagepolicy.k8s.io/v1alpha1', kind: 'ImageReview', status }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ apiVersion: 'imagepolicy.k8s.io/v1alpha1', kind: 'ImageReview', status }));
     });
   }
 }
@@ -70,13 +78,26 @@ interface Backend {
 }
 
 /** NewTestServer: TLS with the server certificate; client certificates required when serverCA is given. */
-async function backend(tls: { cert?: string; key?: string; clientCa?: string } | 'plain' = { cert: pki.server.certPem, key: pki.server.keyPem, clientCa: pki.ca.certPem }): Promise<Backend> {
+async function backend(
+  tls: { cert?: string; key?: string; clientCa?: string } | 'plain' = {
+    cert: pki.server.certPem,
+    key: pki.server.keyPem,
+    clientCa: pki.ca.certPem,
+  },
+): Promise<Backend> {
   const service = new MockService();
   const handler = (req: IncomingMessage, res: ServerResponse) => service.handle(req, res);
   const server =
     tls === 'plain'
       ? createHttpServer(handler)
-      : createServer({ cert: tls.cert, key: tls.key, ...(tls.clientCa && { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }) }, handler);
+      : createServer(
+          {
+            cert: tls.cert,
+            key: tls.key,
+            ...(tls.clientCa && { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }),
+          },
+          handler,
+        );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
@@ -94,36 +115,113 @@ let files = 0;
 const b64 = (pem: string) => Buffer.from(pem).toString('base64');
 
 /** newImagePolicyWebhook: a kubeconfig in a temp dir and upstream's imagePolicy block. */
-function configFor(url: string, opts: { clientCert?: boolean; clientCa?: string | null; allowTTL?: number; denyTTL?: number; defaultAllow?: boolean; caAsFile?: boolean } = {}): ImagePolicyWebhookConfig {
+function configFor(
+  url: string,
+  opts: {
+    clientCert?: boolean;
+    clientCa?: string | null;
+    allowTTL?: number;
+    denyTTL?: number;
+    defaultAllow?: boolean;
+    caAsFile?: boolean;
+  } = {},
+): ImagePolicyWebhookConfig {
   const name = `kubeconfig-${++files}.yaml`;
   const ca = opts.clientCa === undefined ? pki.ca.certPem : opts.clientCa;
   if (opts.caAsFile && ca) writeFileSync(join(dir, `ca-${files}.pem`), ca);
-  const cluster = { server: url, ...(ca && (opts.caAsFile ? { 'certificate-authority': `ca-${files}.pem` } : { 'certificate-authority-data': b64(ca) })) };
-  const user = opts.clientCert === false ? {} : { 'client-certificate-data': b64(pki.client.certPem), 'client-key-data': b64(pki.client.keyPem) };
-  writeFileSync(join(dir, name), JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'backend', cluster }], users: [{ name: 'apiserver', user }], contexts: [{ name: 'c', context: { cluster: 'backend', user: 'apiserver' } }], 'current-context': 'c' }));
-  return plugin.configure!({ imagePolicy: { kubeConfigFile: name, allowTTL: opts.allowTTL ?? 0, denyTTL: opts.denyTTL ?? 0, retryBackoff: 1, defaultAllow: opts.defaultAllow ?? false } }, { file: join(dir, 'admission.yaml'), baseDir: dir }) as ImagePolicyWebhookConfig;
+  const cluster = {
+    server: url,
+    ...(ca &&
+      (opts.caAsFile ? { 'certificate-authority': `ca-${files}.pem` } : { 'certificate-authority-data': b64(ca) })),
+  };
+  const user =
+    opts.clientCert === false
+      ? {}
+      : { 'client-certificate-data': b64(pki.client.certPem), 'client-key-data': b64(pki.client.keyPem) };
+  writeFileSync(
+    join(dir, name),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'backend', cluster }],
+      users: [{ name: 'apiserver', user }],
+      contexts: [{ name: 'c', context: { cluster: 'backend', user: 'apiserver' } }],
+      'current-context': 'c',
+    }),
+  );
+  return plugin.configure!(
+    {
+      imagePolicy: {
+        kubeConfigFile: name,
+        allowTTL: opts.allowTTL ?? 0,
+        denyTTL: opts.denyTTL ?? 0,
+        retryBackoff: 1,
+        defaultAllow: opts.defaultAllow ?? false,
+      },
+    },
+    { file: join(dir, 'admission.yaml'), baseDir: dir },
+  ) as ImagePolicyWebhookConfig;
 }
 
 let namespaces = 0;
-const goodPod = (namespace: string, image: string, extra: Record<string, unknown> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'pod', namespace, ...extra }, spec: { serviceAccountName: 'default', containers: [{ name: 'c', image }] } });
+const goodPod = (namespace: string, image: string, extra: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'pod', namespace, ...extra },
+  spec: { serviceAccountName: 'default', containers: [{ name: 'c', image }] },
+});
 const podWith = (namespace: string, containers: string[], initContainers: string[] = []): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'pod', namespace },
-  spec: { containers: containers.map((image, i) => ({ name: `c${i}`, image })), ...(initContainers.length && { initContainers: initContainers.map((image, i) => ({ name: `i${i}`, image })) }) },
+  spec: {
+    containers: containers.map((image, i) => ({ name: `c${i}`, image })),
+    ...(initContainers.length && { initContainers: initContainers.map((image, i) => ({ name: `i${i}`, image })) }),
+  },
 });
-const validate = (config: ImagePolicyWebhookConfig, object: KubeObject, extra: Partial<ReviewInput> = {}, now?: () => number) => {
+const validate = (
+  config: ImagePolicyWebhookConfig,
+  object: KubeObject,
+  extra: Partial<ReviewInput> = {},
+  now?: () => number,
+) => {
   const uid = `ipw-${++namespaces}`;
-  return runPhase(plugin, 'validate', { uid, object, ...extra }, config, store.state({ uid, dryRun: extra.dryRun ?? false }, now));
+  return runPhase(
+    plugin,
+    'validate',
+    { uid, object, ...extra },
+    config,
+    store.state({ uid, dryRun: extra.dryRun ?? false }, now),
+  );
 };
 
 describe('TestTLSConfig', () => {
   const cases = [
-    { test: 'TLS setup between client and server', client: { clientCert: true }, server: { clientCa: pki.ca.certPem }, wantAllowed: true },
+    {
+      test: 'TLS setup between client and server',
+      client: { clientCert: true },
+      server: { clientCa: pki.ca.certPem },
+      wantAllowed: true,
+    },
     { test: 'Server does not require client auth', client: { clientCert: false }, server: {}, wantAllowed: true },
-    { test: 'Server does not require client auth, client provides it', client: { clientCert: true }, server: {}, wantAllowed: true },
-    { test: 'Client does not trust server', client: { clientCert: true, clientCa: null }, server: {}, wantAllowed: false },
-    { test: 'Server does not trust client', client: { clientCert: true }, server: { clientCa: badCa.certPem }, wantAllowed: false },
+    {
+      test: 'Server does not require client auth, client provides it',
+      client: { clientCert: true },
+      server: {},
+      wantAllowed: true,
+    },
+    {
+      test: 'Client does not trust server',
+      client: { clientCert: true, clientCa: null },
+      server: {},
+      wantAllowed: false,
+    },
+    {
+      test: 'Server does not trust client',
+      client: { clientCert: true },
+      server: { clientCa: badCa.certPem },
+      wantAllowed: false,
+    },
   ];
   it.each(cases)('$test', async ({ client, server, wantAllowed }) => {
     const b = await backend({ cert: pki.server.certPem, key: pki.server.keyPem, ...server });
@@ -133,12 +231,16 @@ describe('TestTLSConfig', () => {
       b.service.allow = true;
       const first = await validate(config, goodPod(namespace, String(Math.floor(Math.random() * 1000))));
       if (!wantAllowed) {
-        expect(deniedMessage(first)).toMatch(/^pods "pod" is forbidden: Post "https:\/\/127\.0\.0\.1:\d+\/imagepolicy": /);
+        expect(deniedMessage(first)).toMatch(
+          /^pods "pod" is forbidden: Post "https:\/\/127\.0\.0\.1:\d+\/imagepolicy": /,
+        );
         return;
       }
       expect(deniedMessage(first)).toBeUndefined();
       b.service.allow = false;
-      expect(deniedMessage(await validate(config, goodPod(namespace, '42')))).toBe('pods "pod" is forbidden: image policy webhook backend denied one or more images: not allowed');
+      expect(deniedMessage(await validate(config, goodPod(namespace, '42')))).toBe(
+        'pods "pod" is forbidden: image policy webhook backend denied one or more images: not allowed',
+      );
     } finally {
       await b.close();
     }
@@ -147,7 +249,9 @@ describe('TestTLSConfig', () => {
   it('Server is using insecure connection: refused at configuration', async () => {
     const b = await backend('plain');
     try {
-      expect(() => configFor(b.url)).toThrow(/^ImagePolicyWebhook: imagePolicy\.kubeConfigFile: .*server http:\/\/127\.0\.0\.1:\d+\/imagepolicy must use https$/);
+      expect(() => configFor(b.url)).toThrow(
+        /^ImagePolicyWebhook: imagePolicy\.kubeConfigFile: .*server http:\/\/127\.0\.0\.1:\d+\/imagepolicy must use https$/,
+      );
     } finally {
       await b.close();
     }
@@ -171,10 +275,28 @@ describe('TestWebhookCache: failures are not cached, answers are (in the shared 
   });
   afterAll(() => b.close());
 
-  const steps = (sequence: [number, boolean][]) => sequence.map(([statusCode, authorized]) => ({ statusCode, authorized }));
+  const steps = (sequence: [number, boolean][]) =>
+    sequence.map(([statusCode, authorized]) => ({ statusCode, authorized }));
   it.each([
-    ['test', steps([[500, false], [404, false], [403, false], [401, false], [200, true], [500, true]])],
-    ['test2', steps([[500, false], [200, true], [500, true]])],
+    [
+      'test',
+      steps([
+        [500, false],
+        [404, false],
+        [403, false],
+        [401, false],
+        [200, true],
+        [500, true],
+      ]),
+    ],
+    [
+      'test2',
+      steps([
+        [500, false],
+        [200, true],
+        [500, true],
+      ]),
+    ],
   ])('pod with image %s', async (image, sequence) => {
     const config = configFor(b.url, { allowTTL: 200 });
     b.service.allow = true;
@@ -183,11 +305,12 @@ describe('TestWebhookCache: failures are not cached, answers are (in the shared 
       b.service.statusCode = statusCode;
       const result = await validate(config, goodPod(namespace, image));
       expect(deniedMessage(result) === undefined, `HTTP ${statusCode}`).toBe(authorized);
-      if (!authorized) expect(deniedMessage(result)).toBe(`pods "pod" is forbidden: Error contacting webhook: ${statusCode}`);
+      if (!authorized)
+        expect(deniedMessage(result)).toBe(`pods "pod" is forbidden: Error contacting webhook: ${statusCode}`);
     }
   });
 
-  it('a cached answer expires after allowTTL (the store\'s clock)', async () => {
+  it("a cached answer expires after allowTTL (the store's clock)", async () => {
     const config = configFor(b.url, { allowTTL: 60 });
     b.service.statusCode = 200;
     b.service.allow = true;
@@ -210,7 +333,10 @@ describe('TestWebhookCache: failures are not cached, answers are (in the shared 
     store.reset();
     const invoke = lambdaFor(plugin, store, config);
     const calls = b.service.calls;
-    for (let i = 0; i < 2; i++) expect((await invoke('validate', { object: goodPod(namespace, 'good'), dryRun: true })).review!.response!.allowed).toBe(true);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await invoke('validate', { object: goodPod(namespace, 'good'), dryRun: true })).review!.response!.allowed,
+      ).toBe(true);
     expect(b.service.calls - calls).toBe(2);
     expect(store.writes()).toBe(0);
   });
@@ -233,7 +359,11 @@ describe('TestContainerCombinations', () => {
     ['Good container, good init container', ['good'], ['good'], true],
   ] as const)('%s', async (_name, containers, init, wantAllowed) => {
     const result = await validate(configFor(b.url), podWith(`combo-${++namespaces}`, [...containers], [...init]));
-    expect(deniedMessage(result)).toBe(wantAllowed ? undefined : 'pods "pod" is forbidden: image policy webhook backend denied one or more images: not allowed');
+    expect(deniedMessage(result)).toBe(
+      wantAllowed
+        ? undefined
+        : 'pods "pod" is forbidden: image policy webhook backend denied one or more images: not allowed',
+    );
     if (!wantAllowed) expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden' });
   });
 
@@ -241,9 +371,20 @@ describe('TestContainerCombinations', () => {
     const namespace = `order-${++namespaces}`;
     b.service.received = [];
     await validate(configFor(b.url), podWith(namespace, ['good', 'a'], ['b']));
-    expect(b.service.received[0]).toEqual({ apiVersion: 'imagepolicy.k8s.io/v1alpha1', kind: 'ImageReview', spec: { containers: [{ image: 'good' }, { image: 'a' }, { image: 'b' }], namespace } });
-    const pod = { ...podWith(namespace, ['good']), spec: { containers: [{ name: 'c', image: 'good' }], ephemeralContainers: [{ name: 'debug', image: 'bad' }] } };
-    const result = await validate(configFor(b.url), pod, { operation: 'UPDATE', subResource: 'ephemeralcontainers', oldObject: pod });
+    expect(b.service.received[0]).toEqual({
+      apiVersion: 'imagepolicy.k8s.io/v1alpha1',
+      kind: 'ImageReview',
+      spec: { containers: [{ image: 'good' }, { image: 'a' }, { image: 'b' }], namespace },
+    });
+    const pod = {
+      ...podWith(namespace, ['good']),
+      spec: { containers: [{ name: 'c', image: 'good' }], ephemeralContainers: [{ name: 'debug', image: 'bad' }] },
+    };
+    const result = await validate(configFor(b.url), pod, {
+      operation: 'UPDATE',
+      subResource: 'ephemeralcontainers',
+      oldObject: pod,
+    });
     expect(deniedMessage(result)).toContain('denied one or more images: not allowed');
     expect(b.service.received[1].spec?.containers).toEqual([{ image: 'bad' }]);
   });
@@ -255,17 +396,35 @@ describe('TestContainerCombinations', () => {
     try {
       silent.service.handle = (req, res) => {
         req.resume();
-        req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: { allowed: false } })));
+        req.on('end', () =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ status: { allowed: false } })),
+        );
       };
-      expect(deniedMessage(await validate(configFor(silent.url), goodPod(namespace, 'x')))).toBe('pods "pod" is forbidden: one or more images rejected by webhook backend');
+      expect(deniedMessage(await validate(configFor(silent.url), goodPod(namespace, 'x')))).toBe(
+        'pods "pod" is forbidden: one or more images rejected by webhook backend',
+      );
     } finally {
       await silent.close();
     }
     const calls = b.service.calls;
     const pod = goodPod(namespace, 'bad');
-    expect(deniedMessage(await validate(config, pod, { operation: 'UPDATE', subResource: 'status', oldObject: pod }))).toBeUndefined();
-    expect(deniedMessage(await validate(config, pod, { operation: 'DELETE', object: null, oldObject: pod }))).toBeUndefined();
-    expect(deniedMessage(await validate(config, { kind: 'ConfigMap', metadata: { name: 'c', namespace } }, { kind: { kind: 'ConfigMap' }, resource: { resource: 'configmaps' } }))).toBeUndefined();
+    expect(
+      deniedMessage(await validate(config, pod, { operation: 'UPDATE', subResource: 'status', oldObject: pod })),
+    ).toBeUndefined();
+    expect(
+      deniedMessage(await validate(config, pod, { operation: 'DELETE', object: null, oldObject: pod })),
+    ).toBeUndefined();
+    expect(
+      deniedMessage(
+        await validate(
+          config,
+          { kind: 'ConfigMap', metadata: { name: 'c', namespace } },
+          { kind: { kind: 'ConfigMap' }, resource: { resource: 'configmaps' } },
+        ),
+      ),
+    ).toBeUndefined();
     expect(b.service.calls).toBe(calls);
   });
 });
@@ -293,7 +452,10 @@ describe('TestDefaultAllow: the backend answers 500', () => {
       expect((await runPhase(plugin, 'mutate', { object: pod }, config, state)).patch).toEqual([]);
       return;
     }
-    expect(checked.wire.response).toMatchObject({ allowed: true, auditAnnotations: { [FAILED_OPEN_AUDIT_KEY]: 'true' } });
+    expect(checked.wire.response).toMatchObject({
+      allowed: true,
+      auditAnnotations: { [FAILED_OPEN_AUDIT_KEY]: 'true' },
+    });
     // The mutating phase adds upstream's pod annotation, once.
     const mutated = await mutateIdempotently(plugin, { object: pod }, config, state);
     expect(mutated.patchedObject!.metadata!.annotations).toEqual({ [FAILED_OPEN_POD_ANNOTATION]: 'true' });
@@ -305,7 +467,10 @@ describe('TestDefaultAllow: the backend answers 500', () => {
     const config = configFor(closed.url, { defaultAllow: true });
     await closed.close();
     const result = await validate(config, goodPod(`gone-${++namespaces}`, 'good'));
-    expect(result.wire.response).toMatchObject({ allowed: true, auditAnnotations: { [FAILED_OPEN_AUDIT_KEY]: 'true' } });
+    expect(result.wire.response).toMatchObject({
+      allowed: true,
+      auditAnnotations: { [FAILED_OPEN_AUDIT_KEY]: 'true' },
+    });
   });
 });
 
@@ -318,15 +483,33 @@ describe('annotations', () => {
 
   it.each([
     ['all annotations filtered out', { test: 'test', another: 'annotation', '': '' }, undefined],
-    ['image-policy annotations allowed', { 'my.image-policy.k8s.io/test': 'test', 'other.image-policy.k8s.io/test2': 'annotation', test: 'test', another: 'another', '': '' }, { 'my.image-policy.k8s.io/test': 'test', 'other.image-policy.k8s.io/test2': 'annotation' }],
+    [
+      'image-policy annotations allowed',
+      {
+        'my.image-policy.k8s.io/test': 'test',
+        'other.image-policy.k8s.io/test2': 'annotation',
+        test: 'test',
+        another: 'another',
+        '': '',
+      },
+      { 'my.image-policy.k8s.io/test': 'test', 'other.image-policy.k8s.io/test2': 'annotation' },
+    ],
   ])('TestAnnotationFiltering: %s', async (_name, annotations, forwarded) => {
     b.service.received = [];
-    await validate(configFor(b.url, { defaultAllow: true }), goodPod(`filter-${++namespaces}`, 'good', { annotations }));
+    await validate(
+      configFor(b.url, { defaultAllow: true }),
+      goodPod(`filter-${++namespaces}`, 'good', { annotations }),
+    );
     expect(b.service.received[0].spec?.annotations).toEqual(forwarded);
   });
 
   it.each([
-    ['Add valid response annotations', 'good', { 'foo-test': 'true', 'bar-test': 'false' }, { 'foo-test': 'true', 'bar-test': 'false' }],
+    [
+      'Add valid response annotations',
+      'good',
+      { 'foo-test': 'true', 'bar-test': 'false' },
+      { 'foo-test': 'true', 'bar-test': 'false' },
+    ],
     ['No returned annotations are ignored', 'good', {}, undefined],
     ['Handles nil annotations', 'good', null, undefined],
     ['Adds annotations for bad request', 'bad', { 'foo-test': 'false' }, { 'foo-test': 'false' }],
@@ -350,14 +533,28 @@ describe('configure: upstream imagePolicy and its ranges', () => {
 
   it('durations: 0 is the default, -1 disables, others are range-checked as upstream', () => {
     const config = configFor(url, { allowTTL: -1, denyTTL: 0 });
-    expect({ allowTTL: config.allowTTL, denyTTL: config.denyTTL, retryBackoffMs: config.retryBackoffMs }).toEqual({ allowTTL: 0, denyTTL: 30, retryBackoffMs: 1 });
+    expect({ allowTTL: config.allowTTL, denyTTL: config.denyTTL, retryBackoffMs: config.retryBackoffMs }).toEqual({
+      allowTTL: 0,
+      denyTTL: 30,
+      retryBackoffMs: 1,
+    });
     const name = `kubeconfig-${files}.yaml`;
     const entry = (fields: Record<string, unknown>) => ({ imagePolicy: { kubeConfigFile: name, ...fields } });
-    expect(() => plugin.configure!(entry({ allowTTL: 3600 }), source)).toThrow('ImagePolicyWebhook: imagePolicy.allowTTL: valid value is between 1s and 30m0s, got 1h0m0s');
-    expect(() => plugin.configure!(entry({ denyTTL: 1 }), source)).toThrow('ImagePolicyWebhook: imagePolicy.denyTTL: valid value is between 1s and 30m0s, got 1s');
-    expect(() => plugin.configure!(entry({ retryBackoff: 400000 }), source)).toThrow('ImagePolicyWebhook: imagePolicy.retryBackoff: valid value is between 1ns and 5m0s, got 6m40s');
-    expect(() => plugin.configure!(entry({ defaultAllow: 'yes' }), source)).toThrow(/imagePolicy\.defaultAllow: must be true or false/);
-    expect(() => plugin.configure!({ imagePolicy: { kubeConfigFile: 'missing.yaml' } }, source)).toThrow(/imagePolicy\.kubeConfigFile: .*missing\.yaml: no such file/);
+    expect(() => plugin.configure!(entry({ allowTTL: 3600 }), source)).toThrow(
+      'ImagePolicyWebhook: imagePolicy.allowTTL: valid value is between 1s and 30m0s, got 1h0m0s',
+    );
+    expect(() => plugin.configure!(entry({ denyTTL: 1 }), source)).toThrow(
+      'ImagePolicyWebhook: imagePolicy.denyTTL: valid value is between 1s and 30m0s, got 1s',
+    );
+    expect(() => plugin.configure!(entry({ retryBackoff: 400000 }), source)).toThrow(
+      'ImagePolicyWebhook: imagePolicy.retryBackoff: valid value is between 1ns and 5m0s, got 6m40s',
+    );
+    expect(() => plugin.configure!(entry({ defaultAllow: 'yes' }), source)).toThrow(
+      /imagePolicy\.defaultAllow: must be true or false/,
+    );
+    expect(() => plugin.configure!({ imagePolicy: { kubeConfigFile: 'missing.yaml' } }, source)).toThrow(
+      /imagePolicy\.kubeConfigFile: .*missing\.yaml: no such file/,
+    );
     expect(() => plugin.configure!({ imagePolicy: {} }, source)).toThrow(/imagePolicy\.kubeConfigFile: required/);
     expect(goDuration(1.5e9)).toBe('1.5s');
   });
@@ -368,9 +565,17 @@ describe('configure: upstream imagePolicy and its ranges', () => {
     expect(result.statusCode).toBe(500);
   });
 
-  it('the example AdmissionConfiguration parses (its kubeconfig path is the operator\'s)', () => {
-    const example = parseYaml(readFileSync('config/examples/image-policy-webhook.yaml', 'utf8')) as { plugins: { name: string; configuration: { imagePolicy: Record<string, unknown> } }[] };
+  it("the example AdmissionConfiguration parses (its kubeconfig path is the operator's)", () => {
+    const example = parseYaml(readFileSync('config/examples/image-policy-webhook.yaml', 'utf8')) as {
+      plugins: { name: string; configuration: { imagePolicy: Record<string, unknown> } }[];
+    };
     const entry = example.plugins.find((p) => p.name === 'ImagePolicyWebhook')!.configuration.imagePolicy;
-    expect(Object.keys(entry).sort()).toEqual(['allowTTL', 'defaultAllow', 'denyTTL', 'kubeConfigFile', 'retryBackoff']);
+    expect(Object.keys(entry).sort()).toEqual([
+      'allowTTL',
+      'defaultAllow',
+      'denyTTL',
+      'kubeConfigFile',
+      'retryBackoff',
+    ]);
   });
 });

@@ -28,7 +28,12 @@ describe('TestInterPodAffinityAdmission', () => {
     },
     {
       name: 'valid topologyKey in requiredDuringSchedulingIgnoredDuringExecution, plus any topologyKey in preferredDuringSchedulingIgnoredDuringExecution, then admission success',
-      affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: preferred('az'), requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME)] } },
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: preferred('az'),
+          requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME)],
+        },
+      },
       errorExpected: false,
     },
     {
@@ -43,7 +48,11 @@ describe('TestInterPodAffinityAdmission', () => {
     },
     {
       name: 'list of requiredDuringSchedulingIgnoredDuringExecution middle element topologyKey is not valid',
-      affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME), term(' zone '), term(HOSTNAME)] } },
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME), term(' zone '), term(HOSTNAME)],
+        },
+      },
       errorExpected: true,
     },
   ];
@@ -51,8 +60,14 @@ describe('TestInterPodAffinityAdmission', () => {
   it.each(cases)('$name', async ({ affinity, errorExpected }) => {
     const result = await validate({ object: podWith(affinity) });
     if (errorExpected) {
-      expect(deniedMessage(result)).toBe('pods "name" is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey  zone  but only key kubernetes.io/hostname is allowed');
-      expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', details: { name: 'name', group: '', kind: 'pods' } });
+      expect(deniedMessage(result)).toBe(
+        'pods "name" is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey  zone  but only key kubernetes.io/hostname is allowed',
+      );
+      expect(result.wire.response!.status).toMatchObject({
+        code: 403,
+        reason: 'Forbidden',
+        details: { name: 'name', group: '', kind: 'pods' },
+      });
     } else {
       expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
     }
@@ -63,14 +78,18 @@ describe('TestInterPodAffinityAdmission', () => {
   });
 
   it('reports only the first offending term, as upstream returns at the first', async () => {
-    const affinity = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('zone-a'), term('zone-b')] } };
+    const affinity = {
+      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('zone-a'), term('zone-b')] },
+    };
     expect(deniedMessage(await validate({ object: podWith(affinity) }))).toBe(
       'pods "name" is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey zone-a but only key kubernetes.io/hostname is allowed',
     );
   });
 
   it('names the pod by its own name only: a generateName pod is printed without a name (apierrors.NewForbidden)', async () => {
-    const affinity = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('topology.kubernetes.io/zone')] } };
+    const affinity = {
+      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('topology.kubernetes.io/zone')] },
+    };
     const result = await validate({ object: podWith(affinity, { generateName: 'web-', namespace: 'foo' }) });
     expect(deniedMessage(result)).toBe(
       'pods is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey topology.kubernetes.io/zone but only key kubernetes.io/hostname is allowed',
@@ -78,7 +97,9 @@ describe('TestInterPodAffinityAdmission', () => {
   });
 
   it('pod affinity (not anti-affinity) may use any topology key', async () => {
-    const affinity = { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('topology.kubernetes.io/zone')] } };
+    const affinity = {
+      podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('topology.kubernetes.io/zone')] },
+    };
     expect(deniedMessage(await validate({ object: podWith(affinity) }))).toBeUndefined();
   });
 });
@@ -88,19 +109,37 @@ describe('TestHandles', () => {
   itHandles(plugin, ['CREATE', 'UPDATE'], { object: bad });
 
   it('declares exactly CREATE and UPDATE on pods, and only validates', () => {
-    expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
+    expect(plugin.metadata.validating!.rules).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['pods'],
+        scope: 'Namespaced',
+      },
+    ]);
     expect(plugin.metadata.validating!.failurePolicy).toBe('Fail');
     expect(plugin.metadata.mutating).toBeUndefined();
   });
 });
 
 describe('TestOtherResources', () => {
-  const bad = podWith({ podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('zone')] } }, { name: 'testname', namespace: 'testnamespace' });
+  const bad = podWith(
+    { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('zone')] } },
+    { name: 'testname', namespace: 'testnamespace' },
+  );
   itLeavesAlone(plugin, otherResources('Pod', 'pods', 'eviction'), { object: bad });
 
   it('non-pod object', async () => {
-    const result = await validate({ object: { kind: 'Service', metadata: { name: 'testname' }, spec: {} }, kind: { kind: 'Pod' } });
-    expect(result.wire.response!.status).toMatchObject({ code: 400, reason: 'BadRequest', message: 'Resource was marked with kind Pod but was unable to be converted' });
+    const result = await validate({
+      object: { kind: 'Service', metadata: { name: 'testname' }, spec: {} },
+      kind: { kind: 'Pod' },
+    });
+    expect(result.wire.response!.status).toMatchObject({
+      code: 400,
+      reason: 'BadRequest',
+      message: 'Resource was marked with kind Pod but was unable to be converted',
+    });
   });
 });
 

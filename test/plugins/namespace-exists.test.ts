@@ -22,10 +22,28 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-const newPod = (namespace: string): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: '123', namespace }, spec: { volumes: [{ name: 'vol' }], containers: [{ name: 'ctr', image: 'image' }] } });
-const podCreate = (namespace: string, extra: Partial<ReviewInput> = {}): ReviewInput => ({ object: newPod(namespace), ...extra });
-const podUpdate = (namespace: string): ReviewInput => ({ operation: 'UPDATE', object: newPod(namespace), oldObject: newPod(namespace) });
-const podDelete = (namespace: string): ReviewInput => ({ operation: 'DELETE', object: null, oldObject: newPod(namespace), name: '123', namespace });
+const newPod = (namespace: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: '123', namespace },
+  spec: { volumes: [{ name: 'vol' }], containers: [{ name: 'ctr', image: 'image' }] },
+});
+const podCreate = (namespace: string, extra: Partial<ReviewInput> = {}): ReviewInput => ({
+  object: newPod(namespace),
+  ...extra,
+});
+const podUpdate = (namespace: string): ReviewInput => ({
+  operation: 'UPDATE',
+  object: newPod(namespace),
+  oldObject: newPod(namespace),
+});
+const podDelete = (namespace: string): ReviewInput => ({
+  operation: 'DELETE',
+  object: null,
+  oldObject: newPod(namespace),
+  name: '123',
+  namespace,
+});
 
 async function answer(input: ReviewInput, run = invoke) {
   const result = await run('validate', input);
@@ -36,7 +54,20 @@ async function answer(input: ReviewInput, run = invoke) {
 const learn = async (input: ReviewInput) => expect((await answer(input)).allowed).toBe(true);
 
 const finalDelete = (name: string): ReviewInput =>
-  namespaceReview('DELETE', name, {}, { oldObject: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, deletionTimestamp: '2026-01-01T00:00:00Z' }, spec: { finalizers: [] }, status: { phase: 'Terminating' } } });
+  namespaceReview(
+    'DELETE',
+    name,
+    {},
+    {
+      oldObject: {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, deletionTimestamp: '2026-01-01T00:00:00Z' },
+        spec: { finalizers: [] },
+        status: { phase: 'Terminating' },
+      },
+    },
+  );
 
 describe('TestAdmissionNamespaceExists', () => {
   it('admits a pod into a namespace that exists', async () => {
@@ -49,14 +80,22 @@ describe('TestAdmissionNamespaceDoesNotExist', () => {
   it('refuses a pod in a namespace never seen with upstream NotFound', async () => {
     const response = await answer(podCreate('missing'));
     expect(response.allowed).toBe(false);
-    expect(response.status).toMatchObject({ code: 404, reason: 'NotFound', message: 'namespaces "missing" not found', details: { name: 'missing', kind: 'namespaces' } });
+    expect(response.status).toMatchObject({
+      code: 404,
+      reason: 'NotFound',
+      message: 'namespaces "missing" not found',
+      details: { name: 'missing', kind: 'namespaces' },
+    });
   });
 
   it('refuses a pod in a namespace whose final DELETE was seen', async () => {
     await learn(namespaceReview('CREATE', 'gone'));
     await learn(namespaceReview('DELETE', 'gone'));
     await learn(finalDelete('gone'));
-    expect((await answer(podCreate('gone'))).status).toMatchObject({ code: 404, message: 'namespaces "gone" not found' });
+    expect((await answer(podCreate('gone'))).status).toMatchObject({
+      code: 404,
+      message: 'namespaces "gone" not found',
+    });
   });
 });
 
@@ -71,17 +110,38 @@ describe("upstream's handler: Create, Update and Delete are judged", () => {
   it('a terminating namespace still exists: creates, updates and deletes pass', async () => {
     await learn(namespaceReview('CREATE', 'terminating'));
     await learn(namespaceReview('DELETE', 'terminating'));
-    for (const input of [podCreate, podUpdate, podDelete]) expect((await answer(input('terminating'))).allowed).toBe(true);
+    for (const input of [podCreate, podUpdate, podDelete])
+      expect((await answer(input('terminating'))).allowed).toBe(true);
   });
 
   it('Namespaces themselves and cluster-scoped objects are never refused', async () => {
     expect((await answer(namespaceReview('CREATE', 'brand-new'))).allowed).toBe(true);
-    expect((await answer({ kind: { kind: 'Node' }, resource: { resource: 'nodes' }, object: { kind: 'Node', metadata: { name: 'n1' } } })).allowed).toBe(true);
+    expect(
+      (
+        await answer({
+          kind: { kind: 'Node' },
+          resource: { resource: 'nodes' },
+          object: { kind: 'Node', metadata: { name: 'n1' } },
+        })
+      ).allowed,
+    ).toBe(true);
   });
 
   it('subscribes to Create, Update and Delete of every namespaced resource, not Connect', () => {
-    expect(plugin.metadata.validating!.rules).toEqual([{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' }]);
-    expect(plugin.metadata).toMatchObject({ needs: ['namespaces'], writes: false, validating: { failurePolicy: 'Ignore', timeoutSeconds: 2 } });
+    expect(plugin.metadata.validating!.rules).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        apiGroups: ['*'],
+        apiVersions: ['*'],
+        resources: ['*', '*/*'],
+        scope: 'Namespaced',
+      },
+    ]);
+    expect(plugin.metadata).toMatchObject({
+      needs: ['namespaces'],
+      writes: false,
+      validating: { failurePolicy: 'Ignore', timeoutSeconds: 2 },
+    });
   });
 });
 
@@ -94,7 +154,9 @@ describe('never-seen namespaces (the explicit rule)', () => {
       process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE = 'allow';
       expect(plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toEqual({ unknownNamespace: 'allow' });
       process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE = 'maybe';
-      expect(() => plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toThrow(/NamespaceExists: NAMESPACE_EXISTS_UNKNOWN_NAMESPACE/);
+      expect(() => plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toThrow(
+        /NamespaceExists: NAMESPACE_EXISTS_UNKNOWN_NAMESPACE/,
+      );
     } finally {
       if (old === undefined) delete process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE;
       else process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE = old;
@@ -113,7 +175,10 @@ describe('never-seen namespaces (the explicit rule)', () => {
       const state = synced.state({ uid: 'sync', dryRun: false });
       await state.namespaceLearner.recordCompleteListing(Date.now());
       const lenient = lambdaFor(plugin, synced, { unknownNamespace: 'allow' } satisfies NamespaceExistsConfig);
-      expect((await answer(podCreate('not-listed'), lenient)).status).toMatchObject({ code: 404, message: 'namespaces "not-listed" not found' });
+      expect((await answer(podCreate('not-listed'), lenient)).status).toMatchObject({
+        code: 404,
+        message: 'namespaces "not-listed" not found',
+      });
     } finally {
       synced.close();
     }
@@ -133,7 +198,11 @@ describe('store failures are HTTP 500, so failurePolicy decides', () => {
   it('an unreachable store answers 500, never an allow', async () => {
     const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
     try {
-      const broken = { ...store, state: (request: { uid: string; dryRun: boolean }) => createRequestState(request, { client, tableName: store.tableName }) } as TestStore;
+      const broken = {
+        ...store,
+        state: (request: { uid: string; dryRun: boolean }) =>
+          createRequestState(request, { client, tableName: store.tableName }),
+      } as TestStore;
       expect((await lambdaFor(plugin, broken, strict)('validate', podCreate('any'))).statusCode).toBe(500);
     } finally {
       client.destroy();

@@ -22,10 +22,28 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-const newPod = (namespace: string): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: '123', namespace }, spec: { volumes: [{ name: 'vol' }], containers: [{ name: 'ctr', image: 'image' }] } });
-const podCreate = (namespace: string, extra: Partial<ReviewInput> = {}): ReviewInput => ({ object: newPod(namespace), ...extra });
-const podUpdate = (namespace: string): ReviewInput => ({ operation: 'UPDATE', object: newPod(namespace), oldObject: newPod(namespace) });
-const podDelete = (namespace: string): ReviewInput => ({ operation: 'DELETE', object: null, oldObject: newPod(namespace), name: '123', namespace });
+const newPod = (namespace: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: '123', namespace },
+  spec: { volumes: [{ name: 'vol' }], containers: [{ name: 'ctr', image: 'image' }] },
+});
+const podCreate = (namespace: string, extra: Partial<ReviewInput> = {}): ReviewInput => ({
+  object: newPod(namespace),
+  ...extra,
+});
+const podUpdate = (namespace: string): ReviewInput => ({
+  operation: 'UPDATE',
+  object: newPod(namespace),
+  oldObject: newPod(namespace),
+});
+const podDelete = (namespace: string): ReviewInput => ({
+  operation: 'DELETE',
+  object: null,
+  oldObject: newPod(namespace),
+  name: '123',
+  namespace,
+});
 
 async function answer(input: ReviewInput) {
   const result = await invoke('validate', input);
@@ -39,14 +57,32 @@ async function learn(input: ReviewInput) {
 
 /** The namespace controller's final DELETE: already terminating, no finalizer left. */
 const finalDelete = (name: string): ReviewInput =>
-  namespaceReview('DELETE', name, {}, { oldObject: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, deletionTimestamp: '2026-01-01T00:00:00Z' }, spec: { finalizers: [] }, status: { phase: 'Terminating' } } });
+  namespaceReview(
+    'DELETE',
+    name,
+    {},
+    {
+      oldObject: {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, deletionTimestamp: '2026-01-01T00:00:00Z' },
+        spec: { finalizers: [] },
+        status: { phase: 'Terminating' },
+      },
+    },
+  );
 
 describe('TestAccessReviewCheckOnMissingNamespace', () => {
   it('admits a LocalSubjectAccessReview in a namespace known not to exist', async () => {
     await learn(namespaceReview('CREATE', 'lsar'));
     await learn(namespaceReview('DELETE', 'lsar'));
     await learn(finalDelete('lsar'));
-    const response = await answer({ kind: { group: 'authorization.k8s.io', kind: 'LocalSubjectAccesReview' }, resource: { group: 'authorization.k8s.io', resource: 'localsubjectaccessreviews' }, namespace: 'lsar', object: { kind: 'LocalSubjectAccessReview', metadata: {} } });
+    const response = await answer({
+      kind: { group: 'authorization.k8s.io', kind: 'LocalSubjectAccesReview' },
+      resource: { group: 'authorization.k8s.io', resource: 'localsubjectaccessreviews' },
+      namespace: 'lsar',
+      object: { kind: 'LocalSubjectAccessReview', metadata: {} },
+    });
     expect(response.allowed).toBe(true);
   });
 });
@@ -61,7 +97,12 @@ describe('TestAdmissionNamespaceDoesNotExist', () => {
   it('refuses creates with upstream NotFound', async () => {
     const response = await answer(podCreate('gone'));
     expect(response.allowed).toBe(false);
-    expect(response.status).toMatchObject({ code: 404, reason: 'NotFound', message: 'namespaces "gone" not found', details: { name: 'gone', kind: 'namespaces' } });
+    expect(response.status).toMatchObject({
+      code: 404,
+      reason: 'NotFound',
+      message: 'namespaces "gone" not found',
+      details: { name: 'gone', kind: 'namespaces' },
+    });
   });
 
   it('refuses updates', async () => {
@@ -95,7 +136,18 @@ describe('TestAdmissionNamespaceTerminating', () => {
       code: 403,
       reason: 'Forbidden',
       message: 'pods "123" is forbidden: unable to create new content in namespace test because it is being terminated',
-      details: { name: '123', group: '', kind: 'pods', causes: [{ reason: 'NamespaceTerminating', message: 'namespace test is being terminated', field: 'metadata.namespace' }] },
+      details: {
+        name: '123',
+        group: '',
+        kind: 'pods',
+        causes: [
+          {
+            reason: 'NamespaceTerminating',
+            message: 'namespace test is being terminated',
+            field: 'metadata.namespace',
+          },
+        ],
+      },
     });
   });
 
@@ -106,7 +158,12 @@ describe('TestAdmissionNamespaceTerminating', () => {
 
   it.each(['default', 'kube-system', 'kube-public'])('never lets namespace %s be deleted', async (name) => {
     const response = await answer(namespaceReview('DELETE', name));
-    expect(response.status).toMatchObject({ code: 403, reason: 'Forbidden', message: `namespaces "${name}" is forbidden: this namespace may not be deleted`, details: { name, group: '', kind: 'namespaces' } });
+    expect(response.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: `namespaces "${name}" is forbidden: this namespace may not be deleted`,
+      details: { name, group: '', kind: 'namespaces' },
+    });
   });
 
   it('lets other namespaces be deleted', async () => {
@@ -143,7 +200,15 @@ describe('TestAdmissionNamespaceForceLiveLookup: a deletion is seen by the next 
 
 describe('cluster-scoped objects and namespaces themselves', () => {
   it('admits cluster-scoped creates and namespace creates', async () => {
-    expect((await answer({ kind: { kind: 'Node' }, resource: { resource: 'nodes' }, object: { kind: 'Node', metadata: { name: 'n1' } } })).allowed).toBe(true);
+    expect(
+      (
+        await answer({
+          kind: { kind: 'Node' },
+          resource: { resource: 'nodes' },
+          object: { kind: 'Node', metadata: { name: 'n1' } },
+        })
+      ).allowed,
+    ).toBe(true);
     expect((await answer(namespaceReview('CREATE', 'fresh'))).allowed).toBe(true);
   });
 });
@@ -156,7 +221,10 @@ describe('never-seen namespaces (the explicit rule)', () => {
   it('deny: refused as upstream refuses a missing namespace', async () => {
     const strict = lambdaFor(plugin, store, { unknownNamespace: 'deny' } satisfies NamespaceLifecycleConfig);
     const result = await strict('validate', podCreate('never-seen-2'));
-    expect(result.review!.response!.status).toMatchObject({ code: 404, message: 'namespaces "never-seen-2" not found' });
+    expect(result.review!.response!.status).toMatchObject({
+      code: 404,
+      message: 'namespaces "never-seen-2" not found',
+    });
   });
 
   it('configure reads NAMESPACE_LIFECYCLE_UNKNOWN_NAMESPACE and names it when invalid', () => {
@@ -165,7 +233,9 @@ describe('never-seen namespaces (the explicit rule)', () => {
       process.env.NAMESPACE_LIFECYCLE_UNKNOWN_NAMESPACE = 'deny';
       expect(plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toEqual({ unknownNamespace: 'deny' });
       process.env.NAMESPACE_LIFECYCLE_UNKNOWN_NAMESPACE = 'maybe';
-      expect(() => plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toThrow(/NamespaceLifecycle: NAMESPACE_LIFECYCLE_UNKNOWN_NAMESPACE/);
+      expect(() => plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toThrow(
+        /NamespaceLifecycle: NAMESPACE_LIFECYCLE_UNKNOWN_NAMESPACE/,
+      );
     } finally {
       if (old === undefined) delete process.env.NAMESPACE_LIFECYCLE_UNKNOWN_NAMESPACE;
       else process.env.NAMESPACE_LIFECYCLE_UNKNOWN_NAMESPACE = old;
@@ -195,7 +265,11 @@ describe('the dryRun gate and idempotency of learning', () => {
 describe('store failures are HTTP 500, so failurePolicy decides', () => {
   it('an unreachable store answers 500, never an allow', async () => {
     const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
-    const broken = { ...store, state: (request: { uid: string; dryRun: boolean }) => createRequestState(request, { client, tableName: store.tableName }) } as TestStore;
+    const broken = {
+      ...store,
+      state: (request: { uid: string; dryRun: boolean }) =>
+        createRequestState(request, { client, tableName: store.tableName }),
+    } as TestStore;
     const result = await lambdaFor(plugin, broken, config)('validate', podCreate('any'));
     expect(result.statusCode).toBe(500);
     client.destroy();

@@ -36,16 +36,33 @@ const bob = { username: 'bob', groups: ['system:authenticated'] };
 type Obj = KubeObject | null;
 
 function makeTestPod(namespace: string, name: string, node: string, mirror: boolean): KubeObject {
-  const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { namespace, name, uid: 'pod-uid' }, spec: { nodeName: node } };
+  const pod: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { namespace, name, uid: 'pod-uid' },
+    spec: { nodeName: node },
+  };
   if (mirror) {
     pod.metadata!.annotations = { 'kubernetes.io/config.mirror': 'true' };
-    pod.metadata!.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: node, uid: `${node}-uid`, controller: true }];
+    pod.metadata!.ownerReferences = [
+      { apiVersion: 'v1', kind: 'Node', name: node, uid: `${node}-uid`, controller: true },
+    ];
   }
   return pod;
 }
-const withLabels = (pod: KubeObject, labels: Record<string, string> | undefined): KubeObject => ({ ...pod, metadata: { ...pod.metadata, labels } });
-const withSpec = (pod: KubeObject, spec: Record<string, unknown>): KubeObject => ({ ...pod, spec: { ...(pod.spec as object), ...spec } });
-const makeTestPodEviction = (name: string): KubeObject => ({ apiVersion: 'policy/v1beta1', kind: 'Eviction', metadata: { name, namespace: 'ns' } });
+const withLabels = (pod: KubeObject, labels: Record<string, string> | undefined): KubeObject => ({
+  ...pod,
+  metadata: { ...pod.metadata, labels },
+});
+const withSpec = (pod: KubeObject, spec: Record<string, unknown>): KubeObject => ({
+  ...pod,
+  spec: { ...(pod.spec as object), ...spec },
+});
+const makeTestPodEviction = (name: string): KubeObject => ({
+  apiVersion: 'policy/v1beta1',
+  kind: 'Eviction',
+  metadata: { name, namespace: 'ns' },
+});
 function makeTokenRequest(podname: string, poduid: string, audiences: string[]): KubeObject {
   const spec: Record<string, unknown> = { audiences };
   if (podname !== '') spec.boundObjectRef = { kind: 'Pod', apiVersion: 'v1', name: podname, uid: poduid };
@@ -53,9 +70,17 @@ function makeTokenRequest(podname: string, poduid: string, audiences: string[]):
 }
 
 const KUBELET_LABELS = [
-  'beta.kubernetes.io/arch', 'beta.kubernetes.io/instance-type', 'beta.kubernetes.io/os', 'failure-domain.beta.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone', 'kubernetes.io/arch', 'kubernetes.io/hostname', 'kubernetes.io/os', 'node.kubernetes.io/instance-type',
-  'topology.kubernetes.io/region', 'topology.kubernetes.io/zone',
+  'beta.kubernetes.io/arch',
+  'beta.kubernetes.io/instance-type',
+  'beta.kubernetes.io/os',
+  'failure-domain.beta.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'kubernetes.io/arch',
+  'kubernetes.io/hostname',
+  'kubernetes.io/os',
+  'node.kubernetes.io/instance-type',
+  'topology.kubernetes.io/region',
+  'topology.kubernetes.io/zone',
 ];
 const KUBELET_LABEL_NAMESPACES = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
 
@@ -65,16 +90,28 @@ function setLabels(node: KubeObject, keys: string[], value: string): KubeObject 
   return { ...node, metadata: { ...node.metadata, labels } };
 }
 const allowedUpdateKeys = [
-  'foo', 'example.com/foo', ...KUBELET_LABELS, 'kubelet.kubernetes.io/foo', 'foo.kubelet.kubernetes.io/foo', 'node.kubernetes.io/foo', 'foo.node.kubernetes.io/foo',
+  'foo',
+  'example.com/foo',
+  ...KUBELET_LABELS,
+  'kubelet.kubernetes.io/foo',
+  'foo.kubelet.kubernetes.io/foo',
+  'node.kubernetes.io/foo',
+  'foo.node.kubernetes.io/foo',
   ...KUBELET_LABEL_NAMESPACES.flatMap((ns) => [`${ns}/foo`, `foo.${ns}/foo`]),
 ];
-const forbiddenKeys = ['node-restriction.kubernetes.io/foo', 'foo.node-restriction.kubernetes.io/foo', 'other.kubernetes.io/foo', 'other.k8s.io/foo'];
+const forbiddenKeys = [
+  'node-restriction.kubernetes.io/foo',
+  'foo.node-restriction.kubernetes.io/foo',
+  'other.kubernetes.io/foo',
+  'other.k8s.io/foo',
+];
 const setAllowedUpdateLabels = (n: KubeObject, v: string) => setLabels(n, allowedUpdateKeys, v);
 const setAllowedCreateLabels = setAllowedUpdateLabels;
 const setForbiddenCreateLabels = (n: KubeObject, v: string) => setLabels(n, forbiddenKeys, v);
 const setForbiddenUpdateLabels = setForbiddenCreateLabels;
 const setAllLabels = (n: KubeObject, v: string) => setForbiddenUpdateLabels(setAllowedUpdateLabels(n, v), v);
-const FORBIDDEN_LIST = 'foo.node-restriction.kubernetes.io/foo, node-restriction.kubernetes.io/foo, other.k8s.io/foo, other.kubernetes.io/foo';
+const FORBIDDEN_LIST =
+  'foo.node-restriction.kubernetes.io/foo, node-restriction.kubernetes.io/foo, other.k8s.io/foo, other.kubernetes.io/foo';
 
 let rsaKeys: forge.pki.rsa.KeyPair | undefined;
 function createCSR(cn: string, signer: string, validCsr: boolean): KubeObject {
@@ -87,18 +124,38 @@ function createCSR(cn: string, signer: string, validCsr: boolean): KubeObject {
     csr.sign(rsaKeys.privateKey, forge.md.sha256.create());
     pem = forge.pki.certificationRequestToPem(csr);
   }
-  return { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: {}, spec: { request: Buffer.from(pem).toString('base64'), signerName: signer } };
+  return {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: {},
+    spec: { request: Buffer.from(pem).toString('base64'), signerName: signer },
+  };
 }
 
 // Resources and kinds as upstream's attribute records name them.
 const POD = { kind: { kind: 'Pod' }, resource: { resource: 'pods' } };
-const EVICTION = { kind: { group: 'policy', version: 'v1beta1', kind: 'Eviction' }, resource: { group: '', version: 'v1', resource: 'pods' } };
+const EVICTION = {
+  kind: { group: 'policy', version: 'v1beta1', kind: 'Eviction' },
+  resource: { group: '', version: 'v1', resource: 'pods' },
+};
 const NODE = { kind: { kind: 'Node' }, resource: { resource: 'nodes' } };
-const TOKEN = { kind: { group: 'authentication.k8s.io', kind: 'TokenRequest' }, resource: { group: '', resource: 'serviceaccounts' } };
+const TOKEN = {
+  kind: { group: 'authentication.k8s.io', kind: 'TokenRequest' },
+  resource: { group: '', resource: 'serviceaccounts' },
+};
 const CONFIGMAP = { kind: { kind: 'ConfigMap' }, resource: { resource: 'configmap' } };
-const LEASE = { kind: { group: 'coordination.k8s.io', version: 'v1beta1', kind: 'Lease' }, resource: { group: 'coordination.k8s.io', version: 'v1beta1', resource: 'leases' } };
-const CSINODE = { kind: { group: 'storage.k8s.io', kind: 'CSINode' }, resource: { group: 'storage.k8s.io', resource: 'csinodes' } };
-const CSR = { kind: { group: 'certificates.k8s.io', kind: 'CertificateSigningRequest' }, resource: { group: 'certificates.k8s.io', resource: 'certificatesigningrequests' } };
+const LEASE = {
+  kind: { group: 'coordination.k8s.io', version: 'v1beta1', kind: 'Lease' },
+  resource: { group: 'coordination.k8s.io', version: 'v1beta1', resource: 'leases' },
+};
+const CSINODE = {
+  kind: { group: 'storage.k8s.io', kind: 'CSINode' },
+  resource: { group: 'storage.k8s.io', resource: 'csinodes' },
+};
+const CSR = {
+  kind: { group: 'certificates.k8s.io', kind: 'CertificateSigningRequest' },
+  resource: { group: 'certificates.k8s.io', resource: 'certificatesigningrequests' },
+};
 type Target = typeof POD | typeof EVICTION | typeof LEASE;
 
 interface Case {
@@ -114,7 +171,16 @@ interface Case {
 }
 
 /** admission.NewAttributesRecord(object, oldObject, kind, namespace, name, resource, subresource, op, user). */
-function rec(object: Obj, oldObject: Obj, target: Target, namespace: string, name: string, subResource: string, operation: Operation, userInfo = mynode): ReviewInput {
+function rec(
+  object: Obj,
+  oldObject: Obj,
+  target: Target,
+  namespace: string,
+  name: string,
+  subResource: string,
+  operation: Operation,
+  userInfo = mynode,
+): ReviewInput {
   return { ...target, object, oldObject, namespace, name, subResource, operation, userInfo };
 }
 
@@ -138,7 +204,7 @@ const unboundmirrorpod = makeTestPod('ns', 'unboundmirrorpod', '', true);
 const mypod = makeTestPod('ns', 'mypod', 'mynode', false);
 const otherpod = makeTestPod('ns', 'otherpod', 'othernode', false);
 const unboundpod = makeTestPod('ns', 'unboundpod', '', false);
-const unnamedpod = makeTestPod('ns', '', 'mynode', false);
+const _unnamedpod = makeTestPod('ns', '', 'mynode', false);
 const mymirrorpodEviction = makeTestPodEviction('mymirrorpod');
 const othermirrorpodEviction = makeTestPodEviction('othermirrorpod');
 const unboundmirrorpodEviction = makeTestPodEviction('unboundmirrorpod');
@@ -150,7 +216,9 @@ const aLabeledPod = withLabels(mypod, { 'label-a': 'value-a' });
 const abLabeledPod = withLabels(mypod, { 'label-a': 'value-a', 'label-b': 'value-b' });
 
 const mynodeObj: KubeObject = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'mynode', uid: 'mynode-uid' } };
-const configSource = (name: string, uid: string) => ({ configMap: { name, namespace: 'bar', uid, kubeletConfigKey: 'kubelet' } });
+const configSource = (name: string, uid: string) => ({
+  configMap: { name, namespace: 'bar', uid, kubeletConfigKey: 'kubelet' },
+});
 const mynodeObjConfigA: KubeObject = { ...mynodeObj, spec: { configSource: configSource('foo', 'fooUID') } };
 const mynodeObjConfigB: KubeObject = { ...mynodeObj, spec: { configSource: configSource('qux', 'quxUID') } };
 const mynodeObjTaintA: KubeObject = { ...mynodeObj, spec: { taints: [{ key: 'mykey', value: 'A' }] } };
@@ -158,36 +226,97 @@ const mynodeObjTaintB: KubeObject = { ...mynodeObj, spec: { taints: [{ key: 'myk
 const othernodeObj: KubeObject = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'othernode' } };
 
 const lease = (name: string, namespace: string): KubeObject => ({
-  apiVersion: 'coordination.k8s.io/v1beta1', kind: 'Lease', metadata: { name, namespace }, spec: { holderIdentity: 'mynode', leaseDurationSeconds: 40, renewTime: new Date().toISOString() },
+  apiVersion: 'coordination.k8s.io/v1beta1',
+  kind: 'Lease',
+  metadata: { name, namespace },
+  spec: { holderIdentity: 'mynode', leaseDurationSeconds: 40, renewTime: new Date().toISOString() },
 });
 const theLease = lease('mynode', 'kube-node-lease');
 const leaseWrongNS = lease('mynode', 'foo');
 const leaseWrongName = lease('foo', 'kube-node-lease');
-const csiNode = (name: string): KubeObject => ({ apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name }, spec: { drivers: [{ name: 'com.example.csi/mydriver', nodeID: `com.example.csi/${name}`, topologyKeys: ['com.example.csi/zone'] }] } });
+const csiNode = (name: string): KubeObject => ({
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'CSINode',
+  metadata: { name },
+  spec: {
+    drivers: [
+      { name: 'com.example.csi/mydriver', nodeID: `com.example.csi/${name}`, topologyKeys: ['com.example.csi/zone'] },
+    ],
+  },
+});
 const nodeInfo = csiNode('mynode');
 const nodeInfoWrongName = csiNode('foo');
 
 const sapod = withSpec(makeTestPod('ns', 'mysapod', 'mynode', true), { serviceAccountName: 'foo' });
-const secretpod = withSpec(makeTestPod('ns', 'mysecretpod', 'mynode', true), { volumes: [{ secret: { secretName: 'foo' } }] });
-const configmappod = withSpec(makeTestPod('ns', 'myconfigmappod', 'mynode', true), { volumes: [{ configMap: { name: 'foo' } }] });
-const ctbpod = withSpec(makeTestPod('ns', 'myctbpod', 'mynode', true), { volumes: [{ projected: { sources: [{ clusterTrustBundle: { name: 'foo' } }] } }] });
-const pvcpod = withSpec(makeTestPod('ns', 'mypvcpod', 'mynode', true), { volumes: [{ persistentVolumeClaim: { claimName: 'foo' } }] });
+const secretpod = withSpec(makeTestPod('ns', 'mysecretpod', 'mynode', true), {
+  volumes: [{ secret: { secretName: 'foo' } }],
+});
+const configmappod = withSpec(makeTestPod('ns', 'myconfigmappod', 'mynode', true), {
+  volumes: [{ configMap: { name: 'foo' } }],
+});
+const ctbpod = withSpec(makeTestPod('ns', 'myctbpod', 'mynode', true), {
+  volumes: [{ projected: { sources: [{ clusterTrustBundle: { name: 'foo' } }] } }],
+});
+const pvcpod = withSpec(makeTestPod('ns', 'mypvcpod', 'mynode', true), {
+  volumes: [{ persistentVolumeClaim: { claimName: 'foo' } }],
+});
 
-const UNLEARNED_POD = { err: '', why: "a token for a pod not learned yet is allowed, so pods older than the webhook keep refreshing tokens (upstream: NotFound)" };
-const AUDIENCE_LOOKUP = { err: '', why: "whether the audience is in the pod's volumes needs the pod spec, CSIDrivers, PVCs and PVs (and the authorizer): not checked, allowed" };
+const UNLEARNED_POD = {
+  err: '',
+  why: 'a token for a pod not learned yet is allowed, so pods older than the webhook keep refreshing tokens (upstream: NotFound)',
+};
+const AUDIENCE_LOOKUP = {
+  err: '',
+  why: "whether the audience is in the pod's volumes needs the pod spec, CSIDrivers, PVCs and PVs (and the authorizer): not checked, allowed",
+};
 
 // Upstream's existingPods and Node, taught as a cluster would teach them.
 const mynodeStatus: ReviewInput = rec(mynodeObj, mynodeObj, NODE as Target, '', 'mynode', 'status', 'UPDATE');
 const scheduler = { username: 'system:kube-scheduler', groups: ['system:authenticated'] };
-const binding = (pod: KubeObject, node: string): KubeObject => ({ apiVersion: 'v1', kind: 'Binding', metadata: { name: pod.metadata!.name, namespace: 'ns', uid: pod.metadata!.uid }, target: { kind: 'Node', name: node } });
+const binding = (pod: KubeObject, node: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Binding',
+  metadata: { name: pod.metadata!.name, namespace: 'ns', uid: pod.metadata!.uid },
+  target: { kind: 'Node', name: node },
+});
 const teach: { what: string; input: ReviewInput }[] = [
   { what: "mynode's status update (its stored Node)", input: mynodeStatus },
-  { what: "mynode's status update of its mirror pod", input: rec(mymirrorpod, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'UPDATE') },
-  { what: "othernode's status update of its mirror pod", input: rec(othermirrorpod, othermirrorpod, POD, 'ns', 'othermirrorpod', 'status', 'UPDATE', { username: 'system:node:othernode', groups: ['system:nodes'] }) },
-  { what: 'an admin creates the unbound mirror pod', input: rec(unboundmirrorpod, null, POD, 'ns', 'unboundmirrorpod', '', 'CREATE', bob) },
-  { what: 'an admin creates mypod unbound', input: rec(withSpec(mypod, { nodeName: '' }), null, POD, 'ns', 'mypod', '', 'CREATE', bob) },
-  { what: 'the scheduler binds mypod to mynode', input: rec(binding(mypod, 'mynode'), null, { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target, 'ns', 'mypod', 'binding', 'CREATE', scheduler) },
-  { what: 'an admin creates otherpod on othernode', input: rec(otherpod, null, POD, 'ns', 'otherpod', '', 'CREATE', bob) },
+  {
+    what: "mynode's status update of its mirror pod",
+    input: rec(mymirrorpod, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'UPDATE'),
+  },
+  {
+    what: "othernode's status update of its mirror pod",
+    input: rec(othermirrorpod, othermirrorpod, POD, 'ns', 'othermirrorpod', 'status', 'UPDATE', {
+      username: 'system:node:othernode',
+      groups: ['system:nodes'],
+    }),
+  },
+  {
+    what: 'an admin creates the unbound mirror pod',
+    input: rec(unboundmirrorpod, null, POD, 'ns', 'unboundmirrorpod', '', 'CREATE', bob),
+  },
+  {
+    what: 'an admin creates mypod unbound',
+    input: rec(withSpec(mypod, { nodeName: '' }), null, POD, 'ns', 'mypod', '', 'CREATE', bob),
+  },
+  {
+    what: 'the scheduler binds mypod to mynode',
+    input: rec(
+      binding(mypod, 'mynode'),
+      null,
+      { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target,
+      'ns',
+      'mypod',
+      'binding',
+      'CREATE',
+      scheduler,
+    ),
+  },
+  {
+    what: 'an admin creates otherpod on othernode',
+    input: rec(otherpod, null, POD, 'ns', 'otherpod', '', 'CREATE', bob),
+  },
   { what: 'an admin creates unboundpod', input: rec(unboundpod, null, POD, 'ns', 'unboundpod', '', 'CREATE', bob) },
 ];
 
@@ -210,220 +339,1000 @@ afterAll(() => {
 // Test_nodePlugin_Admit, in upstream's order.
 const admitCases: Case[] = [
   // Mirror pods bound to us
-  { name: 'allow creating a mirror pod bound to self', input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', '', 'CREATE'), err: '' },
-  { name: 'forbid update of mirror pod bound to self', input: rec(mymirrorpod, mymirrorpod, POD, 'ns', 'mymirrorpod', '', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow delete of mirror pod bound to self', input: rec(null, mymirrorpod, POD, 'ns', 'mymirrorpod', '', 'DELETE'), err: '' },
-  { name: 'forbid create of mirror pod status bound to self', input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', 'status', 'CREATE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow update of mirror pod status bound to self', input: rec(mymirrorpod, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'UPDATE'), err: '' },
-  { name: 'forbid delete of mirror pod status bound to self', input: rec(null, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow create of eviction for mirror pod bound to self', input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'CREATE'), err: '' },
-  { name: 'forbid update of eviction for mirror pod bound to self', input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of eviction for mirror pod bound to self', input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow create of unnamed eviction for mirror pod bound to self', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'CREATE'), err: '' },
+  {
+    name: 'allow creating a mirror pod bound to self',
+    input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', '', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'forbid update of mirror pod bound to self',
+    input: rec(mymirrorpod, mymirrorpod, POD, 'ns', 'mymirrorpod', '', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'allow delete of mirror pod bound to self',
+    input: rec(null, mymirrorpod, POD, 'ns', 'mymirrorpod', '', 'DELETE'),
+    err: '',
+  },
+  {
+    name: 'forbid create of mirror pod status bound to self',
+    input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', 'status', 'CREATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'allow update of mirror pod status bound to self',
+    input: rec(mymirrorpod, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'forbid delete of mirror pod status bound to self',
+    input: rec(null, mymirrorpod, POD, 'ns', 'mymirrorpod', 'status', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'allow create of eviction for mirror pod bound to self',
+    input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'forbid update of eviction for mirror pod bound to self',
+    input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of eviction for mirror pod bound to self',
+    input: rec(mymirrorpodEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'allow create of unnamed eviction for mirror pod bound to self',
+    input: rec(unnamedEviction, null, EVICTION, 'ns', 'mymirrorpod', 'eviction', 'CREATE'),
+    err: '',
+  },
 
   // Mirror pods bound to another node
-  { name: 'forbid creating a mirror pod bound to another', input: rec(othermirrorpod, null, POD, 'ns', 'othermirrorpod', '', 'CREATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid update of mirror pod bound to another', input: rec(othermirrorpod, othermirrorpod, POD, 'ns', 'othermirrorpod', '', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of mirror pod bound to another', input: rec(null, othermirrorpod, POD, 'ns', 'othermirrorpod', '', 'DELETE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid create of mirror pod status bound to another', input: rec(othermirrorpod, null, POD, 'ns', 'othermirrorpod', 'status', 'CREATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid update of mirror pod status bound to another', input: rec(othermirrorpod, othermirrorpod, POD, 'ns', 'othermirrorpod', 'status', 'UPDATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid delete of mirror pod status bound to another', input: rec(null, othermirrorpod, POD, 'ns', 'othermirrorpod', 'status', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of eviction for mirror pod bound to another', input: rec(othermirrorpodEviction, null, EVICTION, 'ns', 'othermirrorpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid update of eviction for mirror pod bound to another', input: rec(othermirrorpodEviction, null, EVICTION, 'ns', 'othermirrorpod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of eviction for mirror pod bound to another', input: rec(othermirrorpodEviction, null, EVICTION, 'ns', 'othermirrorpod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of unnamed eviction for mirror pod to another', input: rec(unnamedEviction, null, EVICTION, 'ns', 'othermirrorpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
+  {
+    name: 'forbid creating a mirror pod bound to another',
+    input: rec(othermirrorpod, null, POD, 'ns', 'othermirrorpod', '', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid update of mirror pod bound to another',
+    input: rec(othermirrorpod, othermirrorpod, POD, 'ns', 'othermirrorpod', '', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of mirror pod bound to another',
+    input: rec(null, othermirrorpod, POD, 'ns', 'othermirrorpod', '', 'DELETE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid create of mirror pod status bound to another',
+    input: rec(othermirrorpod, null, POD, 'ns', 'othermirrorpod', 'status', 'CREATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid update of mirror pod status bound to another',
+    input: rec(othermirrorpod, othermirrorpod, POD, 'ns', 'othermirrorpod', 'status', 'UPDATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid delete of mirror pod status bound to another',
+    input: rec(null, othermirrorpod, POD, 'ns', 'othermirrorpod', 'status', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of eviction for mirror pod bound to another',
+    input: rec(othermirrorpodEviction, null, EVICTION, 'ns', 'othermirrorpod', 'eviction', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid update of eviction for mirror pod bound to another',
+    input: rec(othermirrorpodEviction, null, EVICTION, 'ns', 'othermirrorpod', 'eviction', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of eviction for mirror pod bound to another',
+    input: rec(othermirrorpodEviction, null, EVICTION, 'ns', 'othermirrorpod', 'eviction', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of unnamed eviction for mirror pod to another',
+    input: rec(unnamedEviction, null, EVICTION, 'ns', 'othermirrorpod', 'eviction', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
 
   // Mirror pods not bound to any node
-  { name: 'forbid creating a mirror pod unbound', input: rec(unboundmirrorpod, null, POD, 'ns', 'unboundmirrorpod', '', 'CREATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid update of mirror pod unbound', input: rec(unboundmirrorpod, unboundmirrorpod, POD, 'ns', 'unboundmirrorpod', '', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of mirror pod unbound', input: rec(null, unboundmirrorpod, POD, 'ns', 'unboundmirrorpod', '', 'DELETE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid create of mirror pod status unbound', input: rec(unboundmirrorpod, null, POD, 'ns', 'unboundmirrorpod', 'status', 'CREATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid update of mirror pod status unbound', input: rec(unboundmirrorpod, unboundmirrorpod, POD, 'ns', 'unboundmirrorpod', 'status', 'UPDATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid delete of mirror pod status unbound', input: rec(null, unboundmirrorpod, POD, 'ns', 'unboundmirrorpod', 'status', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of eviction for mirror pod unbound', input: rec(unboundmirrorpodEviction, null, EVICTION, 'ns', 'unboundmirrorpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid update of eviction for mirror pod unbound', input: rec(unboundmirrorpodEviction, null, EVICTION, 'ns', 'unboundmirrorpod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of eviction for mirror pod unbound', input: rec(unboundmirrorpodEviction, null, EVICTION, 'ns', 'unboundmirrorpod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of unnamed eviction for mirror pod unbound', input: rec(unnamedEviction, null, EVICTION, 'ns', 'unboundmirrorpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
+  {
+    name: 'forbid creating a mirror pod unbound',
+    input: rec(unboundmirrorpod, null, POD, 'ns', 'unboundmirrorpod', '', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid update of mirror pod unbound',
+    input: rec(unboundmirrorpod, unboundmirrorpod, POD, 'ns', 'unboundmirrorpod', '', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of mirror pod unbound',
+    input: rec(null, unboundmirrorpod, POD, 'ns', 'unboundmirrorpod', '', 'DELETE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid create of mirror pod status unbound',
+    input: rec(unboundmirrorpod, null, POD, 'ns', 'unboundmirrorpod', 'status', 'CREATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid update of mirror pod status unbound',
+    input: rec(unboundmirrorpod, unboundmirrorpod, POD, 'ns', 'unboundmirrorpod', 'status', 'UPDATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid delete of mirror pod status unbound',
+    input: rec(null, unboundmirrorpod, POD, 'ns', 'unboundmirrorpod', 'status', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of eviction for mirror pod unbound',
+    input: rec(unboundmirrorpodEviction, null, EVICTION, 'ns', 'unboundmirrorpod', 'eviction', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid update of eviction for mirror pod unbound',
+    input: rec(unboundmirrorpodEviction, null, EVICTION, 'ns', 'unboundmirrorpod', 'eviction', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of eviction for mirror pod unbound',
+    input: rec(unboundmirrorpodEviction, null, EVICTION, 'ns', 'unboundmirrorpod', 'eviction', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of unnamed eviction for mirror pod unbound',
+    input: rec(unnamedEviction, null, EVICTION, 'ns', 'unboundmirrorpod', 'eviction', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
 
   // Normal pods bound to us
-  { name: 'forbid creating a normal pod bound to self', input: rec(mypod, null, POD, 'ns', 'mypod', '', 'CREATE'), err: 'can only create mirror pods' },
-  { name: 'forbid update of normal pod bound to self', input: rec(mypod, mypod, POD, 'ns', 'mypod', '', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow delete of normal pod bound to self', input: rec(null, mypod, POD, 'ns', 'mypod', '', 'DELETE'), err: '' },
-  { name: 'forbid create of normal pod status bound to self', input: rec(mypod, null, POD, 'ns', 'mypod', 'status', 'CREATE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow update of normal pod status bound to self', input: rec(mypod, mypod, POD, 'ns', 'mypod', 'status', 'UPDATE'), err: '' },
-  { name: 'forbid delete of normal pod status bound to self', input: rec(null, mypod, POD, 'ns', 'mypod', 'status', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid addition of pod status preexisting labels', input: rec(abLabeledPod, aLabeledPod, POD, 'ns', 'mypod', 'status', 'UPDATE'), err: 'cannot update labels through pod status' },
-  { name: 'forbid deletion of pod status preexisting labels', input: rec(aLabeledPod, abLabeledPod, POD, 'ns', 'mypod', 'status', 'UPDATE'), err: 'cannot update labels through pod status' },
-  { name: 'forbid deletion of all pod status preexisting labels', input: rec(aLabeledPod, mypod, POD, 'ns', 'mypod', 'status', 'UPDATE'), err: 'cannot update labels through pod status' },
-  { name: 'forbid addition of pod status labels', input: rec(mypod, aLabeledPod, POD, 'ns', 'mypod', 'status', 'UPDATE'), err: 'cannot update labels through pod status' },
-  { name: 'forbid update of eviction for normal pod bound to self', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of eviction for normal pod bound to self', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'allow create of unnamed eviction for normal pod bound to self', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: '' },
+  {
+    name: 'forbid creating a normal pod bound to self',
+    input: rec(mypod, null, POD, 'ns', 'mypod', '', 'CREATE'),
+    err: 'can only create mirror pods',
+  },
+  {
+    name: 'forbid update of normal pod bound to self',
+    input: rec(mypod, mypod, POD, 'ns', 'mypod', '', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'allow delete of normal pod bound to self',
+    input: rec(null, mypod, POD, 'ns', 'mypod', '', 'DELETE'),
+    err: '',
+  },
+  {
+    name: 'forbid create of normal pod status bound to self',
+    input: rec(mypod, null, POD, 'ns', 'mypod', 'status', 'CREATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'allow update of normal pod status bound to self',
+    input: rec(mypod, mypod, POD, 'ns', 'mypod', 'status', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'forbid delete of normal pod status bound to self',
+    input: rec(null, mypod, POD, 'ns', 'mypod', 'status', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid addition of pod status preexisting labels',
+    input: rec(abLabeledPod, aLabeledPod, POD, 'ns', 'mypod', 'status', 'UPDATE'),
+    err: 'cannot update labels through pod status',
+  },
+  {
+    name: 'forbid deletion of pod status preexisting labels',
+    input: rec(aLabeledPod, abLabeledPod, POD, 'ns', 'mypod', 'status', 'UPDATE'),
+    err: 'cannot update labels through pod status',
+  },
+  {
+    name: 'forbid deletion of all pod status preexisting labels',
+    input: rec(aLabeledPod, mypod, POD, 'ns', 'mypod', 'status', 'UPDATE'),
+    err: 'cannot update labels through pod status',
+  },
+  {
+    name: 'forbid addition of pod status labels',
+    input: rec(mypod, aLabeledPod, POD, 'ns', 'mypod', 'status', 'UPDATE'),
+    err: 'cannot update labels through pod status',
+  },
+  {
+    name: 'forbid update of eviction for normal pod bound to self',
+    input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of eviction for normal pod bound to self',
+    input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'allow create of unnamed eviction for normal pod bound to self',
+    input: rec(unnamedEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'),
+    err: '',
+  },
 
   // Normal pods bound to another
-  { name: 'forbid creating a normal pod bound to another', input: rec(otherpod, null, POD, 'ns', 'otherpod', '', 'CREATE'), err: 'can only create mirror pods' },
-  { name: 'forbid update of normal pod bound to another', input: rec(otherpod, otherpod, POD, 'ns', 'otherpod', '', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of normal pod bound to another', input: rec(null, otherpod, POD, 'ns', 'otherpod', '', 'DELETE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid create of normal pod status bound to another', input: rec(otherpod, null, POD, 'ns', 'otherpod', 'status', 'CREATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid update of normal pod status bound to another', input: rec(otherpod, otherpod, POD, 'ns', 'otherpod', 'status', 'UPDATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid delete of normal pod status bound to another', input: rec(null, otherpod, POD, 'ns', 'otherpod', 'status', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of eviction for normal pod bound to another', input: rec(otherpodEviction, null, EVICTION, 'ns', 'otherpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid update of eviction for normal pod bound to another', input: rec(otherpodEviction, null, EVICTION, 'ns', 'otherpod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of eviction for normal pod bound to another', input: rec(otherpodEviction, null, EVICTION, 'ns', 'otherpod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of unnamed eviction for normal pod bound to another', input: rec(unnamedEviction, null, EVICTION, 'ns', 'otherpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
+  {
+    name: 'forbid creating a normal pod bound to another',
+    input: rec(otherpod, null, POD, 'ns', 'otherpod', '', 'CREATE'),
+    err: 'can only create mirror pods',
+  },
+  {
+    name: 'forbid update of normal pod bound to another',
+    input: rec(otherpod, otherpod, POD, 'ns', 'otherpod', '', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of normal pod bound to another',
+    input: rec(null, otherpod, POD, 'ns', 'otherpod', '', 'DELETE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid create of normal pod status bound to another',
+    input: rec(otherpod, null, POD, 'ns', 'otherpod', 'status', 'CREATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid update of normal pod status bound to another',
+    input: rec(otherpod, otherpod, POD, 'ns', 'otherpod', 'status', 'UPDATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid delete of normal pod status bound to another',
+    input: rec(null, otherpod, POD, 'ns', 'otherpod', 'status', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of eviction for normal pod bound to another',
+    input: rec(otherpodEviction, null, EVICTION, 'ns', 'otherpod', 'eviction', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid update of eviction for normal pod bound to another',
+    input: rec(otherpodEviction, null, EVICTION, 'ns', 'otherpod', 'eviction', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of eviction for normal pod bound to another',
+    input: rec(otherpodEviction, null, EVICTION, 'ns', 'otherpod', 'eviction', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of unnamed eviction for normal pod bound to another',
+    input: rec(unnamedEviction, null, EVICTION, 'ns', 'otherpod', 'eviction', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
 
   // Normal pods not bound to any node
-  { name: 'forbid creating a normal pod unbound', input: rec(unboundpod, null, POD, 'ns', 'unboundpod', '', 'CREATE'), err: 'can only create mirror pods' },
-  { name: 'forbid update of normal pod unbound', input: rec(unboundpod, unboundpod, POD, 'ns', 'unboundpod', '', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of normal pod unbound', input: rec(null, unboundpod, POD, 'ns', 'unboundpod', '', 'DELETE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid create of normal pod status unbound', input: rec(unboundpod, null, POD, 'ns', 'unboundpod', 'status', 'CREATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid update of normal pod status unbound', input: rec(unboundpod, unboundpod, POD, 'ns', 'unboundpod', 'status', 'UPDATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid delete of normal pod status unbound', input: rec(null, unboundpod, POD, 'ns', 'unboundpod', 'status', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of eviction for normal pod unbound', input: rec(unboundpodEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
-  { name: 'forbid update of eviction for normal pod unbound', input: rec(unboundpodEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of eviction for normal pod unbound', input: rec(unboundpodEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of unnamed eviction for normal unbound', input: rec(unnamedEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'CREATE'), err: 'spec.nodeName set to itself' },
+  {
+    name: 'forbid creating a normal pod unbound',
+    input: rec(unboundpod, null, POD, 'ns', 'unboundpod', '', 'CREATE'),
+    err: 'can only create mirror pods',
+  },
+  {
+    name: 'forbid update of normal pod unbound',
+    input: rec(unboundpod, unboundpod, POD, 'ns', 'unboundpod', '', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of normal pod unbound',
+    input: rec(null, unboundpod, POD, 'ns', 'unboundpod', '', 'DELETE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid create of normal pod status unbound',
+    input: rec(unboundpod, null, POD, 'ns', 'unboundpod', 'status', 'CREATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid update of normal pod status unbound',
+    input: rec(unboundpod, unboundpod, POD, 'ns', 'unboundpod', 'status', 'UPDATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid delete of normal pod status unbound',
+    input: rec(null, unboundpod, POD, 'ns', 'unboundpod', 'status', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of eviction for normal pod unbound',
+    input: rec(unboundpodEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
+  {
+    name: 'forbid update of eviction for normal pod unbound',
+    input: rec(unboundpodEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of eviction for normal pod unbound',
+    input: rec(unboundpodEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of unnamed eviction for normal unbound',
+    input: rec(unnamedEviction, null, EVICTION, 'ns', 'unboundpod', 'eviction', 'CREATE'),
+    err: 'spec.nodeName set to itself',
+  },
 
   // Missing pod
-  { name: 'forbid delete of unknown pod', input: rec(null, null, POD, 'ns', 'unboundpod', '', 'DELETE'), err: 'not found', empty: true },
-  { name: 'forbid create of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: 'not found', empty: true },
-  { name: 'forbid update of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation', empty: true },
-  { name: 'forbid delete of eviction for unknown pod', input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation', empty: true },
-  { name: 'forbid create of unnamed eviction for unknown pod', input: rec(unnamedEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'), err: 'not found', empty: true },
+  {
+    name: 'forbid delete of unknown pod',
+    input: rec(null, null, POD, 'ns', 'unboundpod', '', 'DELETE'),
+    err: 'not found',
+    empty: true,
+  },
+  {
+    name: 'forbid create of eviction for unknown pod',
+    input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'),
+    err: 'not found',
+    empty: true,
+  },
+  {
+    name: 'forbid update of eviction for unknown pod',
+    input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+    empty: true,
+  },
+  {
+    name: 'forbid delete of eviction for unknown pod',
+    input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+    empty: true,
+  },
+  {
+    name: 'forbid create of unnamed eviction for unknown pod',
+    input: rec(unnamedEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'CREATE'),
+    err: 'not found',
+    empty: true,
+  },
 
   // Eviction for unnamed pod
-  { name: 'allow create of eviction for unnamed pod', input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'CREATE'), err: '' },
-  { name: 'forbid update of eviction for unnamed pod', input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'UPDATE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid delete of eviction for unnamed pod', input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'DELETE'), err: 'forbidden: unexpected operation' },
-  { name: 'forbid create of unnamed eviction for unnamed pod', input: rec(unnamedEviction, null, EVICTION, 'ns', '', 'eviction', 'CREATE'), err: 'could not determine pod from request data' },
+  {
+    name: 'allow create of eviction for unnamed pod',
+    input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'forbid update of eviction for unnamed pod',
+    input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'UPDATE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid delete of eviction for unnamed pod',
+    input: rec(mypodEviction, null, EVICTION, 'ns', '', 'eviction', 'DELETE'),
+    err: 'forbidden: unexpected operation',
+  },
+  {
+    name: 'forbid create of unnamed eviction for unnamed pod',
+    input: rec(unnamedEviction, null, EVICTION, 'ns', '', 'eviction', 'CREATE'),
+    err: 'could not determine pod from request data',
+  },
 
   // Resource pods
-  { name: 'forbid create of pod referencing service account', input: rec(sapod, null, POD, 'ns', 'mysapod', '', 'CREATE'), err: 'reference a service account' },
-  { name: 'forbid create of pod referencing secret', input: rec(secretpod, null, POD, 'ns', 'mysecretpod', '', 'CREATE'), err: 'reference secrets' },
-  { name: 'forbid create of pod referencing configmap', input: rec(configmappod, null, POD, 'ns', 'myconfigmappod', '', 'CREATE'), err: 'reference configmaps' },
-  { name: 'forbid create of pod referencing clustertrustbundle', input: rec(ctbpod, null, POD, 'ns', 'myctbpod', '', 'CREATE'), err: 'reference clustertrustbundles' },
-  { name: 'forbid create of pod referencing persistentvolumeclaim', input: rec(pvcpod, null, POD, 'ns', 'mypvcpod', '', 'CREATE'), err: 'reference persistentvolumeclaims' },
+  {
+    name: 'forbid create of pod referencing service account',
+    input: rec(sapod, null, POD, 'ns', 'mysapod', '', 'CREATE'),
+    err: 'reference a service account',
+  },
+  {
+    name: 'forbid create of pod referencing secret',
+    input: rec(secretpod, null, POD, 'ns', 'mysecretpod', '', 'CREATE'),
+    err: 'reference secrets',
+  },
+  {
+    name: 'forbid create of pod referencing configmap',
+    input: rec(configmappod, null, POD, 'ns', 'myconfigmappod', '', 'CREATE'),
+    err: 'reference configmaps',
+  },
+  {
+    name: 'forbid create of pod referencing clustertrustbundle',
+    input: rec(ctbpod, null, POD, 'ns', 'myctbpod', '', 'CREATE'),
+    err: 'reference clustertrustbundles',
+  },
+  {
+    name: 'forbid create of pod referencing persistentvolumeclaim',
+    input: rec(pvcpod, null, POD, 'ns', 'mypvcpod', '', 'CREATE'),
+    err: 'reference persistentvolumeclaims',
+  },
 
   // My node object
   { name: 'allow create of my node', input: rec(mynodeObj, null, NODE as Target, '', 'mynode', '', 'CREATE'), err: '' },
-  { name: 'allow create of my node pulling name from object', input: rec(mynodeObj, null, NODE as Target, '', 'mynode', '', 'CREATE'), err: '' },
-  { name: 'allow create of my node with taints', input: rec(mynodeObjTaintA, null, NODE as Target, '', 'mynode', '', 'CREATE'), err: '' },
-  { name: 'allow create of my node with labels', input: rec(setAllowedCreateLabels(mynodeObj, ''), null, NODE as Target, '', 'mynode', '', 'CREATE'), err: '' },
-  { name: 'forbid create of my node with forbidden labels', input: rec(setForbiddenCreateLabels(mynodeObj, ''), null, NODE as Target, '', 'mynode', '', 'CREATE'), err: `is not allowed to set the following labels: ${FORBIDDEN_LIST}` },
-  { name: 'allow update of my node', input: rec(mynodeObj, mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
+  {
+    name: 'allow create of my node pulling name from object',
+    input: rec(mynodeObj, null, NODE as Target, '', 'mynode', '', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'allow create of my node with taints',
+    input: rec(mynodeObjTaintA, null, NODE as Target, '', 'mynode', '', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'allow create of my node with labels',
+    input: rec(setAllowedCreateLabels(mynodeObj, ''), null, NODE as Target, '', 'mynode', '', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'forbid create of my node with forbidden labels',
+    input: rec(setForbiddenCreateLabels(mynodeObj, ''), null, NODE as Target, '', 'mynode', '', 'CREATE'),
+    err: `is not allowed to set the following labels: ${FORBIDDEN_LIST}`,
+  },
+  {
+    name: 'allow update of my node',
+    input: rec(mynodeObj, mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
   { name: 'allow delete of my node', input: rec(null, mynodeObj, NODE as Target, '', 'mynode', '', 'DELETE'), err: '' },
-  { name: 'allow update of my node status', input: rec(mynodeObj, mynodeObj, NODE as Target, '', 'mynode', 'status', 'UPDATE'), err: '' },
-  { name: 'forbid create of my node with non-nil configSource', input: rec(mynodeObjConfigA, null, NODE as Target, '', 'mynode', '', 'CREATE'), err: 'is not allowed to create pods with a non-nil configSource' },
-  { name: 'forbid update of my node: nil configSource to new non-nil configSource', input: rec(mynodeObjConfigA, mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'), err: 'update configSource to a new non-nil configSource' },
-  { name: 'forbid update of my node: non-nil configSource to new non-nil configSource', input: rec(mynodeObjConfigB, mynodeObjConfigA, NODE as Target, '', 'mynode', '', 'UPDATE'), err: 'update configSource to a new non-nil configSource' },
-  { name: 'allow update of my node: non-nil configSource unchanged', input: rec(mynodeObjConfigA, mynodeObjConfigA, NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allow update of my node: non-nil configSource to nil configSource', input: rec(mynodeObj, mynodeObjConfigA, NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allow update of my node: no change to taints', input: rec(mynodeObjTaintA, mynodeObjTaintA, NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allow update of my node: add allowed labels', input: rec(setAllowedUpdateLabels(mynodeObj, ''), mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allow update of my node: remove allowed labels', input: rec(mynodeObj, setAllowedUpdateLabels(mynodeObj, ''), NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allow update of my node: modify allowed labels', input: rec(setAllowedUpdateLabels(mynodeObj, 'b'), setAllowedUpdateLabels(mynodeObj, 'a'), NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allow update of my node: no change to labels', input: rec(setAllLabels(mynodeObj, ''), setAllLabels(mynodeObj, ''), NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allow update of my node: add allowed labels while forbidden labels exist unmodified', input: rec(setAllLabels(mynodeObj, ''), setForbiddenUpdateLabels(mynodeObj, ''), NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allow update of my node: remove allowed labels while forbidden labels exist unmodified', input: rec(setForbiddenUpdateLabels(mynodeObj, ''), setAllLabels(mynodeObj, ''), NODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'forbid update of my node: add taints', input: rec(mynodeObjTaintA, mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'), err: 'is not allowed to modify taints' },
-  { name: 'forbid update of my node: remove taints', input: rec(mynodeObj, mynodeObjTaintA, NODE as Target, '', 'mynode', '', 'UPDATE'), err: 'is not allowed to modify taints' },
-  { name: 'forbid update of my node: change taints', input: rec(mynodeObjTaintA, mynodeObjTaintB, NODE as Target, '', 'mynode', '', 'UPDATE'), err: 'is not allowed to modify taints' },
-  { name: 'forbid update of my node: add labels', input: rec(setForbiddenUpdateLabels(mynodeObj, ''), mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'), err: `is not allowed to modify labels: ${FORBIDDEN_LIST}` },
-  { name: 'forbid update of my node: remove labels', input: rec(mynodeObj, setForbiddenUpdateLabels(mynodeObj, ''), NODE as Target, '', 'mynode', '', 'UPDATE'), err: `is not allowed to modify labels: ${FORBIDDEN_LIST}` },
-  { name: 'forbid update of my node: change labels', input: rec(setForbiddenUpdateLabels(mynodeObj, 'new'), setForbiddenUpdateLabels(mynodeObj, 'old'), NODE as Target, '', 'mynode', '', 'UPDATE'), err: `is not allowed to modify labels: ${FORBIDDEN_LIST}` },
+  {
+    name: 'allow update of my node status',
+    input: rec(mynodeObj, mynodeObj, NODE as Target, '', 'mynode', 'status', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'forbid create of my node with non-nil configSource',
+    input: rec(mynodeObjConfigA, null, NODE as Target, '', 'mynode', '', 'CREATE'),
+    err: 'is not allowed to create pods with a non-nil configSource',
+  },
+  {
+    name: 'forbid update of my node: nil configSource to new non-nil configSource',
+    input: rec(mynodeObjConfigA, mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: 'update configSource to a new non-nil configSource',
+  },
+  {
+    name: 'forbid update of my node: non-nil configSource to new non-nil configSource',
+    input: rec(mynodeObjConfigB, mynodeObjConfigA, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: 'update configSource to a new non-nil configSource',
+  },
+  {
+    name: 'allow update of my node: non-nil configSource unchanged',
+    input: rec(mynodeObjConfigA, mynodeObjConfigA, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'allow update of my node: non-nil configSource to nil configSource',
+    input: rec(mynodeObj, mynodeObjConfigA, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'allow update of my node: no change to taints',
+    input: rec(mynodeObjTaintA, mynodeObjTaintA, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'allow update of my node: add allowed labels',
+    input: rec(setAllowedUpdateLabels(mynodeObj, ''), mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'allow update of my node: remove allowed labels',
+    input: rec(mynodeObj, setAllowedUpdateLabels(mynodeObj, ''), NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'allow update of my node: modify allowed labels',
+    input: rec(
+      setAllowedUpdateLabels(mynodeObj, 'b'),
+      setAllowedUpdateLabels(mynodeObj, 'a'),
+      NODE as Target,
+      '',
+      'mynode',
+      '',
+      'UPDATE',
+    ),
+    err: '',
+  },
+  {
+    name: 'allow update of my node: no change to labels',
+    input: rec(setAllLabels(mynodeObj, ''), setAllLabels(mynodeObj, ''), NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'allow update of my node: add allowed labels while forbidden labels exist unmodified',
+    input: rec(
+      setAllLabels(mynodeObj, ''),
+      setForbiddenUpdateLabels(mynodeObj, ''),
+      NODE as Target,
+      '',
+      'mynode',
+      '',
+      'UPDATE',
+    ),
+    err: '',
+  },
+  {
+    name: 'allow update of my node: remove allowed labels while forbidden labels exist unmodified',
+    input: rec(
+      setForbiddenUpdateLabels(mynodeObj, ''),
+      setAllLabels(mynodeObj, ''),
+      NODE as Target,
+      '',
+      'mynode',
+      '',
+      'UPDATE',
+    ),
+    err: '',
+  },
+  {
+    name: 'forbid update of my node: add taints',
+    input: rec(mynodeObjTaintA, mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: 'is not allowed to modify taints',
+  },
+  {
+    name: 'forbid update of my node: remove taints',
+    input: rec(mynodeObj, mynodeObjTaintA, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: 'is not allowed to modify taints',
+  },
+  {
+    name: 'forbid update of my node: change taints',
+    input: rec(mynodeObjTaintA, mynodeObjTaintB, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: 'is not allowed to modify taints',
+  },
+  {
+    name: 'forbid update of my node: add labels',
+    input: rec(setForbiddenUpdateLabels(mynodeObj, ''), mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: `is not allowed to modify labels: ${FORBIDDEN_LIST}`,
+  },
+  {
+    name: 'forbid update of my node: remove labels',
+    input: rec(mynodeObj, setForbiddenUpdateLabels(mynodeObj, ''), NODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: `is not allowed to modify labels: ${FORBIDDEN_LIST}`,
+  },
+  {
+    name: 'forbid update of my node: change labels',
+    input: rec(
+      setForbiddenUpdateLabels(mynodeObj, 'new'),
+      setForbiddenUpdateLabels(mynodeObj, 'old'),
+      NODE as Target,
+      '',
+      'mynode',
+      '',
+      'UPDATE',
+    ),
+    err: `is not allowed to modify labels: ${FORBIDDEN_LIST}`,
+  },
 
   // Other node object
-  { name: 'forbid create of other node', input: rec(othernodeObj, null, NODE as Target, '', 'othernode', '', 'CREATE'), err: 'is not allowed to modify node' },
-  { name: 'forbid create of other node pulling name from object', input: rec(othernodeObj, null, NODE as Target, '', '', '', 'CREATE'), err: 'is not allowed to modify node' },
-  { name: 'forbid update of other node', input: rec(othernodeObj, othernodeObj, NODE as Target, '', 'othernode', '', 'UPDATE'), err: 'is not allowed to modify node' },
-  { name: 'forbid delete of other node', input: rec(null, othernodeObj, NODE as Target, '', 'othernode', '', 'DELETE'), err: 'is not allowed to modify node' },
-  { name: 'forbid update of other node status', input: rec(othernodeObj, othernodeObj, NODE as Target, '', 'othernode', 'status', 'UPDATE'), err: 'is not allowed to modify node' },
+  {
+    name: 'forbid create of other node',
+    input: rec(othernodeObj, null, NODE as Target, '', 'othernode', '', 'CREATE'),
+    err: 'is not allowed to modify node',
+  },
+  {
+    name: 'forbid create of other node pulling name from object',
+    input: rec(othernodeObj, null, NODE as Target, '', '', '', 'CREATE'),
+    err: 'is not allowed to modify node',
+  },
+  {
+    name: 'forbid update of other node',
+    input: rec(othernodeObj, othernodeObj, NODE as Target, '', 'othernode', '', 'UPDATE'),
+    err: 'is not allowed to modify node',
+  },
+  {
+    name: 'forbid delete of other node',
+    input: rec(null, othernodeObj, NODE as Target, '', 'othernode', '', 'DELETE'),
+    err: 'is not allowed to modify node',
+  },
+  {
+    name: 'forbid update of other node status',
+    input: rec(othernodeObj, othernodeObj, NODE as Target, '', 'othernode', 'status', 'UPDATE'),
+    err: 'is not allowed to modify node',
+  },
 
   // Service accounts
-  { name: 'forbid create of unbound token', input: rec(makeTokenRequest('', '', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'not bound to a pod' },
-  { name: 'forbid create of token bound to nonexistant pod', input: rec(makeTokenRequest('nopod', 'someuid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'not found', differs: UNLEARNED_POD },
-  { name: 'forbid create of token bound to pod without uid', input: rec(makeTokenRequest('mypod', '', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'pod binding without a uid' },
-  { name: 'forbid create of token bound to pod scheduled on another node', input: rec(makeTokenRequest('otherpod', 'pod-uid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: 'pod scheduled on a different node' },
-  { name: 'allow create of token bound to pod scheduled this node', input: rec(makeTokenRequest('mypod', 'pod-uid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), err: '' },
+  {
+    name: 'forbid create of unbound token',
+    input: rec(makeTokenRequest('', '', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'),
+    err: 'not bound to a pod',
+  },
+  {
+    name: 'forbid create of token bound to nonexistant pod',
+    input: rec(makeTokenRequest('nopod', 'someuid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'),
+    err: 'not found',
+    differs: UNLEARNED_POD,
+  },
+  {
+    name: 'forbid create of token bound to pod without uid',
+    input: rec(makeTokenRequest('mypod', '', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'),
+    err: 'pod binding without a uid',
+  },
+  {
+    name: 'forbid create of token bound to pod scheduled on another node',
+    input: rec(
+      makeTokenRequest('otherpod', 'pod-uid', ['foo']),
+      null,
+      TOKEN as Target,
+      'ns',
+      'mysa',
+      'token',
+      'CREATE',
+    ),
+    err: 'pod scheduled on a different node',
+  },
+  {
+    name: 'allow create of token bound to pod scheduled this node',
+    input: rec(makeTokenRequest('mypod', 'pod-uid', ['foo']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'),
+    err: '',
+  },
   // Service accounts tests with token audience restrictions
   ...[
-    ['allow create of token when audience in PSAT volume and ServiceAccountNodeAudienceRestriction is enabled, empty audience', 'mysapod', ['foo'], ''],
-    ['allow create of token when audience in PSAT volume and ServiceAccountNodeAudienceRestriction is enabled, single audience', 'mysapod', ['foo'], ''],
-    ['forbid create of token with multiple audiences in token request and ServiceAccountNodeAudienceRestriction is enabled', 'mysapod', ['foo', 'bar'], 'node may only request 0 or 1 audiences'],
-    ['forbid create of token when audience not in pod spec and ServiceAccountNodeAudienceRestriction is enabled', 'mypod', ['foo'], 'serviceaccounts "mysa" is forbidden: audience "foo" not found in pod spec volume'],
-    ['allow create of token when audience in pod --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled', 'mycsipod', ['foo'], ''],
-    ['forbid create of token when audience in pod --> csi --> driver --> tokenrequest does not have audience and ServiceAccountNodeAudienceRestriction is enabled', 'mycsipod', ['bar'], 'audience "bar" not found in pod spec volume'],
-    ['forbid create of token when audience in pod --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled, csidriver not found', 'mycsipod', ['foo'], 'error validating audience "foo": csidriver.storage.k8s.io "com.example.csi.mydriver" not found'],
-    ['allow create of token when audience in pod --> pvc --> pv --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled', 'mypvcpod', ['foo'], ''],
-    ['forbid create of token when audience in pod --> pvc --> pv --> csi --> driver --> tokenrequest does not have audience and ServiceAccountNodeAudienceRestriction is enabled', 'mypvcpod', ['bar'], 'audience "bar" not found in pod spec volume'],
-    ['forbid create of token when audience in pod --> pvc --> pv --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled, pvc not found', 'mypvcpod', ['foo'], 'error validating audience "foo": persistentvolumeclaim "pvclaim" not found'],
-    ['forbid create of token when audience in pod --> pvc --> pv --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled, pv not found', 'mypvcpod', ['foo'], 'error validating audience "foo": persistentvolume "pvname" not found'],
-    ['allow create of token when audience in pod --> ephemeral --> pvc --> pv --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled', 'myephemeralpod', ['foo'], ''],
-    ['forbid create of token when audience in pod --> ephemeral --> pvc --> pv --> csi --> driver --> tokenrequest does not have audience and ServiceAccountNodeAudienceRestriction is enabled', 'myephemeralpod', ['bar'], 'audience "bar" not found in pod spec volume'],
-    ['allow create of token when ServiceAccountNodeAudienceRestriction is disabled, pvc not found should not be checked', 'mypvcandcsipod', ['foo'], ''],
-    ['allow create of token when audience in pod --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled, pv not found', 'mypvcandcsipod', ['foo'], ''],
-    ['allow create of token when ServiceAccountNodeAudienceRestriction is disabled, pv not found should not be checked', 'mypvcandcsipod', ['foo'], ''],
-    ['allow create of token when ServiceAccountNodeAudienceRestriction is disabled, csidriver not found should not be checked', 'mycsipod', ['foo'], ''],
-    ['intree pv to csi, allow create of token when audience in pod --> csi --> driver --> tokenrequest with audience, ServiceAccountNodeAudienceRestriction=true', 'myintreepvtocsipod', ['foo'], ''],
-    ['intree inline vol to csi, allow create of token when audience in pod --> csi --> driver --> tokenrequest with audience, ServiceAccountNodeAudienceRestriction=true', 'myintreeinlinevoltocsipod', ['foo'], ''],
-  ].map(([name, pod, audiences, err]): Case => ({
-    name: name as string,
-    input: rec(makeTokenRequest(pod as string, 'pod-uid', audiences as string[]), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'),
-    err: err as string,
-    ...((err as string).includes('not found') ? { differs: AUDIENCE_LOOKUP } : {}),
-  })),
+    [
+      'allow create of token when audience in PSAT volume and ServiceAccountNodeAudienceRestriction is enabled, empty audience',
+      'mysapod',
+      ['foo'],
+      '',
+    ],
+    [
+      'allow create of token when audience in PSAT volume and ServiceAccountNodeAudienceRestriction is enabled, single audience',
+      'mysapod',
+      ['foo'],
+      '',
+    ],
+    [
+      'forbid create of token with multiple audiences in token request and ServiceAccountNodeAudienceRestriction is enabled',
+      'mysapod',
+      ['foo', 'bar'],
+      'node may only request 0 or 1 audiences',
+    ],
+    [
+      'forbid create of token when audience not in pod spec and ServiceAccountNodeAudienceRestriction is enabled',
+      'mypod',
+      ['foo'],
+      'serviceaccounts "mysa" is forbidden: audience "foo" not found in pod spec volume',
+    ],
+    [
+      'allow create of token when audience in pod --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled',
+      'mycsipod',
+      ['foo'],
+      '',
+    ],
+    [
+      'forbid create of token when audience in pod --> csi --> driver --> tokenrequest does not have audience and ServiceAccountNodeAudienceRestriction is enabled',
+      'mycsipod',
+      ['bar'],
+      'audience "bar" not found in pod spec volume',
+    ],
+    [
+      'forbid create of token when audience in pod --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled, csidriver not found',
+      'mycsipod',
+      ['foo'],
+      'error validating audience "foo": csidriver.storage.k8s.io "com.example.csi.mydriver" not found',
+    ],
+    [
+      'allow create of token when audience in pod --> pvc --> pv --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled',
+      'mypvcpod',
+      ['foo'],
+      '',
+    ],
+    [
+      'forbid create of token when audience in pod --> pvc --> pv --> csi --> driver --> tokenrequest does not have audience and ServiceAccountNodeAudienceRestriction is enabled',
+      'mypvcpod',
+      ['bar'],
+      'audience "bar" not found in pod spec volume',
+    ],
+    [
+      'forbid create of token when audience in pod --> pvc --> pv --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled, pvc not found',
+      'mypvcpod',
+      ['foo'],
+      'error validating audience "foo": persistentvolumeclaim "pvclaim" not found',
+    ],
+    [
+      'forbid create of token when audience in pod --> pvc --> pv --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled, pv not found',
+      'mypvcpod',
+      ['foo'],
+      'error validating audience "foo": persistentvolume "pvname" not found',
+    ],
+    [
+      'allow create of token when audience in pod --> ephemeral --> pvc --> pv --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled',
+      'myephemeralpod',
+      ['foo'],
+      '',
+    ],
+    [
+      'forbid create of token when audience in pod --> ephemeral --> pvc --> pv --> csi --> driver --> tokenrequest does not have audience and ServiceAccountNodeAudienceRestriction is enabled',
+      'myephemeralpod',
+      ['bar'],
+      'audience "bar" not found in pod spec volume',
+    ],
+    [
+      'allow create of token when ServiceAccountNodeAudienceRestriction is disabled, pvc not found should not be checked',
+      'mypvcandcsipod',
+      ['foo'],
+      '',
+    ],
+    [
+      'allow create of token when audience in pod --> csi --> driver --> tokenrequest with audience and ServiceAccountNodeAudienceRestriction is enabled, pv not found',
+      'mypvcandcsipod',
+      ['foo'],
+      '',
+    ],
+    [
+      'allow create of token when ServiceAccountNodeAudienceRestriction is disabled, pv not found should not be checked',
+      'mypvcandcsipod',
+      ['foo'],
+      '',
+    ],
+    [
+      'allow create of token when ServiceAccountNodeAudienceRestriction is disabled, csidriver not found should not be checked',
+      'mycsipod',
+      ['foo'],
+      '',
+    ],
+    [
+      'intree pv to csi, allow create of token when audience in pod --> csi --> driver --> tokenrequest with audience, ServiceAccountNodeAudienceRestriction=true',
+      'myintreepvtocsipod',
+      ['foo'],
+      '',
+    ],
+    [
+      'intree inline vol to csi, allow create of token when audience in pod --> csi --> driver --> tokenrequest with audience, ServiceAccountNodeAudienceRestriction=true',
+      'myintreeinlinevoltocsipod',
+      ['foo'],
+      '',
+    ],
+  ].map(
+    ([name, pod, audiences, err]): Case => ({
+      name: name as string,
+      input: rec(
+        makeTokenRequest(pod as string, 'pod-uid', audiences as string[]),
+        null,
+        TOKEN as Target,
+        'ns',
+        'mysa',
+        'token',
+        'CREATE',
+      ),
+      err: err as string,
+      ...((err as string).includes('not found') ? { differs: AUDIENCE_LOOKUP } : {}),
+    }),
+  ),
 
   // Unrelated objects
-  { name: 'allow create of unrelated object', input: rec({ kind: 'ConfigMap', metadata: {} }, null, CONFIGMAP as Target, 'myns', 'mycm', '', 'CREATE'), err: '' },
-  { name: 'allow update of unrelated object', input: rec({ kind: 'ConfigMap', metadata: {} }, { kind: 'ConfigMap', metadata: {} }, CONFIGMAP as Target, 'myns', 'mycm', '', 'UPDATE'), err: '' },
-  { name: 'allow delete of unrelated object', input: rec(null, null, CONFIGMAP as Target, 'myns', 'mycm', '', 'DELETE'), err: '' },
+  {
+    name: 'allow create of unrelated object',
+    input: rec({ kind: 'ConfigMap', metadata: {} }, null, CONFIGMAP as Target, 'myns', 'mycm', '', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'allow update of unrelated object',
+    input: rec(
+      { kind: 'ConfigMap', metadata: {} },
+      { kind: 'ConfigMap', metadata: {} },
+      CONFIGMAP as Target,
+      'myns',
+      'mycm',
+      '',
+      'UPDATE',
+    ),
+    err: '',
+  },
+  {
+    name: 'allow delete of unrelated object',
+    input: rec(null, null, CONFIGMAP as Target, 'myns', 'mycm', '', 'DELETE'),
+    err: '',
+  },
 
   // Unrelated user
-  { name: 'allow unrelated user creating a normal pod unbound', input: rec(unboundpod, null, POD, 'ns', 'unboundpod', '', 'CREATE', bob), err: '' },
-  { name: 'allow unrelated user update of normal pod unbound', input: rec(unboundpod, unboundpod, POD, 'ns', 'unboundpod', '', 'UPDATE', bob), err: '' },
-  { name: 'allow unrelated user delete of normal pod unbound', input: rec(null, unboundpod, POD, 'ns', 'unboundpod', '', 'DELETE', bob), err: '' },
-  { name: 'allow unrelated user create of normal pod status unbound', input: rec(unboundpod, null, POD, 'ns', 'unboundpod', 'status', 'CREATE', bob), err: '' },
-  { name: 'allow unrelated user update of normal pod status unbound', input: rec(unboundpod, unboundpod, POD, 'ns', 'unboundpod', 'status', 'UPDATE', bob), err: '' },
-  { name: 'allow unrelated user delete of normal pod status unbound', input: rec(null, unboundpod, POD, 'ns', 'unboundpod', 'status', 'DELETE', bob), err: '' },
+  {
+    name: 'allow unrelated user creating a normal pod unbound',
+    input: rec(unboundpod, null, POD, 'ns', 'unboundpod', '', 'CREATE', bob),
+    err: '',
+  },
+  {
+    name: 'allow unrelated user update of normal pod unbound',
+    input: rec(unboundpod, unboundpod, POD, 'ns', 'unboundpod', '', 'UPDATE', bob),
+    err: '',
+  },
+  {
+    name: 'allow unrelated user delete of normal pod unbound',
+    input: rec(null, unboundpod, POD, 'ns', 'unboundpod', '', 'DELETE', bob),
+    err: '',
+  },
+  {
+    name: 'allow unrelated user create of normal pod status unbound',
+    input: rec(unboundpod, null, POD, 'ns', 'unboundpod', 'status', 'CREATE', bob),
+    err: '',
+  },
+  {
+    name: 'allow unrelated user update of normal pod status unbound',
+    input: rec(unboundpod, unboundpod, POD, 'ns', 'unboundpod', 'status', 'UPDATE', bob),
+    err: '',
+  },
+  {
+    name: 'allow unrelated user delete of normal pod status unbound',
+    input: rec(null, unboundpod, POD, 'ns', 'unboundpod', 'status', 'DELETE', bob),
+    err: '',
+  },
 
   // Node leases
-  { name: 'disallowed create lease in namespace other than kube-node-lease - feature enabled', input: rec(leaseWrongNS, null, LEASE, 'foo', 'mynode', '', 'CREATE'), err: 'forbidden: ' },
-  { name: 'disallowed update lease in namespace other than kube-node-lease - feature enabled', input: rec(leaseWrongNS, leaseWrongNS, LEASE, 'foo', 'mynode', '', 'UPDATE'), err: 'forbidden: ' },
-  { name: 'disallowed delete lease in namespace other than kube-node-lease - feature enabled', input: rec(null, leaseWrongNS, LEASE, 'foo', 'mynode', '', 'DELETE'), err: 'forbidden: ' },
-  { name: "disallowed create another node's lease - feature enabled", input: rec(leaseWrongName, null, LEASE, 'kube-node-lease', 'foo', '', 'CREATE'), err: 'forbidden: ' },
-  { name: "disallowed update another node's lease - feature enabled", input: rec(leaseWrongName, leaseWrongName, LEASE, 'kube-node-lease', 'foo', '', 'UPDATE'), err: 'forbidden: ' },
-  { name: "disallowed delete another node's lease - feature enabled", input: rec(null, leaseWrongName, LEASE, 'kube-node-lease', 'foo', '', 'DELETE'), err: 'forbidden: ' },
-  { name: 'allowed create node lease - feature enabled', input: rec(theLease, null, LEASE, 'kube-node-lease', 'mynode', '', 'CREATE'), err: '' },
-  { name: 'allowed update node lease - feature enabled', input: rec(theLease, theLease, LEASE, 'kube-node-lease', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allowed delete node lease - feature enabled', input: rec(null, theLease, LEASE, 'kube-node-lease', 'mynode', '', 'DELETE'), err: '' },
+  {
+    name: 'disallowed create lease in namespace other than kube-node-lease - feature enabled',
+    input: rec(leaseWrongNS, null, LEASE, 'foo', 'mynode', '', 'CREATE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: 'disallowed update lease in namespace other than kube-node-lease - feature enabled',
+    input: rec(leaseWrongNS, leaseWrongNS, LEASE, 'foo', 'mynode', '', 'UPDATE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: 'disallowed delete lease in namespace other than kube-node-lease - feature enabled',
+    input: rec(null, leaseWrongNS, LEASE, 'foo', 'mynode', '', 'DELETE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: "disallowed create another node's lease - feature enabled",
+    input: rec(leaseWrongName, null, LEASE, 'kube-node-lease', 'foo', '', 'CREATE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: "disallowed update another node's lease - feature enabled",
+    input: rec(leaseWrongName, leaseWrongName, LEASE, 'kube-node-lease', 'foo', '', 'UPDATE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: "disallowed delete another node's lease - feature enabled",
+    input: rec(null, leaseWrongName, LEASE, 'kube-node-lease', 'foo', '', 'DELETE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: 'allowed create node lease - feature enabled',
+    input: rec(theLease, null, LEASE, 'kube-node-lease', 'mynode', '', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'allowed update node lease - feature enabled',
+    input: rec(theLease, theLease, LEASE, 'kube-node-lease', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'allowed delete node lease - feature enabled',
+    input: rec(null, theLease, LEASE, 'kube-node-lease', 'mynode', '', 'DELETE'),
+    err: '',
+  },
 
   // CSINode
-  { name: "disallowed create another node's CSINode", input: rec(nodeInfoWrongName, null, CSINODE as Target, '', 'foo', '', 'CREATE'), err: 'forbidden: ' },
-  { name: "disallowed update another node's CSINode", input: rec(nodeInfoWrongName, nodeInfoWrongName, CSINODE as Target, '', 'foo', '', 'UPDATE'), err: 'forbidden: ' },
-  { name: "disallowed delete another node's CSINode", input: rec(null, nodeInfoWrongName, CSINODE as Target, '', 'foo', '', 'DELETE'), err: 'forbidden: ' },
-  { name: 'allowed create node CSINode', input: rec(nodeInfo, null, CSINODE as Target, '', 'mynode', '', 'CREATE'), err: '' },
-  { name: 'allowed update node CSINode', input: rec(nodeInfo, nodeInfo, CSINODE as Target, '', 'mynode', '', 'UPDATE'), err: '' },
-  { name: 'allowed delete node CSINode', input: rec(null, nodeInfo, CSINODE as Target, '', 'mynode', '', 'DELETE'), err: '' },
+  {
+    name: "disallowed create another node's CSINode",
+    input: rec(nodeInfoWrongName, null, CSINODE as Target, '', 'foo', '', 'CREATE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: "disallowed update another node's CSINode",
+    input: rec(nodeInfoWrongName, nodeInfoWrongName, CSINODE as Target, '', 'foo', '', 'UPDATE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: "disallowed delete another node's CSINode",
+    input: rec(null, nodeInfoWrongName, CSINODE as Target, '', 'foo', '', 'DELETE'),
+    err: 'forbidden: ',
+  },
+  {
+    name: 'allowed create node CSINode',
+    input: rec(nodeInfo, null, CSINODE as Target, '', 'mynode', '', 'CREATE'),
+    err: '',
+  },
+  {
+    name: 'allowed update node CSINode',
+    input: rec(nodeInfo, nodeInfo, CSINODE as Target, '', 'mynode', '', 'UPDATE'),
+    err: '',
+  },
+  {
+    name: 'allowed delete node CSINode',
+    input: rec(null, nodeInfo, CSINODE as Target, '', 'mynode', '', 'DELETE'),
+    err: '',
+  },
 ];
 
 // CSR cases need a real request, made lazily (key generation is slow at import time).
 const csrCases: { name: string; make: () => Case }[] = [
-  { name: 'allowed CSR create correct node serving', make: () => ({
-    name: 'allowed CSR create correct node serving', input: rec(createCSR('system:node:mynode', 'kubernetes.io/kubelet-serving', true), null, CSR as Target, '', '', '', 'CREATE'), err: '' }) },
-  { name: 'allowed CSR create correct node client', make: () => ({
-    name: 'allowed CSR create correct node client', input: rec(createCSR('system:node:mynode', 'kubernetes.io/kube-apiserver-client-kubelet', true), null, CSR as Target, '', '', '', 'CREATE'), err: '' }) },
-  { name: 'allowed CSR create non-node CSR', make: () => ({
-    name: 'allowed CSR create non-node CSR', input: rec(createCSR('some-other-identity', 'kubernetes.io/kube-apiserver-client', true), null, CSR as Target, '', '', '', 'CREATE'), err: '' }) },
-  { name: 'deny CSR create incorrect node', make: () => ({
-    name: 'deny CSR create incorrect node', input: rec(createCSR('system:node:othernode', 'kubernetes.io/kubelet-serving', true), null, CSR as Target, '', '', '', 'CREATE'), err: 'forbidden: can only create a node CSR with CN=system:node:mynode' }) },
-  { name: 'allow CSR create incorrect node with feature gate disabled', make: () => ({
+  {
+    name: 'allowed CSR create correct node serving',
+    make: () => ({
+      name: 'allowed CSR create correct node serving',
+      input: rec(
+        createCSR('system:node:mynode', 'kubernetes.io/kubelet-serving', true),
+        null,
+        CSR as Target,
+        '',
+        '',
+        '',
+        'CREATE',
+      ),
+      err: '',
+    }),
+  },
+  {
+    name: 'allowed CSR create correct node client',
+    make: () => ({
+      name: 'allowed CSR create correct node client',
+      input: rec(
+        createCSR('system:node:mynode', 'kubernetes.io/kube-apiserver-client-kubelet', true),
+        null,
+        CSR as Target,
+        '',
+        '',
+        '',
+        'CREATE',
+      ),
+      err: '',
+    }),
+  },
+  {
+    name: 'allowed CSR create non-node CSR',
+    make: () => ({
+      name: 'allowed CSR create non-node CSR',
+      input: rec(
+        createCSR('some-other-identity', 'kubernetes.io/kube-apiserver-client', true),
+        null,
+        CSR as Target,
+        '',
+        '',
+        '',
+        'CREATE',
+      ),
+      err: '',
+    }),
+  },
+  {
+    name: 'deny CSR create incorrect node',
+    make: () => ({
+      name: 'deny CSR create incorrect node',
+      input: rec(
+        createCSR('system:node:othernode', 'kubernetes.io/kubelet-serving', true),
+        null,
+        CSR as Target,
+        '',
+        '',
+        '',
+        'CREATE',
+      ),
+      err: 'forbidden: can only create a node CSR with CN=system:node:mynode',
+    }),
+  },
+  {
     name: 'allow CSR create incorrect node with feature gate disabled',
-    input: rec(createCSR('system:node:othernode', 'kubernetes.io/kubelet-serving', true), null, CSR as Target, '', '', '', 'CREATE'),
-    err: '',
-    config: configure({ featureGates: { AllowInsecureKubeletCertificateSigningRequests: true } }),
-  }) },
-  { name: 'deny CSR create invalid', make: () => ({
-    name: 'deny CSR create invalid', input: rec(createCSR('system:node:mynode', 'kubernetes.io/kubelet-serving', false), null, CSR as Target, '', '', '', 'CREATE'), err: 'unable to parse csr: asn1: syntax error: sequence truncated' }) },
+    make: () => ({
+      name: 'allow CSR create incorrect node with feature gate disabled',
+      input: rec(
+        createCSR('system:node:othernode', 'kubernetes.io/kubelet-serving', true),
+        null,
+        CSR as Target,
+        '',
+        '',
+        '',
+        'CREATE',
+      ),
+      err: '',
+      config: configure({ featureGates: { AllowInsecureKubeletCertificateSigningRequests: true } }),
+    }),
+  },
+  {
+    name: 'deny CSR create invalid',
+    make: () => ({
+      name: 'deny CSR create invalid',
+      input: rec(
+        createCSR('system:node:mynode', 'kubernetes.io/kubelet-serving', false),
+        null,
+        CSR as Target,
+        '',
+        '',
+        '',
+        'CREATE',
+      ),
+      err: 'unable to parse csr: asn1: syntax error: sequence truncated',
+    }),
+  },
 ];
 
 describe('Test_nodePlugin_Admit', () => {
@@ -431,21 +1340,44 @@ describe('Test_nodePlugin_Admit', () => {
   it.each(csrCases)('$name', async ({ make }) => expectOutcome(make()));
 
   it('prints the full message admission.NewForbidden prints', async () => {
-    expect(await decide({ input: rec(othernodeObj, othernodeObj, NODE as Target, '', 'othernode', '', 'UPDATE') })).toBe('nodes "othernode" is forbidden: node "mynode" is not allowed to modify node "othernode"');
-    expect(await decide({ input: rec(mypod, mypod, POD, 'ns', 'mypod', '', 'UPDATE') })).toBe('pods "mypod" is forbidden: unexpected operation "UPDATE", node "mynode" can only create and delete mirror pods');
-    expect(await decide({ input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE') })).toBe('pods "mypod" is forbidden: unexpected operation UPDATE');
-    expect(await decide({ input: rec(leaseWrongNS, null, LEASE, 'foo', 'mynode', '', 'CREATE') })).toBe('leases.coordination.k8s.io "mynode" is forbidden: can only access leases in the "kube-node-lease" system namespace');
+    expect(
+      await decide({ input: rec(othernodeObj, othernodeObj, NODE as Target, '', 'othernode', '', 'UPDATE') }),
+    ).toBe('nodes "othernode" is forbidden: node "mynode" is not allowed to modify node "othernode"');
+    expect(await decide({ input: rec(mypod, mypod, POD, 'ns', 'mypod', '', 'UPDATE') })).toBe(
+      'pods "mypod" is forbidden: unexpected operation "UPDATE", node "mynode" can only create and delete mirror pods',
+    );
+    expect(await decide({ input: rec(mypodEviction, null, EVICTION, 'ns', 'mypod', 'eviction', 'UPDATE') })).toBe(
+      'pods "mypod" is forbidden: unexpected operation UPDATE',
+    );
+    expect(await decide({ input: rec(leaseWrongNS, null, LEASE, 'foo', 'mynode', '', 'CREATE') })).toBe(
+      'leases.coordination.k8s.io "mynode" is forbidden: can only access leases in the "kube-node-lease" system namespace',
+    );
     const result = await runPhase(plugin, 'validate', rec(mypod, null, POD, 'ns', 'mypod', '', 'CREATE'), DEFAULTS);
-    expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', status: 'Failure', message: 'pods "mypod" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "mynode" can only create mirror pods' });
+    expect(result.wire.response!.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      status: 'Failure',
+      message:
+        'pods "mypod" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "mynode" can only create mirror pods',
+    });
   });
 
   it('a node user without a node name is refused everywhere it is looked at', async () => {
     const nameless = { username: 'system:node:', groups: ['system:nodes'] };
-    expect(await decide({ input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', '', 'CREATE', nameless) })).toBe('pods "mymirrorpod" is forbidden: could not determine node from user "system:node:"');
+    expect(await decide({ input: rec(mymirrorpod, null, POD, 'ns', 'mymirrorpod', '', 'CREATE', nameless) })).toBe(
+      'pods "mymirrorpod" is forbidden: could not determine node from user "system:node:"',
+    );
   });
 
   it('a node name outside the system:nodes group is not a node', async () => {
-    expect(await decide({ input: rec(otherpod, null, POD, 'ns', 'otherpod', '', 'CREATE', { username: 'system:node:mynode', groups: ['system:authenticated'] }) })).toBeUndefined();
+    expect(
+      await decide({
+        input: rec(otherpod, null, POD, 'ns', 'otherpod', '', 'CREATE', {
+          username: 'system:node:mynode',
+          groups: ['system:authenticated'],
+        }),
+      }),
+    ).toBeUndefined();
   });
 
   it('other pod subresources are refused', async () => {
@@ -459,26 +1391,54 @@ describe('Test_nodePlugin_Admit', () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ imagePullSecrets: [{ name: 'x' }] }, 'reference secrets'],
       [{ containers: [{ name: 'c', envFrom: [{ secretRef: { name: 's' } }] }] }, 'reference secrets'],
-      [{ ephemeralContainers: [{ name: 'c', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }] }, 'reference secrets'],
+      [
+        {
+          ephemeralContainers: [
+            { name: 'c', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] },
+          ],
+        },
+        'reference secrets',
+      ],
       [{ volumes: [{ name: 'v', csi: { driver: 'd', nodePublishSecretRef: { name: 's' } } }] }, 'reference secrets'],
       [{ volumes: [{ name: 'v', projected: { sources: [{ secret: { name: 's' } }] } }] }, 'reference secrets'],
-      [{ initContainers: [{ name: 'c', env: [{ name: 'E', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }] }] }, 'reference configmaps'],
+      [
+        {
+          initContainers: [
+            { name: 'c', env: [{ name: 'E', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }] },
+          ],
+        },
+        'reference configmaps',
+      ],
       [{ volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'c' } }] } }] }, 'reference configmaps'],
     ];
-    for (const [spec, err] of cases) expect(await decide({ input: rec(withSpec(base, spec), null, POD, 'ns', 'm', '', 'CREATE') })).toContain(err);
+    for (const [spec, err] of cases)
+      expect(await decide({ input: rec(withSpec(base, spec), null, POD, 'ns', 'm', '', 'CREATE') })).toContain(err);
     // A CSI volume without a secret and an azureFile without a secret name reference nothing.
-    const harmless = withSpec(base, { volumes: [{ name: 'a', csi: { driver: 'd' } }, { name: 'b', azureFile: { shareName: 's' } }, { name: 'e', emptyDir: {} }] });
+    const harmless = withSpec(base, {
+      volumes: [
+        { name: 'a', csi: { driver: 'd' } },
+        { name: 'b', azureFile: { shareName: 's' } },
+        { name: 'e', emptyDir: {} },
+      ],
+    });
     expect(await decide({ input: rec(harmless, null, POD, 'ns', 'm', '', 'CREATE') })).toBeUndefined();
   });
 });
 
 describe('current upstream: a node may not change its ownerReferences', () => {
-  const owned: KubeObject = { ...mynodeObj, metadata: { ...mynodeObj.metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'other', uid: 'x' }] } };
+  const owned: KubeObject = {
+    ...mynodeObj,
+    metadata: { ...mynodeObj.metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'other', uid: 'x' }] },
+  };
   it('forbid update of my node: add ownerReferences', async () => {
-    expect(await decide({ input: rec(owned, mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE') })).toBe('nodes "mynode" is forbidden: node "mynode" is not allowed to modify ownerReferences');
+    expect(await decide({ input: rec(owned, mynodeObj, NODE as Target, '', 'mynode', '', 'UPDATE') })).toBe(
+      'nodes "mynode" is forbidden: node "mynode" is not allowed to modify ownerReferences',
+    );
   });
   it('forbid update of my node status: remove ownerReferences', async () => {
-    expect(await decide({ input: rec(mynodeObj, owned, NODE as Target, '', 'mynode', 'status', 'UPDATE') })).toContain('is not allowed to modify ownerReferences');
+    expect(await decide({ input: rec(mynodeObj, owned, NODE as Target, '', 'mynode', 'status', 'UPDATE') })).toContain(
+      'is not allowed to modify ownerReferences',
+    );
   });
   it('allow update of my node: ownerReferences unchanged', async () => {
     expect(await decide({ input: rec(owned, owned, NODE as Target, '', 'mynode', '', 'UPDATE') })).toBeUndefined();
@@ -488,22 +1448,59 @@ describe('current upstream: a node may not change its ownerReferences', () => {
 describe('Test_nodePlugin_Admit_OwnerReference', () => {
   const validOwner = { apiVersion: 'v1', kind: 'Node', name: 'mynode', uid: 'mynode-uid', controller: true };
   const cases: { name: string; owners: unknown[] | undefined; expectErr: string; empty?: true }[] = [
-    { name: 'no owner', owners: undefined, expectErr: 'pods "test" is forbidden: node "mynode" can only create pods with an owner reference set to itself' },
+    {
+      name: 'no owner',
+      owners: undefined,
+      expectErr: 'pods "test" is forbidden: node "mynode" can only create pods with an owner reference set to itself',
+    },
     { name: 'valid owner', owners: [validOwner], expectErr: '' },
-    { name: 'duplicate owner', owners: [validOwner, validOwner], expectErr: 'can only create pods with a single owner reference set to itself' },
-    { name: 'invalid name', owners: [{ ...validOwner, name: 'other' }], expectErr: 'can only create pods with an owner reference set to itself' },
+    {
+      name: 'duplicate owner',
+      owners: [validOwner, validOwner],
+      expectErr: 'can only create pods with a single owner reference set to itself',
+    },
+    {
+      name: 'invalid name',
+      owners: [{ ...validOwner, name: 'other' }],
+      expectErr: 'can only create pods with an owner reference set to itself',
+    },
     { name: 'invalid UID', owners: [{ ...validOwner, uid: 'mynode-unexpected-uid' }], expectErr: 'UID mismatch' },
     { name: 'node not found', owners: [validOwner], expectErr: 'not found', empty: true },
-    { name: 'invalid API version', owners: [{ ...validOwner, apiVersion: 'v2' }], expectErr: 'can only create pods with an owner reference set to itself' },
-    { name: 'invalid kind', owners: [{ ...validOwner, kind: 'Pod' }], expectErr: 'can only create pods with an owner reference set to itself' },
-    { name: 'nil controller', owners: [{ ...validOwner, controller: undefined }], expectErr: 'can only create pods with a controller owner reference set to itself' },
-    { name: 'false controller', owners: [{ ...validOwner, controller: false }], expectErr: 'can only create pods with a controller owner reference set to itself' },
-    { name: 'invalid blockOwnerDeletion', owners: [{ ...validOwner, blockOwnerDeletion: true }], expectErr: 'must not set blockOwnerDeletion on an owner reference' },
+    {
+      name: 'invalid API version',
+      owners: [{ ...validOwner, apiVersion: 'v2' }],
+      expectErr: 'can only create pods with an owner reference set to itself',
+    },
+    {
+      name: 'invalid kind',
+      owners: [{ ...validOwner, kind: 'Pod' }],
+      expectErr: 'can only create pods with an owner reference set to itself',
+    },
+    {
+      name: 'nil controller',
+      owners: [{ ...validOwner, controller: undefined }],
+      expectErr: 'can only create pods with a controller owner reference set to itself',
+    },
+    {
+      name: 'false controller',
+      owners: [{ ...validOwner, controller: false }],
+      expectErr: 'can only create pods with a controller owner reference set to itself',
+    },
+    {
+      name: 'invalid blockOwnerDeletion',
+      owners: [{ ...validOwner, blockOwnerDeletion: true }],
+      expectErr: 'must not set blockOwnerDeletion on an owner reference',
+    },
   ];
   it.each(cases)('$name', async ({ owners, expectErr, empty }) => {
     const pod = makeTestPod('ns', 'test', 'mynode', true);
     pod.metadata!.ownerReferences = owners;
-    await expectOutcome({ name: '', input: rec(pod, null, POD, 'ns', 'test', '', 'CREATE'), err: expectErr, ...(empty && { empty }) });
+    await expectOutcome({
+      name: '',
+      input: rec(pod, null, POD, 'ns', 'test', '', 'CREATE'),
+      err: expectErr,
+      ...(empty && { empty }),
+    });
   });
 });
 
@@ -526,21 +1523,71 @@ describe('Test_getModifiedLabels', () => {
 
 describe('TestAdmitPVCStatus', () => {
   function makeTestPVC(condition: string, allocatedResources: string, resizeStatus?: string): KubeObject {
-    const status: Record<string, unknown> = { capacity: { storage: allocatedResources }, phase: 'Bound', allocatedResources: { storage: allocatedResources } };
+    const status: Record<string, unknown> = {
+      capacity: { storage: allocatedResources },
+      phase: 'Bound',
+      allocatedResources: { storage: allocatedResources },
+    };
     if (resizeStatus !== undefined) status.allocatedResourceStatuses = { storage: resizeStatus };
     if (condition !== '') status.conditions = [{ type: condition, status: 'True' }];
-    return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: {}, spec: { volumeName: 'volume1', resources: { requests: { storage: '10G' } } }, status };
+    return {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {},
+      spec: { volumeName: 'volume1', resources: { requests: { storage: '10G' } } },
+      status,
+    };
   }
   const PVCS = { kind: { kind: 'PersistentVolumeClaim' }, resource: { resource: 'persistentvolumeclaims' } } as Target;
   it.each([
-    { name: 'should not allow full pvc update from nodes', oldObj: makeTestPVC('Resizing', '10G'), subresource: '', newObj: makeTestPVC('', '10G'), recovery: false, expectError: 'is forbidden: may only update PVC status' },
-    { name: 'should allow capacity and condition updates, if expansion is enabled', oldObj: makeTestPVC('Resizing', '10G'), subresource: 'status', newObj: makeTestPVC('FileSystemResizePending', '10G'), recovery: false, expectError: '' },
-    { name: 'should not allow updates to allocatedResources with just expansion enabled', oldObj: makeTestPVC('Resizing', '10G'), subresource: 'status', newObj: makeTestPVC('FileSystemResizePending', '15G'), recovery: false, expectError: 'is not allowed to update fields other than' },
-    { name: 'should allow updates to allocatedResources with expansion and recovery enabled', oldObj: makeTestPVC('Resizing', '10G'), subresource: 'status', newObj: makeTestPVC('FileSystemResizePending', '15G'), recovery: true, expectError: '' },
-    { name: 'should allow updates to resizeStatus with expansion and recovery enabled', oldObj: makeTestPVC('Resizing', '10G'), subresource: 'status', newObj: makeTestPVC('Resizing', '10G', 'NodeResizeInfeasible'), recovery: true, expectError: '' },
+    {
+      name: 'should not allow full pvc update from nodes',
+      oldObj: makeTestPVC('Resizing', '10G'),
+      subresource: '',
+      newObj: makeTestPVC('', '10G'),
+      recovery: false,
+      expectError: 'is forbidden: may only update PVC status',
+    },
+    {
+      name: 'should allow capacity and condition updates, if expansion is enabled',
+      oldObj: makeTestPVC('Resizing', '10G'),
+      subresource: 'status',
+      newObj: makeTestPVC('FileSystemResizePending', '10G'),
+      recovery: false,
+      expectError: '',
+    },
+    {
+      name: 'should not allow updates to allocatedResources with just expansion enabled',
+      oldObj: makeTestPVC('Resizing', '10G'),
+      subresource: 'status',
+      newObj: makeTestPVC('FileSystemResizePending', '15G'),
+      recovery: false,
+      expectError: 'is not allowed to update fields other than',
+    },
+    {
+      name: 'should allow updates to allocatedResources with expansion and recovery enabled',
+      oldObj: makeTestPVC('Resizing', '10G'),
+      subresource: 'status',
+      newObj: makeTestPVC('FileSystemResizePending', '15G'),
+      recovery: true,
+      expectError: '',
+    },
+    {
+      name: 'should allow updates to resizeStatus with expansion and recovery enabled',
+      oldObj: makeTestPVC('Resizing', '10G'),
+      subresource: 'status',
+      newObj: makeTestPVC('Resizing', '10G', 'NodeResizeInfeasible'),
+      recovery: true,
+      expectError: '',
+    },
   ])('$name', async ({ oldObj, newObj, subresource, recovery, expectError }) => {
     const config = configure({ featureGates: { RecoverVolumeExpansionFailure: recovery } });
-    await expectOutcome({ name: '', input: rec(newObj, oldObj, PVCS, 'default', 'foo', subresource, 'UPDATE'), err: expectError, config });
+    await expectOutcome({
+      name: '',
+      input: rec(newObj, oldObj, PVCS, 'default', 'foo', subresource, 'UPDATE'),
+      err: expectError,
+      config,
+    });
   });
 
   it('names the fields a node changed, in place of cmp.Diff', async () => {
@@ -555,8 +1602,16 @@ describe('TestAdmitPVCStatus', () => {
 describe('TestAdmitResourceSlice', () => {
   const createErr = 'can only create ResourceSlice with the same NodeName as the requesting node';
   const deleteErr = 'can only delete ResourceSlice with the same NodeName as the requesting node';
-  const slice = (nodeName: string): KubeObject => ({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice', metadata: { name: 'something' }, spec: { nodeName } });
-  const SLICES = { kind: { group: 'resource.k8s.io', kind: 'ResourceSlice' }, resource: { group: 'resource.k8s.io', resource: 'resourceslices' } } as Target;
+  const slice = (nodeName: string): KubeObject => ({
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceSlice',
+    metadata: { name: 'something' },
+    spec: { nodeName },
+  });
+  const SLICES = {
+    kind: { group: 'resource.k8s.io', kind: 'ResourceSlice' },
+    resource: { group: 'resource.k8s.io', resource: 'resourceslices' },
+  } as Target;
   const [sliceNode, sliceOtherNode, sliceNoNode] = [slice('mynode'), slice('mynode-other'), slice('')];
   // featureEnabled (DynamicResourceAllocation) does not change the answer upstream; both kept for parity.
   it.each([
@@ -575,19 +1630,30 @@ describe('TestAdmitResourceSlice', () => {
     { name: 'delete allowed, disabled', op: 'DELETE', old: sliceNode, err: '' },
     { name: 'delete disallowed, disabled', op: 'DELETE', old: sliceOtherNode, err: deleteErr },
     { name: 'delete disallowed, no node name, disabled', op: 'DELETE', old: sliceNoNode, err: deleteErr },
-  ] as { name: string; op: Operation; obj?: KubeObject; old?: KubeObject; err: string }[])('$name', async ({ op, obj, old, err }) => {
-    await expectOutcome({ name: '', input: rec(obj ?? null, old ?? null, SLICES, '', 'foo', '', op), err });
-  });
+  ] as { name: string; op: Operation; obj?: KubeObject; old?: KubeObject; err: string }[])(
+    '$name',
+    async ({ op, obj, old, err }) => {
+      await expectOutcome({ name: '', input: rec(obj ?? null, old ?? null, SLICES, '', 'foo', '', op), err });
+    },
+  );
 });
 
 describe('other resources and subresources are ignored', () => {
   it.each([
     { name: 'configmaps', target: { kind: { kind: 'ConfigMap' }, resource: { resource: 'configmaps' } } },
     { name: 'secrets', target: { kind: { kind: 'Secret' }, resource: { resource: 'secrets' } } },
-    { name: 'pods of another group', target: { kind: { group: 'example.com', kind: 'Pod' }, resource: { group: 'example.com', resource: 'pods' } } },
-    { name: 'leases of another group', target: { kind: { group: 'example.com', kind: 'Lease' }, resource: { group: 'example.com', resource: 'leases' } } },
+    {
+      name: 'pods of another group',
+      target: { kind: { group: 'example.com', kind: 'Pod' }, resource: { group: 'example.com', resource: 'pods' } },
+    },
+    {
+      name: 'leases of another group',
+      target: { kind: { group: 'example.com', kind: 'Lease' }, resource: { group: 'example.com', resource: 'leases' } },
+    },
   ])('$name written by a node are allowed', async ({ target }) => {
-    expect(await decide({ input: rec(otherpod, null, target as Target, 'ns', 'otherpod', '', 'CREATE') })).toBeUndefined();
+    expect(
+      await decide({ input: rec(otherpod, null, target as Target, 'ns', 'otherpod', '', 'CREATE') }),
+    ).toBeUndefined();
   });
 
   it('service account writes other than token requests are allowed', async () => {
@@ -599,12 +1665,25 @@ describe('other resources and subresources are ignored', () => {
     const rules = plugin.metadata.validating!.rules;
     const resources = rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort();
     expect(resources).toEqual([
-      '/nodes', '/nodes/*', '/persistentvolumeclaims', '/persistentvolumeclaims/*', '/pods', '/pods/*', '/serviceaccounts/token',
-      'certificates.k8s.io/certificatesigningrequests', 'resource.k8s.io/resourceslices', 'storage.k8s.io/csinodes',
+      '/nodes',
+      '/nodes/*',
+      '/persistentvolumeclaims',
+      '/persistentvolumeclaims/*',
+      '/pods',
+      '/pods/*',
+      '/serviceaccounts/token',
+      'certificates.k8s.io/certificatesigningrequests',
+      'resource.k8s.io/resourceslices',
+      'storage.k8s.io/csinodes',
     ]);
     expect(rules.every((r) => !r.operations.includes('CONNECT'))).toBe(true);
     // It learns placements from the pod and Node writes those rules already send.
-    expect(plugin.metadata).toMatchObject({ systemNamespaces: 'include', writes: false, needs: ['placements'], validating: { failurePolicy: 'Fail', timeoutSeconds: 3 } });
+    expect(plugin.metadata).toMatchObject({
+      systemNamespaces: 'include',
+      writes: false,
+      needs: ['placements'],
+      validating: { failurePolicy: 'Fail', timeoutSeconds: 3 },
+    });
     expect(plugin.metadata.mutating).toBeUndefined();
   });
 });
@@ -616,26 +1695,66 @@ describe('handles these operations', () => {
     { operation: 'DELETE' as const, handled: true },
     { operation: 'CONNECT' as const, handled: false },
   ])('$operation on another node is refused: $handled', async ({ operation, handled }) => {
-    const message = await decide({ input: rec(operation === 'DELETE' ? null : othernodeObj, operation === 'CREATE' ? null : othernodeObj, NODE as Target, '', 'othernode', '', operation) });
+    const message = await decide({
+      input: rec(
+        operation === 'DELETE' ? null : othernodeObj,
+        operation === 'CREATE' ? null : othernodeObj,
+        NODE as Target,
+        '',
+        'othernode',
+        '',
+        operation,
+      ),
+    });
     if (handled) expect(message).toContain('is not allowed to modify node "othernode"');
     else expect(message).toBeUndefined();
   });
 
   it('answers a v1beta1 review in kind, with the same uid', async () => {
-    const result = await runPhase(plugin, 'validate', { ...rec(mypod, null, POD, 'ns', 'mypod', '', 'CREATE'), apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta-uid' }, DEFAULTS);
+    const result = await runPhase(
+      plugin,
+      'validate',
+      {
+        ...rec(mypod, null, POD, 'ns', 'mypod', '', 'CREATE'),
+        apiVersion: 'admission.k8s.io/v1beta1',
+        uid: 'beta-uid',
+      },
+      DEFAULTS,
+    );
     expect(result.wire.apiVersion).toBe('admission.k8s.io/v1beta1');
-    expect(result.wire.response).toMatchObject({ uid: 'beta-uid', allowed: false, status: { code: 403, reason: 'Forbidden' } });
+    expect(result.wire.response).toMatchObject({
+      uid: 'beta-uid',
+      allowed: false,
+      status: { code: 403, reason: 'Forbidden' },
+    });
   });
 });
 
 describe('configuration', () => {
   it('defaults to the feature gates of current Kubernetes', () => {
-    expect(DEFAULTS.featureGates).toEqual({ AllowInsecureKubeletCertificateSigningRequests: false, RecoverVolumeExpansionFailure: true, ServiceAccountNodeAudienceRestriction: true });
+    expect(DEFAULTS.featureGates).toEqual({
+      AllowInsecureKubeletCertificateSigningRequests: false,
+      RecoverVolumeExpansionFailure: true,
+      ServiceAccountNodeAudienceRestriction: true,
+    });
   });
 
   it('ServiceAccountNodeAudienceRestriction off allows several audiences', async () => {
     const config = configure({ featureGates: { ServiceAccountNodeAudienceRestriction: false } });
-    expect(await decide({ input: rec(makeTokenRequest('mypod', 'pod-uid', ['a', 'b']), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'), config })).toBeUndefined();
+    expect(
+      await decide({
+        input: rec(
+          makeTokenRequest('mypod', 'pod-uid', ['a', 'b']),
+          null,
+          TOKEN as Target,
+          'ns',
+          'mysa',
+          'token',
+          'CREATE',
+        ),
+        config,
+      }),
+    ).toBeUndefined();
   });
 
   it.each([
@@ -643,7 +1762,10 @@ describe('configuration', () => {
     { raw: { featureGate: {} }, field: 'featureGate' },
     { raw: { featureGates: [] }, field: 'featureGates' },
     { raw: { featureGates: { NoSuchGate: true } }, field: 'featureGates.NoSuchGate' },
-    { raw: { featureGates: { RecoverVolumeExpansionFailure: 'true' } }, field: 'featureGates.RecoverVolumeExpansionFailure' },
+    {
+      raw: { featureGates: { RecoverVolumeExpansionFailure: 'true' } },
+      field: 'featureGates.RecoverVolumeExpansionFailure',
+    },
   ])('rejects $raw naming $field', ({ raw, field }) => {
     const error = configErrorOf(() => configure(raw));
     expect(error).toMatchObject({ plugin: 'NodeRestriction', field });
@@ -666,13 +1788,26 @@ describe('what the webhook learns, through the real handler and store', () => {
     expect(result.statusCode).toBe(200);
     return result.review!.response!;
   }
-  const evict = (name: string) => send(rec(makeTestPodEviction(name), null, EVICTION, 'ns', name, 'eviction', 'CREATE'));
-  const pod = (name: string, node: string, uid = `${name}-uid`): KubeObject => ({ ...makeTestPod('ns', name, node, false), metadata: { namespace: 'ns', name, uid } });
+  const evict = (name: string) =>
+    send(rec(makeTestPodEviction(name), null, EVICTION, 'ns', name, 'eviction', 'CREATE'));
+  const pod = (name: string, node: string, uid = `${name}-uid`): KubeObject => ({
+    ...makeTestPod('ns', name, node, false),
+    metadata: { namespace: 'ns', name, uid },
+  });
   const podStatus = (p: KubeObject, by = mynode) => rec(p, p, POD, 'ns', p.metadata!.name!, 'status', 'UPDATE', by);
-  const token = (name: string, uid: string) => send(rec(makeTokenRequest(name, uid, []), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'));
+  const token = (name: string, uid: string) =>
+    send(rec(makeTokenRequest(name, uid, []), null, TOKEN as Target, 'ns', 'mysa', 'token', 'CREATE'));
 
   it('a pod never seen cannot be evicted (NotFound, 404); once its kubelet reports status it can', async () => {
-    expect(await evict('late')).toMatchObject({ allowed: false, status: { code: 404, reason: 'NotFound', message: 'pods "late" not found', details: { name: 'late', kind: 'pods' } } });
+    expect(await evict('late')).toMatchObject({
+      allowed: false,
+      status: {
+        code: 404,
+        reason: 'NotFound',
+        message: 'pods "late" not found',
+        details: { name: 'late', kind: 'pods' },
+      },
+    });
     await send(podStatus(pod('late', 'mynode')));
     expect((await evict('late')).allowed).toBe(true);
   });
@@ -680,7 +1815,19 @@ describe('what the webhook learns, through the real handler and store', () => {
   it("the scheduler's Binding places a pod learned unbound; a second Binding moves nothing", async () => {
     await send(rec(pod('sched', ''), null, POD, 'ns', 'sched', '', 'CREATE', bob));
     expect((await evict('sched')).status?.message).toContain('can only evict pods with spec.nodeName set to itself');
-    const bind = (node: string) => send(rec(binding(pod('sched', ''), node), null, { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target, 'ns', 'sched', 'binding', 'CREATE', scheduler));
+    const bind = (node: string) =>
+      send(
+        rec(
+          binding(pod('sched', ''), node),
+          null,
+          { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target,
+          'ns',
+          'sched',
+          'binding',
+          'CREATE',
+          scheduler,
+        ),
+      );
     await bind('mynode');
     expect((await evict('sched')).allowed).toBe(true);
     // The apiserver refuses to re-bind a bound pod; so does what we learn.
@@ -698,7 +1845,10 @@ describe('what the webhook learns, through the real handler and store', () => {
 
   it("a node's own pod create claims nothing: a mirror pod cannot take a pending pod's name to evict it", async () => {
     await send(rec(pod('pending', ''), null, POD, 'ns', 'pending', '', 'CREATE', bob));
-    const mirrorNamed = (name: string): KubeObject => ({ ...makeTestPod('ns', name, 'mynode', true), metadata: { ...makeTestPod('ns', name, 'mynode', true).metadata, uid: 'forged-uid' } });
+    const mirrorNamed = (name: string): KubeObject => ({
+      ...makeTestPod('ns', name, 'mynode', true),
+      metadata: { ...makeTestPod('ns', name, 'mynode', true).metadata, uid: 'forged-uid' },
+    });
     // NodeRestriction admits the mirror pod; the apiserver then answers AlreadyExists.
     expect((await send(rec(mirrorNamed('pending'), null, POD, 'ns', 'pending', '', 'CREATE'))).allowed).toBe(true);
     expect((await evict('pending')).status?.message).toContain('can only evict pods with spec.nodeName set to itself');
@@ -710,8 +1860,22 @@ describe('what the webhook learns, through the real handler and store', () => {
     const fin = pod('fin', 'mynode');
     await send(podStatus(fin));
     expect((await send(rec(null, fin, POD, 'ns', 'fin', '', 'DELETE', bob))).allowed).toBe(true);
-    const terminating: KubeObject = { ...fin, metadata: { ...fin.metadata, deletionTimestamp: '2026-11-22T05:00:00Z', finalizers: ['example.com/cleanup'] } };
-    await send(rec({ ...terminating, metadata: { ...terminating.metadata, finalizers: [] } }, terminating, POD, 'ns', 'fin', '', 'UPDATE', bob));
+    const terminating: KubeObject = {
+      ...fin,
+      metadata: { ...fin.metadata, deletionTimestamp: '2026-11-22T05:00:00Z', finalizers: ['example.com/cleanup'] },
+    };
+    await send(
+      rec(
+        { ...terminating, metadata: { ...terminating.metadata, finalizers: [] } },
+        terminating,
+        POD,
+        'ns',
+        'fin',
+        '',
+        'UPDATE',
+        bob,
+      ),
+    );
     await send(podStatus(terminating));
     expect((await evict('fin')).status?.code).toBe(404);
     // A new incarnation under the same name is learned as usual.
@@ -725,7 +1889,18 @@ describe('what the webhook learns, through the real handler and store', () => {
     // cannot claim a name with a live record, but its Binding names its own uid.
     await send(rec(pod('web-0', '', 'web-0-new'), null, POD, 'ns', 'web-0', '', 'CREATE', bob));
     expect((await evict('web-0')).allowed).toBe(true);
-    await send(rec(binding(pod('web-0', '', 'web-0-new'), 'othernode'), null, { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target, 'ns', 'web-0', 'binding', 'CREATE', scheduler));
+    await send(
+      rec(
+        binding(pod('web-0', '', 'web-0-new'), 'othernode'),
+        null,
+        { kind: { kind: 'Binding' }, resource: { resource: 'pods' } } as Target,
+        'ns',
+        'web-0',
+        'binding',
+        'CREATE',
+        scheduler,
+      ),
+    );
     expect((await evict('web-0')).status?.message).toContain('can only evict pods with spec.nodeName set to itself');
     expect((await token('web-0', 'web-0-old')).status?.message).toContain('does not match the UID in record');
   });
@@ -734,16 +1909,34 @@ describe('what the webhook learns, through the real handler and store', () => {
     const down = createStatefulAdmissionHandler(plugin, {
       config: DEFAULTS,
       callerAuth: { mode: 'mtls', allowedSubjects: [] },
-      state: (request) => createRequestState(request, { client: localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 }), tableName: store.tableName }),
+      state: (request) =>
+        createRequestState(request, {
+          client: localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 }),
+          tableName: store.tableName,
+        }),
     });
     const lines: string[] = [];
     setLogSink((line) => lines.push(line));
     try {
-      const status = await down(gatewayEvent('/node-restriction/validate', JSON.stringify(review(podStatus(pod('unlucky', 'mynode'))))), lambdaContext);
+      const status = await down(
+        gatewayEvent('/node-restriction/validate', JSON.stringify(review(podStatus(pod('unlucky', 'mynode'))))),
+        lambdaContext,
+      );
       expect(status.statusCode).toBe(200);
       expect(JSON.parse(status.body).response.allowed).toBe(true);
-      expect(JSON.parse(lines.at(-1)!)).toMatchObject({ level: 'warn', learningLost: expect.stringContaining('state store') });
-      const eviction = await down(gatewayEvent('/node-restriction/validate', JSON.stringify(review(rec(makeTestPodEviction('unlucky'), null, EVICTION, 'ns', 'unlucky', 'eviction', 'CREATE')))), lambdaContext);
+      expect(JSON.parse(lines.at(-1)!)).toMatchObject({
+        level: 'warn',
+        learningLost: expect.stringContaining('state store'),
+      });
+      const eviction = await down(
+        gatewayEvent(
+          '/node-restriction/validate',
+          JSON.stringify(
+            review(rec(makeTestPodEviction('unlucky'), null, EVICTION, 'ns', 'unlucky', 'eviction', 'CREATE')),
+          ),
+        ),
+        lambdaContext,
+      );
       expect(eviction.statusCode).toBe(500);
     } finally {
       setLogSink(undefined);
@@ -754,14 +1947,25 @@ describe('what the webhook learns, through the real handler and store', () => {
     const gone = pod('gone', 'mynode');
     await send(podStatus(gone));
     // othernode may not delete it: refused, and the pod stays known.
-    expect((await send(rec(null, gone, POD, 'ns', 'gone', '', 'DELETE', { username: 'system:node:othernode', groups: ['system:nodes'] }))).allowed).toBe(false);
+    expect(
+      (
+        await send(
+          rec(null, gone, POD, 'ns', 'gone', '', 'DELETE', {
+            username: 'system:node:othernode',
+            groups: ['system:nodes'],
+          }),
+        )
+      ).allowed,
+    ).toBe(false);
     expect((await evict('gone')).allowed).toBe(true);
     expect((await send(rec(null, gone, POD, 'ns', 'gone', '', 'DELETE'))).allowed).toBe(true);
     expect((await evict('gone')).status).toMatchObject({ code: 404, message: 'pods "gone" not found' });
     // A DELETE without the stored pod reads what was learned.
     expect((await send(rec(null, null, POD, 'ns', 'gone', '', 'DELETE'))).status?.code).toBe(404);
     // The tombstone expires after a day (TTL), so churning pods do not grow the table for ever.
-    const { Item } = await store.client.send(new GetItemCommand({ TableName: store.tableName, Key: { pk: { S: 'pod#ns/gone' }, sk: { S: 'placement' } } }));
+    const { Item } = await store.client.send(
+      new GetItemCommand({ TableName: store.tableName, Key: { pk: { S: 'pod#ns/gone' }, sk: { S: 'placement' } } }),
+    );
     const expiresIn = Number(Item?.expiresAt?.N) - Date.now() / 1000;
     expect(expiresIn).toBeGreaterThan(86_400 - 60);
     expect(expiresIn).toBeLessThanOrEqual(86_400);
@@ -773,8 +1977,12 @@ describe('what the webhook learns, through the real handler and store', () => {
     expect((await token('tok', 'old-uid')).status?.message).toBe(
       'serviceaccounts "mysa" is forbidden: the UID in the bound object reference (old-uid) does not match the UID in record. The object might have been deleted and then recreated',
     );
-    await send(podStatus(pod('elsewhere', 'othernode'), { username: 'system:node:othernode', groups: ['system:nodes'] }));
-    expect((await token('elsewhere', 'elsewhere-uid')).status?.message).toBe('serviceaccounts "mysa" is forbidden: node requested token bound to a pod scheduled on a different node');
+    await send(
+      podStatus(pod('elsewhere', 'othernode'), { username: 'system:node:othernode', groups: ['system:nodes'] }),
+    );
+    expect((await token('elsewhere', 'elsewhere-uid')).status?.message).toBe(
+      'serviceaccounts "mysa" is forbidden: node requested token bound to a pod scheduled on a different node',
+    );
     expect((await token('never-seen', 'x')).allowed).toBe(true);
   });
 
@@ -786,9 +1994,21 @@ describe('what the webhook learns, through the real handler and store', () => {
     };
     expect((await send(rec(mirror('mynode-uid'), null, POD, 'ns', 'static', '', 'CREATE'))).allowed).toBe(true);
     // The kubelet restarts and re-registers: its CREATE carries a fresh uid the apiserver will refuse.
-    await send(rec({ ...mynodeObj, metadata: { name: 'mynode', uid: 'fresh-uid' } }, null, NODE as Target, '', 'mynode', '', 'CREATE'));
+    await send(
+      rec(
+        { ...mynodeObj, metadata: { name: 'mynode', uid: 'fresh-uid' } },
+        null,
+        NODE as Target,
+        '',
+        'mynode',
+        '',
+        'CREATE',
+      ),
+    );
     expect((await send(rec(mirror('mynode-uid'), null, POD, 'ns', 'static', '', 'CREATE'))).allowed).toBe(true);
-    expect((await send(rec(mirror('fresh-uid'), null, POD, 'ns', 'static', '', 'CREATE'))).status?.message).toBe('pods "static" is forbidden: node mynode UID mismatch: expected fresh-uid got mynode-uid');
+    expect((await send(rec(mirror('fresh-uid'), null, POD, 'ns', 'static', '', 'CREATE'))).status?.message).toBe(
+      'pods "static" is forbidden: node mynode UID mismatch: expected fresh-uid got mynode-uid',
+    );
   });
 
   it('a dry run learns nothing and writes nothing', async () => {
@@ -801,7 +2021,10 @@ describe('what the webhook learns, through the real handler and store', () => {
 
   it('a v1beta1 review learns and is answered in v1beta1', async () => {
     await send({ ...podStatus(pod('beta', 'mynode')), apiVersion: 'admission.k8s.io/v1beta1' });
-    const result = await invoke('validate', { ...rec(makeTestPodEviction('beta'), null, EVICTION, 'ns', 'beta', 'eviction', 'CREATE'), apiVersion: 'admission.k8s.io/v1beta1' });
+    const result = await invoke('validate', {
+      ...rec(makeTestPodEviction('beta'), null, EVICTION, 'ns', 'beta', 'eviction', 'CREATE'),
+      apiVersion: 'admission.k8s.io/v1beta1',
+    });
     expect(result.review).toMatchObject({ apiVersion: 'admission.k8s.io/v1beta1', response: { allowed: true } });
   });
 });

@@ -5,7 +5,10 @@
 // Namespaces are learned through the plugin's own webhook; patches are applied for real and
 // re-run on their own output. One case differs (node labels are not learned), asserted as we behave.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import plugin, { parseProjectSelector, type OriginPodNodeEnvironmentConfig } from '../../functions/origin-pod-node-environment/plugin.js';
+import plugin, {
+  parseProjectSelector,
+  type OriginPodNodeEnvironmentConfig,
+} from '../../functions/origin-pod-node-environment/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';
 import { configErrorOf } from '../support/config-error.js';
 import type { TestStore } from '../support/dynamodb.js';
@@ -27,7 +30,11 @@ afterAll(() => store.close());
 
 async function namespaceWith(annotations?: Record<string, string>): Promise<string> {
   const name = `testproject-${++counter}`;
-  const result = await lambdaFor(plugin, store, withDefault(''))('validate', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
+  const result = await lambdaFor(
+    plugin,
+    store,
+    withDefault(''),
+  )('validate', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
@@ -36,10 +43,15 @@ const pod = (namespace: string, nodeSelector?: Record<string, string>, nodeName?
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'testPod', namespace },
-  spec: { containers: [{ name: 'c', image: 'i' }], ...(nodeSelector && { nodeSelector }), ...(nodeName && { nodeName }) },
+  spec: {
+    containers: [{ name: 'c', image: 'i' }],
+    ...(nodeSelector && { nodeSelector }),
+    ...(nodeName && { nodeName }),
+  },
 });
 const stateFor = (input: ReviewInput) => store.state(requestOf(input));
-const selectorOf = (object: KubeObject | null) => ((object?.spec as { nodeSelector?: Record<string, string> }).nodeSelector ?? {});
+const selectorOf = (object: KubeObject | null) =>
+  (object?.spec as { nodeSelector?: Record<string, string> } | undefined)?.nodeSelector ?? {};
 
 interface Case {
   testName: string;
@@ -55,14 +67,70 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { testName: 'No node selectors', defaultNodeSelector: '', podNodeSelector: {}, mergedNodeSelector: {}, ignoreProjectNodeSelector: true, admit: true },
-  { testName: 'Default node selector and no conflicts', defaultNodeSelector: 'infra = false', podNodeSelector: {}, mergedNodeSelector: { infra: 'false' }, ignoreProjectNodeSelector: true, admit: true },
-  { testName: 'Project node selector and no conflicts', defaultNodeSelector: '', projectNodeSelector: 'infra = false', podNodeSelector: {}, mergedNodeSelector: { infra: 'false' }, admit: true },
-  { testName: 'Empty project node selector and no conflicts', defaultNodeSelector: 'infra = false', projectNodeSelector: '', podNodeSelector: {}, mergedNodeSelector: {}, admit: true },
-  { testName: 'Default and project node selector, no conflicts', defaultNodeSelector: 'infra = false', projectNodeSelector: 'infra=true', podNodeSelector: {}, mergedNodeSelector: { infra: 'true' }, admit: true },
-  { testName: 'Project and pod node selector, no conflicts', defaultNodeSelector: 'infra = false', projectNodeSelector: 'infra=true', podNodeSelector: { env: 'test' }, mergedNodeSelector: { infra: 'true', env: 'test' }, admit: true },
-  { testName: 'Conflicting pod and project node selector, one label', defaultNodeSelector: 'env = test', projectNodeSelector: 'infra=true', podNodeSelector: { infra: 'false' }, mergedNodeSelector: { infra: 'false' }, admit: false },
-  { testName: 'Conflicting pod and project node selector, multiple labels', defaultNodeSelector: 'env=dev', projectNodeSelector: 'infra=false, env = test', podNodeSelector: { env: 'dev', color: 'blue' }, mergedNodeSelector: { env: 'dev', color: 'blue' }, admit: false },
+  {
+    testName: 'No node selectors',
+    defaultNodeSelector: '',
+    podNodeSelector: {},
+    mergedNodeSelector: {},
+    ignoreProjectNodeSelector: true,
+    admit: true,
+  },
+  {
+    testName: 'Default node selector and no conflicts',
+    defaultNodeSelector: 'infra = false',
+    podNodeSelector: {},
+    mergedNodeSelector: { infra: 'false' },
+    ignoreProjectNodeSelector: true,
+    admit: true,
+  },
+  {
+    testName: 'Project node selector and no conflicts',
+    defaultNodeSelector: '',
+    projectNodeSelector: 'infra = false',
+    podNodeSelector: {},
+    mergedNodeSelector: { infra: 'false' },
+    admit: true,
+  },
+  {
+    testName: 'Empty project node selector and no conflicts',
+    defaultNodeSelector: 'infra = false',
+    projectNodeSelector: '',
+    podNodeSelector: {},
+    mergedNodeSelector: {},
+    admit: true,
+  },
+  {
+    testName: 'Default and project node selector, no conflicts',
+    defaultNodeSelector: 'infra = false',
+    projectNodeSelector: 'infra=true',
+    podNodeSelector: {},
+    mergedNodeSelector: { infra: 'true' },
+    admit: true,
+  },
+  {
+    testName: 'Project and pod node selector, no conflicts',
+    defaultNodeSelector: 'infra = false',
+    projectNodeSelector: 'infra=true',
+    podNodeSelector: { env: 'test' },
+    mergedNodeSelector: { infra: 'true', env: 'test' },
+    admit: true,
+  },
+  {
+    testName: 'Conflicting pod and project node selector, one label',
+    defaultNodeSelector: 'env = test',
+    projectNodeSelector: 'infra=true',
+    podNodeSelector: { infra: 'false' },
+    mergedNodeSelector: { infra: 'false' },
+    admit: false,
+  },
+  {
+    testName: 'Conflicting pod and project node selector, multiple labels',
+    defaultNodeSelector: 'env=dev',
+    projectNodeSelector: 'infra=false, env = test',
+    podNodeSelector: { env: 'dev', color: 'blue' },
+    mergedNodeSelector: { env: 'dev', color: 'blue' },
+    admit: false,
+  },
   {
     testName: 'node referenced in pod.nodeName does not conflict with project node selector',
     defaultNodeSelector: '',
@@ -70,16 +138,42 @@ const cases: Case[] = [
     podNodeName: 'worker-1',
     mergedNodeSelector: {},
     admit: false,
-    differs: "node labels are not learned, so the node cannot be matched against the project's selector: refused as upstream refuses a node it cannot find",
+    differs:
+      "node labels are not learned, so the node cannot be matched against the project's selector: refused as upstream refuses a node it cannot find",
   },
-  { testName: 'node referenced in pod spec.nodeName can conflict with its own node selector when no project node selector is specified', defaultNodeSelector: '', projectNodeSelector: '', podNodeName: 'worker-1', podNodeSelector: { worker: 'false' }, mergedNodeSelector: { worker: 'false' }, admit: true },
-  { testName: 'node referenced in pod spec.nodeName conflicts with project node selector', defaultNodeSelector: 'worker = true', projectNodeSelector: 'worker=false', podNodeName: 'worker-1', mergedNodeSelector: {}, admit: false },
-  { testName: 'missing node referenced in pod spec.nodeName does not admit', defaultNodeSelector: '', projectNodeSelector: 'worker=true', podNodeName: 'worker-2', mergedNodeSelector: {}, admit: false },
+  {
+    testName:
+      'node referenced in pod spec.nodeName can conflict with its own node selector when no project node selector is specified',
+    defaultNodeSelector: '',
+    projectNodeSelector: '',
+    podNodeName: 'worker-1',
+    podNodeSelector: { worker: 'false' },
+    mergedNodeSelector: { worker: 'false' },
+    admit: true,
+  },
+  {
+    testName: 'node referenced in pod spec.nodeName conflicts with project node selector',
+    defaultNodeSelector: 'worker = true',
+    projectNodeSelector: 'worker=false',
+    podNodeName: 'worker-1',
+    mergedNodeSelector: {},
+    admit: false,
+  },
+  {
+    testName: 'missing node referenced in pod spec.nodeName does not admit',
+    defaultNodeSelector: '',
+    projectNodeSelector: 'worker=true',
+    podNodeName: 'worker-2',
+    mergedNodeSelector: {},
+    admit: false,
+  },
 ];
 
 describe('TestPodAdmission', () => {
   it.each(cases)('$testName', async (c) => {
-    const namespace = await namespaceWith(c.ignoreProjectNodeSelector ? undefined : { [PROJECT]: c.projectNodeSelector ?? '' });
+    const namespace = await namespaceWith(
+      c.ignoreProjectNodeSelector ? undefined : { [PROJECT]: c.projectNodeSelector ?? '' },
+    );
     const config = withDefault(c.defaultNodeSelector);
     const input: ReviewInput = { object: pod(namespace, c.podNodeSelector, c.podNodeName) };
     const result = await mutateIdempotently(plugin, input, config, stateFor(input));
@@ -94,7 +188,9 @@ describe('TestPodAdmission', () => {
       const firstProjectKey = c.projectNodeSelector!.split('=')[0].trim();
       const { [firstProjectKey]: _, ...rest } = selectorOf(result.patchedObject);
       const stripped: ReviewInput = { object: pod(namespace, rest, c.podNodeName) };
-      expect(deniedMessage(await runPhase(plugin, 'validate', stripped, config, stateFor(stripped)))).toBe('pods "testPod" is forbidden: pod node label selector does not extend project node label selector');
+      expect(deniedMessage(await runPhase(plugin, 'validate', stripped, config, stateFor(stripped)))).toBe(
+        'pods "testPod" is forbidden: pod node label selector does not extend project node label selector',
+      );
     }
   });
 });
@@ -105,7 +201,11 @@ describe('messages', () => {
     const input: ReviewInput = { object: pod(namespace, { infra: 'false' }) };
     for (const phase of ['mutate', 'validate'] as const) {
       const result = await runPhase(plugin, phase, input, withDefault(''), stateFor(input));
-      expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', message: 'pods "testPod" is forbidden: pod node label selector conflicts with its project node label selector' });
+      expect(result.wire.response!.status).toMatchObject({
+        code: 403,
+        reason: 'Forbidden',
+        message: 'pods "testPod" is forbidden: pod node label selector conflicts with its project node label selector',
+      });
     }
   });
 
@@ -113,13 +213,19 @@ describe('messages', () => {
     const namespace = await namespaceWith({ [PROJECT]: 'x in (y)' });
     const input: ReviewInput = { object: pod(namespace) };
     const result = await runPhase(plugin, 'mutate', input, withDefault(''), stateFor(input));
-    expect(result.wire.response!.status).toMatchObject({ code: 500, message: "unable to parse requirement: found 'in', expected: '='" });
+    expect(result.wire.response!.status).toMatchObject({
+      code: 500,
+      message: "unable to parse requirement: found 'in', expected: '='",
+    });
   });
 });
 
 describe("deferring to PodNodeSelector's annotation", () => {
   it('a namespace with scheduler.alpha.kubernetes.io/node-selector is left alone, project annotation and default included', async () => {
-    const namespace = await namespaceWith({ 'scheduler.alpha.kubernetes.io/node-selector': 'env=prod', [PROJECT]: 'infra=true' });
+    const namespace = await namespaceWith({
+      'scheduler.alpha.kubernetes.io/node-selector': 'env=prod',
+      [PROJECT]: 'infra=true',
+    });
     const input: ReviewInput = { object: pod(namespace, { infra: 'false' }) };
     const config = withDefault('region=east');
     expect((await runPhase(plugin, 'mutate', input, config, stateFor(input))).patch).toEqual([]);
@@ -138,8 +244,16 @@ describe('TestHandles', () => {
     expect(plugin.metadata.validating!.rules.some((r) => r.operations.includes(operation))).toBe(shouldHandle);
     const namespace = await namespaceWith({ [PROJECT]: 'infra=true' });
     const object = operation === 'DELETE' ? null : pod(namespace);
-    const input: ReviewInput = { operation, object, oldObject: operation === 'CREATE' ? null : pod(namespace), name: 'testPod', namespace };
-    expect(deniedMessage(await runPhase(plugin, 'validate', input, withDefault(''), stateFor(input))) !== undefined).toBe(shouldHandle);
+    const input: ReviewInput = {
+      operation,
+      object,
+      oldObject: operation === 'CREATE' ? null : pod(namespace),
+      name: 'testPod',
+      namespace,
+    };
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', input, withDefault(''), stateFor(input))) !== undefined,
+    ).toBe(shouldHandle);
   });
 });
 
@@ -177,7 +291,13 @@ describe('never-seen namespaces', () => {
 
   it("reject: upstream's lister error", async () => {
     const input: ReviewInput = { object: pod('never-seen') };
-    const result = await runPhase(plugin, 'mutate', input, { ...withDefault(''), unknownNamespace: 'reject' }, stateFor(input));
+    const result = await runPhase(
+      plugin,
+      'mutate',
+      input,
+      { ...withDefault(''), unknownNamespace: 'reject' },
+      stateFor(input),
+    );
     expect(deniedMessage(result)).toBe('pods "testPod" is forbidden: namespace "never-seen" not found');
   });
 });
@@ -185,7 +305,11 @@ describe('never-seen namespaces', () => {
 describe('the dryRun gate', () => {
   it('a dry-run Namespace write sends zero writes', async () => {
     store.reset();
-    const result = await lambdaFor(plugin, store, withDefault(''))('validate', namespaceReview('CREATE', 'dry', { annotations: { [PROJECT]: 'a=b' } }, { dryRun: true }));
+    const result = await lambdaFor(
+      plugin,
+      store,
+      withDefault(''),
+    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [PROJECT]: 'a=b' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });
@@ -197,10 +321,20 @@ describe('configuration', () => {
   });
 
   it.each([
-    [{ defaultNodeSelecter: 'a=b' }, 'defaultNodeSelecter', 'unknown field "defaultNodeSelecter"; did you mean "defaultNodeSelector"?'],
+    [
+      { defaultNodeSelecter: 'a=b' },
+      'defaultNodeSelecter',
+      'unknown field "defaultNodeSelecter"; did you mean "defaultNodeSelector"?',
+    ],
     [{ defaultNodeSelector: 5 }, 'defaultNodeSelector', 'must be a string like "region=east, infra=false", got 5'],
-    [{ defaultNodeSelector: 'a!=b' }, 'defaultNodeSelector', 'unable to parse requirement: label key: Invalid value: "a!": must match format [ DNS 1123 subdomain / ] DNS 1123 label'],
+    [
+      { defaultNodeSelector: 'a!=b' },
+      'defaultNodeSelector',
+      'unable to parse requirement: label key: Invalid value: "a!": must match format [ DNS 1123 subdomain / ] DNS 1123 label',
+    ],
   ])('%j is refused at %s', (raw, field, detail) => {
-    expect(configErrorOf(() => configure(raw)).message).toBe(`scheduling.openshift.io/OriginPodNodeEnvironment: ${field}: ${detail}`);
+    expect(configErrorOf(() => configure(raw)).message).toBe(
+      `scheduling.openshift.io/OriginPodNodeEnvironment: ${field}: ${detail}`,
+    );
   });
 });

@@ -20,10 +20,21 @@ const testConfig = () => configure({ ...BASE, nodeSelectorLabelBlacklist: ['bogu
 const nilConfig = () => configure(undefined);
 
 /** serviceaccount.UserInfo(namespace, name, uid). */
-const sa = (namespace: string, name: string): AdmissionRequestWire['userInfo'] => ({ username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`] });
-const nodeUser = (name: string): AdmissionRequestWire['userInfo'] => ({ username: `system:node:${name}`, groups: ['system:nodes'] });
+const sa = (namespace: string, name: string): AdmissionRequestWire['userInfo'] => ({
+  username: `system:serviceaccount:${namespace}:${name}`,
+  groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`],
+});
+const nodeUser = (name: string): AdmissionRequestWire['userInfo'] => ({
+  username: `system:node:${name}`,
+  groups: ['system:nodes'],
+});
 
-const pod = (spec: Record<string, unknown>, annotations?: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { ...(annotations && { annotations }) }, spec });
+const pod = (spec: Record<string, unknown>, annotations?: Record<string, string>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { ...(annotations && { annotations }) },
+  spec,
+});
 const defaultPod = () => pod({});
 const nodeNameNodeSelectorPod = () => pod({ nodeName: 'frank', nodeSelector: { bogus: 'frank' } });
 const nodeNamePod = () => pod({ nodeName: 'frank' });
@@ -31,34 +42,132 @@ const nodeNameMirrorPod = () => pod({ nodeName: 'frank' }, { 'kubernetes.io/conf
 const nodeSelectorPod = () => pod({ nodeSelector: { bogus: 'frank' } });
 
 const cases = [
-  { n: 0, name: 'expect unspecified defaults to not error', config: emptyConfig, resource: defaultPod, userinfo: sa('', ''), expectedErrorMsg: '' },
-  { n: 1, name: 'expect nodeSelector to error with user which lacks "pods/binding" access', config: testConfig, resource: nodeSelectorPod, userinfo: sa('', ''), expectedErrorMsg: 'node selection by label(s) [bogus] is prohibited by policy for your role' },
-  { n: 2, name: 'expect nodeName to fail with user that lacks "pods/binding" access', config: testConfig, resource: nodeNamePod, userinfo: sa('herpy', 'derpy'), expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role' },
-  { n: 3, name: 'expect nodeName and nodeSelector to fail with user that lacks "pods/binding" access', config: testConfig, resource: nodeNameNodeSelectorPod, userinfo: sa('herpy', 'derpy'), expectedErrorMsg: 'node selection by nodeName and label(s) [bogus] is prohibited by policy for your role' },
-  { n: 4, name: 'expect nodeSelector to succeed with user that has "pods/binding" access', config: testConfig, resource: nodeSelectorPod, userinfo: sa('openshift-infra', 'daemonset-controller'), expectedErrorMsg: '' },
-  { n: 5, name: 'expect nodeName to succeed with user that has "pods/binding" access', config: testConfig, resource: nodeNamePod, userinfo: sa('openshift-infra', 'daemonset-controller'), expectedErrorMsg: '' },
-  { n: 6, name: 'expect nil config to bypass admission', config: nilConfig, resource: defaultPod, userinfo: sa('', ''), expectedErrorMsg: '' },
-  { n: 7, name: 'expect nodeName to succeed with node user self targeting mirror pod', config: testConfig, resource: nodeNameMirrorPod, userinfo: nodeUser('frank'), expectedErrorMsg: '' },
-  { n: 8, name: 'expect nodeName to fail with node user self targeting non-mirror pod', config: testConfig, resource: nodeNamePod, userinfo: nodeUser('frank'), expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role' },
-  { n: 9, name: 'expect nodeName to fail with node user non-self targeting mirror pod', config: testConfig, resource: nodeNameMirrorPod, userinfo: nodeUser('bob'), expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role' },
-  { n: 10, name: 'expect nodeName to fail with node user non-self targeting non-mirror pod', config: testConfig, resource: nodeNamePod, userinfo: nodeUser('bob'), expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role' },
+  {
+    n: 0,
+    name: 'expect unspecified defaults to not error',
+    config: emptyConfig,
+    resource: defaultPod,
+    userinfo: sa('', ''),
+    expectedErrorMsg: '',
+  },
+  {
+    n: 1,
+    name: 'expect nodeSelector to error with user which lacks "pods/binding" access',
+    config: testConfig,
+    resource: nodeSelectorPod,
+    userinfo: sa('', ''),
+    expectedErrorMsg: 'node selection by label(s) [bogus] is prohibited by policy for your role',
+  },
+  {
+    n: 2,
+    name: 'expect nodeName to fail with user that lacks "pods/binding" access',
+    config: testConfig,
+    resource: nodeNamePod,
+    userinfo: sa('herpy', 'derpy'),
+    expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role',
+  },
+  {
+    n: 3,
+    name: 'expect nodeName and nodeSelector to fail with user that lacks "pods/binding" access',
+    config: testConfig,
+    resource: nodeNameNodeSelectorPod,
+    userinfo: sa('herpy', 'derpy'),
+    expectedErrorMsg: 'node selection by nodeName and label(s) [bogus] is prohibited by policy for your role',
+  },
+  {
+    n: 4,
+    name: 'expect nodeSelector to succeed with user that has "pods/binding" access',
+    config: testConfig,
+    resource: nodeSelectorPod,
+    userinfo: sa('openshift-infra', 'daemonset-controller'),
+    expectedErrorMsg: '',
+  },
+  {
+    n: 5,
+    name: 'expect nodeName to succeed with user that has "pods/binding" access',
+    config: testConfig,
+    resource: nodeNamePod,
+    userinfo: sa('openshift-infra', 'daemonset-controller'),
+    expectedErrorMsg: '',
+  },
+  {
+    n: 6,
+    name: 'expect nil config to bypass admission',
+    config: nilConfig,
+    resource: defaultPod,
+    userinfo: sa('', ''),
+    expectedErrorMsg: '',
+  },
+  {
+    n: 7,
+    name: 'expect nodeName to succeed with node user self targeting mirror pod',
+    config: testConfig,
+    resource: nodeNameMirrorPod,
+    userinfo: nodeUser('frank'),
+    expectedErrorMsg: '',
+  },
+  {
+    n: 8,
+    name: 'expect nodeName to fail with node user self targeting non-mirror pod',
+    config: testConfig,
+    resource: nodeNamePod,
+    userinfo: nodeUser('frank'),
+    expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role',
+  },
+  {
+    n: 9,
+    name: 'expect nodeName to fail with node user non-self targeting mirror pod',
+    config: testConfig,
+    resource: nodeNameMirrorPod,
+    userinfo: nodeUser('bob'),
+    expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role',
+  },
+  {
+    n: 10,
+    name: 'expect nodeName to fail with node user non-self targeting non-mirror pod',
+    config: testConfig,
+    resource: nodeNamePod,
+    userinfo: nodeUser('bob'),
+    expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role',
+  },
 ];
 
 describe('TestPodNodeConstraints', () => {
   it.each(cases)('$n: $name', async (c) => {
-    const result = await runPhase(plugin, 'validate', { namespace: 'default', name: 'test', object: c.resource(), userInfo: c.userinfo }, c.config());
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { namespace: 'default', name: 'test', object: c.resource(), userInfo: c.userinfo },
+      c.config(),
+    );
     if (c.expectedErrorMsg === '') expect(deniedMessage(result)).toBeUndefined();
     else {
       // admission.NewForbidden(attrs, err)
       expect(deniedMessage(result)).toBe(`pods "test" is forbidden: ${c.expectedErrorMsg}`);
-      expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', details: { name: 'test', kind: 'pods' } });
+      expect(result.wire.response!.status).toMatchObject({
+        code: 403,
+        reason: 'Forbidden',
+        details: { name: 'test', kind: 'pods' },
+      });
     }
   });
 });
 
 describe('TestPodNodeConstraintsPodUpdate', () => {
   it('does not judge pod updates', async () => {
-    const result = await runPhase(plugin, 'validate', { operation: 'UPDATE', namespace: 'default', name: 'test', object: nodeNamePod(), oldObject: nodeNamePod(), userInfo: sa('', '') }, testConfig());
+    const result = await runPhase(
+      plugin,
+      'validate',
+      {
+        operation: 'UPDATE',
+        namespace: 'default',
+        name: 'test',
+        object: nodeNamePod(),
+        oldObject: nodeNamePod(),
+        userInfo: sa('', ''),
+      },
+      testConfig(),
+    );
     expect(deniedMessage(result)).toBeUndefined();
     expect(plugin.metadata.validating!.rules.flatMap((r) => r.operations)).toEqual(['CREATE']);
   });
@@ -66,29 +175,62 @@ describe('TestPodNodeConstraintsPodUpdate', () => {
 
 describe('TestPodNodeConstraintsNonHandledResources', () => {
   it('lets a ResourceQuota through', async () => {
-    const result = await runPhase(plugin, 'validate', { kind: { kind: 'ResourceQuota' }, resource: { resource: 'resourcequotas' }, namespace: 'default', name: 'test', object: { kind: 'ResourceQuota', metadata: {} }, userInfo: sa('', '') }, testConfig());
+    const result = await runPhase(
+      plugin,
+      'validate',
+      {
+        kind: { kind: 'ResourceQuota' },
+        resource: { resource: 'resourcequotas' },
+        namespace: 'default',
+        name: 'test',
+        object: { kind: 'ResourceQuota', metadata: {} },
+        userInfo: sa('', ''),
+      },
+      testConfig(),
+    );
     expect(deniedMessage(result)).toBeUndefined();
   });
 
   it('lets pod subresources through', async () => {
-    const result = await runPhase(plugin, 'validate', { subResource: 'status', namespace: 'default', name: 'test', object: nodeNamePod(), userInfo: sa('', '') }, testConfig());
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { subResource: 'status', namespace: 'default', name: 'test', object: nodeNamePod(), userInfo: sa('', '') },
+      testConfig(),
+    );
     expect(deniedMessage(result)).toBeUndefined();
   });
 });
 
 describe('TestReadConfig', () => {
   it('reads nodeSelectorLabelBlacklist', () => {
-    expect([...configure({ ...BASE, nodeSelectorLabelBlacklist: ['bogus', 'foo'] }).nodeSelectorLabelBlacklist]).toEqual(['bogus', 'foo']);
+    expect([
+      ...configure({ ...BASE, nodeSelectorLabelBlacklist: ['bogus', 'foo'] }).nodeSelectorLabelBlacklist,
+    ]).toEqual(['bogus', 'foo']);
   });
 });
 
 describe('TestDefaults', () => {
   it('an absent (or null) blacklist is the hostname label; an empty one stays empty', async () => {
     expect([...configure(BASE).nodeSelectorLabelBlacklist]).toEqual(['kubernetes.io/hostname']);
-    expect([...configure({ ...BASE, nodeSelectorLabelBlacklist: null }).nodeSelectorLabelBlacklist]).toEqual(['kubernetes.io/hostname']);
+    expect([...configure({ ...BASE, nodeSelectorLabelBlacklist: null }).nodeSelectorLabelBlacklist]).toEqual([
+      'kubernetes.io/hostname',
+    ]);
     expect([...configure({ ...BASE, nodeSelectorLabelBlacklist: [] }).nodeSelectorLabelBlacklist]).toEqual([]);
-    const result = await runPhase(plugin, 'validate', { namespace: 'default', name: 'test', object: pod({ nodeSelector: { 'kubernetes.io/hostname': 'n1', zone: 'a' } }), userInfo: sa('ns', 'app') }, configure(BASE));
-    expect(deniedMessage(result)).toBe('pods "test" is forbidden: node selection by label(s) [kubernetes.io/hostname] is prohibited by policy for your role');
+    const result = await runPhase(
+      plugin,
+      'validate',
+      {
+        namespace: 'default',
+        name: 'test',
+        object: pod({ nodeSelector: { 'kubernetes.io/hostname': 'n1', zone: 'a' } }),
+        userInfo: sa('ns', 'app'),
+      },
+      configure(BASE),
+    );
+    expect(deniedMessage(result)).toBe(
+      'pods "test" is forbidden: node selection by label(s) [kubernetes.io/hostname] is prohibited by policy for your role',
+    );
   });
 });
 
@@ -97,23 +239,43 @@ describe('the authorizer stand-in', () => {
     const masters = { username: 'admin', groups: ['system:masters'] };
     const input = { namespace: 'default', name: 'test', object: nodeNamePod(), userInfo: masters };
     expect(deniedMessage(await runPhase(plugin, 'validate', input, configure(BASE)))).toBeUndefined();
-    expect(deniedMessage(await runPhase(plugin, 'validate', input, configure({ ...BASE, allowedGroups: ['ops'] })))).toBeDefined();
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', input, configure({ ...BASE, allowedGroups: ['ops'] }))),
+    ).toBeDefined();
   });
 
   it('several blacklisted labels are listed sorted, as Go prints a []string', async () => {
-    const result = await runPhase(plugin, 'validate', { namespace: 'default', name: 'test', object: pod({ nodeSelector: { zz: '1', aa: '2' } }), userInfo: sa('ns', 'app') }, configure({ ...BASE, nodeSelectorLabelBlacklist: ['zz', 'aa'] }));
-    expect(deniedMessage(result)).toBe('pods "test" is forbidden: node selection by label(s) [aa zz] is prohibited by policy for your role');
+    const result = await runPhase(
+      plugin,
+      'validate',
+      {
+        namespace: 'default',
+        name: 'test',
+        object: pod({ nodeSelector: { zz: '1', aa: '2' } }),
+        userInfo: sa('ns', 'app'),
+      },
+      configure({ ...BASE, nodeSelectorLabelBlacklist: ['zz', 'aa'] }),
+    );
+    expect(deniedMessage(result)).toBe(
+      'pods "test" is forbidden: node selection by label(s) [aa zz] is prohibited by policy for your role',
+    );
   });
 });
 
 describe('configuration', () => {
   it.each([
-    [{ ...BASE, nodeSelectorLabelBlacklst: ['x'] }, 'nodeSelectorLabelBlacklst', 'unknown field "nodeSelectorLabelBlacklst"; did you mean "nodeSelectorLabelBlacklist"?'],
+    [
+      { ...BASE, nodeSelectorLabelBlacklst: ['x'] },
+      'nodeSelectorLabelBlacklst',
+      'unknown field "nodeSelectorLabelBlacklst"; did you mean "nodeSelectorLabelBlacklist"?',
+    ],
     [{ ...BASE, allowedUser: ['x'] }, 'allowedUser', 'unknown field "allowedUser"; did you mean "allowedUsers"?'],
     [{ ...BASE, apiVersion: 'v1' }, 'apiVersion', 'must be scheduling.openshift.io/v1, got "v1"'],
     [{ ...BASE, nodeSelectorLabelBlacklist: 'bogus' }, 'nodeSelectorLabelBlacklist', 'must be a list of strings'],
     [{ ...BASE, allowedGroups: [''] }, 'allowedGroups[0]', 'must be a non-empty string, got ""'],
   ])('%j is refused at %s', (raw, field, detail) => {
-    expect(configErrorOf(() => configure(raw)).message).toBe(`scheduling.openshift.io/PodNodeConstraints: ${field}: ${detail}`);
+    expect(configErrorOf(() => configure(raw)).message).toBe(
+      `scheduling.openshift.io/PodNodeConstraints: ${field}: ${detail}`,
+    );
   });
 });

@@ -17,21 +17,102 @@ afterAll(() => store.close());
 
 const ANNOTATION = 'scheduler.alpha.kubernetes.io/node-selector';
 const configOf = (defaultNodeSelector: string, namespace: string, whitelist?: string): PodNodeSelectorConfig => ({
-  clusterNodeSelectors: { clusterDefaultNodeSelector: defaultNodeSelector, ...(whitelist !== undefined && { [namespace]: whitelist }) },
+  clusterNodeSelectors: {
+    clusterDefaultNodeSelector: defaultNodeSelector,
+    ...(whitelist !== undefined && { [namespace]: whitelist }),
+  },
   unknownNamespace: 'default',
 });
 
-const cases: { testName: string; defaultNodeSelector: string; namespaceNodeSelector?: string; whitelist?: string; podNodeSelector: Record<string, string>; mergedNodeSelector?: Record<string, string>; ignoreTestNamespaceNodeSelector?: boolean; admit: boolean }[] = [
-  { testName: 'No node selectors', defaultNodeSelector: '', podNodeSelector: {}, mergedNodeSelector: {}, ignoreTestNamespaceNodeSelector: true, admit: true },
-  { testName: 'Default node selector and no conflicts', defaultNodeSelector: 'infra = false', podNodeSelector: {}, mergedNodeSelector: { infra: 'false' }, ignoreTestNamespaceNodeSelector: true, admit: true },
-  { testName: 'TestNamespace node selector with whitespaces and no conflicts', defaultNodeSelector: '', namespaceNodeSelector: ' infra = false ', podNodeSelector: {}, mergedNodeSelector: { infra: 'false' }, admit: true },
-  { testName: 'Default and namespace node selector, no conflicts', defaultNodeSelector: 'infra = false', namespaceNodeSelector: 'infra=true', podNodeSelector: {}, mergedNodeSelector: { infra: 'true' }, admit: true },
-  { testName: 'Empty namespace node selector and no conflicts', defaultNodeSelector: 'infra = false', namespaceNodeSelector: '', podNodeSelector: {}, mergedNodeSelector: {}, admit: true },
-  { testName: 'TestNamespace and pod node selector, no conflicts', defaultNodeSelector: 'infra = false', namespaceNodeSelector: 'infra=true', podNodeSelector: { env: 'test' }, mergedNodeSelector: { infra: 'true', env: 'test' }, admit: true },
-  { testName: 'Conflicting pod and namespace node selector, one label', defaultNodeSelector: 'env = test', namespaceNodeSelector: 'infra=true', podNodeSelector: { infra: 'false' }, admit: false },
-  { testName: 'Conflicting pod and namespace node selector, multiple labels', defaultNodeSelector: 'env=dev', namespaceNodeSelector: 'infra=false, env = test', podNodeSelector: { env: 'dev', color: 'blue' }, admit: false },
-  { testName: 'Merged pod node selectors satisfy the whitelist', defaultNodeSelector: 'env=dev', namespaceNodeSelector: 'infra=false, env = dev', whitelist: 'env=dev, infra=false, color=blue', podNodeSelector: { env: 'dev', color: 'blue' }, mergedNodeSelector: { infra: 'false', env: 'dev', color: 'blue' }, admit: true },
-  { testName: 'Merged pod node selectors conflict with the whitelist', defaultNodeSelector: 'env=dev', namespaceNodeSelector: 'infra=false, env = dev', whitelist: 'env=dev, infra=true, color=blue', podNodeSelector: { env: 'dev', color: 'blue' }, admit: false },
+const cases: {
+  testName: string;
+  defaultNodeSelector: string;
+  namespaceNodeSelector?: string;
+  whitelist?: string;
+  podNodeSelector: Record<string, string>;
+  mergedNodeSelector?: Record<string, string>;
+  ignoreTestNamespaceNodeSelector?: boolean;
+  admit: boolean;
+}[] = [
+  {
+    testName: 'No node selectors',
+    defaultNodeSelector: '',
+    podNodeSelector: {},
+    mergedNodeSelector: {},
+    ignoreTestNamespaceNodeSelector: true,
+    admit: true,
+  },
+  {
+    testName: 'Default node selector and no conflicts',
+    defaultNodeSelector: 'infra = false',
+    podNodeSelector: {},
+    mergedNodeSelector: { infra: 'false' },
+    ignoreTestNamespaceNodeSelector: true,
+    admit: true,
+  },
+  {
+    testName: 'TestNamespace node selector with whitespaces and no conflicts',
+    defaultNodeSelector: '',
+    namespaceNodeSelector: ' infra = false ',
+    podNodeSelector: {},
+    mergedNodeSelector: { infra: 'false' },
+    admit: true,
+  },
+  {
+    testName: 'Default and namespace node selector, no conflicts',
+    defaultNodeSelector: 'infra = false',
+    namespaceNodeSelector: 'infra=true',
+    podNodeSelector: {},
+    mergedNodeSelector: { infra: 'true' },
+    admit: true,
+  },
+  {
+    testName: 'Empty namespace node selector and no conflicts',
+    defaultNodeSelector: 'infra = false',
+    namespaceNodeSelector: '',
+    podNodeSelector: {},
+    mergedNodeSelector: {},
+    admit: true,
+  },
+  {
+    testName: 'TestNamespace and pod node selector, no conflicts',
+    defaultNodeSelector: 'infra = false',
+    namespaceNodeSelector: 'infra=true',
+    podNodeSelector: { env: 'test' },
+    mergedNodeSelector: { infra: 'true', env: 'test' },
+    admit: true,
+  },
+  {
+    testName: 'Conflicting pod and namespace node selector, one label',
+    defaultNodeSelector: 'env = test',
+    namespaceNodeSelector: 'infra=true',
+    podNodeSelector: { infra: 'false' },
+    admit: false,
+  },
+  {
+    testName: 'Conflicting pod and namespace node selector, multiple labels',
+    defaultNodeSelector: 'env=dev',
+    namespaceNodeSelector: 'infra=false, env = test',
+    podNodeSelector: { env: 'dev', color: 'blue' },
+    admit: false,
+  },
+  {
+    testName: 'Merged pod node selectors satisfy the whitelist',
+    defaultNodeSelector: 'env=dev',
+    namespaceNodeSelector: 'infra=false, env = dev',
+    whitelist: 'env=dev, infra=false, color=blue',
+    podNodeSelector: { env: 'dev', color: 'blue' },
+    mergedNodeSelector: { infra: 'false', env: 'dev', color: 'blue' },
+    admit: true,
+  },
+  {
+    testName: 'Merged pod node selectors conflict with the whitelist',
+    defaultNodeSelector: 'env=dev',
+    namespaceNodeSelector: 'infra=false, env = dev',
+    whitelist: 'env=dev, infra=true, color=blue',
+    podNodeSelector: { env: 'dev', color: 'blue' },
+    admit: false,
+  },
 ];
 
 describe('TestPodAdmission', () => {
@@ -39,35 +120,78 @@ describe('TestPodAdmission', () => {
     const namespace = `test-namespace-${test.i}`;
     const config = configOf(test.defaultNodeSelector, namespace, test.whitelist);
     const learn = lambdaFor(plugin, store, config);
-    const annotations = test.ignoreTestNamespaceNodeSelector ? undefined : { [ANNOTATION]: test.namespaceNodeSelector ?? '' };
-    const learned = await learn('validate', namespaceReview('CREATE', namespace, { ...(annotations && { annotations }) }));
+    const annotations = test.ignoreTestNamespaceNodeSelector
+      ? undefined
+      : { [ANNOTATION]: test.namespaceNodeSelector ?? '' };
+    const learned = await learn(
+      'validate',
+      namespaceReview('CREATE', namespace, { ...(annotations && { annotations }) }),
+    );
     expect(learned.review!.response!.allowed).toBe(true);
 
-    const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'testPod', namespace }, spec: { containers: [{ name: 'c', image: 'i' }], nodeSelector: test.podNodeSelector } };
+    const pod: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'testPod', namespace },
+      spec: { containers: [{ name: 'c', image: 'i' }], nodeSelector: test.podNodeSelector },
+    };
     const uid = `pod-${test.i}`;
     const state = store.state({ uid, dryRun: false });
     const mutated = await mutateIdempotently(plugin, { object: pod, uid }, config, state);
     if (test.admit) {
       expect(deniedMessage(mutated)).toBeUndefined();
-      expect((mutated.patchedObject!.spec as { nodeSelector?: Record<string, string> }).nodeSelector ?? {}).toEqual(test.mergedNodeSelector);
-      expect(deniedMessage(await runPhase(plugin, 'validate', { object: mutated.patchedObject, uid }, config, state))).toBeUndefined();
+      expect((mutated.patchedObject!.spec as { nodeSelector?: Record<string, string> }).nodeSelector ?? {}).toEqual(
+        test.mergedNodeSelector,
+      );
+      expect(
+        deniedMessage(await runPhase(plugin, 'validate', { object: mutated.patchedObject, uid }, config, state)),
+      ).toBeUndefined();
     } else {
-      expect(deniedMessage(mutated)).toMatch(/^pods "testPod" is forbidden: pod node label selector (conflicts with its namespace node label selector|labels conflict with its namespace whitelist)$/);
+      expect(deniedMessage(mutated)).toMatch(
+        /^pods "testPod" is forbidden: pod node label selector (conflicts with its namespace node label selector|labels conflict with its namespace whitelist)$/,
+      );
       expect(mutated.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden' });
       // The validating twin refuses the conflicting pod as received, and the merged pod a whitelist forbids.
-      const merged = { ...pod, spec: { ...(pod.spec as object), nodeSelector: { ...test.podNodeSelector, ...Object.fromEntries((test.namespaceNodeSelector ?? '').split(',').map((t) => t.split('=').map((x) => x.trim()))) } } };
-      expect(deniedMessage(await runPhase(plugin, 'validate', { object: test.whitelist ? merged : pod, uid }, config, state))).toBeDefined();
+      const merged = {
+        ...pod,
+        spec: {
+          ...(pod.spec as object),
+          nodeSelector: {
+            ...test.podNodeSelector,
+            ...Object.fromEntries(
+              (test.namespaceNodeSelector ?? '').split(',').map((t) => t.split('=').map((x) => x.trim())),
+            ),
+          },
+        },
+      };
+      expect(
+        deniedMessage(
+          await runPhase(plugin, 'validate', { object: test.whitelist ? merged : pod, uid }, config, state),
+        ),
+      ).toBeDefined();
     }
   });
 
   it('upstream messages verbatim', async () => {
     const namespace = 'messages';
     const config = configOf('', namespace, 'env=dev');
-    await lambdaFor(plugin, store, config)('validate', namespaceReview('CREATE', namespace, { annotations: { [ANNOTATION]: 'infra=true' } }));
+    await lambdaFor(
+      plugin,
+      store,
+      config,
+    )('validate', namespaceReview('CREATE', namespace, { annotations: { [ANNOTATION]: 'infra=true' } }));
     const state = store.state({ uid: 'm', dryRun: false });
-    const pod = (nodeSelector: Record<string, string>): KubeObject => ({ kind: 'Pod', metadata: { name: 'p', namespace }, spec: { nodeSelector } });
-    expect(deniedMessage(await runPhase(plugin, 'validate', { object: pod({ infra: 'false' }) }, config, state))).toBe('pods "p" is forbidden: pod node label selector conflicts with its namespace node label selector');
-    expect(deniedMessage(await runPhase(plugin, 'validate', { object: pod({ infra: 'true', env: 'prod' }) }, config, state))).toBe('pods "p" is forbidden: pod node label selector labels conflict with its namespace whitelist');
+    const pod = (nodeSelector: Record<string, string>): KubeObject => ({
+      kind: 'Pod',
+      metadata: { name: 'p', namespace },
+      spec: { nodeSelector },
+    });
+    expect(deniedMessage(await runPhase(plugin, 'validate', { object: pod({ infra: 'false' }) }, config, state))).toBe(
+      'pods "p" is forbidden: pod node label selector conflicts with its namespace node label selector',
+    );
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', { object: pod({ infra: 'true', env: 'prod' }) }, config, state)),
+    ).toBe('pods "p" is forbidden: pod node label selector labels conflict with its namespace whitelist');
   });
 });
 
@@ -75,7 +199,13 @@ describe('TestHandles: CREATE only', () => {
   it.each(['UPDATE', 'DELETE', 'CONNECT'] as const)('%s is not handled', async (operation) => {
     const config = configOf('infra=false', 'x');
     const pod: KubeObject = { kind: 'Pod', metadata: { name: 'p', namespace: 'x' }, spec: {} };
-    const result = await runPhase(plugin, 'mutate', { operation, object: operation === 'DELETE' ? null : pod, oldObject: pod }, config, store.state({ uid: 'h', dryRun: false }));
+    const result = await runPhase(
+      plugin,
+      'mutate',
+      { operation, object: operation === 'DELETE' ? null : pod, oldObject: pod },
+      config,
+      store.state({ uid: 'h', dryRun: false }),
+    );
     expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
   });
 });
@@ -84,19 +214,37 @@ describe('never-seen namespaces, dry runs, configuration', () => {
   const pod: KubeObject = { kind: 'Pod', metadata: { name: 'p', namespace: 'unseen' }, spec: {} };
 
   it('default: a never-seen namespace gets the cluster default', async () => {
-    const result = await mutateIdempotently(plugin, { object: pod }, configOf('infra=false', 'unseen'), store.state({ uid: 'u1', dryRun: false }));
+    const result = await mutateIdempotently(
+      plugin,
+      { object: pod },
+      configOf('infra=false', 'unseen'),
+      store.state({ uid: 'u1', dryRun: false }),
+    );
     expect((result.patchedObject!.spec as { nodeSelector: unknown }).nodeSelector).toEqual({ infra: 'false' });
   });
 
   it('reject: refused as upstream refuses a namespace it cannot find', async () => {
-    const result = await runPhase(plugin, 'mutate', { object: pod }, { ...configOf('', 'unseen'), unknownNamespace: 'reject' }, store.state({ uid: 'u2', dryRun: false }));
-    expect(result.wire.response!.status).toMatchObject({ code: 500, message: 'Internal error occurred: namespace unseen does not exist' });
+    const result = await runPhase(
+      plugin,
+      'mutate',
+      { object: pod },
+      { ...configOf('', 'unseen'), unknownNamespace: 'reject' },
+      store.state({ uid: 'u2', dryRun: false }),
+    );
+    expect(result.wire.response!.status).toMatchObject({
+      code: 500,
+      message: 'Internal error occurred: namespace unseen does not exist',
+    });
   });
 
   it('a dry-run namespace write sends zero writes to the store', async () => {
     store.reset();
     const config = configOf('', 'dry');
-    const result = await lambdaFor(plugin, store, config)('validate', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: 'a=b' } }, { dryRun: true }));
+    const result = await lambdaFor(
+      plugin,
+      store,
+      config,
+    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: 'a=b' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(await store.state({ uid: 'r', dryRun: false }).learnedNamespaces.get('dry')).toBeUndefined();
@@ -104,8 +252,18 @@ describe('never-seen namespaces, dry runs, configuration', () => {
 
   it('configure: upstream podNodeSelectorPluginConfig, invalid selectors name the field', () => {
     const source = { file: 'admission.yaml', baseDir: '.' };
-    expect(plugin.configure!({ podNodeSelectorPluginConfig: { clusterDefaultNodeSelector: 'env=dev', ns1: 'infra=true' } }, source)).toEqual({ clusterNodeSelectors: { clusterDefaultNodeSelector: 'env=dev', ns1: 'infra=true' }, unknownNamespace: 'default' });
-    expect(() => plugin.configure!({ podNodeSelectorPluginConfig: { ns1: 'infra' } }, source)).toThrow(/PodNodeSelector: podNodeSelectorPluginConfig.ns1: invalid selector/);
+    expect(
+      plugin.configure!(
+        { podNodeSelectorPluginConfig: { clusterDefaultNodeSelector: 'env=dev', ns1: 'infra=true' } },
+        source,
+      ),
+    ).toEqual({
+      clusterNodeSelectors: { clusterDefaultNodeSelector: 'env=dev', ns1: 'infra=true' },
+      unknownNamespace: 'default',
+    });
+    expect(() => plugin.configure!({ podNodeSelectorPluginConfig: { ns1: 'infra' } }, source)).toThrow(
+      /PodNodeSelector: podNodeSelectorPluginConfig.ns1: invalid selector/,
+    );
     expect(plugin.configure!(undefined, source)).toEqual({ clusterNodeSelectors: {}, unknownNamespace: 'default' });
   });
 });

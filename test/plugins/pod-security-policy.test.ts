@@ -8,7 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import type { LevelVersion } from '../../functions/pod-security/api.js';
 import { LATEST, v1 } from '../../functions/pod-security/api.js';
-import { aggregateCheckResults, CHECKS, forbiddenDetail, newEvaluator } from '../../functions/pod-security/policy/registry.js';
+import {
+  aggregateCheckResults,
+  CHECKS,
+  forbiddenDetail,
+  newEvaluator,
+} from '../../functions/pod-security/policy/registry.js';
 import type { Pod } from './pod-security/fixtures.js';
 import { FIXTURES, minimalValidPod } from './pod-security/fixtures.js';
 
@@ -21,9 +26,13 @@ function judge(lv: LevelVersion, pod: Pod) {
 
 /** run.go checksForLevelAndVersion: the checks in effect at a level and version, overridden ones left out. */
 function checksInEffect(level: 'baseline' | 'restricted', minor: number): string[] {
-  const inEffect = CHECKS.filter((c) => (c.level === level || level === 'restricted') && c.versions[0].minimumVersion.minor <= minor);
+  const inEffect = CHECKS.filter(
+    (c) => (c.level === level || level === 'restricted') && c.versions[0].minimumVersion.minor <= minor,
+  );
   const overridden = new Set(
-    inEffect.filter((c) => c.level === 'restricted').flatMap((c) => [...c.versions].reverse().find((v) => v.minimumVersion.minor <= minor)?.overrideCheckIDs ?? []),
+    inEffect
+      .filter((c) => c.level === 'restricted')
+      .flatMap((c) => [...c.versions].reverse().find((v) => v.minimumVersion.minor <= minor)?.overrideCheckIDs ?? []),
   );
   return inEffect.map((c) => c.id).filter((id) => !overridden.has(id));
 }
@@ -31,12 +40,17 @@ function checksInEffect(level: 'baseline' | 'restricted', minor: number): string
 function generatorFor(check: string, minor: number) {
   const fixture = FIXTURES[check];
   if (!fixture) return undefined;
-  const versions = Object.keys(fixture.versions).map(Number).filter((v) => v <= minor).sort((a, b) => b - a);
+  const versions = Object.keys(fixture.versions)
+    .map(Number)
+    .filter((v) => v <= minor)
+    .sort((a, b) => b - a);
   return versions.length ? fixture.versions[versions[0]] : undefined;
 }
 
 const cases = (['baseline', 'restricted'] as const).flatMap((level) =>
-  Array.from({ length: MAX + 2 }, (_, minor) => minor).flatMap((minor) => checksInEffect(level, Math.min(minor, MAX)).map((check) => ({ level, minor, check }))),
+  Array.from({ length: MAX + 2 }, (_, minor) => minor).flatMap((minor) =>
+    checksInEffect(level, Math.min(minor, MAX)).map((check) => ({ level, minor, check })),
+  ),
 );
 
 describe('upstream fixtures: every check, level and version', () => {
@@ -66,15 +80,18 @@ describe('upstream fixtures: every check, level and version', () => {
     }
   });
 
-  it.each(['baseline', 'restricted'] as const)('%s: latest and versions past the newest judge as the newest', (level) => {
-    for (const check of checksInEffect(level, MAX)) {
-      for (const pod of generatorFor(check, MAX)!.fail(minimalValidPod(level, MAX))) {
-        const newest = forbiddenDetail(judge({ level, version: v1(MAX) }, pod));
-        expect(forbiddenDetail(judge({ level, version: LATEST }, pod))).toBe(newest);
-        expect(forbiddenDetail(judge({ level, version: v1(99) }, pod))).toBe(newest);
+  it.each(['baseline', 'restricted'] as const)(
+    '%s: latest and versions past the newest judge as the newest',
+    (level) => {
+      for (const check of checksInEffect(level, MAX)) {
+        for (const pod of generatorFor(check, MAX)!.fail(minimalValidPod(level, MAX))) {
+          const newest = forbiddenDetail(judge({ level, version: v1(MAX) }, pod));
+          expect(forbiddenDetail(judge({ level, version: LATEST }, pod))).toBe(newest);
+          expect(forbiddenDetail(judge({ level, version: v1(99) }, pod))).toBe(newest);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('privileged allows everything', () => {
     const pod = { spec: { hostNetwork: true, containers: [{ name: 'c', securityContext: { privileged: true } }] } };

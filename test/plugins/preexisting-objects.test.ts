@@ -22,11 +22,24 @@ const configured = activePlugins(loadPluginSet(registry, { ADMISSION_CONFIG: 'co
 const pod: KubeObject = {
   apiVersion: 'v1',
   kind: 'Pod',
-  metadata: { name: 'legacy', namespace: 'team-a', uid: '8d6e2a3c-0000-4000-8000-000000000001', resourceVersion: '41', labels: { app: 'legacy' } },
+  metadata: {
+    name: 'legacy',
+    namespace: 'team-a',
+    uid: '8d6e2a3c-0000-4000-8000-000000000001',
+    resourceVersion: '41',
+    labels: { app: 'legacy' },
+  },
   spec: {
     nodeName: 'worker-1',
     serviceAccountName: 'default',
-    containers: [{ name: 'app', image: 'registry.example.com/app:1.0', imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: '100m', 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } } }],
+    containers: [
+      {
+        name: 'app',
+        image: 'registry.example.com/app:1.0',
+        imagePullPolicy: 'IfNotPresent',
+        resources: { requests: { cpu: '100m', 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } },
+      },
+    ],
   },
   status: { phase: 'Running' },
 };
@@ -34,7 +47,12 @@ const pod: KubeObject = {
 const node: KubeObject = {
   apiVersion: 'v1',
   kind: 'Node',
-  metadata: { name: 'worker-1', uid: '8d6e2a3c-0000-4000-8000-000000000002', resourceVersion: '42', labels: { 'kubernetes.io/hostname': 'worker-1' } },
+  metadata: {
+    name: 'worker-1',
+    uid: '8d6e2a3c-0000-4000-8000-000000000002',
+    resourceVersion: '42',
+    labels: { 'kubernetes.io/hostname': 'worker-1' },
+  },
   spec: {},
   status: { conditions: [{ type: 'Ready', status: 'True' }] },
 };
@@ -48,11 +66,25 @@ const claim: KubeObject = {
 };
 
 function labelled(object: KubeObject): KubeObject {
-  return { ...object, metadata: { ...object.metadata, labels: { ...(object.metadata?.labels as Record<string, string>), touched: 'yes' } } };
+  return {
+    ...object,
+    metadata: {
+      ...object.metadata,
+      labels: { ...(object.metadata?.labels as Record<string, string>), touched: 'yes' },
+    },
+  };
 }
 
-const ruleMatches = (rules: readonly { operations: readonly string[]; apiGroups: readonly string[]; resources: readonly string[] }[], resource: string) =>
-  rules.some((r) => (r.operations.includes('UPDATE') || r.operations.includes('*')) && (r.apiGroups.includes('') || r.apiGroups.includes('*')) && (r.resources.includes(resource) || r.resources.includes('*')));
+const ruleMatches = (
+  rules: readonly { operations: readonly string[]; apiGroups: readonly string[]; resources: readonly string[] }[],
+  resource: string,
+) =>
+  rules.some(
+    (r) =>
+      (r.operations.includes('UPDATE') || r.operations.includes('*')) &&
+      (r.apiGroups.includes('') || r.apiGroups.includes('*')) &&
+      (r.resources.includes(resource) || r.resources.includes('*')),
+  );
 
 describe.each([
   ['a pod', pod, 'pods'],
@@ -70,7 +102,9 @@ describe.each([
       userInfo: { username: 'alice', groups: ['system:authenticated'] },
     });
     const calls: string[] = [];
-    for (const { plugin, config } of configured.filter((p) => p.plugin.admit && ruleMatches(p.plugin.metadata.mutating?.rules ?? [], resource))) {
+    for (const { plugin, config } of configured.filter(
+      (p) => p.plugin.admit && ruleMatches(p.plugin.metadata.mutating?.rules ?? [], resource),
+    )) {
       const answer = await lambdaFor(plugin, store, config)('mutate', input());
       calls.push(`${plugin.metadata.name}/mutate`);
       expect(answer.statusCode, `${plugin.metadata.name} mutate: ${answer.body}`).toBe(200);
@@ -79,24 +113,46 @@ describe.each([
       if (response.patch) {
         const patch = JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as jsonpatch.Operation[];
         // An update may add tolerations and change metadata; nothing else of a pod's spec.
-        for (const op of patch) expect(op.path, `${plugin.metadata.name} patches what an update may change`).toMatch(/^\/(metadata|spec\/tolerations)(\/|$)/);
+        for (const op of patch)
+          expect(op.path, `${plugin.metadata.name} patches what an update may change`).toMatch(
+            /^\/(metadata|spec\/tolerations)(\/|$)/,
+          );
         object = jsonpatch.applyPatch(structuredClone(object), patch, true, false).newDocument;
       }
     }
-    const validating = configured.filter((p) => p.plugin.validate && ruleMatches([...(p.plugin.metadata.validating?.rules ?? []), ...(p.plugin.metadata.validating?.observes ?? [])], resource));
+    const validating = configured.filter(
+      (p) =>
+        p.plugin.validate &&
+        ruleMatches(
+          [...(p.plugin.metadata.validating?.rules ?? []), ...(p.plugin.metadata.validating?.observes ?? [])],
+          resource,
+        ),
+    );
     for (const { plugin, config } of validating) {
       const answer = await lambdaFor(plugin, store, config)('validate', input());
       calls.push(`${plugin.metadata.name}/validate`);
       expect(answer.statusCode, `${plugin.metadata.name} validate: ${answer.body}`).toBe(200);
-      expect(answer.review!.response!.allowed, `${plugin.metadata.name} validate: ${JSON.stringify(answer.review!.response!.status)}`).toBe(true);
+      expect(
+        answer.review!.response!.allowed,
+        `${plugin.metadata.name} validate: ${JSON.stringify(answer.review!.response!.status)}`,
+      ).toBe(true);
     }
     // The table is not empty: the plugins that handle this resource were really called.
     expect(calls.length).toBeGreaterThan(0);
   });
 
   it('passes every validating webhook as sent, too: a mutation that failed open does not turn into a refusal', async () => {
-    const input: ReviewInput = { operation: 'UPDATE', kind: { kind: old.kind as string }, resource: { resource }, object: labelled(old), oldObject: old, userInfo: { username: 'alice', groups: ['system:authenticated'] } };
-    for (const { plugin, config } of configured.filter((p) => p.plugin.validate && ruleMatches(p.plugin.metadata.validating?.rules ?? [], resource))) {
+    const input: ReviewInput = {
+      operation: 'UPDATE',
+      kind: { kind: old.kind as string },
+      resource: { resource },
+      object: labelled(old),
+      oldObject: old,
+      userInfo: { username: 'alice', groups: ['system:authenticated'] },
+    };
+    for (const { plugin, config } of configured.filter(
+      (p) => p.plugin.validate && ruleMatches(p.plugin.metadata.validating?.rules ?? [], resource),
+    )) {
       const answer = await lambdaFor(plugin, store, config)('validate', input);
       expect(answer.review?.response?.allowed, `${plugin.metadata.name} validate: ${answer.body}`).toBe(true);
     }

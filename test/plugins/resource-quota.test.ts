@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/resource-quota/plugin.js';
 import type { ResourceQuotaConfig } from '../../functions/resource-quota/plugin.js';
 import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
-import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import type { ReviewInput } from '../support/review.js';
 import { review, runPhase } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
@@ -20,7 +19,6 @@ import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore, withLatency } from '..
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
-
 
 const config: ResourceQuotaConfig = { limitedResources: [] };
 let store: TestStore;
@@ -33,20 +31,37 @@ beforeAll(async () => {
 afterAll(() => store.close());
 
 type Res = { requests?: Record<string, string>; limits?: Record<string, string> };
-const pod = (namespace: string, name: string, resources: Res = {}, extra: Record<string, unknown> = {}): KubeObject => ({
+const pod = (
+  namespace: string,
+  name: string,
+  resources: Res = {},
+  extra: Record<string, unknown> = {},
+): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace, uid: `uid-of-${namespace}-${name}` },
   spec: { containers: [{ name: 'ctr', image: 'image', resources }], ...extra },
 });
-const quotaReview = (namespace: string, name: string, hard: Record<string, string>, spec: Record<string, unknown> = {}, operation: 'CREATE' | 'UPDATE' = 'CREATE'): ReviewInput => ({
+const quotaReview = (
+  namespace: string,
+  name: string,
+  hard: Record<string, string>,
+  spec: Record<string, unknown> = {},
+  operation: 'CREATE' | 'UPDATE' = 'CREATE',
+): ReviewInput => ({
   operation,
   kind: { kind: 'ResourceQuota' },
   resource: { resource: 'resourcequotas' },
   object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name, namespace }, spec: { hard, ...spec } },
 });
 const create = (object: KubeObject, extra: Partial<ReviewInput> = {}): ReviewInput => ({ object, ...extra });
-const remove = (object: KubeObject): ReviewInput => ({ operation: 'DELETE', object: null, oldObject: object, name: object.metadata!.name, namespace: object.metadata!.namespace });
+const remove = (object: KubeObject): ReviewInput => ({
+  operation: 'DELETE',
+  object: null,
+  oldObject: object,
+  name: object.metadata!.name,
+  namespace: object.metadata!.namespace,
+});
 
 async function answer(input: ReviewInput, via = invoke) {
   const result = await via('validate', input);
@@ -62,7 +77,8 @@ describe('the done-when scenario: quota pods: "2" learned from a ResourceQuota C
 
   it('three dry-run pod creates are admitted, send zero writes, and are not counted', async () => {
     store.reset();
-    for (const name of ['dry-1', 'dry-2', 'dry-3']) expect((await answer(create(pod(ns, name), { dryRun: true }))).allowed).toBe(true);
+    for (const name of ['dry-1', 'dry-2', 'dry-3'])
+      expect((await answer(create(pod(ns, name), { dryRun: true }))).allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(store.sent.length).toBeGreaterThan(0); // it did read
   });
@@ -73,7 +89,12 @@ describe('the done-when scenario: quota pods: "2" learned from a ResourceQuota C
     expect((await answer(create(pod(ns, 'p2')))).allowed).toBe(true);
     const third = await answer(create(pod(ns, 'p3')));
     expect(third.allowed).toBe(false);
-    expect(third.status).toMatchObject({ code: 403, reason: 'Forbidden', message: 'pods "p3" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=2, limited: pods=2' });
+    expect(third.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message:
+        'pods "p3" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=2, limited: pods=2',
+    });
   });
 
   it('a forged or duplicate create of an existing name does not inflate usage', async () => {
@@ -110,24 +131,40 @@ describe('concurrency: 40 concurrent creates against a quota of 20', () => {
     await answer(quotaReview('busy', 'q', { pods: '20' }));
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => answer(create(pod('busy', `c${i}`)))));
     expect(results.filter((r) => r.allowed)).toHaveLength(20);
-    expect(results.filter((r) => !r.allowed).every((r) => r.status?.message?.includes('exceeded quota: q, requested: pods=1, used: pods=20, limited: pods=20'))).toBe(true);
+    expect(
+      results
+        .filter((r) => !r.allowed)
+        .every((r) =>
+          r.status?.message?.includes('exceeded quota: q, requested: pods=1, used: pods=20, limited: pods=20'),
+        ),
+    ).toBe(true);
   });
 });
 
 describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32, every store call 10 ms later', () => {
   it('admits exactly 32, refuses 32 with the quota message, and answers no 5xx', async () => {
     const slow = withLatency(localDynamoDbClient(store.endpoint), 10);
-    const state = (request: { uid: string; dryRun: boolean }) => createRequestState(request, { client: slow, tableName: store.tableName });
-    const handler = createStatefulAdmissionHandler(plugin, { config, callerAuth: { mode: 'mtls', allowedSubjects: [] }, state });
-    const burst = async (input: ReviewInput) => handler(gatewayEvent('/resource-quota/validate', JSON.stringify(review(input))), lambdaContext);
+    const state = (request: { uid: string; dryRun: boolean }) =>
+      createRequestState(request, { client: slow, tableName: store.tableName });
+    const handler = createStatefulAdmissionHandler(plugin, {
+      config,
+      callerAuth: { mode: 'mtls', allowedSubjects: [] },
+      state,
+    });
+    const burst = async (input: ReviewInput) =>
+      handler(gatewayEvent('/resource-quota/validate', JSON.stringify(review(input))), lambdaContext);
     try {
       await answer(quotaReview('burst', 'q', { pods: '32' }));
       const results = await Promise.all(Array.from({ length: 64 }, (_, i) => burst(create(pod('burst', `b${i}`)))));
       expect(results.map((r) => r.statusCode).filter((code) => code !== 200)).toEqual([]);
       const responses = results.map((r) => (JSON.parse(r.body) as AdmissionReviewWire).response!);
       expect(responses.filter((r) => r.allowed)).toHaveLength(32);
-      const refused = responses.filter((r) => !r.allowed).map((r) => r.status?.message?.replace(/^pods "b\d+"/, 'pods "b"'));
-      expect(refused).toEqual(Array(32).fill('pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=32, limited: pods=32'));
+      const refused = responses
+        .filter((r) => !r.allowed)
+        .map((r) => r.status?.message?.replace(/^pods "b\d+"/, 'pods "b"'));
+      expect(refused).toEqual(
+        Array(32).fill('pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=32, limited: pods=32'),
+      );
     } finally {
       slow.destroy();
     }
@@ -147,7 +184,13 @@ describe('reconciliation: reservations expire unless a later observation confirm
     clock += 901_000; // past QUOTA_RESERVATION_SECONDS (900)
     expect((await validate({ ...create(pod(ns, 'real')), uid: 'r-3' })).wire.response!.allowed).toBe(true);
     // The kubelet's status update confirms `real`.
-    const status = { operation: 'UPDATE' as const, subResource: 'status', object: pod(ns, 'real'), oldObject: pod(ns, 'real'), uid: 'r-4' };
+    const status = {
+      operation: 'UPDATE' as const,
+      subResource: 'status',
+      object: pod(ns, 'real'),
+      oldObject: pod(ns, 'real'),
+      uid: 'r-4',
+    };
     expect((await validate(status)).wire.response!.allowed).toBe(true);
     clock += 901_000;
     expect((await validate({ ...create(pod(ns, 'late')), uid: 'r-5' })).wire.response!.allowed).toBe(false);
@@ -158,7 +201,9 @@ describe('upstream cases', () => {
   it('TestAdmissionIgnoresDelete and TestAdmissionIgnoresSubresources', async () => {
     await answer(quotaReview('ign', 'q', { pods: '0' }));
     expect((await answer(remove(pod('ign', 'x')))).allowed).toBe(true);
-    expect((await answer({ ...create(pod('ign', 'x')), subResource: 'eviction', operation: 'CREATE' })).allowed).toBe(true);
+    expect((await answer({ ...create(pod('ign', 'x')), subResource: 'eviction', operation: 'CREATE' })).allowed).toBe(
+      true,
+    );
   });
 
   it('TestAdmitBelowQuotaLimit and TestAdmitExceedQuotaLimit (cpu, memory, pods)', async () => {
@@ -166,7 +211,9 @@ describe('upstream cases', () => {
     expect((await answer(create(pod('cpu', 'a', { requests: { cpu: '1', memory: '2Gi' } })))).allowed).toBe(true);
     expect((await answer(create(pod('cpu', 'b', { requests: { cpu: '1500m', memory: '2Gi' } })))).allowed).toBe(true);
     const over = await answer(create(pod('cpu', 'c', { requests: { cpu: '600m', memory: '2Gi' } })));
-    expect(over.status?.message).toBe('pods "c" is forbidden: exceeded quota: quota, requested: cpu=600m, used: cpu=2500m, limited: cpu=3');
+    expect(over.status?.message).toBe(
+      'pods "c" is forbidden: exceeded quota: quota, requested: cpu=600m, used: cpu=2500m, limited: cpu=3',
+    );
   });
 
   it('TestAdmitEnforceQuotaConstraints: a quota on limits.cpu needs every container to name one', async () => {
@@ -184,7 +231,9 @@ describe('upstream cases', () => {
     expect((await answer(create(pod('term', 'long-1')))).allowed).toBe(true);
     expect((await answer(create(pod('term', 'long-2')))).allowed).toBe(true);
     expect((await answer(create(pod('term', 'short-1', {}, { activeDeadlineSeconds: 60 })))).allowed).toBe(true);
-    expect((await answer(create(pod('term', 'short-2', {}, { activeDeadlineSeconds: 60 })))).status?.message).toContain('exceeded quota: quota-terminating');
+    expect((await answer(create(pod('term', 'short-2', {}, { activeDeadlineSeconds: 60 })))).status?.message).toContain(
+      'exceeded quota: quota-terminating',
+    );
   });
 
   it('TestAdmitBelowBestEffortQuotaLimit and TestAdmitBestEffortQuotaLimitIgnoresBurstable', async () => {
@@ -196,7 +245,9 @@ describe('upstream cases', () => {
   });
 
   it('TestAdmitLimitedResourceNoQuota / WithQuota: limitedResources need a covering quota', async () => {
-    const limited: ResourceQuotaConfig = { limitedResources: [{ apiGroup: '', resource: 'pods', matchContains: ['requests.cpu'] }] };
+    const limited: ResourceQuotaConfig = {
+      limitedResources: [{ apiGroup: '', resource: 'pods', matchContains: ['requests.cpu'] }],
+    };
     const strict = lambdaFor(plugin, store, limited);
     const response = await answer(create(pod('limited', 'a', { requests: { cpu: '1' } })), strict);
     expect(response.status?.message).toBe('pods "a" is forbidden: insufficient quota to consume: requests.cpu');
@@ -207,43 +258,72 @@ describe('upstream cases', () => {
 
   it('count/<resource>.<group> and legacy object counts', async () => {
     await answer(quotaReview('counts', 'objects', { 'count/deployments.apps': '1', configmaps: '1' }));
-    const deployment = (name: string): ReviewInput => ({ kind: { group: 'apps', kind: 'Deployment' }, resource: { group: 'apps', resource: 'deployments' }, object: { kind: 'Deployment', metadata: { name, namespace: 'counts' }, spec: {} } });
-    const configMap = (name: string): ReviewInput => ({ kind: { kind: 'ConfigMap' }, resource: { resource: 'configmaps' }, object: { kind: 'ConfigMap', metadata: { name, namespace: 'counts' } } });
+    const deployment = (name: string): ReviewInput => ({
+      kind: { group: 'apps', kind: 'Deployment' },
+      resource: { group: 'apps', resource: 'deployments' },
+      object: { kind: 'Deployment', metadata: { name, namespace: 'counts' }, spec: {} },
+    });
+    const configMap = (name: string): ReviewInput => ({
+      kind: { kind: 'ConfigMap' },
+      resource: { resource: 'configmaps' },
+      object: { kind: 'ConfigMap', metadata: { name, namespace: 'counts' } },
+    });
     expect((await answer(deployment('d1'))).allowed).toBe(true);
-    expect((await answer(deployment('d2'))).status?.message).toBe('deployments.apps "d2" is forbidden: exceeded quota: objects, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1');
+    expect((await answer(deployment('d2'))).status?.message).toBe(
+      'deployments.apps "d2" is forbidden: exceeded quota: objects, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1',
+    );
     expect((await answer(configMap('c1'))).allowed).toBe(true);
-    expect((await answer(configMap('c2'))).status?.message).toContain('requested: configmaps=1, used: configmaps=1, limited: configmaps=1');
+    expect((await answer(configMap('c2'))).status?.message).toContain(
+      'requested: configmaps=1, used: configmaps=1, limited: configmaps=1',
+    );
   });
 });
 
 describe('a store restart: the ledger lives in the store (-dbPath)', () => {
-  it('the third pod is still refused after DynamoDB Local restarts on the same data', async () => {
-    const own = await ownStore('rq-restart');
-    try {
-      const via = lambdaFor(plugin, own.store, config);
-      await answer(quotaReview('restart', 'compute-quota', { pods: '2' }), via);
-      expect((await answer(create(pod('restart', 'p1')), via)).allowed).toBe(true);
-      expect((await answer(create(pod('restart', 'p2')), via)).allowed).toBe(true);
-      await own.stop();
-      await own.start();
-      const third = await answer(create(pod('restart', 'p3')), via);
-      expect(third.status?.message).toBe('pods "p3" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=2, limited: pods=2');
-    } finally {
-      await own.dispose();
-    }
-  }, RESTART_TIMEOUT);
+  it(
+    'the third pod is still refused after DynamoDB Local restarts on the same data',
+    async () => {
+      const own = await ownStore('rq-restart');
+      try {
+        const via = lambdaFor(plugin, own.store, config);
+        await answer(quotaReview('restart', 'compute-quota', { pods: '2' }), via);
+        expect((await answer(create(pod('restart', 'p1')), via)).allowed).toBe(true);
+        expect((await answer(create(pod('restart', 'p2')), via)).allowed).toBe(true);
+        await own.stop();
+        await own.start();
+        const third = await answer(create(pod('restart', 'p3')), via);
+        expect(third.status?.message).toBe(
+          'pods "p3" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=2, limited: pods=2',
+        );
+      } finally {
+        await own.dispose();
+      }
+    },
+    RESTART_TIMEOUT,
+  );
 });
 
 describe("usage beyond pods' cpu and memory, as upstream's evaluators charge it", () => {
   const claim = (namespace: string, name: string, storage: string, storageClassName?: string): ReviewInput => ({
     kind: { kind: 'PersistentVolumeClaim' },
     resource: { resource: 'persistentvolumeclaims' },
-    object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace, uid: `uid-${name}` }, spec: { ...(storageClassName && { storageClassName }), resources: { requests: { storage } } } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace, uid: `uid-${name}` },
+      spec: { ...(storageClassName && { storageClassName }), resources: { requests: { storage } } },
+    },
   });
 
   it('charges claims requests.storage, and again under their storage class', async () => {
     const ns = 'storage';
-    await answer(quotaReview(ns, 'disks', { 'requests.storage': '5Gi', 'gold.storageclass.storage.k8s.io/requests.storage': '4Gi', persistentvolumeclaims: '10' }));
+    await answer(
+      quotaReview(ns, 'disks', {
+        'requests.storage': '5Gi',
+        'gold.storageclass.storage.k8s.io/requests.storage': '4Gi',
+        persistentvolumeclaims: '10',
+      }),
+    );
     expect((await answer(claim(ns, 'a', '3Gi', 'gold'))).allowed).toBe(true);
     const overClass = await answer(claim(ns, 'b', '2Gi', 'gold'));
     expect(overClass.status?.message).toBe(
@@ -251,17 +331,33 @@ describe("usage beyond pods' cpu and memory, as upstream's evaluators charge it"
     );
     expect((await answer(claim(ns, 'c', '2Gi', 'silver'))).allowed).toBe(true);
     const overTotal = await answer(claim(ns, 'd', '1Mi'));
-    expect(overTotal.status?.message).toBe('persistentvolumeclaims "d" is forbidden: exceeded quota: disks, requested: requests.storage=1Mi, used: requests.storage=5Gi, limited: requests.storage=5Gi');
+    expect(overTotal.status?.message).toBe(
+      'persistentvolumeclaims "d" is forbidden: exceeded quota: disks, requested: requests.storage=1Mi, used: requests.storage=5Gi, limited: requests.storage=5Gi',
+    );
   });
 
   it('charges pods ephemeral-storage and extended resources (as requests.<name> only)', async () => {
     const ns = 'extended';
-    await answer(quotaReview(ns, 'node-local', { 'requests.ephemeral-storage': '1Gi', 'requests.example.com/gpu': '1' }));
+    await answer(
+      quotaReview(ns, 'node-local', { 'requests.ephemeral-storage': '1Gi', 'requests.example.com/gpu': '1' }),
+    );
     expect((await answer(create(pod(ns, 'e1', { requests: { 'ephemeral-storage': '600Mi' } })))).allowed).toBe(true);
     const second = await answer(create(pod(ns, 'e2', { requests: { 'ephemeral-storage': '600Mi' } })));
-    expect(second.status?.message).toBe('pods "e2" is forbidden: exceeded quota: node-local, requested: requests.ephemeral-storage=600Mi, used: requests.ephemeral-storage=600Mi, limited: requests.ephemeral-storage=1Gi');
-    expect((await answer(create(pod(ns, 'g1', { requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } })))).allowed).toBe(true);
-    const gpu = await answer(create(pod(ns, 'g2', { requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } })));
-    expect(gpu.status?.message).toBe('pods "g2" is forbidden: exceeded quota: node-local, requested: requests.example.com/gpu=1, used: requests.example.com/gpu=1, limited: requests.example.com/gpu=1');
+    expect(second.status?.message).toBe(
+      'pods "e2" is forbidden: exceeded quota: node-local, requested: requests.ephemeral-storage=600Mi, used: requests.ephemeral-storage=600Mi, limited: requests.ephemeral-storage=1Gi',
+    );
+    expect(
+      (
+        await answer(
+          create(pod(ns, 'g1', { requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } })),
+        )
+      ).allowed,
+    ).toBe(true);
+    const gpu = await answer(
+      create(pod(ns, 'g2', { requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } })),
+    );
+    expect(gpu.status?.message).toBe(
+      'pods "g2" is forbidden: exceeded quota: node-local, requested: requests.example.com/gpu=1, used: requests.example.com/gpu=1, limited: requests.example.com/gpu=1',
+    );
   });
 });

@@ -30,7 +30,11 @@ afterAll(() => store.close());
 /** A namespace with these annotations, learned through the plugin's webhook as in a cluster. */
 async function namespaceWith(annotations?: Record<string, string>): Promise<string> {
   const name = `project-${++namespaceCounter}`;
-  const result = await lambdaFor(plugin, store, testConfig())('validate', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
+  const result = await lambdaFor(
+    plugin,
+    store,
+    testConfig(),
+  )('validate', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
@@ -39,7 +43,11 @@ const pod = (namespace: string, restartPolicy: string, activeDeadlineSeconds?: n
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'test', namespace },
-  spec: { restartPolicy, containers: [{ name: 'c', image: 'i' }], ...(activeDeadlineSeconds !== undefined && { activeDeadlineSeconds }) },
+  spec: {
+    restartPolicy,
+    containers: [{ name: 'c', image: 'i' }],
+    ...(activeDeadlineSeconds !== undefined && { activeDeadlineSeconds }),
+  },
 });
 const stateFor = (input: ReviewInput) => store.state(requestOf(input));
 
@@ -53,15 +61,58 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'expect globally configured duration to be set', config: testConfig(10), restartPolicy: 'Never', expectedActiveDeadlineSeconds: 10 },
+  {
+    name: 'expect globally configured duration to be set',
+    config: testConfig(10),
+    restartPolicy: 'Never',
+    expectedActiveDeadlineSeconds: 10,
+  },
   { name: 'empty config, no duration to be set', config: testConfig(), restartPolicy: 'Never' },
-  { name: 'expect configured duration to not limit lower existing duration', config: testConfig(10), restartPolicy: 'Never', podDeadline: 5, expectedActiveDeadlineSeconds: 5 },
-  { name: 'expect empty config to not limit existing duration', config: testConfig(), restartPolicy: 'Never', podDeadline: 5, expectedActiveDeadlineSeconds: 5 },
-  { name: 'expect project limit to be used with nil global value', config: testConfig(), restartPolicy: 'Never', podDeadline: 2000, projectAnnotations: { [ANNOTATION]: '1000' }, expectedActiveDeadlineSeconds: 1000 },
-  { name: 'expect project limit to not limit a smaller set value', config: testConfig(), restartPolicy: 'Never', podDeadline: 10, projectAnnotations: { [ANNOTATION]: '1000' }, expectedActiveDeadlineSeconds: 10 },
-  { name: 'expect project limit to have priority over global config value', config: testConfig(10), restartPolicy: 'Never', podDeadline: 2000, projectAnnotations: { [ANNOTATION]: '1000' }, expectedActiveDeadlineSeconds: 1000 },
+  {
+    name: 'expect configured duration to not limit lower existing duration',
+    config: testConfig(10),
+    restartPolicy: 'Never',
+    podDeadline: 5,
+    expectedActiveDeadlineSeconds: 5,
+  },
+  {
+    name: 'expect empty config to not limit existing duration',
+    config: testConfig(),
+    restartPolicy: 'Never',
+    podDeadline: 5,
+    expectedActiveDeadlineSeconds: 5,
+  },
+  {
+    name: 'expect project limit to be used with nil global value',
+    config: testConfig(),
+    restartPolicy: 'Never',
+    podDeadline: 2000,
+    projectAnnotations: { [ANNOTATION]: '1000' },
+    expectedActiveDeadlineSeconds: 1000,
+  },
+  {
+    name: 'expect project limit to not limit a smaller set value',
+    config: testConfig(),
+    restartPolicy: 'Never',
+    podDeadline: 10,
+    projectAnnotations: { [ANNOTATION]: '1000' },
+    expectedActiveDeadlineSeconds: 10,
+  },
+  {
+    name: 'expect project limit to have priority over global config value',
+    config: testConfig(10),
+    restartPolicy: 'Never',
+    podDeadline: 2000,
+    projectAnnotations: { [ANNOTATION]: '1000' },
+    expectedActiveDeadlineSeconds: 1000,
+  },
   { name: 'make no change to a pod that is not a run-once pod', config: testConfig(10), restartPolicy: 'Always' },
-  { name: 'update a pod that has a RestartOnFailure policy', config: testConfig(10), restartPolicy: 'OnFailure', expectedActiveDeadlineSeconds: 10 },
+  {
+    name: 'update a pod that has a RestartOnFailure policy',
+    config: testConfig(10),
+    restartPolicy: 'OnFailure',
+    expectedActiveDeadlineSeconds: 10,
+  },
 ];
 
 describe('TestRunOnceDurationAdmit', () => {
@@ -70,7 +121,9 @@ describe('TestRunOnceDurationAdmit', () => {
     const input: ReviewInput = { object: pod(namespace, c.restartPolicy, c.podDeadline) };
     const result = await mutateIdempotently(plugin, input, c.config, stateFor(input));
     expect(deniedMessage(result)).toBeUndefined();
-    expect((result.patchedObject!.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds).toBe(c.expectedActiveDeadlineSeconds);
+    expect((result.patchedObject!.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds).toBe(
+      c.expectedActiveDeadlineSeconds,
+    );
     // The twin accepts the mutated pod.
     const checked = { ...input, object: result.patchedObject };
     expect(deniedMessage(await runPhase(plugin, 'validate', checked, c.config, stateFor(checked)))).toBeUndefined();
@@ -79,13 +132,18 @@ describe('TestRunOnceDurationAdmit', () => {
 
 describe('TestReadConfig', () => {
   it('reads activeDeadlineSecondsOverride as the limit', () => {
-    expect(configure({ ...BASE, activeDeadlineSecondsOverride: 3600 })).toMatchObject({ enabled: true, activeDeadlineSecondsLimit: 3600 });
+    expect(configure({ ...BASE, activeDeadlineSecondsOverride: 3600 })).toMatchObject({
+      enabled: true,
+      activeDeadlineSecondsLimit: 3600,
+    });
   });
 });
 
 describe('TestRunOnceDurationConfigValidation', () => {
   it('refuses an invalid duration', () => {
-    expect(configErrorOf(() => configure({ ...BASE, activeDeadlineSecondsOverride: -1 })).message).toBe('autoscaling.openshift.io/RunOnceDuration: activeDeadlineSecondsOverride: Invalid value: -1: must be greater than 0');
+    expect(configErrorOf(() => configure({ ...BASE, activeDeadlineSecondsOverride: -1 })).message).toBe(
+      'autoscaling.openshift.io/RunOnceDuration: activeDeadlineSecondsOverride: Invalid value: -1: must be greater than 0',
+    );
   });
 
   it('accepts a valid duration', () => {
@@ -110,7 +168,11 @@ describe('the validating twin', () => {
     const namespace = await namespaceWith();
     for (const input of [
       { object: pod(namespace, 'Always', 99999) },
-      { operation: 'UPDATE' as const, object: pod(namespace, 'Never', 99999), oldObject: pod(namespace, 'Never', 99999) },
+      {
+        operation: 'UPDATE' as const,
+        object: pod(namespace, 'Never', 99999),
+        oldObject: pod(namespace, 'Never', 99999),
+      },
       { subResource: 'status', object: pod(namespace, 'Never', 99999) },
     ]) {
       expect(deniedMessage(await runPhase(plugin, 'validate', input, testConfig(10), stateFor(input)))).toBeUndefined();
@@ -123,7 +185,9 @@ describe('the validating twin', () => {
     const namespace = await namespaceWith({ [ANNOTATION]: '1' });
     const input: ReviewInput = { object: pod(namespace, 'Never', 2000) };
     expect((await runPhase(plugin, 'mutate', input, configure(undefined), stateFor(input))).patch).toEqual([]);
-    expect(deniedMessage(await runPhase(plugin, 'validate', input, configure(undefined), stateFor(input)))).toBeUndefined();
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', input, configure(undefined), stateFor(input))),
+    ).toBeUndefined();
   });
 });
 
@@ -134,7 +198,9 @@ describe("the namespace's annotation", () => {
   ])('%s is refused by the mutation with upstream message, and left to it by the twin', async (value, error) => {
     const namespace = await namespaceWith({ [ANNOTATION]: value });
     const input: ReviewInput = { object: pod(namespace, 'Never') };
-    expect(deniedMessage(await runPhase(plugin, 'mutate', input, testConfig(10), stateFor(input)))).toBe(`pods "test" is forbidden: cannot parse the ActiveDeadlineSeconds limit (${value}) for project ${namespace}: ${error}`);
+    expect(deniedMessage(await runPhase(plugin, 'mutate', input, testConfig(10), stateFor(input)))).toBe(
+      `pods "test" is forbidden: cannot parse the ActiveDeadlineSeconds limit (${value}) for project ${namespace}: ${error}`,
+    );
     expect(deniedMessage(await runPhase(plugin, 'validate', input, testConfig(10), stateFor(input)))).toBeUndefined();
   });
 });
@@ -148,15 +214,27 @@ describe('never-seen namespaces', () => {
 
   it("reject: upstream's lister error", async () => {
     const input: ReviewInput = { object: pod('never-seen', 'Never') };
-    const result = await runPhase(plugin, 'mutate', input, { ...testConfig(10), unknownNamespace: 'reject' }, stateFor(input));
-    expect(deniedMessage(result)).toBe('pods "test" is forbidden: error looking up pod namespace: namespace "never-seen" not found');
+    const result = await runPhase(
+      plugin,
+      'mutate',
+      input,
+      { ...testConfig(10), unknownNamespace: 'reject' },
+      stateFor(input),
+    );
+    expect(deniedMessage(result)).toBe(
+      'pods "test" is forbidden: error looking up pod namespace: namespace "never-seen" not found',
+    );
   });
 });
 
 describe('the dryRun gate', () => {
   it('a dry-run Namespace write sends zero writes', async () => {
     store.reset();
-    const result = await lambdaFor(plugin, store, testConfig(10))('validate', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: '5' } }, { dryRun: true }));
+    const result = await lambdaFor(
+      plugin,
+      store,
+      testConfig(10),
+    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: '5' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });
@@ -164,11 +242,21 @@ describe('the dryRun gate', () => {
 
 describe('configuration', () => {
   it.each([
-    [{ ...BASE, activeDeadlineSecondsOveride: 5 }, 'activeDeadlineSecondsOveride', 'unknown field "activeDeadlineSecondsOveride"; did you mean "activeDeadlineSecondsOverride"?'],
+    [
+      { ...BASE, activeDeadlineSecondsOveride: 5 },
+      'activeDeadlineSecondsOveride',
+      'unknown field "activeDeadlineSecondsOveride"; did you mean "activeDeadlineSecondsOverride"?',
+    ],
     [{ ...BASE, activeDeadlineSecondsOverride: '5' }, 'activeDeadlineSecondsOverride', 'must be an integer, got "5"'],
-    [{ ...BASE, activeDeadlineSecondsOverride: 0 }, 'activeDeadlineSecondsOverride', 'Invalid value: 0: must be greater than 0'],
+    [
+      { ...BASE, activeDeadlineSecondsOverride: 0 },
+      'activeDeadlineSecondsOverride',
+      'Invalid value: 0: must be greater than 0',
+    ],
     [{ ...BASE, kind: 'RunOnceDuration' }, 'kind', 'must be RunOnceDurationConfig, got "RunOnceDuration"'],
   ])('%j is refused at %s', (raw, field, detail) => {
-    expect(configErrorOf(() => configure(raw)).message).toBe(`autoscaling.openshift.io/RunOnceDuration: ${field}: ${detail}`);
+    expect(configErrorOf(() => configure(raw)).message).toBe(
+      `autoscaling.openshift.io/RunOnceDuration: ${field}: ${detail}`,
+    );
   });
 });

@@ -11,7 +11,12 @@ import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js'
 const NODES = { kind: { kind: 'Node' }, resource: { resource: 'nodes' } };
 const mynode = { username: 'system:node:mynode', groups: ['system:nodes'] };
 const notReadyTaint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
-const node = (extra: Partial<KubeObject> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'mynode' }, ...extra });
+const node = (extra: Partial<KubeObject> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: { name: 'mynode' },
+  ...extra,
+});
 const myNodeObj = node();
 const myTaintedNodeObj = node({ spec: { taints: [notReadyTaint] } });
 const myUnreadyNodeObj = node({ status: { conditions: [{ type: 'Ready', status: 'False' }] } });
@@ -27,8 +32,11 @@ describe('Test_nodeTaints', () => {
   ])('$name', async ({ node: requested }) => {
     const result = await admit({ object: requested });
     expect(taintsOf(result.patchedObject)).toEqual([notReadyTaint]);
-    if (requested === myTaintedNodeObj) expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
-    expect(deniedMessage(await runPhase(plugin, 'validate', { ...NODES, object: result.patchedObject }))).toBeUndefined();
+    if (requested === myTaintedNodeObj)
+      expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
+    expect(
+      deniedMessage(await runPhase(plugin, 'validate', { ...NODES, object: result.patchedObject })),
+    ).toBeUndefined();
   });
 
   it('keeps other taints and appends in one operation', async () => {
@@ -41,7 +49,10 @@ describe('Test_nodeTaints', () => {
     const withValue = { ...notReadyTaint, value: 'x' };
     expect((await admit({ object: node({ spec: { taints: [withValue] } }) })).patch).toEqual([]);
     const noExecute = { key: notReadyTaint.key, effect: 'NoExecute' };
-    expect(taintsOf((await admit({ object: node({ spec: { taints: [noExecute] } }) })).patchedObject)).toEqual([noExecute, notReadyTaint]);
+    expect(taintsOf((await admit({ object: node({ spec: { taints: [noExecute] } }) })).patchedObject)).toEqual([
+      noExecute,
+      notReadyTaint,
+    ]);
   });
 });
 
@@ -55,7 +66,12 @@ describe('the validating twin refuses a new Node that lost the taint after the m
   });
 
   it('never sees the UPDATE in which the node controller removes the taint', async () => {
-    const result = await runPhase(plugin, 'validate', { ...NODES, operation: 'UPDATE', object: myNodeObj, oldObject: myTaintedNodeObj });
+    const result = await runPhase(plugin, 'validate', {
+      ...NODES,
+      operation: 'UPDATE',
+      object: myNodeObj,
+      oldObject: myTaintedNodeObj,
+    });
     expect(result.wire.response!.allowed).toBe(true);
   });
 });
@@ -67,7 +83,11 @@ describe('other resources and subresources are ignored', () => {
     const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mynode' }, spec: {} };
     for (const phase of ['mutate', 'validate'] as const) {
       const result = await runPhase(plugin, phase, { ...NODES, object: pod });
-      expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', message: 'nodes "mynode" is forbidden: unexpected type *core.Pod' });
+      expect(result.wire.response!.status).toMatchObject({
+        code: 403,
+        reason: 'Forbidden',
+        message: 'nodes "mynode" is forbidden: unexpected type *core.Pod',
+      });
     }
   });
 });
@@ -76,8 +96,15 @@ describe('handles CREATE only', () => {
   itHandles(plugin, ['CREATE'], { object: myNodeObj, input: NODES });
 
   it('declares CREATE on cluster-scoped nodes: mutating Ignore/IfNeeded, validating twin failing open (Ignore)', () => {
-    const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['nodes'], scope: 'Cluster' }];
-    expect(plugin.metadata.mutating).toMatchObject({ rules, failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded', timeoutSeconds: 3 });
+    const rules = [
+      { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['nodes'], scope: 'Cluster' },
+    ];
+    expect(plugin.metadata.mutating).toMatchObject({
+      rules,
+      failurePolicy: 'Ignore',
+      reinvocationPolicy: 'IfNeeded',
+      timeoutSeconds: 3,
+    });
     expect(plugin.metadata.validating).toMatchObject({ rules, failurePolicy: 'Ignore', timeoutSeconds: 3 });
   });
 

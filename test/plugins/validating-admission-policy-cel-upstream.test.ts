@@ -31,12 +31,18 @@ function plain(value: unknown): unknown {
 function run(expression: string, inputs: Record<string, unknown>): unknown {
   const env = policyEnvironment();
   const program = new Compiler(env, new Set(Object.keys(inputs))).program(parseCel(expression, env.parse));
-  const bindings = Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, v === NONE ? optionalOf(undefined) : isSome(v) ? optionalOf(asCel(v.some) as never) : v]));
+  const bindings = Object.fromEntries(
+    Object.entries(inputs).map(([k, v]) => [
+      k,
+      v === NONE ? optionalOf(undefined) : isSome(v) ? optionalOf(asCel(v.some) as never) : v,
+    ]),
+  );
   const result = env.run(new CostMeter(1_000_000), () => program(bindings));
   if (isCelError(result)) return { error: result.message };
   return plain(result);
 }
-const isSome = (v: unknown): v is { some: unknown } => typeof v === 'object' && v !== null && 'some' in v && Object.keys(v).length === 1;
+const isSome = (v: unknown): v is { some: unknown } =>
+  typeof v === 'object' && v !== null && 'some' in v && Object.keys(v).length === 1;
 
 describe('cel-go TestOptionalValues', () => {
   const m = (value: unknown) => ({ m: value });
@@ -49,18 +55,34 @@ describe('cel-go TestOptionalValues', () => {
     ['m.?x.hasValue()', m({}), false],
     ['has(m.?x.y)', m({}), false],
     ['has(m.?x.y)', m({ x: { y: 'z' } }), true],
-    ["optional.ofNonZeroValue('').or(optional.of(m.c['dashed-index'])).orValue('default value')", m({ c: { 'dashed-index': 'goodbye' } }), 'goodbye'],
+    [
+      "optional.ofNonZeroValue('').or(optional.of(m.c['dashed-index'])).orValue('default value')",
+      m({ c: { 'dashed-index': 'goodbye' } }),
+      'goodbye',
+    ],
     ["m.c[?'dashed-index'].orValue('default value')", m({ c: { 'dashed-index': 'goodbye' } }), 'goodbye'],
     ["m.c[?'missing-index'].orValue('default value')", m({ c: {} }), 'default value'],
     ["optm.c.index.orValue('default value')", { optm: some({ c: { index: 'goodbye' } }) }, 'goodbye'],
     ["optm.c.missing.or(optl[0]).orValue('default value')", { optm: some({ c: {} }), optl: NONE }, 'default value'],
-    ["optm.c.missing.or(optl[0]).orValue('default value')", { optm: some({ c: {} }), optl: some(['list-value']) }, 'list-value'],
+    [
+      "optm.c.missing.or(optl[0]).orValue('default value')",
+      { optm: some({ c: {} }), optl: some(['list-value']) },
+      'list-value',
+    ],
     ["optm.c['index'].orValue('default value')", { optm: some({ c: { index: 'goodbye' } }) }, 'goodbye'],
     ["optm.c['missing'].orValue('default value')", { optm: some({ c: {} }) }, 'default value'],
     ['has(optm.c) && !has(optm.c.missing)', { optm: some({ c: { entry: 'hello world' } }) }, true],
-    ["optional.ofNonZeroValue(m.a.z).orValue(m.c['dashed-index'])", m({ c: { 'dashed-index': 'goodbye' } }), { error: 'no such key: a' }],
+    [
+      "optional.ofNonZeroValue(m.a.z).orValue(m.c['dashed-index'])",
+      m({ c: { 'dashed-index': 'goodbye' } }),
+      { error: 'no such key: a' },
+    ],
     ["m.?c.missing.or(m.?c['dashed-index']).orValue('').size()", m({ c: { 'dashed-index': 'goodbye' } }), 7n],
-    ["{?'nested_map': optional.ofNonZeroValue({?'map': m.?c})}", m({ c: { 'dashed-index': 'goodbye' } }), { nested_map: { map: { 'dashed-index': 'goodbye' } } }],
+    [
+      "{?'nested_map': optional.ofNonZeroValue({?'map': m.?c})}",
+      m({ c: { 'dashed-index': 'goodbye' } }),
+      { nested_map: { map: { 'dashed-index': 'goodbye' } } },
+    ],
     ["{?'nested_map': optional.ofNonZeroValue({?'map': m.?c}), 'singleton': true}", m({}), { singleton: true }],
     ['[?m.?c, ?x, ?y]', { m: {}, x: some(42n), y: NONE }, [42n]],
     ['[?optional.ofNonZeroValue(m.?c.orValue({}))]', m({ c: [] }), []],
@@ -139,9 +161,15 @@ describe('cel-go lists extension (Kubernetes 1.35 on)', () => {
   ])('%s', (expression, error) => holds(expression, error));
 
   it('a 1.34 environment has no lists extension; strings v3 reverse stays refused', () => {
-    expect(() => compileExpression('lists.range(3) == [0, 1, 2]', { variables: new Set(), environment: '1.34' })).toThrow(/undeclared reference to 'lists'/);
-    expect(() => compileExpression('[1].sortBy(e, e) == [1]', { variables: new Set(), environment: '1.34' })).toThrow(/undeclared reference to 'sortBy'/);
-    expect(compileError("'abc'.reverse() == 'cba'")).toContain("found no matching overload for 'reverse' applied to 'string.()'");
+    expect(() =>
+      compileExpression('lists.range(3) == [0, 1, 2]', { variables: new Set(), environment: '1.34' }),
+    ).toThrow(/undeclared reference to 'lists'/);
+    expect(() => compileExpression('[1].sortBy(e, e) == [1]', { variables: new Set(), environment: '1.34' })).toThrow(
+      /undeclared reference to 'sortBy'/,
+    );
+    expect(compileError("'abc'.reverse() == 'cba'")).toContain(
+      "found no matching overload for 'reverse' applied to 'string.()'",
+    );
   });
 });
 
@@ -153,11 +181,13 @@ describe('cel-go two-variable comprehensions (Kubernetes 1.33 on)', () => {
     ['[1, 2, 3, 4].all(i, v, i < v)'],
     ['[1, 2, 3, 4].all(i, v, i > v) == false'],
     ['[\'Hello\', \'world\'].transformList(i, v, "[%d]%s".format([i, v.lowerAscii()])) == ["[0]hello", "[1]world"]'],
-    ['[\'hello\', \'world\'].transformList(i, v, v.startsWith(\'greeting\'), "[%d]%s".format([i, v])) == []'],
+    ["['hello', 'world'].transformList(i, v, v.startsWith('greeting'), \"[%d]%s\".format([i, v])) == []"],
     ['[1, 2, 3].transformList(indexVar, valueVar, (indexVar * valueVar) + valueVar) == [1, 4, 9]'],
     ['[1, 2, 3].transformList(indexVar, valueVar, indexVar % 2 == 0, (indexVar * valueVar) + valueVar) == [1, 9]'],
     ["['Hello', 'world'].transformMap(i, v, [v.lowerAscii()]) == {0: ['hello'], 1: ['world']}"],
-    ["['world', 'Hello'].transformMap(i, v, [v.lowerAscii()]).transformList(k, v, v).flatten().sort() == ['hello', 'world']"],
+    [
+      "['world', 'Hello'].transformMap(i, v, [v.lowerAscii()]).transformList(k, v, v).flatten().sort() == ['hello', 'world']",
+    ],
     ['[1, 2, 3].transformMap(indexVar, valueVar, (indexVar * valueVar) + valueVar) == {0: 1, 1: 4, 2: 9}'],
     ['[1, 2, 3].transformMap(indexVar, valueVar, indexVar % 2 == 0, (indexVar * valueVar) + valueVar) == {0: 1, 2: 9}'],
     ["{'hello': 'world', 'hello!': 'world'}.all(k, v, k.startsWith('hello') && v == 'world')"],
@@ -165,17 +195,25 @@ describe('cel-go two-variable comprehensions (Kubernetes 1.33 on)', () => {
     ["{'hello': 'world', 'hello!': 'worlds'}.exists(k, v, k.startsWith('hello') && v.endsWith('world'))"],
     ["{'hello': 'world', 'hello!': 'worlds'}.existsOne(k, v, k.startsWith('hello') && v.endsWith('world'))"],
     ["{'hello': 'world', 'hello!': 'worlds'}.exists_one(k, v, k.startsWith('hello') && v.endsWith('world'))"],
-    ["{'hello': 'world', 'hello!': 'wow, world'}.exists_one(k, v, k.startsWith('hello') && v.endsWith('world')) == false"],
+    [
+      "{'hello': 'world', 'hello!': 'wow, world'}.exists_one(k, v, k.startsWith('hello') && v.endsWith('world')) == false",
+    ],
     ['{\'Hello\': \'world\'}.transformList(k, v, "%s=%s".format([k.lowerAscii(), v])) == ["hello=world"]'],
     ['dyn({\'Hello\': \'world\'}).transformList(k, v, "%s=%s".format([k.lowerAscii(), v])) == ["hello=world"]'],
-    ['{\'hello\': \'world\'}.transformList(k, v, k.startsWith(\'greeting\'), "%s=%s".format([k, v])) == []'],
+    ["{'hello': 'world'}.transformList(k, v, k.startsWith('greeting'), \"%s=%s\".format([k, v])) == []"],
     ["{'greeting': 'hello', 'farewell': 'goodbye'}.transformList(k, _, k).sort() == ['farewell', 'greeting']"],
     ["{'greeting': 'hello', 'farewell': 'goodbye'}.transformList(_, v, v).sort() == ['goodbye', 'hello']"],
-    ['{\'hello\': \'world\', \'goodbye\': \'cruel world\'}.transformMap(k, v, "%s, %s!".format([k, v])) == {\'hello\': \'hello, world!\', \'goodbye\': \'goodbye, cruel world!\'}'],
-    ['dyn({\'hello\': \'world\', \'goodbye\': \'cruel world\'}).transformMap(k, v, "%s, %s!".format([k, v])) == {\'hello\': \'hello, world!\', \'goodbye\': \'goodbye, cruel world!\'}'],
-    ['{\'hello\': \'world\', \'goodbye\': \'cruel world\'}.transformMap(k, v, v.startsWith(\'world\'), "%s, %s!".format([k, v])) == {\'hello\': \'hello, world!\'}'],
+    [
+      "{'hello': 'world', 'goodbye': 'cruel world'}.transformMap(k, v, \"%s, %s!\".format([k, v])) == {'hello': 'hello, world!', 'goodbye': 'goodbye, cruel world!'}",
+    ],
+    [
+      "dyn({'hello': 'world', 'goodbye': 'cruel world'}).transformMap(k, v, \"%s, %s!\".format([k, v])) == {'hello': 'hello, world!', 'goodbye': 'goodbye, cruel world!'}",
+    ],
+    [
+      "{'hello': 'world', 'goodbye': 'cruel world'}.transformMap(k, v, v.startsWith('world'), \"%s, %s!\".format([k, v])) == {'hello': 'hello, world!'}",
+    ],
     ["{'hello': 'world', 'greetings': 'tacocat'}.transformMapEntry(k, v, {}) == {}"],
-    ["[1, 1].transformMapEntry(i, v, {v: i})", ],
+    ['[1, 1].transformMapEntry(i, v, {v: i})'],
   ])('%s', (expression) => {
     if (expression.startsWith('[1, 1]')) holds(expression, 'insert failed: key 1 already exists');
     else holds(expression);
@@ -217,9 +255,12 @@ function evaluatePolicyExpression(expression: string, environment?: EnvironmentV
 // k8s.io/apiserver/pkg/cel/library/format_test.go TestFormat, with its generated lookup and
 // comparison rows over every named format.
 describe('Kubernetes format library (1.32 on)', () => {
-  const DNS1123_LABEL = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-  const DNS1123_SUBDOMAIN = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-  const DNS1035 = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+  const DNS1123_LABEL =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+  const DNS1123_SUBDOMAIN =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+  const DNS1035 =
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
   const rows: [string, unknown][] = [
     ['format.dns1123Label().validate("my-label-name")', NONE],
     ['format.dns1123Subdomain().validate("apiextensions.k8s.io")', NONE],
@@ -235,7 +276,12 @@ describe('Kubernetes format library (1.32 on)', () => {
     ['format.dns1123Label().validate("contains a space")', some([DNS1123_LABEL])],
     ['format.dns1123Subdomain().validate("contains a space")', some([DNS1123_SUBDOMAIN])],
     ['format.dns1035Label().validate("contains a space")', some([DNS1035])],
-    ['format.qualifiedName().validate("contains a space")', some(["name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"])],
+    [
+      'format.qualifiedName().validate("contains a space")',
+      some([
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+      ]),
+    ],
     ['format.dns1123LabelPrefix().validate("contains a space-")', some([DNS1123_LABEL])],
     ['format.dns1123SubdomainPrefix().validate("contains a space-")', some([DNS1123_SUBDOMAIN])],
     ['format.dns1035LabelPrefix().validate("contains a space-")', some([DNS1035])],
@@ -251,7 +297,12 @@ describe('Kubernetes format library (1.32 on)', () => {
     ['format.datetime().validate("2020-01-32T00:00:00Z")', some(['invalid datetime'])],
     ['format.named("unknown").hasValue()', false],
     ['format.labelValue().validate("my-cool-label-Value")', NONE],
-    ['format.labelValue().validate("my-cool-label-Value!!\\n\\n!!!")', some(["a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"])],
+    [
+      'format.labelValue().validate("my-cool-label-Value!!\\n\\n!!!")',
+      some([
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      ]),
+    ],
   ];
   const names = Object.keys(FORMATS);
   for (const lhs of names) {
@@ -263,7 +314,9 @@ describe('Kubernetes format library (1.32 on)', () => {
   });
 
   it('a 1.31 environment has no format library', () => {
-    expect(() => evaluatePolicyExpression('format.dns1123Label().validate("x").hasValue()', '1.31')).toThrow(/undeclared reference to 'format'/);
+    expect(() => evaluatePolicyExpression('format.dns1123Label().validate("x").hasValue()', '1.31')).toThrow(
+      /undeclared reference to 'format'/,
+    );
   });
 });
 
@@ -275,11 +328,23 @@ const refused = (expression: string, pattern: RegExp) => expect(compileError(exp
 describe('Kubernetes ip library (1.31 on)', () => {
   it.each<[string, unknown]>([
     ['string(ip("192.168.0.1"))', '192.168.0.1'],
-    ['ip("192.168.0.1.0")', { error: 'IP Address "192.168.0.1.0" parse error during conversion from string: ParseAddr("192.168.0.1.0"): IPv4 address too long' }],
+    [
+      'ip("192.168.0.1.0")',
+      {
+        error:
+          'IP Address "192.168.0.1.0" parse error during conversion from string: ParseAddr("192.168.0.1.0"): IPv4 address too long',
+      },
+    ],
     ['isIP("192.168.0.1")', true],
     ['isIP("192.168.0.1.0")', false],
     ['ip.isCanonical("127.0.0.1")', true],
-    ['ip.isCanonical("127.0.0.1.0")', { error: 'IP Address "127.0.0.1.0" parse error during conversion from string: ParseAddr("127.0.0.1.0"): IPv4 address too long' }],
+    [
+      'ip.isCanonical("127.0.0.1.0")',
+      {
+        error:
+          'IP Address "127.0.0.1.0" parse error during conversion from string: ParseAddr("127.0.0.1.0"): IPv4 address too long',
+      },
+    ],
     ['ip("192.168.0.1").family()', 4n],
     ['ip("0.0.0.0").isUnspecified()', true],
     ['ip("127.0.0.1").isUnspecified()', false],
@@ -292,12 +357,24 @@ describe('Kubernetes ip library (1.31 on)', () => {
     ['ip("192.168.0.1").isGlobalUnicast()', true],
     ['ip("255.255.255.255").isGlobalUnicast()', false],
     ['string(ip("2001:db8::68"))', '2001:db8::68'],
-    ['ip("2001:db8:::68")', { error: 'IP Address "2001:db8:::68" parse error during conversion from string: ParseAddr("2001:db8:::68"): each colon-separated field must have at least one digit (at ":68")' }],
+    [
+      'ip("2001:db8:::68")',
+      {
+        error:
+          'IP Address "2001:db8:::68" parse error during conversion from string: ParseAddr("2001:db8:::68"): each colon-separated field must have at least one digit (at ":68")',
+      },
+    ],
     ['isIP("2001:db8::68")', true],
     ['isIP("2001:db8:::68")', false],
     ['ip.isCanonical("2001:db8::68")', true],
     ['ip.isCanonical("2001:DB8::68")', false],
-    ['ip.isCanonical("2001:db8:::68")', { error: 'IP Address "2001:db8:::68" parse error during conversion from string: ParseAddr("2001:db8:::68"): each colon-separated field must have at least one digit (at ":68")' }],
+    [
+      'ip.isCanonical("2001:db8:::68")',
+      {
+        error:
+          'IP Address "2001:db8:::68" parse error during conversion from string: ParseAddr("2001:db8:::68"): each colon-separated field must have at least one digit (at ":68")',
+      },
+    ],
     ['ip("2001:db8::68").family()', 6n],
     ['ip("::").isUnspecified()', true],
     ['ip("::1").isUnspecified()', false],
@@ -322,7 +399,13 @@ describe('Kubernetes ip library (1.31 on)', () => {
 describe('Kubernetes cidr library (1.31 on)', () => {
   it.each<[string, unknown]>([
     ['string(cidr(dyn("192.168.0.0/24")))', '192.168.0.0/24'],
-    ['cidr("192.168.0.0/")', { error: 'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("192.168.0.0/"): bad bits after slash: ""' }],
+    [
+      'cidr("192.168.0.0/")',
+      {
+        error:
+          'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("192.168.0.0/"): bad bits after slash: ""',
+      },
+    ],
     ['cidr("192.168.0.0/24").containsIP(ip("192.168.0.1"))', true],
     ['cidr("192.168.0.0/24").containsIP(ip("192.168.1.1"))', false],
     ['cidr("192.168.0.0/24").containsIP("192.168.0.1")', true],
@@ -336,7 +419,13 @@ describe('Kubernetes cidr library (1.31 on)', () => {
     ['string(cidr("192.168.0.1/24").masked())', '192.168.0.0/24'],
     ['cidr("192.168.0.0/24").prefixLength()', 24n],
     ['string(cidr("2001:db8::/32"))', '2001:db8::/32'],
-    ['cidr("2001:db8::/")', { error: 'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("2001:db8::/"): bad bits after slash: ""' }],
+    [
+      'cidr("2001:db8::/")',
+      {
+        error:
+          'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("2001:db8::/"): bad bits after slash: ""',
+      },
+    ],
     ['cidr("2001:db8::/32").containsIP(ip("2001:db8::1"))', true],
     ['cidr("2001:db8::/32").containsIP(ip("2001:dc8::1"))', false],
     ['cidr("2001:db8::/32").containsIP("2001:db8::1")', true],
@@ -363,7 +452,10 @@ describe('Kubernetes cidr library (1.31 on)', () => {
 describe('Kubernetes quantity library', () => {
   it.each<[string, unknown]>([
     ['quantity("12Mi") == quantity("12582912")', true],
-    ['quantity("10Mo")', { error: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'" }],
+    [
+      'quantity("10Mo")',
+      { error: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'" },
+    ],
     ['quantity("10Mm")', { error: "unable to parse quantity's suffix" }],
     ['isQuantity("20")', true],
     ['isQuantity("20M")', true],
@@ -372,7 +464,10 @@ describe('Kubernetes quantity library', () => {
     ['isQuantity("10Mm")', false],
     ['quantity("200M") == quantity("200M")', true],
     ['quantity("200M") == quantity("0.2G") && quantity("0.2G") == quantity("200M")', true],
-    ['quantity("2M") == quantity("0.002G") && quantity("2000k") == quantity("2M") && quantity("0.002G") == quantity("2000k")', true],
+    [
+      'quantity("2M") == quantity("0.002G") && quantity("2000k") == quantity("2M") && quantity("0.002G") == quantity("2000k")',
+      true,
+    ],
     ['quantity("200M") == quantity("0.3G")', false],
     ['quantity("50M").isLessThan(quantity("50Mi"))', true],
     ['quantity("50M").isLessThan(quantity("100M"))', true],
@@ -396,10 +491,12 @@ describe('Kubernetes quantity library', () => {
     ['quantity("50.703k").asApproximateFloat()', 50703],
   ])('%s', row);
 
-  it.each([['quantity("50k").mul(2) == quantity("100000")'], ['quantity("10000").div(3).asApproximateFloat() > 0.0'], ['quantity("10k").div(2) == quantity("5000")'], ['quantity("10000").divInt(3) == quantity("3333")']])(
-    '%s is refused',
-    (expression) => refused(expression, /found no matching overload|undeclared reference/),
-  );
+  it.each([
+    ['quantity("50k").mul(2) == quantity("100000")'],
+    ['quantity("10000").div(3).asApproximateFloat() > 0.0'],
+    ['quantity("10k").div(2) == quantity("5000")'],
+    ['quantity("10000").divInt(3) == quantity("3333")'],
+  ])('%s is refused', (expression) => refused(expression, /found no matching overload|undeclared reference/));
 
   it("isQuantity([1, 2, 3]) is refused: found no matching overload for 'isQuantity'", () => {
     refused('isQuantity([1, 2, 3])', /found no matching overload for 'isQuantity' applied to/);
@@ -458,9 +555,18 @@ describe('library behaviours as upstream', () => {
     ["'héllo'.split('')", ['h', 'é', 'l', 'l', 'o']],
     ["'a😀b😀c'.split('😀')", ['a', 'b', 'c']],
     ["[duration('1s'), duration('2s')].sum() == duration('3s')", true],
-    ["[timestamp('2024-01-01T00:00:00Z'), timestamp('2023-01-01T00:00:00Z')].min() == timestamp('2023-01-01T00:00:00Z')", true],
-    ["[duration('1s'), duration('2s')].isSorted() && [duration('1s'), duration('2s')].indexOf(duration('2s')) == 1", true],
-    ["sets.contains([duration('1s'), duration('2s')], [duration('2s')]) && !sets.intersects([timestamp('2024-01-01T00:00:00Z')], [timestamp('2024-01-02T00:00:00Z')])", true],
+    [
+      "[timestamp('2024-01-01T00:00:00Z'), timestamp('2023-01-01T00:00:00Z')].min() == timestamp('2023-01-01T00:00:00Z')",
+      true,
+    ],
+    [
+      "[duration('1s'), duration('2s')].isSorted() && [duration('1s'), duration('2s')].indexOf(duration('2s')) == 1",
+      true,
+    ],
+    [
+      "sets.contains([duration('1s'), duration('2s')], [duration('2s')]) && !sets.intersects([timestamp('2024-01-01T00:00:00Z')], [timestamp('2024-01-02T00:00:00Z')])",
+      true,
+    ],
     ["url('https://user:pass@example.com:80/path%20x?query=val').getHost()", 'example.com:80'],
     ["url('https://user:pass@example.com:80/path').getHostname()", 'example.com'],
     ["url('https://example.com:80/path%20x').getEscapedPath()", '/path%20x'],
@@ -565,12 +671,32 @@ describe('cel-go strings extension', () => {
   ])('%s: %s', (expression, message) => row(expression, { error: message }));
 
   it.each<[string]>([
-    [String.raw`42.charAt(2) == ""`], [String.raw`'hello'.charAt(true) == ""`], [String.raw`24.indexOf('2') == 0`], [String.raw`'hello'.indexOf(true) == 1`],
-    [String.raw`42.indexOf('4', 0) == 0`], [String.raw`'42'.indexOf(4, 0) == 0`], [String.raw`'42'.indexOf('4', '0') == 0`], [String.raw`'42'.indexOf('4', 0, 1) == 0`],
-    [String.raw`42.split("2") == ["4"]`], [String.raw`42.replace(2, 1) == "41"`], [String.raw`"42".replace(2, 1) == "41"`], [String.raw`"42".replace("2", 1) == "41"`],
-    [String.raw`42.replace("2", "1", 1) == "41"`], [String.raw`"42".replace(2, "1", 1) == "41"`], [String.raw`"42".replace("2", 1, 1) == "41"`], [String.raw`"42".replace("2", "1", "1") == "41"`],
-    [String.raw`"42".replace("2", "1", 1, false) == "41"`], [String.raw`42.split("") == ["4", "2"]`], [String.raw`"42".split(2) == ["4"]`], [String.raw`42.split("2", "1") == ["4"]`],
-    [String.raw`"42".split(2, 1) == ["4"]`], [String.raw`"42".split("2", "1") == ["4"]`], [String.raw`"42".split("2", 1, 1) == ["4"]`], [String.raw`'hello'.substring(1, 2, 3) == ""`],
-    [String.raw`30.substring(true, 3) == ""`], [String.raw`"tacocat".substring(true, 3) == ""`], [String.raw`"tacocat".substring(0, false) == ""`],
+    [String.raw`42.charAt(2) == ""`],
+    [String.raw`'hello'.charAt(true) == ""`],
+    [String.raw`24.indexOf('2') == 0`],
+    [String.raw`'hello'.indexOf(true) == 1`],
+    [String.raw`42.indexOf('4', 0) == 0`],
+    [String.raw`'42'.indexOf(4, 0) == 0`],
+    [String.raw`'42'.indexOf('4', '0') == 0`],
+    [String.raw`'42'.indexOf('4', 0, 1) == 0`],
+    [String.raw`42.split("2") == ["4"]`],
+    [String.raw`42.replace(2, 1) == "41"`],
+    [String.raw`"42".replace(2, 1) == "41"`],
+    [String.raw`"42".replace("2", 1) == "41"`],
+    [String.raw`42.replace("2", "1", 1) == "41"`],
+    [String.raw`"42".replace(2, "1", 1) == "41"`],
+    [String.raw`"42".replace("2", 1, 1) == "41"`],
+    [String.raw`"42".replace("2", "1", "1") == "41"`],
+    [String.raw`"42".replace("2", "1", 1, false) == "41"`],
+    [String.raw`42.split("") == ["4", "2"]`],
+    [String.raw`"42".split(2) == ["4"]`],
+    [String.raw`42.split("2", "1") == ["4"]`],
+    [String.raw`"42".split(2, 1) == ["4"]`],
+    [String.raw`"42".split("2", "1") == ["4"]`],
+    [String.raw`"42".split("2", 1, 1) == ["4"]`],
+    [String.raw`'hello'.substring(1, 2, 3) == ""`],
+    [String.raw`30.substring(true, 3) == ""`],
+    [String.raw`"tacocat".substring(true, 3) == ""`],
+    [String.raw`"tacocat".substring(0, false) == ""`],
   ])('%s is refused: no matching overload', (expression) => refused(expression, /found no matching overload/));
 });

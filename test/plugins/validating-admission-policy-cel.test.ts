@@ -7,36 +7,87 @@ import { toCel } from '../../functions/validating-admission-policy/values.js';
 
 /** Compiles as a policy would and evaluates with `object` (plain JSON, converted as requests are). */
 function evaluate(expression: string, object: unknown = {}): unknown {
-  const outcome = compileExpression(expression, { variables: new Set() }).evaluate({ object: toCel(object), oldObject: null, params: null }, 10_000_000);
+  const outcome = compileExpression(expression, { variables: new Set() }).evaluate(
+    { object: toCel(object), oldObject: null, params: null },
+    10_000_000,
+  );
   if ('error' in outcome) throw new Error(outcome.error);
   const value = outcome.value as unknown;
-  return value !== null && typeof value === 'object' && Symbol.iterator in value ? [...(value as Iterable<unknown>)] : value;
+  return value !== null && typeof value === 'object' && Symbol.iterator in value
+    ? [...(value as Iterable<unknown>)]
+    : value;
 }
 
-describe('the page\'s example expressions', () => {
+describe("the page's example expressions", () => {
   it.each([
-    ['object.minReplicas <= object.replicas && object.replicas <= object.maxReplicas', { minReplicas: 1, replicas: 2, maxReplicas: 3 }, { minReplicas: 1, replicas: 4, maxReplicas: 3 }],
+    [
+      'object.minReplicas <= object.replicas && object.replicas <= object.maxReplicas',
+      { minReplicas: 1, replicas: 2, maxReplicas: 3 },
+      { minReplicas: 1, replicas: 4, maxReplicas: 3 },
+    ],
     ["'Available' in object.stateCounts", { stateCounts: { Available: 1 } }, { stateCounts: { Progressing: 1 } }],
     ['(size(object.list1) == 0) != (size(object.list2) == 0)', { list1: [], list2: ['a'] }, { list1: [], list2: [] }],
-    ["!('MY_KEY' in object.map1) || object['MY_KEY'].matches('^[a-zA-Z]*$')", { map1: { MY_KEY: 'x' }, MY_KEY: 'abc' }, { map1: { MY_KEY: 'x' }, MY_KEY: 'ab1' }],
-    ["object.envars.filter(e, e.name == 'MY_ENV').all(e, e.value.matches('^[a-zA-Z]*$'))", { envars: [{ name: 'MY_ENV', value: 'abc' }, { name: 'X', value: '1' }] }, { envars: [{ name: 'MY_ENV', value: 'a1' }] }],
+    [
+      "!('MY_KEY' in object.map1) || object['MY_KEY'].matches('^[a-zA-Z]*$')",
+      { map1: { MY_KEY: 'x' }, MY_KEY: 'abc' },
+      { map1: { MY_KEY: 'x' }, MY_KEY: 'ab1' },
+    ],
+    [
+      "object.envars.filter(e, e.name == 'MY_ENV').all(e, e.value.matches('^[a-zA-Z]*$'))",
+      {
+        envars: [
+          { name: 'MY_ENV', value: 'abc' },
+          { name: 'X', value: '1' },
+        ],
+      },
+      { envars: [{ name: 'MY_ENV', value: 'a1' }] },
+    ],
     ["object.health.startsWith('ok')", { health: 'ok: all good' }, { health: 'degraded' }],
-    ["object.widgets.exists(w, w.key == 'x' && w.foo < 10)", { widgets: [{ key: 'x', foo: 9 }] }, { widgets: [{ key: 'x', foo: 10 }, { key: 'y', foo: 1 }] }],
+    [
+      "object.widgets.exists(w, w.key == 'x' && w.foo < 10)",
+      { widgets: [{ key: 'x', foo: 9 }] },
+      {
+        widgets: [
+          { key: 'x', foo: 10 },
+          { key: 'y', foo: 1 },
+        ],
+      },
+    ],
     ["type(object) == string ? object == '100%' : object == 1000", '100%', '50%'],
     ["type(object) == string ? object == '100%' : object == 1000", 1000, 999],
-    ['object.metadata.name.startsWith(object.prefix)', { metadata: { name: 'web-1' }, prefix: 'web' }, { metadata: { name: 'db-1' }, prefix: 'web' }],
+    [
+      'object.metadata.name.startsWith(object.prefix)',
+      { metadata: { name: 'web-1' }, prefix: 'web' },
+      { metadata: { name: 'db-1' }, prefix: 'web' },
+    ],
     ['object.set1.all(e, !(e in object.set2))', { set1: ['a', 'b'], set2: ['c'] }, { set1: ['a', 'b'], set2: ['b'] }],
-    ['size(object.names) == size(object.details) && object.names.all(n, n in object.details)', { names: ['a', 'b'], details: { a: 1, b: 2 } }, { names: ['a', 'c'], details: { a: 1, b: 2 } }],
-    ['size(object.clusters.filter(c, c.name == object.primary)) == 1', { clusters: [{ name: 'a' }, { name: 'b' }], primary: 'a' }, { clusters: [{ name: 'a' }, { name: 'a' }], primary: 'a' }],
+    [
+      'size(object.names) == size(object.details) && object.names.all(n, n in object.details)',
+      { names: ['a', 'b'], details: { a: 1, b: 2 } },
+      { names: ['a', 'c'], details: { a: 1, b: 2 } },
+    ],
+    [
+      'size(object.clusters.filter(c, c.name == object.primary)) == 1',
+      { clusters: [{ name: 'a' }, { name: 'b' }], primary: 'a' },
+      { clusters: [{ name: 'a' }, { name: 'a' }], primary: 'a' },
+    ],
     // Schema-less, date-time strings and durations stay strings: the conversions are written out.
-    ['has(object.expired) && timestamp(object.created) + duration(object.ttl) < timestamp(object.expired)', { created: '2024-01-01T00:00:00Z', ttl: '1h', expired: '2024-01-01T02:00:00Z' }, { created: '2024-01-01T00:00:00Z', ttl: '3h', expired: '2024-01-01T02:00:00Z' }],
+    [
+      'has(object.expired) && timestamp(object.created) + duration(object.ttl) < timestamp(object.expired)',
+      { created: '2024-01-01T00:00:00Z', ttl: '1h', expired: '2024-01-01T02:00:00Z' },
+      { created: '2024-01-01T00:00:00Z', ttl: '3h', expired: '2024-01-01T02:00:00Z' },
+    ],
   ])('%s', (expression, passing, failing) => {
     expect(evaluate(expression, passing)).toBe(true);
     expect(evaluate(expression, failing)).toBe(false);
   });
 
   it('the page prints the envars expression without its closing parenthesis: a compile error with the position', () => {
-    expect(() => compileExpression("object.envars.filter(e, e.name == 'MY_ENV').all(e, e.value.matches('^[a-zA-Z]*$')", { variables: new Set() })).toThrow(/^ERROR: <input>:1:\d+: Syntax error/);
+    expect(() =>
+      compileExpression("object.envars.filter(e, e.name == 'MY_ENV').all(e, e.value.matches('^[a-zA-Z]*$')", {
+        variables: new Set(),
+      }),
+    ).toThrow(/^ERROR: <input>:1:\d+: Syntax error/);
   });
 
   it('escaped property names select the property they stand for', () => {
@@ -48,8 +99,12 @@ describe('the page\'s example expressions', () => {
 
   it('integers are CEL ints, so arithmetic and string() behave as upstream', () => {
     expect(evaluate('object.spec.replicas / 2', { spec: { replicas: 5 } })).toBe(2n);
-    expect(evaluate("'Deployment spec.replicas set to ' + string(object.spec.replicas)", { spec: { replicas: 128 } })).toBe('Deployment spec.replicas set to 128');
-    expect(evaluate('type(object.spec.replicas) == int && object.ratio == 0.5', { spec: { replicas: 1 }, ratio: 0.5 })).toBe(true);
+    expect(
+      evaluate("'Deployment spec.replicas set to ' + string(object.spec.replicas)", { spec: { replicas: 128 } }),
+    ).toBe('Deployment spec.replicas set to 128');
+    expect(
+      evaluate('type(object.spec.replicas) == int && object.ratio == 0.5', { spec: { replicas: 1 }, ratio: 0.5 }),
+    ).toBe(true);
     expect(() => evaluate('9223372036854775807 + 1')).toThrow(/overflow/);
   });
 });
@@ -77,14 +132,26 @@ describe('Kubernetes CEL libraries', () => {
     ["isQuantity('10Mi') && !isQuantity('10MB') && quantity('1.5').isInteger() == false", true],
     // url
     ["url('https://example.com:8443/a/b?x=1&x=2').getHost()", 'example.com:8443'],
-    ["url('https://[::1]:80/').getHostname() + url('https://example.com:80/').getPort() + url('/p?q').getEscapedPath()", '::180/p'],
+    [
+      "url('https://[::1]:80/').getHostname() + url('https://example.com:80/').getPort() + url('/p?q').getEscapedPath()",
+      '::180/p',
+    ],
     ["url('https://e.com/?x=1&x=2&y=3').getQuery()['x']", ['1', '2']],
     ["isURL('https://example.com') && !isURL('example.com')", true],
     // ip and cidr
-    ["ip('10.0.0.1').family() == 4 && ip('::1').isLoopback() && ip('fe80::1').isLinkLocalUnicast() && ip('8.8.8.8').isGlobalUnicast()", true],
+    [
+      "ip('10.0.0.1').family() == 4 && ip('::1').isLoopback() && ip('fe80::1').isLinkLocalUnicast() && ip('8.8.8.8').isGlobalUnicast()",
+      true,
+    ],
     ["string(ip('2001:DB8:0:0:0:0:0:1')) + ' ' + string(ip.isCanonical('2001:db8::1'))", '2001:db8::1 true'],
-    ["cidr('10.0.0.0/8').containsIP('10.1.2.3') && cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.0.0.0/8').containsIP(ip('11.0.0.1'))", true],
-    ["string(cidr('10.1.2.3/8').masked()) + ' ' + string(cidr('10.1.2.3/8').ip()) + ' ' + string(cidr('10.0.0.0/8').prefixLength())", '10.0.0.0/8 10.1.2.3 8'],
+    [
+      "cidr('10.0.0.0/8').containsIP('10.1.2.3') && cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.0.0.0/8').containsIP(ip('11.0.0.1'))",
+      true,
+    ],
+    [
+      "string(cidr('10.1.2.3/8').masked()) + ' ' + string(cidr('10.1.2.3/8').ip()) + ' ' + string(cidr('10.0.0.0/8').prefixLength())",
+      '10.0.0.0/8 10.1.2.3 8',
+    ],
     ["isIP('1.2.3.4') && !isIP('01.2.3.4') && !isIP('::ffff:1.2.3.4') && isCIDR('::/0')", true],
     // semver
     ["semver('1.2.3-alpha.1').isLessThan(semver('1.2.3')) && semver('1.10.0').isGreaterThan(semver('1.9.9'))", true],
@@ -96,15 +163,24 @@ describe('Kubernetes CEL libraries', () => {
     expect(evaluate(expression)).toEqual(expected);
   });
 
-  it('library errors are evaluation errors, with upstream\'s wording where it matters', () => {
-    expect(() => evaluate("quantity('10MB')")).toThrow("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+  it("library errors are evaluation errors, with upstream's wording where it matters", () => {
+    expect(() => evaluate("quantity('10MB')")).toThrow(
+      "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    );
     expect(() => evaluate("ip('::ffff:1.2.3.4')")).toThrow(/IPv4-mapped IPv6 address/);
     expect(() => evaluate('[].min()')).toThrow('min called on empty list');
     expect(() => evaluate("'a'.matches('a(?=b)')")).toThrow();
   });
 
   it('what the engine lacks fails at compile time, not at admission', () => {
-    for (const expression of ['math.greatest(1, 2)', "base64.encode(b'x')", 'cel.bind(x, 1, x)', "'abc'.reverse()", "quantity('1').mul(2)", "quantity('1').sign()"]) {
+    for (const expression of [
+      'math.greatest(1, 2)',
+      "base64.encode(b'x')",
+      'cel.bind(x, 1, x)',
+      "'abc'.reverse()",
+      "quantity('1').mul(2)",
+      "quantity('1').sign()",
+    ]) {
       expect(() => compileExpression(expression, { variables: new Set() }), expression).toThrow(/^ERROR: <input>/);
     }
   });
@@ -113,7 +189,11 @@ describe('Kubernetes CEL libraries', () => {
 describe('compile-time checks the apiserver makes when a policy is created, in its words', () => {
   const detail = (expression: string, role: ExpressionRole, params = false) => {
     try {
-      compileExpression(expression, { variables: new Map<string, Type>([['flag', { kind: 'prim', name: 'bool' }]]), role, params });
+      compileExpression(expression, {
+        variables: new Map<string, Type>([['flag', { kind: 'prim', name: 'bool' }]]),
+        role,
+        params,
+      });
       return 'compiles';
     } catch (error) {
       if (!(error instanceof CelCompileError)) throw error;
@@ -139,13 +219,31 @@ describe('compile-time checks the apiserver makes when a policy is created, in i
     ['params.x == 1', "ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^"],
     ['request.foo == 1', "ERROR: <input>:1:8: undefined field 'foo'\n | request.foo == 1\n | .......^"],
     ["[1, 'a'] == []", "ERROR: <input>:1:5: expected type 'int' but found 'string'\n | [1, 'a'] == []\n | ....^"],
-    ["{'a': 1, 'b': 'x'}.size() > 0", "ERROR: <input>:1:15: expected type 'int' but found 'string'\n | {'a': 1, 'b': 'x'}.size() > 0\n | ..............^"],
-    ['42.charAt(2) == 1', "ERROR: <input>:1:10: found no matching overload for 'charAt' applied to 'int.(int)'\n | 42.charAt(2) == 1\n | .........^"],
-    ["quantity('1').sign() == 1", "ERROR: <input>:1:19: found no matching overload for 'sign' applied to 'kubernetes.Quantity.()'\n | quantity('1').sign() == 1\n | ..................^"],
-    ["duration('1x') > duration('0s')", "ERROR: <input>:1:10: invalid duration argument\n | duration('1x') > duration('0s')\n | .........^"],
-    ["timestamp('x') > timestamp('2020-01-01T00:00:00Z')", "ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('x') > timestamp('2020-01-01T00:00:00Z')\n | ..........^"],
+    [
+      "{'a': 1, 'b': 'x'}.size() > 0",
+      "ERROR: <input>:1:15: expected type 'int' but found 'string'\n | {'a': 1, 'b': 'x'}.size() > 0\n | ..............^",
+    ],
+    [
+      '42.charAt(2) == 1',
+      "ERROR: <input>:1:10: found no matching overload for 'charAt' applied to 'int.(int)'\n | 42.charAt(2) == 1\n | .........^",
+    ],
+    [
+      "quantity('1').sign() == 1",
+      "ERROR: <input>:1:19: found no matching overload for 'sign' applied to 'kubernetes.Quantity.()'\n | quantity('1').sign() == 1\n | ..................^",
+    ],
+    [
+      "duration('1x') > duration('0s')",
+      "ERROR: <input>:1:10: invalid duration argument\n | duration('1x') > duration('0s')\n | .........^",
+    ],
+    [
+      "timestamp('x') > timestamp('2020-01-01T00:00:00Z')",
+      "ERROR: <input>:1:11: invalid timestamp argument\n | timestamp('x') > timestamp('2020-01-01T00:00:00Z')\n | ..........^",
+    ],
     ["'a'.matches('[')", "ERROR: <input>:1:13: invalid matches argument\n | 'a'.matches('[')\n | ............^"],
-    ["1 == 'a'", "ERROR: <input>:1:3: found no matching overload for '_==_' applied to '(int, string)'\n | 1 == 'a'\n | ..^"],
+    [
+      "1 == 'a'",
+      "ERROR: <input>:1:3: found no matching overload for '_==_' applied to '(int, string)'\n | 1 == 'a'\n | ..^",
+    ],
   ])('%s', (expression, message) => {
     expect(detail(expression, 'validation')).toBe(`compilation failed: ${message}`);
   });

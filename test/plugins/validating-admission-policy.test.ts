@@ -27,7 +27,13 @@ function namespaces(labels: Record<string, Record<string, string>>): PluginState
     async get(name) {
       reads.push(name);
       if (!(name in labels)) return undefined;
-      return { name, labels: labels[name], annotations: {}, phase: 'Active', observedAt: '2024-01-01T00:00:00Z' } satisfies LearnedNamespace;
+      return {
+        name,
+        labels: labels[name],
+        annotations: {},
+        phase: 'Active',
+        observedAt: '2024-01-01T00:00:00Z',
+      } satisfies LearnedNamespace;
     },
     async knownAbsent() {
       return false;
@@ -39,24 +45,39 @@ function namespaces(labels: Record<string, Record<string, string>>): PluginState
 const cluster = namespaces({ test: { environment: 'test' }, prod: { environment: 'prod' }, plain: {}, demo: {} });
 
 function deployment(replicas: number, namespace = 'test', name = 'nginx'): KubeObject {
-  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace }, spec: { replicas, template: { spec: { containers: [{ name: 'nginx', image: 'nginx' }] } } } };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace },
+    spec: { replicas, template: { spec: { containers: [{ name: 'nginx', image: 'nginx' }] } } },
+  };
 }
 
 function deploymentReview(replicas: number, namespace = 'test', extra: Partial<ReviewInput> = {}): ReviewInput {
-  return { kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, resource: { group: 'apps', version: 'v1', resource: 'deployments' }, object: deployment(replicas, namespace), ...extra };
+  return {
+    kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+    resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+    object: deployment(replicas, namespace),
+    ...extra,
+  };
 }
 
-const run = (config: PluginConfig, input: ReviewInput, state: PluginState = cluster) => runPhase(plugin, 'validate', input, config, state);
+const run = (config: PluginConfig, input: ReviewInput, state: PluginState = cluster) =>
+  runPhase(plugin, 'validate', input, config, state);
 
-describe('the demo policy (the page\'s first example)', () => {
+describe("the demo policy (the page's first example)", () => {
   const config = configure({ paths: ['demo.yaml'] });
 
-  it('denies 6 replicas in a namespace labelled environment: test, with the apiserver\'s message', async () => {
+  it("denies 6 replicas in a namespace labelled environment: test, with the apiserver's message", async () => {
     const result = await run(config, deploymentReview(6));
     expect(deniedMessage(result)).toBe(
       `deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-test.example.com' denied request: failed expression: object.spec.replicas <= 5`,
     );
-    expect(result.wire.response!.status).toMatchObject({ code: 422, reason: 'Invalid', details: { name: 'nginx', group: 'apps', kind: 'deployments' } });
+    expect(result.wire.response!.status).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      details: { name: 'nginx', group: 'apps', kind: 'deployments' },
+    });
   });
 
   it('admits 5 replicas, and 6 replicas in a namespace the binding does not select', async () => {
@@ -68,13 +89,24 @@ describe('the demo policy (the page\'s first example)', () => {
     const state = namespaces({ test: { environment: 'test' } });
     const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'test' }, spec: {} };
     expect(deniedMessage(await run(config, { object: pod }, state))).toBeUndefined();
-    expect(deniedMessage(await run(config, { ...deploymentReview(6), operation: 'DELETE', object: null, oldObject: deployment(6) }, state))).toBeUndefined();
+    expect(
+      deniedMessage(
+        await run(
+          config,
+          { ...deploymentReview(6), operation: 'DELETE', object: null, oldObject: deployment(6) },
+          state,
+        ),
+      ),
+    ).toBeUndefined();
     expect(state.reads).toEqual([]);
   });
 
   it('answers a v1beta1 review in kind', async () => {
     const result = await run(config, { ...deploymentReview(6), apiVersion: 'admission.k8s.io/v1beta1', uid: 'beta' });
-    expect(result.wire).toMatchObject({ apiVersion: 'admission.k8s.io/v1beta1', response: { uid: 'beta', allowed: false } });
+    expect(result.wire).toMatchObject({
+      apiVersion: 'admission.k8s.io/v1beta1',
+      response: { uid: 'beta', allowed: false },
+    });
   });
 });
 
@@ -87,8 +119,12 @@ describe('parameter resources', () => {
       `deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy 'replicalimit-policy.example.com' with binding 'replicalimit-binding-test.example.com' denied request: failed expression: object.spec.replicas <= params.maxReplicas`,
     );
     expect(deniedMessage(await run(config, deploymentReview(100, 'prod')))).toBeUndefined();
-    expect(deniedMessage(await run(config, deploymentReview(101, 'prod')))).toContain("with binding 'replicalimit-binding-nontest' denied request");
-    expect(deniedMessage(await run(config, deploymentReview(101, 'plain')))).toContain("'replicalimit-binding-nontest'");
+    expect(deniedMessage(await run(config, deploymentReview(101, 'prod')))).toContain(
+      "with binding 'replicalimit-binding-nontest' denied request",
+    );
+    expect(deniedMessage(await run(config, deploymentReview(101, 'plain')))).toContain(
+      "'replicalimit-binding-nontest'",
+    );
   });
 
   it('messageExpression builds the message from params, as the page shows', async () => {
@@ -101,12 +137,18 @@ describe('parameter resources', () => {
 
   it('optional params: has() short-circuits when absent, checks the range when present; params is null when unbound', async () => {
     const config = configure({ paths: ['optional-params.yaml'] });
-    const state = namespaces({ a: { params: 'with-number' }, b: { params: 'without-number' }, c: { params: 'unbound' } });
+    const state = namespaces({
+      a: { params: 'with-number' },
+      b: { params: 'without-number' },
+      c: { params: 'unbound' },
+    });
     expect(deniedMessage(await run(config, deploymentReview(1, 'a'), state))).toContain(
       "with binding 'with-number' denied request: failed expression: !has(params.optionalNumber) || (params.optionalNumber >= 5 && params.optionalNumber <= 10)",
     );
     expect(deniedMessage(await run(config, deploymentReview(1, 'b'), state))).toBeUndefined();
-    expect(deniedMessage(await run(config, deploymentReview(1, 'c'), state))).toContain("with binding 'unbound' denied request: params missing but required to bind to this policy");
+    expect(deniedMessage(await run(config, deploymentReview(1, 'c'), state))).toContain(
+      "with binding 'unbound' denied request: params missing but required to bind to this policy",
+    );
   });
 
   it('the page\'s "global" binding (spec.params) is refused at start, as kubectl apply refuses it', () => {
@@ -117,16 +159,38 @@ describe('parameter resources', () => {
 });
 
 /** A policy on deployments with these spec fields, bound with these actions to every namespace. */
-function policy(spec: Record<string, unknown>, actions: string[] = ['Deny'], binding: Record<string, unknown> = {}, name = 'p.example.com'): PluginConfig {
+function policy(
+  spec: Record<string, unknown>,
+  actions: string[] = ['Deny'],
+  binding: Record<string, unknown> = {},
+  name = 'p.example.com',
+): PluginConfig {
   return configure({
     manifests: [
       {
         apiVersion: 'admissionregistration.k8s.io/v1',
         kind: 'ValidatingAdmissionPolicy',
         metadata: { name },
-        spec: { matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }] }, ...spec },
+        spec: {
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: ['apps'],
+                apiVersions: ['v1'],
+                operations: ['CREATE', 'UPDATE'],
+                resources: ['deployments'],
+              },
+            ],
+          },
+          ...spec,
+        },
       },
-      { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'b' }, spec: { policyName: name, validationActions: actions, ...binding } },
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: 'b' },
+        spec: { policyName: name, validationActions: actions, ...binding },
+      },
     ],
   });
 }
@@ -136,7 +200,10 @@ const tooMany = { validations: [{ expression: 'object.spec.replicas <= 5', messa
 describe('validationActions', () => {
   it('Warn: a warning, and the request is admitted', async () => {
     const result = await run(policy(tooMany, ['Warn']), deploymentReview(6));
-    expect(result.wire.response).toMatchObject({ allowed: true, warnings: ["Validation failed for ValidatingAdmissionPolicy 'p.example.com' with binding 'b': too many replicas"] });
+    expect(result.wire.response).toMatchObject({
+      allowed: true,
+      warnings: ["Validation failed for ValidatingAdmissionPolicy 'p.example.com' with binding 'b': too many replicas"],
+    });
   });
 
   it('Audit: admitted silently, with the validation_failure audit annotation as upstream writes it', async () => {
@@ -144,8 +211,14 @@ describe('validationActions', () => {
     const response = result.wire.response!;
     expect(response.allowed).toBe(true);
     expect(response.warnings).toBeUndefined();
-    expect(JSON.parse(response.auditAnnotations!['validation_failure'])).toEqual([
-      { message: 'too many replicas', policy: 'p.example.com', binding: 'b', expressionIndex: 0, validationActions: ['Audit'] },
+    expect(JSON.parse(response.auditAnnotations!.validation_failure)).toEqual([
+      {
+        message: 'too many replicas',
+        policy: 'p.example.com',
+        binding: 'b',
+        expressionIndex: 0,
+        validationActions: ['Audit'],
+      },
     ]);
   });
 
@@ -153,11 +226,17 @@ describe('validationActions', () => {
     const result = await run(policy(tooMany, ['Warn', 'Audit']), deploymentReview(6));
     expect(result.wire.response!.warnings).toHaveLength(1);
     expect(result.wire.response!.auditAnnotations).toHaveProperty(['validation_failure']);
-    expect(() => policy(tooMany, ['Deny', 'Warn'])).toThrow(/spec.validationActions: Invalid value: \["Deny","Warn"\]: must not contain both Deny and Warn/);
+    expect(() => policy(tooMany, ['Deny', 'Warn'])).toThrow(
+      /spec.validationActions: Invalid value: \["Deny","Warn"\]: must not contain both Deny and Warn/,
+    );
   });
 
   it('reason picks the status code: Forbidden 403, Invalid 422, RequestEntityTooLarge 413; other reasons are refused', async () => {
-    for (const [reason, code] of [['Forbidden', 403], ['Invalid', 422], ['RequestEntityTooLarge', 413]] as const) {
+    for (const [reason, code] of [
+      ['Forbidden', 403],
+      ['Invalid', 422],
+      ['RequestEntityTooLarge', 413],
+    ] as const) {
       const result = await run(policy({ validations: [{ expression: 'false', reason }] }), deploymentReview(1));
       expect(result.wire.response!.status).toMatchObject({ code, reason });
     }
@@ -166,11 +245,19 @@ describe('validationActions', () => {
     );
   });
 
-  it('the first failed validation decides the message; fieldPath is reported as the cause\'s field', async () => {
-    const spec = { validations: [{ expression: 'true' }, { expression: 'object.spec.replicas < 2', message: 'first', fieldPath: 'spec.replicas' }, { expression: 'false', message: 'second' }] };
+  it("the first failed validation decides the message; fieldPath is reported as the cause's field", async () => {
+    const spec = {
+      validations: [
+        { expression: 'true' },
+        { expression: 'object.spec.replicas < 2', message: 'first', fieldPath: 'spec.replicas' },
+        { expression: 'false', message: 'second' },
+      ],
+    };
     const result = await run(policy(spec), deploymentReview(3));
     expect(deniedMessage(result)).toContain('denied request: first');
-    expect(result.wire.response!.status!.details!.causes).toEqual([{ message: expect.stringContaining('denied request: first'), field: 'spec.replicas' }]);
+    expect(result.wire.response!.status!.details!.causes).toEqual([
+      { message: expect.stringContaining('denied request: first'), field: 'spec.replicas' },
+    ]);
   });
 });
 
@@ -185,15 +272,41 @@ describe('failurePolicy: evaluation errors', () => {
   });
 
   it('Ignore admits', async () => {
-    expect(deniedMessage(await run(policy({ ...broken, failurePolicy: 'Ignore' }), deploymentReview(1)))).toBeUndefined();
+    expect(
+      deniedMessage(await run(policy({ ...broken, failurePolicy: 'Ignore' }), deploymentReview(1))),
+    ).toBeUndefined();
   });
 
   it('missing params: parameterNotFoundAction Deny fails the binding under failurePolicy, Allow skips it', async () => {
-    const spec = { paramKind: { apiVersion: 'rules.example.com/v1', kind: 'ReplicaLimit' }, validations: [{ expression: 'false' }] };
-    const deny = await run(policy(spec, ['Deny'], { paramRef: { name: 'nope', parameterNotFoundAction: 'Deny' } }), deploymentReview(1));
-    expect(deniedMessage(deny)).toContain("with binding 'b' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction");
-    expect(deniedMessage(await run(policy({ ...spec, failurePolicy: 'Ignore' }, ['Deny'], { paramRef: { name: 'nope', parameterNotFoundAction: 'Deny' } }), deploymentReview(1)))).toBeUndefined();
-    expect(deniedMessage(await run(policy(spec, ['Deny'], { paramRef: { name: 'nope', parameterNotFoundAction: 'Allow' } }), deploymentReview(1)))).toBeUndefined();
+    const spec = {
+      paramKind: { apiVersion: 'rules.example.com/v1', kind: 'ReplicaLimit' },
+      validations: [{ expression: 'false' }],
+    };
+    const deny = await run(
+      policy(spec, ['Deny'], { paramRef: { name: 'nope', parameterNotFoundAction: 'Deny' } }),
+      deploymentReview(1),
+    );
+    expect(deniedMessage(deny)).toContain(
+      "with binding 'b' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
+    );
+    expect(
+      deniedMessage(
+        await run(
+          policy({ ...spec, failurePolicy: 'Ignore' }, ['Deny'], {
+            paramRef: { name: 'nope', parameterNotFoundAction: 'Deny' },
+          }),
+          deploymentReview(1),
+        ),
+      ),
+    ).toBeUndefined();
+    expect(
+      deniedMessage(
+        await run(
+          policy(spec, ['Deny'], { paramRef: { name: 'nope', parameterNotFoundAction: 'Allow' } }),
+          deploymentReview(1),
+        ),
+      ),
+    ).toBeUndefined();
   });
 
   it('a runaway expression is cancelled at the per-expression cost limit and handled by failurePolicy', async () => {
@@ -201,60 +314,113 @@ describe('failurePolicy: evaluation errors', () => {
     const expression = `${ten}.all(a, ${ten}.all(b, ${ten}.all(c, ${ten}.all(d, ${ten}.all(e, ${ten}.all(f, a*b*c*d*e*f > 0))))))`;
     const result = await run(policy({ validations: [{ expression }] }), deploymentReview(1));
     expect(deniedMessage(result)).toContain('resulted in error: operation cancelled: actual cost limit exceeded');
-    expect(deniedMessage(await run(policy({ validations: [{ expression }], failurePolicy: 'Ignore' }), deploymentReview(1)))).toBeUndefined();
+    expect(
+      deniedMessage(await run(policy({ validations: [{ expression }], failurePolicy: 'Ignore' }), deploymentReview(1))),
+    ).toBeUndefined();
   });
 });
 
-describe('matchConditions (the page\'s example)', () => {
+describe("matchConditions (the page's example)", () => {
   const config = configure({ paths: ['match-conditions.yaml'] });
-  const named = (name: string, namespace: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } });
+  const named = (name: string, namespace: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace },
+  });
 
   it('evaluates the validation when every condition holds', async () => {
-    expect(deniedMessage(await run(config, { object: named('demo-x', 'plain'), resource: { resource: 'configmaps' } }))).toContain(
+    expect(
+      deniedMessage(await run(config, { object: named('demo-x', 'plain'), resource: { resource: 'configmaps' } })),
+    ).toContain(
       "ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding.example.com' denied request: failed expression: !object.metadata.name.contains('demo') || object.metadata.namespace == 'demo'",
     );
-    expect(deniedMessage(await run(config, { object: named('demo-x', 'demo'), resource: { resource: 'configmaps' } }))).toBeUndefined();
+    expect(
+      deniedMessage(await run(config, { object: named('demo-x', 'demo'), resource: { resource: 'configmaps' } })),
+    ).toBeUndefined();
   });
 
   it('skips kubelet requests, leases and RBAC objects', async () => {
     const kubelet = { username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
-    expect(deniedMessage(await run(config, { object: named('demo-x', 'plain'), resource: { resource: 'configmaps' }, userInfo: kubelet }))).toBeUndefined();
-    const lease = { object: named('demo-lease', 'plain'), kind: { group: 'coordination.k8s.io', kind: 'Lease' }, resource: { group: 'coordination.k8s.io', resource: 'leases' } };
+    expect(
+      deniedMessage(
+        await run(config, {
+          object: named('demo-x', 'plain'),
+          resource: { resource: 'configmaps' },
+          userInfo: kubelet,
+        }),
+      ),
+    ).toBeUndefined();
+    const lease = {
+      object: named('demo-lease', 'plain'),
+      kind: { group: 'coordination.k8s.io', kind: 'Lease' },
+      resource: { group: 'coordination.k8s.io', resource: 'leases' },
+    };
     expect(deniedMessage(await run(config, lease))).toBeUndefined();
-    const role = { object: named('demo-role', 'plain'), kind: { group: 'rbac.authorization.k8s.io', kind: 'Role' }, resource: { group: 'rbac.authorization.k8s.io', resource: 'roles' } };
+    const role = {
+      object: named('demo-role', 'plain'),
+      kind: { group: 'rbac.authorization.k8s.io', kind: 'Role' },
+      resource: { group: 'rbac.authorization.k8s.io', resource: 'roles' },
+    };
     expect(deniedMessage(await run(config, role))).toBeUndefined();
   });
 
   it('a false condition wins over errors; errors alone follow failurePolicy', async () => {
-    const conditions = (failurePolicy: string) => ({ failurePolicy, matchConditions: [{ name: 'err', expression: 'object.nope == true' }, { name: 'f', expression: 'object.spec.replicas > 10' }], validations: [{ expression: 'false' }] });
+    const conditions = (failurePolicy: string) => ({
+      failurePolicy,
+      matchConditions: [
+        { name: 'err', expression: 'object.nope == true' },
+        { name: 'f', expression: 'object.spec.replicas > 10' },
+      ],
+      validations: [{ expression: 'false' }],
+    });
     expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(1)))).toBeUndefined();
-    expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(11)))).toContain("denied request: expression 'object.nope == true' resulted in error: no such key: nope");
+    expect(deniedMessage(await run(policy(conditions('Fail')), deploymentReview(11)))).toContain(
+      "denied request: expression 'object.nope == true' resulted in error: no such key: nope",
+    );
     expect(deniedMessage(await run(policy(conditions('Ignore')), deploymentReview(11)))).toBeUndefined();
   });
 });
 
-describe('auditAnnotations (the page\'s example)', () => {
+describe("auditAnnotations (the page's example)", () => {
   const config = configure({ paths: ['audit-annotations.yaml'] });
 
   it('answers <policy>/<key> only when the value is not null', async () => {
     const high = await run(config, deploymentReview(128));
-    expect(high.wire.response).toMatchObject({ allowed: true, auditAnnotations: { 'demo-policy.example.com_high-replica-count': 'Deployment spec.replicas set to 128' } });
+    expect(high.wire.response).toMatchObject({
+      allowed: true,
+      auditAnnotations: { 'demo-policy.example.com_high-replica-count': 'Deployment spec.replicas set to 128' },
+    });
     expect((await run(config, deploymentReview(3))).wire.response!.auditAnnotations).toBeUndefined();
   });
 
-  it('the page\'s literal form (key under validations) is refused at start with the field named', () => {
+  it("the page's literal form (key under validations) is refused at start with the field named", () => {
     const literal = {
-      apiVersion: 'admissionregistration.k8s.io/v1alpha1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'demo-policy.example.com' },
-      spec: { matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] }] }, validations: [{ key: 'high-replica-count', expression: 'object.spec.replicas > 50' }] },
+      apiVersion: 'admissionregistration.k8s.io/v1alpha1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'demo-policy.example.com' },
+      spec: {
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
+          ],
+        },
+        validations: [{ key: 'high-replica-count', expression: 'object.spec.replicas > 50' }],
+      },
     };
-    expect(() => configure({ manifests: [literal] })).toThrow(/ValidatingAdmissionPolicy "demo-policy.example.com" \(manifests\[0\]\) spec.validations\[0\].key: unknown field/);
+    expect(() => configure({ manifests: [literal] })).toThrow(
+      /ValidatingAdmissionPolicy "demo-policy.example.com" \(manifests\[0\]\) spec.validations\[0\].key: unknown field/,
+    );
   });
 });
 
 describe('compile errors fail the start, naming the policy, the field and the position', () => {
   it('a syntax error in a validation', () => {
-    const error = configErrorOf(() => policy({ validations: [{ expression: 'object.spec.replicas <= ' }] }, ['Deny'], {}, 'broken.example.com'));
-    expect(error.field).toBe('ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression');
+    const error = configErrorOf(() =>
+      policy({ validations: [{ expression: 'object.spec.replicas <= ' }] }, ['Deny'], {}, 'broken.example.com'),
+    );
+    expect(error.field).toBe(
+      'ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression',
+    );
     expect(error.message).toBe(
       'ValidatingAdmissionPolicy: ValidatingAdmissionPolicy "broken.example.com" (manifests[0]) spec.validations[0].expression: ' +
         `Invalid value: "object.spec.replicas <= ": compilation failed: ERROR: <input>:1:25: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n` +
@@ -264,55 +430,121 @@ describe('compile errors fail the start, naming the policy, the field and the po
   });
 
   it('undeclared references, in every expression field', () => {
-    expect(() => policy({ validations: [{ expression: 'obj.spec.replicas > 1' }] })).toThrow(/spec.validations\[0\].expression: .*ERROR: <input>:1:1: undeclared reference to 'obj'/s);
-    expect(() => policy({ validations: [{ expression: 'true', messageExpression: "'x' + nope()" }] })).toThrow(/spec.validations\[0\].messageExpression: .*<input>:1:11: undeclared reference to 'nope'/s);
-    expect(() => policy({ matchConditions: [{ name: 'a', expression: 'foo' }], validations: [{ expression: 'true' }] })).toThrow(/spec.matchConditions\[0\].expression/);
-    expect(() => policy({ variables: [{ name: 'a', expression: 'variables.b' }, { name: 'b', expression: '1' }], validations: [{ expression: 'true' }] })).toThrow(
-      /spec.variables\[0\].expression: .*<input>:1:10: undefined field 'b'/s,
+    expect(() => policy({ validations: [{ expression: 'obj.spec.replicas > 1' }] })).toThrow(
+      /spec.validations\[0\].expression: .*ERROR: <input>:1:1: undeclared reference to 'obj'/s,
     );
-    expect(() => policy({ auditAnnotations: [{ key: 'k', valueExpression: 'object.x +' }] })).toThrow(/spec.auditAnnotations\[0\].valueExpression: .*Syntax error/s);
+    expect(() => policy({ validations: [{ expression: 'true', messageExpression: "'x' + nope()" }] })).toThrow(
+      /spec.validations\[0\].messageExpression: .*<input>:1:11: undeclared reference to 'nope'/s,
+    );
+    expect(() =>
+      policy({ matchConditions: [{ name: 'a', expression: 'foo' }], validations: [{ expression: 'true' }] }),
+    ).toThrow(/spec.matchConditions\[0\].expression/);
+    expect(() =>
+      policy({
+        variables: [
+          { name: 'a', expression: 'variables.b' },
+          { name: 'b', expression: '1' },
+        ],
+        validations: [{ expression: 'true' }],
+      }),
+    ).toThrow(/spec.variables\[0\].expression: .*<input>:1:10: undefined field 'b'/s);
+    expect(() => policy({ auditAnnotations: [{ key: 'k', valueExpression: 'object.x +' }] })).toThrow(
+      /spec.auditAnnotations\[0\].valueExpression: .*Syntax error/s,
+    );
   });
 
   it('celEnvironment pins the apiserver version whose CEL environment compiles the policies', () => {
-    const spec = { matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] }] }, validations: [{ expression: "isIP('10.0.0.1')" }] };
-    const manifests = [{ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'ip.example.com' }, spec }];
+    const spec = {
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
+        ],
+      },
+      validations: [{ expression: "isIP('10.0.0.1')" }],
+    };
+    const manifests = [
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'ip.example.com' },
+        spec,
+      },
+    ];
     expect(() => configure({ manifests })).not.toThrow();
     expect(() => configure({ celEnvironment: '1.31', manifests })).not.toThrow();
-    expect(() => configure({ celEnvironment: '1.30', manifests })).toThrow(/spec.validations\[0\].expression: Invalid value: "isIP\('10.0.0.1'\)": compilation failed: ERROR: <input>:1:5: undeclared reference to 'isIP'/);
-    expect(() => configure({ celEnvironment: '1.29', manifests })).toThrow(/celEnvironment: Unsupported value: "1.29": supported values: "1.30", "1.31"/);
+    expect(() => configure({ celEnvironment: '1.30', manifests })).toThrow(
+      /spec.validations\[0\].expression: Invalid value: "isIP\('10.0.0.1'\)": compilation failed: ERROR: <input>:1:5: undeclared reference to 'isIP'/,
+    );
+    expect(() => configure({ celEnvironment: '1.29', manifests })).toThrow(
+      /celEnvironment: Unsupported value: "1.29": supported values: "1.30", "1.31"/,
+    );
   });
 
   it('result types are checked per field at start: must evaluate to bool but got dyn', () => {
-    expect(() => policy({ validations: [{ expression: 'object.spec.paused' }] })).toThrow(/spec.validations\[0\].expression: Invalid value: "object.spec.paused": must evaluate to bool but got dyn$/);
-    expect(() => policy({ validations: [{ expression: 'true', messageExpression: 'object.spec.replicas' }] })).toThrow(/spec.validations\[0\].messageExpression: Invalid value: "object.spec.replicas": must evaluate to string but got dyn$/);
-    expect(() => policy({ validations: [{ expression: 'params.max > 1' }] })).toThrow(/undeclared reference to 'params'/);
-    expect(() => policy({ paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, validations: [{ expression: 'params.max > 1' }] })).not.toThrow();
-    expect(() => policy({ variables: [{ name: 'big', expression: 'object.spec.replicas > 3' }], validations: [{ expression: 'variables.big' }] })).not.toThrow();
+    expect(() => policy({ validations: [{ expression: 'object.spec.paused' }] })).toThrow(
+      /spec.validations\[0\].expression: Invalid value: "object.spec.paused": must evaluate to bool but got dyn$/,
+    );
+    expect(() => policy({ validations: [{ expression: 'true', messageExpression: 'object.spec.replicas' }] })).toThrow(
+      /spec.validations\[0\].messageExpression: Invalid value: "object.spec.replicas": must evaluate to string but got dyn$/,
+    );
+    expect(() => policy({ validations: [{ expression: 'params.max > 1' }] })).toThrow(
+      /undeclared reference to 'params'/,
+    );
+    expect(() =>
+      policy({ paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, validations: [{ expression: 'params.max > 1' }] }),
+    ).not.toThrow();
+    expect(() =>
+      policy({
+        variables: [{ name: 'big', expression: 'object.spec.replicas > 3' }],
+        validations: [{ expression: 'variables.big' }],
+      }),
+    ).not.toThrow();
   });
 
   it('authorizer is refused with a reason (this webhook cannot make authorization checks)', () => {
-    expect(() => policy({ validations: [{ expression: "authorizer.group('').resource('pods').check('create').allowed()" }] })).toThrow(/authorization checks are not supported by this webhook/);
+    expect(() =>
+      policy({ validations: [{ expression: "authorizer.group('').resource('pods').check('create').allowed()" }] }),
+    ).toThrow(/authorization checks are not supported by this webhook/);
   });
 
   it('a policy without validations or audit annotations, a binding to a missing policy', () => {
-    expect(() => policy({})).toThrow(/spec.validations: Required value: validations or auditAnnotations must contain at least one item/);
-    const orphan = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'o' }, spec: { policyName: 'missing', validationActions: ['Deny'] } };
-    expect(() => configure({ manifests: [orphan] })).toThrow(/spec.policyName: Invalid value: "missing": no ValidatingAdmissionPolicy of that name is loaded/);
+    expect(() => policy({})).toThrow(
+      /spec.validations: Required value: validations or auditAnnotations must contain at least one item/,
+    );
+    const orphan = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: 'o' },
+      spec: { policyName: 'missing', validationActions: ['Deny'] },
+    };
+    expect(() => configure({ manifests: [orphan] })).toThrow(
+      /spec.policyName: Invalid value: "missing": no ValidatingAdmissionPolicy of that name is loaded/,
+    );
   });
 });
 
 describe('variables and namespaceObject', () => {
   it('variables compose, each evaluated once when used', async () => {
     const spec = {
-      variables: [{ name: 'replicas', expression: 'object.spec.replicas' }, { name: 'limit', expression: 'variables.replicas < 3 ? 3 : 5' }],
-      validations: [{ expression: 'variables.replicas <= variables.limit', messageExpression: "'replicas ' + string(variables.replicas) + ' over ' + string(variables.limit)" }],
+      variables: [
+        { name: 'replicas', expression: 'object.spec.replicas' },
+        { name: 'limit', expression: 'variables.replicas < 3 ? 3 : 5' },
+      ],
+      validations: [
+        {
+          expression: 'variables.replicas <= variables.limit',
+          messageExpression: "'replicas ' + string(variables.replicas) + ' over ' + string(variables.limit)",
+        },
+      ],
     };
     expect(deniedMessage(await run(policy(spec), deploymentReview(6)))).toContain('denied request: replicas 6 over 5');
     expect(deniedMessage(await run(policy(spec), deploymentReview(4)))).toBeUndefined();
   });
 
   it('namespaceObject comes from the learned namespaces', async () => {
-    const spec = { validations: [{ expression: "namespaceObject.metadata.labels.environment == 'test'", message: 'only in test' }] };
+    const spec = {
+      validations: [{ expression: "namespaceObject.metadata.labels.environment == 'test'", message: 'only in test' }],
+    };
     expect(deniedMessage(await run(policy(spec), deploymentReview(1, 'test')))).toBeUndefined();
     expect(deniedMessage(await run(policy(spec), deploymentReview(1, 'prod')))).toContain('only in test');
   });
@@ -326,30 +558,82 @@ describe('matching', () => {
     expect(deniedMessage(await run(config, deploymentReview(6, 'new'), unseen))).toBeUndefined();
     const strict = configure({ paths: ['demo.yaml'], unknownNamespace: 'Fail' });
     expect(deniedMessage(await run(strict, deploymentReview(6, 'new'), unseen))).toContain(
-      "with binding 'demo-binding-test.example.com' denied request: failed to configure binding: namespace \"new\" has never been seen by this webhook (unknownNamespace: Fail)",
+      'with binding \'demo-binding-test.example.com\' denied request: failed to configure binding: namespace "new" has never been seen by this webhook (unknownNamespace: Fail)',
     );
   });
 
   it('a Namespace being created is matched on its own labels', async () => {
     const nsPolicy = configure({
       manifests: [
-        { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'ns' }, spec: { matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'] }] }, validations: [{ expression: 'false', message: 'no' }] } },
-        { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'b' }, spec: { policyName: 'ns', validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { team: 'a' } } } } },
+        {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicy',
+          metadata: { name: 'ns' },
+          spec: {
+            matchConstraints: {
+              resourceRules: [
+                { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'] },
+              ],
+            },
+            validations: [{ expression: 'false', message: 'no' }],
+          },
+        },
+        {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicyBinding',
+          metadata: { name: 'b' },
+          spec: {
+            policyName: 'ns',
+            validationActions: ['Deny'],
+            matchResources: { namespaceSelector: { matchLabels: { team: 'a' } } },
+          },
+        },
       ],
     });
-    const ns = (labels: Record<string, string>): ReviewInput => ({ object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x', labels } }, kind: { kind: 'Namespace' }, resource: { resource: 'namespaces' }, namespace: 'x' });
+    const ns = (labels: Record<string, string>): ReviewInput => ({
+      object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x', labels } },
+      kind: { kind: 'Namespace' },
+      resource: { resource: 'namespaces' },
+      namespace: 'x',
+    });
     expect(deniedMessage(await run(nsPolicy, ns({ team: 'a' }), namespaces({})))).toContain('denied request: no');
     expect(deniedMessage(await run(nsPolicy, ns({ team: 'b' }), namespaces({})))).toBeUndefined();
   });
 
   it('resourceNames, excludeResourceRules and objectSelector', async () => {
-    const spec = (constraints: Record<string, unknown>) => ({ matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'], resourceNames: ['nginx'] }], ...constraints }, validations: [{ expression: 'false' }] });
+    const spec = (constraints: Record<string, unknown>) => ({
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ['apps'],
+            apiVersions: ['v1'],
+            operations: ['CREATE'],
+            resources: ['deployments'],
+            resourceNames: ['nginx'],
+          },
+        ],
+        ...constraints,
+      },
+      validations: [{ expression: 'false' }],
+    });
     const named = policy(spec({}));
     expect(deniedMessage(await run(named, deploymentReview(1)))).toBeDefined();
-    expect(deniedMessage(await run(named, { ...deploymentReview(1), name: 'other', object: deployment(1, 'test', 'other') }))).toBeUndefined();
-    const excluded = policy(spec({ excludeResourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['deployments'], scope: 'Namespaced' }] }));
+    expect(
+      deniedMessage(
+        await run(named, { ...deploymentReview(1), name: 'other', object: deployment(1, 'test', 'other') }),
+      ),
+    ).toBeUndefined();
+    const excluded = policy(
+      spec({
+        excludeResourceRules: [
+          { apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['deployments'], scope: 'Namespaced' },
+        ],
+      }),
+    );
     expect(deniedMessage(await run(excluded, deploymentReview(1)))).toBeUndefined();
-    const labelled = policy(spec({ objectSelector: { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] } }));
+    const labelled = policy(
+      spec({ objectSelector: { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] } }),
+    );
     expect(deniedMessage(await run(labelled, deploymentReview(1)))).toBeDefined();
     const skip = deployment(1);
     skip.metadata!.labels = { skip: 'yes' };
@@ -358,18 +642,46 @@ describe('matching', () => {
 
   it('a request no policy names reads nothing, whether 1 or 1,000 policies are loaded', async () => {
     const manifests = Array.from({ length: 1000 }, (_, i) => ({
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: `p${i}` },
-      spec: { matchConstraints: { resourceRules: [{ apiGroups: [`g${i}.example.com`], apiVersions: ['v1'], operations: ['*'], resources: ['widgets'] }] }, validations: [{ expression: 'false' }] },
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: `p${i}` },
+      spec: {
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [`g${i}.example.com`], apiVersions: ['v1'], operations: ['*'], resources: ['widgets'] },
+          ],
+        },
+        validations: [{ expression: 'false' }],
+      },
     }));
     const many = configure({ manifests });
     expect(many.index.candidates(requestFor(deploymentReview(1)))).toEqual([]);
-    expect(many.index.candidates(requestFor({ kind: { group: 'g7.example.com', kind: 'Widget' }, resource: { group: 'g7.example.com', resource: 'widgets' } })).map((p) => p.name)).toEqual(['p7']);
+    expect(
+      many.index
+        .candidates(
+          requestFor({
+            kind: { group: 'g7.example.com', kind: 'Widget' },
+            resource: { group: 'g7.example.com', resource: 'widgets' },
+          }),
+        )
+        .map((p) => p.name),
+    ).toEqual(['p7']);
   });
 
-  it('validatingRulesFor emits the union of the policies\' resourceRules', () => {
+  it("validatingRulesFor emits the union of the policies' resourceRules", () => {
     const config = configure({ paths: ['demo.yaml', 'replicalimit.yaml'] });
-    expect(plugin.validatingRulesFor!(config)).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'], scope: '*' }]);
-    expect(plugin.validatingRulesFor!(configure({ paths: ['match-conditions.yaml'] }))).toEqual([{ operations: ['CREATE', 'UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: '*' }]);
+    expect(plugin.validatingRulesFor!(config)).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: ['apps'],
+        apiVersions: ['v1'],
+        resources: ['deployments'],
+        scope: '*',
+      },
+    ]);
+    expect(plugin.validatingRulesFor!(configure({ paths: ['match-conditions.yaml'] }))).toEqual([
+      { operations: ['CREATE', 'UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: '*' },
+    ]);
   });
 });
 
@@ -381,7 +693,9 @@ describe('config/examples/validating-admission-policy', () => {
     expect(deniedMessage(await run(config, deploymentReview(4)))).toBe(
       `deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy 'replicalimit-policy.example.com' with binding 'replicalimit-binding-test.example.com' denied request: object.spec.replicas must be no greater than 3`,
     );
-    expect(deniedMessage(await run(config, deploymentReview(6)))).toContain("ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-test.example.com' denied request: failed expression: object.spec.replicas <= 5");
+    expect(deniedMessage(await run(config, deploymentReview(6)))).toContain(
+      "ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-test.example.com' denied request: failed expression: object.spec.replicas <= 5",
+    );
     expect(deniedMessage(await run(config, deploymentReview(101, 'prod')))).toContain('must be no greater than 100');
   });
 });

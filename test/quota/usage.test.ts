@@ -11,37 +11,89 @@ import { Quantity } from '../../lib/kube/quantity.js';
 import { usageOf } from '../../lib/quota/usage.js';
 
 type Resources = Record<string, string>;
-const container = (requests: Resources, limits: Resources = {}) => ({ name: 'c', image: 'i', resources: { requests, limits } });
-const pod = (spec: Record<string, unknown>, extra: Partial<KubeObject> = {}): KubeObject => ({ kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec, ...extra });
+const container = (requests: Resources, limits: Resources = {}) => ({
+  name: 'c',
+  image: 'i',
+  resources: { requests, limits },
+});
+const pod = (spec: Record<string, unknown>, extra: Partial<KubeObject> = {}): KubeObject => ({
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: 'ns' },
+  spec,
+  ...extra,
+});
 const POD_COUNTS = { pods: '1', 'count/pods': '1' };
 
 /** Equal keys, and every quantity equal by value. */
 function expectUsage(actual: Readonly<Record<string, string>>, expected: Resources): void {
   expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort());
-  for (const [name, value] of Object.entries(expected)) expect(Quantity.parse(actual[name]).cmp(Quantity.parse(value)), name).toBe(0);
+  for (const [name, value] of Object.entries(expected))
+    expect(Quantity.parse(actual[name]).cmp(Quantity.parse(value)), name).toBe(0);
 }
 
 describe('TestPodEvaluatorUsage', () => {
   const dongle = 'example.com/dongle';
   const cases: { name: string; pod: KubeObject; usage: Resources }[] = [
-    { name: 'init container CPU', pod: pod({ initContainers: [container({ cpu: '1m' }, { cpu: '2m' })] }), usage: { 'requests.cpu': '1m', 'limits.cpu': '2m', cpu: '1m', ...POD_COUNTS } },
-    { name: 'init container MEM', pod: pod({ initContainers: [container({ memory: '1m' }, { memory: '2m' })] }), usage: { 'requests.memory': '1m', 'limits.memory': '2m', memory: '1m', ...POD_COUNTS } },
+    {
+      name: 'init container CPU',
+      pod: pod({ initContainers: [container({ cpu: '1m' }, { cpu: '2m' })] }),
+      usage: { 'requests.cpu': '1m', 'limits.cpu': '2m', cpu: '1m', ...POD_COUNTS },
+    },
+    {
+      name: 'init container MEM',
+      pod: pod({ initContainers: [container({ memory: '1m' }, { memory: '2m' })] }),
+      usage: { 'requests.memory': '1m', 'limits.memory': '2m', memory: '1m', ...POD_COUNTS },
+    },
     {
       name: 'init container local ephemeral storage',
       pod: pod({ initContainers: [container({ 'ephemeral-storage': '32Mi' }, { 'ephemeral-storage': '64Mi' })] }),
-      usage: { 'ephemeral-storage': '32Mi', 'requests.ephemeral-storage': '32Mi', 'limits.ephemeral-storage': '64Mi', ...POD_COUNTS },
+      usage: {
+        'ephemeral-storage': '32Mi',
+        'requests.ephemeral-storage': '32Mi',
+        'limits.ephemeral-storage': '64Mi',
+        ...POD_COUNTS,
+      },
     },
-    { name: 'init container hugepages', pod: pod({ initContainers: [container({ 'hugepages-2Mi': '100Mi' })] }), usage: { 'hugepages-2Mi': '100Mi', 'requests.hugepages-2Mi': '100Mi', ...POD_COUNTS } },
-    { name: 'init container extended resources', pod: pod({ initContainers: [container({ [dongle]: '3' }, { [dongle]: '3' })] }), usage: { [`requests.${dongle}`]: '3', ...POD_COUNTS } },
-    { name: 'container CPU', pod: pod({ containers: [container({ cpu: '1m' }, { cpu: '2m' })] }), usage: { 'requests.cpu': '1m', 'limits.cpu': '2m', cpu: '1m', ...POD_COUNTS } },
-    { name: 'container MEM', pod: pod({ containers: [container({ memory: '1m' }, { memory: '2m' })] }), usage: { 'requests.memory': '1m', 'limits.memory': '2m', memory: '1m', ...POD_COUNTS } },
+    {
+      name: 'init container hugepages',
+      pod: pod({ initContainers: [container({ 'hugepages-2Mi': '100Mi' })] }),
+      usage: { 'hugepages-2Mi': '100Mi', 'requests.hugepages-2Mi': '100Mi', ...POD_COUNTS },
+    },
+    {
+      name: 'init container extended resources',
+      pod: pod({ initContainers: [container({ [dongle]: '3' }, { [dongle]: '3' })] }),
+      usage: { [`requests.${dongle}`]: '3', ...POD_COUNTS },
+    },
+    {
+      name: 'container CPU',
+      pod: pod({ containers: [container({ cpu: '1m' }, { cpu: '2m' })] }),
+      usage: { 'requests.cpu': '1m', 'limits.cpu': '2m', cpu: '1m', ...POD_COUNTS },
+    },
+    {
+      name: 'container MEM',
+      pod: pod({ containers: [container({ memory: '1m' }, { memory: '2m' })] }),
+      usage: { 'requests.memory': '1m', 'limits.memory': '2m', memory: '1m', ...POD_COUNTS },
+    },
     {
       name: 'container local ephemeral storage',
       pod: pod({ containers: [container({ 'ephemeral-storage': '32Mi' }, { 'ephemeral-storage': '64Mi' })] }),
-      usage: { 'ephemeral-storage': '32Mi', 'requests.ephemeral-storage': '32Mi', 'limits.ephemeral-storage': '64Mi', ...POD_COUNTS },
+      usage: {
+        'ephemeral-storage': '32Mi',
+        'requests.ephemeral-storage': '32Mi',
+        'limits.ephemeral-storage': '64Mi',
+        ...POD_COUNTS,
+      },
     },
-    { name: 'container hugepages', pod: pod({ containers: [container({ 'hugepages-2Mi': '100Mi' })] }), usage: { 'hugepages-2Mi': '100Mi', 'requests.hugepages-2Mi': '100Mi', ...POD_COUNTS } },
-    { name: 'container extended resources', pod: pod({ containers: [container({ [dongle]: '3' }, { [dongle]: '3' })] }), usage: { [`requests.${dongle}`]: '3', ...POD_COUNTS } },
+    {
+      name: 'container hugepages',
+      pod: pod({ containers: [container({ 'hugepages-2Mi': '100Mi' })] }),
+      usage: { 'hugepages-2Mi': '100Mi', 'requests.hugepages-2Mi': '100Mi', ...POD_COUNTS },
+    },
+    {
+      name: 'container extended resources',
+      pod: pod({ containers: [container({ [dongle]: '3' }, { [dongle]: '3' })] }),
+      usage: { [`requests.${dongle}`]: '3', ...POD_COUNTS },
+    },
     {
       name: 'init container maximums override sum of containers',
       pod: pod({
@@ -54,11 +106,26 @@ describe('TestPodEvaluatorUsage', () => {
           container({ cpu: '2', memory: '25M', [dongle]: '2' }, { cpu: '5', memory: '50M', [dongle]: '2' }),
         ],
       }),
-      usage: { 'requests.cpu': '4', 'requests.memory': '100M', 'limits.cpu': '8', 'limits.memory': '200M', cpu: '4', memory: '100M', [`requests.${dongle}`]: '4', ...POD_COUNTS },
+      usage: {
+        'requests.cpu': '4',
+        'requests.memory': '100M',
+        'limits.cpu': '8',
+        'limits.memory': '200M',
+        cpu: '4',
+        memory: '100M',
+        [`requests.${dongle}`]: '4',
+        ...POD_COUNTS,
+      },
     },
     {
       name: 'pod deletion timestamp not exceeded',
-      pod: pod({ containers: [container({ cpu: '1' }, { cpu: '2' })] }, { metadata: { name: 'p', deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 30 }, status: { reason: 'NodeLost' } }),
+      pod: pod(
+        { containers: [container({ cpu: '1' }, { cpu: '2' })] },
+        {
+          metadata: { name: 'p', deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 30 },
+          status: { reason: 'NodeLost' },
+        },
+      ),
       usage: { 'requests.cpu': '1', 'limits.cpu': '2', cpu: '1', ...POD_COUNTS },
     },
     {
@@ -75,12 +142,18 @@ describe('TestPodEvaluatorUsage', () => {
   // Upstream keeps `count/pods: 1` for a pod in a terminal phase ("terminated generic count still
   // appears"); the ledger charges such a pod nothing at all, so count/pods quotas do not count it.
   it('terminated pod: charged nothing (upstream still counts count/pods)', () => {
-    const succeeded = pod({ containers: [container({ [dongle]: '3' }, { [dongle]: '3' })] }, { status: { phase: 'Succeeded' } });
+    const succeeded = pod(
+      { containers: [container({ [dongle]: '3' }, { [dongle]: '3' })] },
+      { status: { phase: 'Succeeded' } },
+    );
     expectUsage(usageOf({ group: '', resource: 'pods' }, succeeded).usage, {});
   });
 
   it('scope facts: terminating, best effort and priority class', () => {
-    const facts = usageOf({ group: '', resource: 'pods' }, pod({ activeDeadlineSeconds: 0, priorityClassName: 'high', containers: [{ name: 'c', image: 'i' }] })).facts;
+    const facts = usageOf(
+      { group: '', resource: 'pods' },
+      pod({ activeDeadlineSeconds: 0, priorityClassName: 'high', containers: [{ name: 'c', image: 'i' }] }),
+    ).facts;
     expect(facts).toEqual({ pod: true, terminating: true, bestEffort: true, priorityClass: 'high' });
   });
 });
@@ -100,10 +173,23 @@ describe('TestPersistentVolumeClaimEvaluatorUsage', () => {
     {
       name: 'pvc-usage-by-class',
       claim: claim({ ...storage('10Gi'), storageClassName: 'gold' }),
-      usage: { 'requests.storage': '10Gi', [`${GOLD}requests.storage`]: '10Gi', [`${GOLD}persistentvolumeclaims`]: '1', ...CLAIM_COUNTS },
+      usage: {
+        'requests.storage': '10Gi',
+        [`${GOLD}requests.storage`]: '10Gi',
+        [`${GOLD}persistentvolumeclaims`]: '1',
+        ...CLAIM_COUNTS,
+      },
     },
-    { name: 'pvc-usage-higher-allocated-resource', claim: claim(storage('5G'), { allocatedResources: { storage: '10G' } }), usage: { 'requests.storage': '10G', ...CLAIM_COUNTS } },
-    { name: 'pvc-usage-lower-allocated-resource', claim: claim(storage('10G'), { allocatedResources: { storage: '5G' } }), usage: { 'requests.storage': '10G', ...CLAIM_COUNTS } },
+    {
+      name: 'pvc-usage-higher-allocated-resource',
+      claim: claim(storage('5G'), { allocatedResources: { storage: '10G' } }),
+      usage: { 'requests.storage': '10G', ...CLAIM_COUNTS },
+    },
+    {
+      name: 'pvc-usage-lower-allocated-resource',
+      claim: claim(storage('10G'), { allocatedResources: { storage: '5G' } }),
+      usage: { 'requests.storage': '10G', ...CLAIM_COUNTS },
+    },
   ];
 
   it.each(cases)('$name', ({ claim: object, usage }) => {
@@ -113,11 +199,17 @@ describe('TestPersistentVolumeClaimEvaluatorUsage', () => {
   // Upstream rounds a fractional storage request up to a whole byte (pvc-usage-rounded: 1001m
   // counts as 2); the ledger charges it as written.
   it('pvc-usage-rounded: charged as written (upstream rounds 1001m up to 2)', () => {
-    expectUsage(usageOf({ group: '', resource: 'persistentvolumeclaims' }, claim(storage('1001m'))).usage, { 'requests.storage': '1001m', ...CLAIM_COUNTS });
+    expectUsage(usageOf({ group: '', resource: 'persistentvolumeclaims' }, claim(storage('1001m'))).usage, {
+      'requests.storage': '1001m',
+      ...CLAIM_COUNTS,
+    });
   });
 
   it('the beta storage-class annotation wins over the field', () => {
-    const annotated: KubeObject = { ...claim({ ...storage('1Gi'), storageClassName: 'silver' }), metadata: { name: 'foo', annotations: { 'volume.beta.kubernetes.io/storage-class': 'gold' } } };
+    const annotated: KubeObject = {
+      ...claim({ ...storage('1Gi'), storageClassName: 'silver' }),
+      metadata: { name: 'foo', annotations: { 'volume.beta.kubernetes.io/storage-class': 'gold' } },
+    };
     expectUsage(usageOf({ group: '', resource: 'persistentvolumeclaims' }, annotated).usage, {
       'requests.storage': '1Gi',
       [`${GOLD}requests.storage`]: '1Gi',
@@ -129,7 +221,10 @@ describe('TestPersistentVolumeClaimEvaluatorUsage', () => {
 
 describe('object counts', () => {
   it.each([
-    [{ group: '', resource: 'services' }, { services: '1', 'count/services': '1' }],
+    [
+      { group: '', resource: 'services' },
+      { services: '1', 'count/services': '1' },
+    ],
     [{ group: 'apps', resource: 'deployments' }, { 'count/deployments.apps': '1' }],
     [{ group: 'batch', resource: 'cronjobs' }, { 'count/cronjobs.batch': '1' }],
   ] as const)('%o', (resource, usage) => {

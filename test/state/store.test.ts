@@ -19,7 +19,10 @@ describe('the table', () => {
   it('has pk/sk string keys and TTL on expiresAt; ensureStateTable is idempotent', async () => {
     await ensureStateTable(store.endpoint, store.tableName);
     const table = await store.client.send(new DescribeTableCommand({ TableName: store.tableName }));
-    expect(table.Table!.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
+    expect(table.Table!.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
     const ttl = await store.client.send(new DescribeTimeToLiveCommand({ TableName: store.tableName }));
     expect(ttl.TimeToLiveDescription).toMatchObject({ AttributeName: 'expiresAt', TimeToLiveStatus: 'ENABLED' });
   });
@@ -30,7 +33,11 @@ describe('the dryRun gate', () => {
     const dry = store.state({ uid: 'dry-1', dryRun: true });
     store.reset();
     await dry.quotaLedger.recordQuota({ namespace: 'n', name: 'q', hard: { pods: '1' }, scopes: [] });
-    await dry.quotaLedger.reserve({ namespace: 'n', resource: 'pods', name: 'p' }, { usage: { pods: '1' }, facts: {} }, () => undefined);
+    await dry.quotaLedger.reserve(
+      { namespace: 'n', resource: 'pods', name: 'p' },
+      { usage: { pods: '1' }, facts: {} },
+      () => undefined,
+    );
     await dry.quotaLedger.release({ namespace: 'n', resource: 'pods', name: 'p' });
     await dry.tokenBuckets.take([{ key: 'k', spec: { qps: 1, burst: 1 } }]);
     await dry.decisionCache.put('k', { allowed: true, reason: '', annotations: {} }, 60);
@@ -42,7 +49,15 @@ describe('the dryRun gate', () => {
 describe('learningRules (for the emitter)', () => {
   it('subscribes namespace-aware plugins to Namespace writes and quota plugins to ResourceQuota writes', () => {
     expect(learningRules({ needs: [] })).toEqual([]);
-    expect(learningRules({ needs: ['namespaces'] })).toEqual([{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status'], scope: 'Cluster' }]);
+    expect(learningRules({ needs: ['namespaces'] })).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['namespaces', 'namespaces/status'],
+        scope: 'Cluster',
+      },
+    ]);
     expect(learningRules({ needs: ['resourcequotas'] })[0].resources).toEqual(['resourcequotas']);
   });
 });
@@ -61,7 +76,10 @@ describe('expiry counts before the TTL sweep', () => {
 describe('token buckets shared through the store', () => {
   it('burst then refusal, refill with time, and a retried uid pays once', async () => {
     let clock = Date.now();
-    const take = (uid: string) => store.state({ uid, dryRun: false }, () => clock).tokenBuckets.take([{ key: 'server', spec: { qps: 1, burst: 2 } }]);
+    const take = (uid: string) =>
+      store
+        .state({ uid, dryRun: false }, () => clock)
+        .tokenBuckets.take([{ key: 'server', spec: { qps: 1, burst: 2 } }]);
     expect(await take('t1')).toBe(-1);
     expect(await take('t1')).toBe(-1); // retry: free
     expect(await take('t2')).toBe(-1);
@@ -76,9 +94,19 @@ describe('the quota queue', () => {
   const pods = (n: number) => ({ usage: { pods: String(n) }, facts: { pod: true } });
   const usedPods = (snapshot: QuotaSnapshot) => snapshot.charges.reduce((sum, c) => sum + Number(c.usage.pods ?? 0), 0);
   const reserve = (uid: string, name: string, limit: number, namespace = ns) =>
-    store.state({ uid, dryRun: false }).quotaLedger.reserve({ namespace, resource: 'pods', name }, pods(1), (snapshot) => (usedPods(snapshot) + 1 > limit ? 'full' : undefined));
+    store
+      .state({ uid, dryRun: false })
+      .quotaLedger.reserve({ namespace, resource: 'pods', name }, pods(1), (snapshot) =>
+        usedPods(snapshot) + 1 > limit ? 'full' : undefined,
+      );
   const queueLength = async () => {
-    const out = await store.client.send(new GetItemCommand({ TableName: store.tableName, Key: { pk: { S: `rq#${ns}#queue` }, sk: { S: 'queue' } }, ConsistentRead: true }));
+    const out = await store.client.send(
+      new GetItemCommand({
+        TableName: store.tableName,
+        Key: { pk: { S: `rq#${ns}#queue` }, sk: { S: 'queue' } },
+        ConsistentRead: true,
+      }),
+    );
     return out.Item?.entries?.L?.length ?? 0;
   };
 
@@ -95,7 +123,9 @@ describe('the quota queue', () => {
     // would wait for it until PENDING_SECONDS, past the test's timeout.
     const other = 'queue-release';
     expect((await reserve('a', 'a', 2, other)).kind).toBe('reserved');
-    await store.state({ uid: 'delete-a', dryRun: false }).quotaLedger.release({ namespace: other, resource: 'pods', name: 'a' });
+    await store
+      .state({ uid: 'delete-a', dryRun: false })
+      .quotaLedger.release({ namespace: other, resource: 'pods', name: 'a' });
     expect((await reserve('b', 'b', 2, other)).kind).toBe('reserved');
     expect((await reserve('c', 'c', 2, other)).kind).toBe('reserved');
     expect((await reserve('d', 'd', 2, other)).kind).toBe('refused');

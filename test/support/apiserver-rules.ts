@@ -4,7 +4,11 @@
 import jsonpatch from 'fast-json-patch';
 import type { GatewayResult } from '../../lib/http/event.js';
 
-export function apiserverRuleViolations(sent: { apiVersion?: unknown; request?: { uid?: unknown; object?: unknown } }, phase: 'mutate' | 'validate', result: GatewayResult): string[] {
+export function apiserverRuleViolations(
+  sent: { apiVersion?: unknown; request?: { uid?: unknown; object?: unknown } },
+  phase: 'mutate' | 'validate',
+  result: GatewayResult,
+): string[] {
   if (result.statusCode !== 200) return [`HTTP ${result.statusCode}`];
   const problems: string[] = [];
   let review: Record<string, any>;
@@ -14,12 +18,14 @@ export function apiserverRuleViolations(sent: { apiVersion?: unknown; request?: 
     return ['body is not JSON'];
   }
   if (review.kind !== 'AdmissionReview') problems.push(`kind ${review.kind}`);
-  if (review.apiVersion !== sent.apiVersion) problems.push(`apiVersion ${review.apiVersion} answers ${String(sent.apiVersion)}`);
+  if (review.apiVersion !== sent.apiVersion)
+    problems.push(`apiVersion ${review.apiVersion} answers ${String(sent.apiVersion)}`);
   const response = review.response;
   if (!response || typeof response !== 'object') return [...problems, 'no response'];
   if (response.uid !== sent.request?.uid) problems.push('uid differs');
   if (typeof response.allowed !== 'boolean') problems.push('allowed is not a boolean');
-  if ((response.patch === undefined) !== (response.patchType === undefined)) problems.push('patch and patchType not together');
+  if ((response.patch === undefined) !== (response.patchType === undefined))
+    problems.push('patch and patchType not together');
   if (response.patch !== undefined) {
     if (phase === 'validate') problems.push('patch from a validating webhook');
     if (response.patchType !== 'JSONPatch') problems.push(`patchType ${response.patchType}`);
@@ -30,6 +36,7 @@ export function apiserverRuleViolations(sent: { apiVersion?: unknown; request?: 
       problems.push(`patch does not apply: ${(error as Error).message.split('\n')[0]}`);
     }
   }
-  if (response.allowed === false && !(Number.isInteger(response.status?.code) && response.status.code >= 400)) problems.push('denial without an error code');
+  if (response.allowed === false && !(Number.isInteger(response.status?.code) && response.status.code >= 400))
+    problems.push('denial without an error code');
   return problems;
 }

@@ -18,7 +18,13 @@ import { gatewayEvent, lambdaContext } from './gateway-event.js';
 import type { ReviewInput } from './review.js';
 import { review } from './review.js';
 
-const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
+const WRITE_COMMANDS = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'TransactWriteItemsCommand',
+  'BatchWriteItemCommand',
+]);
 
 export interface TestStore {
   endpoint: string;
@@ -150,16 +156,42 @@ export interface Invocation {
 /** A plugin's real Lambda handler over a test store: what the apiserver would get back. */
 export function lambdaFor(plugin: AnyAdmissionPlugin, store: TestStore, config?: unknown) {
   // The deployed stateful handler (namespace learning included), over the test store.
-  const handler = createStatefulAdmissionHandler(plugin, { config, callerAuth: { mode: 'mtls', allowedSubjects: [] }, state: (request) => store.state(request) });
+  const handler = createStatefulAdmissionHandler(plugin, {
+    config,
+    callerAuth: { mode: 'mtls', allowedSubjects: [] },
+    state: (request) => store.state(request),
+  });
   return async function invoke(phase: 'mutate' | 'validate', input: ReviewInput): Promise<Invocation> {
-    const result = await handler(gatewayEvent(`/${plugin.metadata.name}/${phase}`, JSON.stringify(review(input))), lambdaContext);
-    return { statusCode: result.statusCode, body: result.body, ...(result.statusCode === 200 && { review: JSON.parse(result.body) as AdmissionReviewWire }) };
+    const result = await handler(
+      gatewayEvent(`/${plugin.metadata.name}/${phase}`, JSON.stringify(review(input))),
+      lambdaContext,
+    );
+    return {
+      statusCode: result.statusCode,
+      body: result.body,
+      ...(result.statusCode === 200 && { review: JSON.parse(result.body) as AdmissionReviewWire }),
+    };
   };
 }
 
 /** A Namespace write as the apiserver sends it to a plugin's webhook. */
-export function namespaceReview(operation: 'CREATE' | 'UPDATE' | 'DELETE', name: string, meta: { labels?: Record<string, string>; annotations?: Record<string, string>; phase?: string } = {}, extra: Partial<ReviewInput> = {}): ReviewInput {
-  const object = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(meta.labels && { labels: meta.labels }), ...(meta.annotations && { annotations: meta.annotations }) }, spec: { finalizers: ['kubernetes'] }, status: { phase: meta.phase ?? 'Active' } };
+export function namespaceReview(
+  operation: 'CREATE' | 'UPDATE' | 'DELETE',
+  name: string,
+  meta: { labels?: Record<string, string>; annotations?: Record<string, string>; phase?: string } = {},
+  extra: Partial<ReviewInput> = {},
+): ReviewInput {
+  const object = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name,
+      ...(meta.labels && { labels: meta.labels }),
+      ...(meta.annotations && { annotations: meta.annotations }),
+    },
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: meta.phase ?? 'Active' },
+  };
   return {
     operation,
     kind: { kind: 'Namespace' },

@@ -10,20 +10,36 @@ const EXAMPLES = resolve(import.meta.dirname, '../../config/examples');
 
 function exampleEntries(): Record<string, unknown>[] {
   const entries = new Map<string, Record<string, unknown>>();
-  for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(EXAMPLES)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const doc = parse(readFileSync(join(EXAMPLES, file), 'utf8')) as { plugins?: Record<string, unknown>[] };
     for (const entry of doc.plugins ?? []) {
-      const configuration = typeof entry.path === 'string' ? parse(readFileSync(join(EXAMPLES, entry.path), 'utf8')) : entry.configuration;
+      const configuration =
+        typeof entry.path === 'string' ? parse(readFileSync(join(EXAMPLES, entry.path), 'utf8')) : entry.configuration;
       entries.set(entry.name as string, { name: entry.name, ...(configuration !== undefined && { configuration }) });
     }
   }
   entries.set('ImagePolicyWebhook', {
     name: 'ImagePolicyWebhook',
-    configuration: { imagePolicy: { kubeConfigFile: join(EXAMPLES, 'image-policy-backend.kubeconfig'), allowTTL: 50, denyTTL: 50, retryBackoff: 500, defaultAllow: true } },
+    configuration: {
+      imagePolicy: {
+        kubeConfigFile: join(EXAMPLES, 'image-policy-backend.kubeconfig'),
+        allowTTL: 50,
+        denyTTL: 50,
+        retryBackoff: 500,
+        defaultAllow: true,
+      },
+    },
   });
   entries.set('ValidatingAdmissionPolicy', {
     name: 'ValidatingAdmissionPolicy',
-    configuration: { paths: [join(EXAMPLES, 'validating-admission-policy/demo-policy.yaml'), join(EXAMPLES, 'validating-admission-policy/replica-limit.yaml')] },
+    configuration: {
+      paths: [
+        join(EXAMPLES, 'validating-admission-policy/demo-policy.yaml'),
+        join(EXAMPLES, 'validating-admission-policy/replica-limit.yaml'),
+      ],
+    },
   });
   return [...entries.values()];
 }
@@ -31,6 +47,9 @@ function exampleEntries(): Record<string, unknown>[] {
 export function everyPluginActiveConfiguration(): { readonly file: string; readonly remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'every-plugin-'));
   const file = join(dir, 'admission.yaml');
-  writeFileSync(file, stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: exampleEntries() }));
+  writeFileSync(
+    file,
+    stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: exampleEntries() }),
+  );
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -8,7 +8,11 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
  */
 export const lambdaContext = { getRemainingTimeInMillis: () => 900_000 } as unknown as Context;
 
-export function gatewayEvent(path: string, body: string, subjectDN = 'CN=kube-apiserver-admission-client'): APIGatewayProxyEvent {
+export function gatewayEvent(
+  path: string,
+  body: string,
+  subjectDN = 'CN=kube-apiserver-admission-client',
+): APIGatewayProxyEvent {
   return {
     path,
     httpMethod: 'POST',

@@ -31,7 +31,10 @@ export interface HandlesCase {
 
 /** The phases asked for, else every phase the plugin has. */
 const phasesOf = (plugin: AnyAdmissionPlugin, phases: readonly Phase[] | undefined): readonly Phase[] =>
-  phases ?? (['mutate', 'validate'] as const).filter((phase) => (phase === 'mutate' ? plugin.admit : plugin.validate) !== undefined);
+  phases ??
+  (['mutate', 'validate'] as const).filter(
+    (phase) => (phase === 'mutate' ? plugin.admit : plugin.validate) !== undefined,
+  );
 
 /** One test per operation: `handled` ones are acted on by every phase, the others by none. */
 export function itHandles(plugin: AnyAdmissionPlugin, handled: readonly Operation[], c: HandlesCase): void {
@@ -69,7 +72,11 @@ export function otherResources(kind: string, resource: string, subResource: stri
   return [
     { name: `non-${singular} resource`, kind: { kind: 'Foo' }, resource: { resource: 'foos' } },
     { name: `${singular} ${subResource} subresource`, kind: { kind }, resource: { resource }, subResource },
-    { name: `${resource} of another group`, kind: { group: 'example.com', kind }, resource: { group: 'example.com', resource } },
+    {
+      name: `${resource} of another group`,
+      kind: { group: 'example.com', kind },
+      resource: { group: 'example.com', resource },
+    },
   ];
 }
 
@@ -81,7 +88,12 @@ export function itLeavesAlone(
 ): void {
   it.each(requests)('$name is left alone', async ({ kind, resource, subResource }) => {
     for (const phase of phasesOf(plugin, c.phases)) {
-      const result = await runPhase(plugin, phase, { object: resolve(c.object), kind, resource, subResource }, c.config);
+      const result = await runPhase(
+        plugin,
+        phase,
+        { object: resolve(c.object), kind, resource, subResource },
+        c.config,
+      );
       expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
     }
   });

@@ -14,7 +14,12 @@ export interface HttpAnswer {
   readonly body: string;
 }
 
-export function post(url: string, body: string | Buffer, identity: ClientIdentity, options: { method?: string; contentType?: string } = {}): Promise<HttpAnswer> {
+export function post(
+  url: string,
+  body: string | Buffer,
+  identity: ClientIdentity,
+  options: { method?: string; contentType?: string } = {},
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -23,13 +28,18 @@ export function post(url: string, body: string | Buffer, identity: ClientIdentit
         ca: identity.caPem,
         cert: identity.certPem,
         key: identity.keyPem,
-        headers: { 'content-type': options.contentType ?? 'application/json', 'user-agent': 'kube-apiserver-admission' },
+        headers: {
+          'content-type': options.contentType ?? 'application/json',
+          'user-agent': 'kube-apiserver-admission',
+        },
         agent: false,
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', reject);
       },
     );

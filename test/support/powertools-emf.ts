@@ -12,12 +12,17 @@ function powertools(plugin: string): Metrics {
 
 function add(metrics: Metrics, values: readonly EmfValue[]): void {
   for (const { name, unit, value } of values) {
-    for (const v of Array.isArray(value) ? value : [value]) metrics.addMetric(name, unit === 'Count' ? MetricUnit.Count : MetricUnit.Milliseconds, v);
+    for (const v of Array.isArray(value) ? value : [value])
+      metrics.addMetric(name, unit === 'Count' ? MetricUnit.Count : MetricUnit.Milliseconds, v);
   }
 }
 
 /** What Powertools serializes for these metrics of one invocation. */
-export function powertoolsLine(plugin: string, outcome: RequestOutcome, values: readonly EmfValue[]): Record<string, unknown> {
+export function powertoolsLine(
+  plugin: string,
+  outcome: RequestOutcome,
+  values: readonly EmfValue[],
+): Record<string, unknown> {
   const metrics = powertools(plugin);
   metrics.addDimension('phase', outcome.phase);
   metrics.addDimensions({ decision: decisionDimension(outcome) });

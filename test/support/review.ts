@@ -36,7 +36,11 @@ export function review(input: ReviewInput = {}): AdmissionReviewWire & { request
   const object = input.object === undefined ? null : input.object;
   const kindName = input.kind?.kind ?? (typeof object?.kind === 'string' ? object.kind : 'Pod');
   const kind = { group: input.kind?.group ?? '', version: input.kind?.version ?? 'v1', kind: kindName };
-  const resource = { group: input.resource?.group ?? kind.group, version: input.resource?.version ?? kind.version, resource: input.resource?.resource ?? 'pods' };
+  const resource = {
+    group: input.resource?.group ?? kind.group,
+    version: input.resource?.version ?? kind.version,
+    resource: input.resource?.resource ?? 'pods',
+  };
   const meta = object?.metadata ?? input.oldObject?.metadata;
   const request: AdmissionRequestWire = {
     uid: input.uid ?? `uid-${++counter}`,
@@ -78,7 +82,13 @@ export interface PhaseResult {
  * RFC 6902 implementation, validating every operation against the document (a patch that does not
  * apply fails the test, as it would fail the user's request).
  */
-export async function runPhase(plugin: AnyAdmissionPlugin, phase: Phase, input: ReviewInput | AdmissionRequest, config?: unknown, state: PluginState = NO_STATE): Promise<PhaseResult> {
+export async function runPhase(
+  plugin: AnyAdmissionPlugin,
+  phase: Phase,
+  input: ReviewInput | AdmissionRequest,
+  config?: unknown,
+  state: PluginState = NO_STATE,
+): Promise<PhaseResult> {
   const request = 'reviewVersion' in input ? input : requestOf(input);
   const fn = phase === 'mutate' ? plugin.admit : plugin.validate;
   if (!fn) throw new Error(`${plugin.metadata.name} has no ${phase} phase`);
@@ -92,7 +102,8 @@ export async function runPhase(plugin: AnyAdmissionPlugin, phase: Phase, input: 
   let patchedObject = request.object === null ? null : (structuredClone(request.object) as KubeObject);
   if (response.patch !== undefined) {
     patch = JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8'));
-    patchedObject = jsonpatch.applyPatch(patchedObject, patch, /* validate */ true, /* mutate */ false).newDocument as KubeObject;
+    patchedObject = jsonpatch.applyPatch(patchedObject, patch, /* validate */ true, /* mutate */ false)
+      .newDocument as KubeObject;
   }
   return { decision, wire, patchedObject, patch };
 }
@@ -101,7 +112,12 @@ export async function runPhase(plugin: AnyAdmissionPlugin, phase: Phase, input: 
  * Mutates, applies the patch, then runs the mutation again on its own output: the second run must
  * change nothing (reinvocation and webhook retries rely on it). Returns the first run.
  */
-export async function mutateIdempotently(plugin: AnyAdmissionPlugin, input: ReviewInput, config?: unknown, state: PluginState = NO_STATE): Promise<PhaseResult> {
+export async function mutateIdempotently(
+  plugin: AnyAdmissionPlugin,
+  input: ReviewInput,
+  config?: unknown,
+  state: PluginState = NO_STATE,
+): Promise<PhaseResult> {
   const first = await runPhase(plugin, 'mutate', input, config, state);
   if (first.patch.length > 0) {
     const again = await runPhase(plugin, 'mutate', { ...input, object: first.patchedObject }, config, state);

@@ -32,7 +32,10 @@ export default function setup(project: TestProject): () => void {
   const parent = tmpdir();
   removeAbandonedRoots(parent);
   const root = mkdtempSync(join(parent, `${ROOT_PREFIX}${process.pid}-`));
-  writeFileSync(join(root, 'README'), `Temporary files of the test run in process ${process.pid}; removed when it ends.\n`);
+  writeFileSync(
+    join(root, 'README'),
+    `Temporary files of the test run in process ${process.pid}; removed when it ends.\n`,
+  );
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = root;
   const removeRoot = () => rmSync(root, { recursive: true, force: true });

@@ -4,7 +4,18 @@
 // check_windowsHostProcess.go.
 import { v1 } from '../api.js';
 import type { Check, CheckResult, ContainerLike, PodSpecLike } from './types.js';
-import { ALLOWED, containers, forbidden, joinQuote, nameOf, pluralize, sortedSet, visitContainers, volumesOf, isSet } from './types.js';
+import {
+  ALLOWED,
+  containers,
+  forbidden,
+  joinQuote,
+  nameOf,
+  pluralize,
+  sortedSet,
+  visitContainers,
+  volumesOf,
+  isSet,
+} from './types.js';
 
 function hostNamespaces1_0(_: unknown, spec: PodSpecLike): CheckResult {
   const shared: string[] = [];
@@ -15,8 +26,12 @@ function hostNamespaces1_0(_: unknown, spec: PodSpecLike): CheckResult {
 }
 
 function hostPathVolumes1_0(_: unknown, spec: PodSpecLike): CheckResult {
-  const names = volumesOf(spec).filter((v) => isSet(v.hostPath)).map((v) => String(v.name ?? ''));
-  return names.length > 0 ? forbidden('hostPath volumes', `${pluralize('volume', 'volumes', names.length)} ${joinQuote(names)}`) : ALLOWED;
+  const names = volumesOf(spec)
+    .filter((v) => isSet(v.hostPath))
+    .map((v) => String(v.name ?? ''));
+  return names.length > 0
+    ? forbidden('hostPath volumes', `${pluralize('volume', 'volumes', names.length)} ${joinQuote(names)}`)
+    : ALLOWED;
 }
 
 function hostPorts1_0(_: unknown, spec: PodSpecLike): CheckResult {
@@ -30,7 +45,10 @@ function hostPorts1_0(_: unknown, spec: PodSpecLike): CheckResult {
   });
   if (bad.length === 0) return ALLOWED;
   const sorted = sortedSet(ports);
-  return forbidden('hostPort', `${containers(bad)} ${pluralize('uses', 'use', bad.length)} ${pluralize('hostPort', 'hostPorts', sorted.length)} ${sorted.join(', ')}`);
+  return forbidden(
+    'hostPort',
+    `${containers(bad)} ${pluralize('uses', 'use', bad.length)} ${pluralize('hostPort', 'hostPorts', sorted.length)} ${sorted.join(', ')}`,
+  );
 }
 
 type Handler = ContainerLike['livenessProbe'];
@@ -49,7 +67,7 @@ function hostProbesAndHostLifecycle1_34(_: unknown, spec: PodSpecLike): CheckRes
       const found = hostsOf(handler);
       if (found.length === 0) continue;
       bad.add(nameOf(c));
-      found.forEach((h) => hosts.add(h));
+      for (const h of found) hosts.add(h);
     }
   });
   if (bad.size === 0) return ALLOWED;
@@ -69,13 +87,23 @@ function windowsHostProcess1_0(_: unknown, spec: PodSpecLike): CheckResult {
   const setters: string[] = [];
   if (spec.securityContext?.windowsOptions?.hostProcess === true) setters.push('pod');
   if (bad.length > 0) setters.push(containers(bad));
-  return setters.length > 0 ? forbidden('hostProcess', `${setters.join(' and ')} must not set securityContext.windowsOptions.hostProcess=true`) : ALLOWED;
+  return setters.length > 0
+    ? forbidden('hostProcess', `${setters.join(' and ')} must not set securityContext.windowsOptions.hostProcess=true`)
+    : ALLOWED;
 }
 
 export const hostChecks: readonly Check[] = [
   { id: 'hostNamespaces', level: 'baseline', versions: [{ minimumVersion: v1(0), checkPod: hostNamespaces1_0 }] },
   { id: 'hostPathVolumes', level: 'baseline', versions: [{ minimumVersion: v1(0), checkPod: hostPathVolumes1_0 }] },
   { id: 'hostPorts', level: 'baseline', versions: [{ minimumVersion: v1(0), checkPod: hostPorts1_0 }] },
-  { id: 'hostProbesAndHostLifecycle', level: 'baseline', versions: [{ minimumVersion: v1(34), checkPod: hostProbesAndHostLifecycle1_34 }] },
-  { id: 'windowsHostProcess', level: 'baseline', versions: [{ minimumVersion: v1(0), checkPod: windowsHostProcess1_0 }] },
+  {
+    id: 'hostProbesAndHostLifecycle',
+    level: 'baseline',
+    versions: [{ minimumVersion: v1(34), checkPod: hostProbesAndHostLifecycle1_34 }],
+  },
+  {
+    id: 'windowsHostProcess',
+    level: 'baseline',
+    versions: [{ minimumVersion: v1(0), checkPod: windowsHostProcess1_0 }],
+  },
 ];

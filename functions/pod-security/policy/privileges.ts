@@ -11,12 +11,25 @@ function privileged1_0(_: unknown, spec: PodSpecLike): CheckResult {
   visitContainers(spec, (c) => {
     if (c.securityContext?.privileged === true) bad.push(nameOf(c));
   });
-  return bad.length > 0 ? forbidden('privileged', `${containers(bad)} must not set securityContext.privileged=true`) : ALLOWED;
+  return bad.length > 0
+    ? forbidden('privileged', `${containers(bad)} must not set securityContext.privileged=true`)
+    : ALLOWED;
 }
 
 const BASELINE_CAPABILITIES = new Set([
-  'AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD',
-  'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT',
+  'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'MKNOD',
+  'NET_BIND_SERVICE',
+  'SETFCAP',
+  'SETGID',
+  'SETPCAP',
+  'SETUID',
+  'SYS_CHROOT',
 ]);
 
 const listOf = (value: string[] | null | undefined): string[] => (Array.isArray(value) ? value.map(String) : []);
@@ -31,7 +44,10 @@ function capabilitiesBaseline1_0(_: unknown, spec: PodSpecLike): CheckResult {
     added.push(...extra);
   });
   if (bad.length === 0) return ALLOWED;
-  return forbidden('non-default capabilities', `${containers(bad)} must not include ${joinQuote(sortedSet(added))} in securityContext.capabilities.add`);
+  return forbidden(
+    'non-default capabilities',
+    `${containers(bad)} must not include ${joinQuote(sortedSet(added))} in securityContext.capabilities.add`,
+  );
 }
 
 function capabilitiesRestricted1_22(_: unknown, spec: PodSpecLike): CheckResult {
@@ -52,9 +68,12 @@ function capabilitiesRestricted1_22(_: unknown, spec: PodSpecLike): CheckResult 
     }
   });
   const details: string[] = [];
-  if (missingDropAll.length > 0) details.push(`${containers(missingDropAll)} must set securityContext.capabilities.drop=["ALL"]`);
+  if (missingDropAll.length > 0)
+    details.push(`${containers(missingDropAll)} must set securityContext.capabilities.drop=["ALL"]`);
   if (addingForbidden.length > 0) {
-    details.push(`${containers(addingForbidden)} must not include ${joinQuote(sortedSet(forbiddenCapabilities))} in securityContext.capabilities.add`);
+    details.push(
+      `${containers(addingForbidden)} must not include ${joinQuote(sortedSet(forbiddenCapabilities))} in securityContext.capabilities.add`,
+    );
   }
   return details.length > 0 ? forbidden('unrestricted capabilities', details.join('; ')) : ALLOWED;
 }
@@ -69,7 +88,12 @@ function allowPrivilegeEscalation1_8(_: unknown, spec: PodSpecLike): CheckResult
   visitContainers(spec, (c) => {
     if (c.securityContext?.allowPrivilegeEscalation !== false) bad.push(nameOf(c));
   });
-  return bad.length > 0 ? forbidden('allowPrivilegeEscalation != false', `${containers(bad)} must set securityContext.allowPrivilegeEscalation=false`) : ALLOWED;
+  return bad.length > 0
+    ? forbidden(
+        'allowPrivilegeEscalation != false',
+        `${containers(bad)} must set securityContext.allowPrivilegeEscalation=false`,
+      )
+    : ALLOWED;
 }
 
 /** Windows has no privilege escalation to forbid; pod validation refuses the field there. */
@@ -79,7 +103,11 @@ function allowPrivilegeEscalation1_25(meta: unknown, spec: PodSpecLike): CheckRe
 
 export const privilegeChecks: readonly Check[] = [
   { id: 'privileged', level: 'baseline', versions: [{ minimumVersion: v1(0), checkPod: privileged1_0 }] },
-  { id: 'capabilities_baseline', level: 'baseline', versions: [{ minimumVersion: v1(0), checkPod: capabilitiesBaseline1_0 }] },
+  {
+    id: 'capabilities_baseline',
+    level: 'baseline',
+    versions: [{ minimumVersion: v1(0), checkPod: capabilitiesBaseline1_0 }],
+  },
   {
     id: 'capabilities_restricted',
     level: 'restricted',

@@ -4,7 +4,20 @@
 import { goQuote } from '../../../lib/admission/field.js';
 import { v1 } from '../api.js';
 import type { Check, CheckResult, PodMetadataLike, PodSpecLike, SecurityContextLike } from './types.js';
-import { ALLOWED, byBytes, containers, forbidden, inUserNamespace, isSet, isWindows, joinQuote, nameOf, pluralize, sortedSet, visitContainers } from './types.js';
+import {
+  ALLOWED,
+  byBytes,
+  containers,
+  forbidden,
+  inUserNamespace,
+  isSet,
+  isWindows,
+  joinQuote,
+  nameOf,
+  pluralize,
+  sortedSet,
+  visitContainers,
+} from './types.js';
 
 const annotationsOf = (meta: PodMetadataLike): Record<string, string> =>
   meta.annotations !== null && typeof meta.annotations === 'object' ? meta.annotations : {};
@@ -28,7 +41,8 @@ function badSetters(spec: PodSpecLike, isBad: (context: SecurityContextLike) => 
 
 const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
 const allowedAppArmorType = (type: unknown) => type === 'RuntimeDefault' || type === 'Localhost';
-const allowedAppArmorAnnotation = (value: string) => value === '' || value === 'runtime/default' || value.startsWith('localhost/');
+const allowedAppArmorAnnotation = (value: string) =>
+  value === '' || value === 'runtime/default' || value.startsWith('localhost/');
 
 function appArmorProfile1_0(meta: PodMetadataLike, spec: PodSpecLike): CheckResult {
   const badValues: string[] = [];
@@ -55,20 +69,25 @@ function appArmorProfile1_0(meta: PodMetadataLike, spec: PodSpecLike): CheckResu
 const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
 const SECCOMP_CONTAINER_ANNOTATION_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/';
 const validSeccomp = (type: unknown) => type === 'Localhost' || type === 'RuntimeDefault';
-const validSeccompAnnotation = (value: string) => value === 'runtime/default' || value === 'docker/default' || value.startsWith('localhost/');
+const validSeccompAnnotation = (value: string) =>
+  value === 'runtime/default' || value === 'docker/default' || value.startsWith('localhost/');
 
 /** Before 1.19 seccomp was set by annotations only. */
 function seccompProfileBaseline1_0(meta: PodMetadataLike, spec: PodSpecLike): CheckResult {
   const annotations = annotationsOf(meta);
   const bad: string[] = [];
   const check = (key: string) => {
-    if (Object.hasOwn(annotations, key) && !validSeccompAnnotation(String(annotations[key]))) bad.push(`${key}=${goQuote(String(annotations[key]))}`);
+    if (Object.hasOwn(annotations, key) && !validSeccompAnnotation(String(annotations[key])))
+      bad.push(`${key}=${goQuote(String(annotations[key]))}`);
   };
   check(SECCOMP_POD_ANNOTATION);
   visitContainers(spec, (c) => check(SECCOMP_CONTAINER_ANNOTATION_PREFIX + nameOf(c)));
   if (bad.length === 0) return ALLOWED;
   const list = sortedSet(bad);
-  return forbidden('seccompProfile', `forbidden ${pluralize('annotation', 'annotations', list.length)} ${list.join(', ')}`);
+  return forbidden(
+    'seccompProfile',
+    `forbidden ${pluralize('annotation', 'annotations', list.length)} ${list.join(', ')}`,
+  );
 }
 
 function seccompProfileBaseline1_19(_: PodMetadataLike, spec: PodSpecLike): CheckResult {
@@ -79,7 +98,10 @@ function seccompProfileBaseline1_19(_: PodMetadataLike, spec: PodSpecLike): Chec
     return true;
   });
   if (setters.length === 0) return ALLOWED;
-  return forbidden('seccompProfile', `${setters.join(' and ')} must not set securityContext.seccompProfile.type to ${joinQuote(sortedSet(badValues))}`);
+  return forbidden(
+    'seccompProfile',
+    `${setters.join(' and ')} must not set securityContext.seccompProfile.type to ${joinQuote(sortedSet(badValues))}`,
+  );
 }
 
 function seccompProfileRestricted1_19(_: PodMetadataLike, spec: PodSpecLike): CheckResult {
@@ -110,10 +132,16 @@ function seccompProfileRestricted1_19(_: PodMetadataLike, spec: PodSpecLike): Ch
   });
   if (explicitlyBad.length > 0) setters.push(containers(explicitlyBad));
   if (setters.length > 0) {
-    return forbidden('seccompProfile', `${setters.join(' and ')} must not set securityContext.seccompProfile.type to ${joinQuote(sortedSet(badValues))}`);
+    return forbidden(
+      'seccompProfile',
+      `${setters.join(' and ')} must not set securityContext.seccompProfile.type to ${joinQuote(sortedSet(badValues))}`,
+    );
   }
   if (implicitlyBad.length > 0) {
-    return forbidden('seccompProfile', `pod or ${containers(implicitlyBad)} must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"`);
+    return forbidden(
+      'seccompProfile',
+      `pod or ${containers(implicitlyBad)} must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"`,
+    );
   }
   return ALLOWED;
 }
@@ -158,7 +186,10 @@ function seLinuxOptions(allowedTypes: ReadonlySet<string>) {
     if (types.length > 0) data.push(`${pluralize('type', 'types', types.length)} ${joinQuote(types)}`);
     if (setUser) data.push('user may not be set');
     if (setRole) data.push('role may not be set');
-    return forbidden('seLinuxOptions', `${setters.join(' and ')} set forbidden securityContext.seLinuxOptions: ${data.join('; ')}`);
+    return forbidden(
+      'seLinuxOptions',
+      `${setters.join(' and ')} set forbidden securityContext.seLinuxOptions: ${data.join('; ')}`,
+    );
   };
 }
 
@@ -174,7 +205,10 @@ function procMountStrict(_: PodMetadataLike, spec: PodSpecLike): CheckResult {
     types.push(String(procMount));
   });
   if (bad.length === 0) return ALLOWED;
-  return forbidden('procMount', `${containers(bad)} must not set securityContext.procMount to ${joinQuote(sortedSet(types))}`);
+  return forbidden(
+    'procMount',
+    `${containers(bad)} must not set securityContext.procMount to ${joinQuote(sortedSet(types))}`,
+  );
 }
 
 /** From 1.35 the baseline lets pods in a user namespace (`hostUsers: false`) unmask /proc. */

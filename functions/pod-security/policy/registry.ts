@@ -16,7 +16,14 @@ import { sysctlChecks } from './sysctls.js';
 import { userChecks } from './users.js';
 import { volumeChecks } from './volumes.js';
 
-export const CHECKS: readonly Check[] = [...hostChecks, ...privilegeChecks, ...profileChecks, ...sysctlChecks, ...userChecks, ...volumeChecks];
+export const CHECKS: readonly Check[] = [
+  ...hostChecks,
+  ...privilegeChecks,
+  ...profileChecks,
+  ...sysctlChecks,
+  ...userChecks,
+  ...volumeChecks,
+];
 
 export interface Evaluator {
   /** The newest policy version any check knows; `latest` and newer versions mean this one. */
@@ -45,10 +52,16 @@ export function newEvaluator(checks: readonly Check[] = CHECKS): Evaluator {
   const baseline: CheckPod[][] = [];
   const restricted: CheckPod[][] = [];
   for (let minor = 0; minor <= maxMinor; minor++) {
-    const inEffect = ordered.map((check) => ({ check, revision: revisionAt(check, minor) })).filter((e) => e.revision !== undefined);
-    const overridden = new Set(inEffect.filter((e) => e.check.level === 'restricted').flatMap((e) => e.revision!.overrideCheckIDs ?? []));
+    const inEffect = ordered
+      .map((check) => ({ check, revision: revisionAt(check, minor) }))
+      .filter((e) => e.revision !== undefined);
+    const overridden = new Set(
+      inEffect.filter((e) => e.check.level === 'restricted').flatMap((e) => e.revision!.overrideCheckIDs ?? []),
+    );
     baseline[minor] = inEffect.filter((e) => e.check.level === 'baseline').map((e) => e.revision!.checkPod);
-    restricted[minor] = inEffect.filter((e) => e.check.level === 'restricted' || !overridden.has(e.check.id)).map((e) => e.revision!.checkPod);
+    restricted[minor] = inEffect
+      .filter((e) => e.check.level === 'restricted' || !overridden.has(e.check.id))
+      .map((e) => e.revision!.checkPod);
   }
   return {
     maxMinor,
@@ -78,7 +91,9 @@ export function aggregateCheckResults(results: readonly CheckResult[]): Aggregat
 
 /** `host ports (8080, 9090), privileged containers, ...`: each reason with its detail in parentheses. */
 export function forbiddenDetail(result: AggregateResult): string {
-  return result.forbiddenReasons.map((reason, i) => (result.forbiddenDetails[i] ? `${reason} (${result.forbiddenDetails[i]})` : reason)).join(', ');
+  return result.forbiddenReasons
+    .map((reason, i) => (result.forbiddenDetails[i] ? `${reason} (${result.forbiddenDetails[i]})` : reason))
+    .join(', ');
 }
 
 /** `host ports, privileged containers`: the reasons alone. */

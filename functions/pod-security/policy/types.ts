@@ -65,7 +65,11 @@ export interface CheckResult {
 
 export const ALLOWED: CheckResult = { allowed: true };
 
-export const forbidden = (forbiddenReason: string, forbiddenDetail: string): CheckResult => ({ allowed: false, forbiddenReason, forbiddenDetail });
+export const forbidden = (forbiddenReason: string, forbiddenDetail: string): CheckResult => ({
+  allowed: false,
+  forbiddenReason,
+  forbiddenDetail,
+});
 
 export type CheckPod = (meta: PodMetadataLike, spec: PodSpecLike) => CheckResult;
 

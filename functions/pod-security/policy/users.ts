@@ -25,8 +25,16 @@ function runAsNonRoot1_0(_: PodMetadataLike, spec: PodSpecLike): CheckResult {
     }
   });
   if (explicitlyBad.length > 0) setters.push(containers(explicitlyBad));
-  if (setters.length > 0) return forbidden('runAsNonRoot != true', `${setters.join(' and ')} must not set securityContext.runAsNonRoot=false`);
-  if (implicitlyBad.length > 0) return forbidden('runAsNonRoot != true', `pod or ${containers(implicitlyBad)} must set securityContext.runAsNonRoot=true`);
+  if (setters.length > 0)
+    return forbidden(
+      'runAsNonRoot != true',
+      `${setters.join(' and ')} must not set securityContext.runAsNonRoot=false`,
+    );
+  if (implicitlyBad.length > 0)
+    return forbidden(
+      'runAsNonRoot != true',
+      `pod or ${containers(implicitlyBad)} must set securityContext.runAsNonRoot=true`,
+    );
   return ALLOWED;
 }
 

@@ -5,13 +5,41 @@ import type { Check, CheckResult, PodMetadataLike, PodSpecLike } from './types.j
 import { ALLOWED, forbidden, isSet, joinQuote, pluralize, sortedSet, volumesOf } from './types.js';
 
 // Image volumes (read-only OCI artifacts) are allowed too, as upstream's table allows them.
-const ALLOWED_SOURCES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'image', 'persistentVolumeClaim', 'projected', 'secret'];
+const ALLOWED_SOURCES = [
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'image',
+  'persistentVolumeClaim',
+  'projected',
+  'secret',
+];
 
 /** The sources upstream names, in upstream's order; any other source is "unknown". */
 const NAMED_SOURCES = [
-  'hostPath', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'nfs', 'iscsi', 'glusterfs', 'rbd', 'flexVolume',
-  'cinder', 'cephfs', 'flocker', 'fc', 'azureFile', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk',
-  'portworxVolume', 'scaleIO', 'storageos',
+  'hostPath',
+  'gcePersistentDisk',
+  'awsElasticBlockStore',
+  'gitRepo',
+  'nfs',
+  'iscsi',
+  'glusterfs',
+  'rbd',
+  'flexVolume',
+  'cinder',
+  'cephfs',
+  'flocker',
+  'fc',
+  'azureFile',
+  'vsphereVolume',
+  'quobyte',
+  'azureDisk',
+  'photonPersistentDisk',
+  'portworxVolume',
+  'scaleIO',
+  'storageos',
 ];
 
 function restrictedVolumes1_0(_: PodMetadataLike, spec: PodSpecLike): CheckResult {
@@ -26,9 +54,16 @@ function restrictedVolumes1_0(_: PodMetadataLike, spec: PodSpecLike): CheckResul
   const types = sortedSet(badTypes);
   const volumes = `${pluralize('volume', 'volumes', badVolumes.length)} ${joinQuote(badVolumes)}`;
   const uses = pluralize('uses', 'use', badVolumes.length);
-  return forbidden('restricted volume types', `${volumes} ${uses} ${pluralize('restricted volume type', 'restricted volume types', types.length)} ${joinQuote(types)}`);
+  return forbidden(
+    'restricted volume types',
+    `${volumes} ${uses} ${pluralize('restricted volume type', 'restricted volume types', types.length)} ${joinQuote(types)}`,
+  );
 }
 
 export const volumeChecks: readonly Check[] = [
-  { id: 'restrictedVolumes', level: 'restricted', versions: [{ minimumVersion: v1(0), checkPod: restrictedVolumes1_0, overrideCheckIDs: ['hostPathVolumes'] }] },
+  {
+    id: 'restrictedVolumes',
+    level: 'restricted',
+    versions: [{ minimumVersion: v1(0), checkPod: restrictedVolumes1_0, overrideCheckIDs: ['hostPathVolumes'] }],
+  },
 ];

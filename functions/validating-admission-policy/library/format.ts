@@ -18,26 +18,50 @@ const DNS1035 = '[a-z]([-a-z0-9]*[a-z0-9])?';
 const QUALIFIED = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const LABEL_VALUE = `(${QUALIFIED})?`;
 const whole = (pattern: string) => new RegExp(`^(?:${pattern})$`);
-const QUALIFIED_MESSAGE = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const QUALIFIED_MESSAGE =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 function dns1123Label(s: string): string[] {
   const errors: string[] = [];
   if (s.length > 63) errors.push(maxLength(63));
-  if (!whole(LABEL).test(s)) errors.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", LABEL, 'my-name', '123-abc'));
+  if (!whole(LABEL).test(s))
+    errors.push(
+      regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        LABEL,
+        'my-name',
+        '123-abc',
+      ),
+    );
   return errors;
 }
 
 function dns1123Subdomain(s: string): string[] {
   const errors: string[] = [];
   if (s.length > 253) errors.push(maxLength(253));
-  if (!whole(SUBDOMAIN).test(s)) errors.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", SUBDOMAIN, 'example.com'));
+  if (!whole(SUBDOMAIN).test(s))
+    errors.push(
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        SUBDOMAIN,
+        'example.com',
+      ),
+    );
   return errors;
 }
 
 function dns1035Label(s: string): string[] {
   const errors: string[] = [];
   if (s.length > 63) errors.push(maxLength(63));
-  if (!whole(DNS1035).test(s)) errors.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", DNS1035, 'my-name', 'abc-123'));
+  if (!whole(DNS1035).test(s))
+    errors.push(
+      regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+        DNS1035,
+        'my-name',
+        'abc-123',
+      ),
+    );
   return errors;
 }
 
@@ -51,23 +75,36 @@ function qualifiedName(s: string): string[] {
     if (prefix.length === 0) errors.push('prefix part must be non-empty');
     else errors.push(...dns1123Subdomain(prefix).map((e) => `prefix part ${e}`));
   } else if (parts.length > 2) {
-    return [`a qualified name ${regexError(QUALIFIED_MESSAGE, QUALIFIED, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+    return [
+      `a qualified name ${regexError(QUALIFIED_MESSAGE, QUALIFIED, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   }
   if (name.length === 0) errors.push('name part must be non-empty');
   else if (name.length > 63) errors.push(`name part ${maxLength(63)}`);
-  if (name.length > 0 && !whole(QUALIFIED).test(name)) errors.push(`name part ${regexError(QUALIFIED_MESSAGE, QUALIFIED, 'MyName', 'my.name', '123-abc')}`);
+  if (name.length > 0 && !whole(QUALIFIED).test(name))
+    errors.push(`name part ${regexError(QUALIFIED_MESSAGE, QUALIFIED, 'MyName', 'my.name', '123-abc')}`);
   return errors;
 }
 
 function labelValue(s: string): string[] {
   const errors: string[] = [];
   if (s.length > 63) errors.push(maxLength(63));
-  if (!whole(LABEL_VALUE).test(s)) errors.push(regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", LABEL_VALUE, 'MyValue', 'my_value', '12345'));
+  if (!whole(LABEL_VALUE).test(s))
+    errors.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        LABEL_VALUE,
+        'MyValue',
+        'my_value',
+        '12345',
+      ),
+    );
   return errors;
 }
 
 /** apimachinery's NameIs* with prefix: a trailing dash is masked, as upstream does. */
-const prefixed = (check: (s: string) => string[]) => (s: string) => check(s.length > 1 && s.endsWith('-') ? `${s.slice(0, -2)}a` : s);
+const prefixed = (check: (s: string) => string[]) => (s: string) =>
+  check(s.length > 1 && s.endsWith('-') ? `${s.slice(0, -2)}a` : s);
 
 function validDate(year: number, month: number, day: number): boolean {
   const d = new Date(Date.UTC(year, month - 1, day));
@@ -84,16 +121,31 @@ export const FORMATS: Record<string, (s: string) => string[]> = {
   dns1035LabelPrefix: prefixed(dns1035Label),
   labelValue,
   // Go's url.ParseRequestURI: an absolute URI or an absolute path, no fragment.
-  uri: (s) => (/^(?:[a-zA-Z][a-zA-Z0-9+.-]*:[^\s#]*|\/[^\s#]*)$/.test(s) ? [] : [`parse ${JSON.stringify(s)}: invalid URI for request`]),
-  uuid: (s) => (/^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$/i.test(s) ? [] : ['does not match the UUID format']),
-  byte: (s) => (/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s.replace(/[\r\n]/g, '')) ? [] : ['invalid base64']),
+  uri: (s) =>
+    /^(?:[a-zA-Z][a-zA-Z0-9+.-]*:[^\s#]*|\/[^\s#]*)$/.test(s)
+      ? []
+      : [`parse ${JSON.stringify(s)}: invalid URI for request`],
+  uuid: (s) =>
+    /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$/i.test(s)
+      ? []
+      : ['does not match the UUID format'],
+  byte: (s) =>
+    /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s.replace(/[\r\n]/g, ''))
+      ? []
+      : ['invalid base64'],
   date: (s) => {
     const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
     return m && validDate(Number(m[1]), Number(m[2]), Number(m[3])) ? [] : ['invalid date'];
   },
   datetime: (s) => {
     const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/.exec(s);
-    const ok = m && validDate(Number(m[1]), Number(m[2]), Number(m[3])) && Number(m[4]) < 24 && Number(m[5]) < 60 && Number(m[6]) < 60 && (m[7] === undefined || (Number(m[7]) < 24 && Number(m[8]) < 60));
+    const ok =
+      m &&
+      validDate(Number(m[1]), Number(m[2]), Number(m[3])) &&
+      Number(m[4]) < 24 &&
+      Number(m[5]) < 60 &&
+      Number(m[6]) < 60 &&
+      (m[7] === undefined || (Number(m[7]) < 24 && Number(m[8]) < 60));
     return ok ? [] : ['invalid datetime'];
   },
 };
@@ -101,8 +153,15 @@ export const FORMATS: Record<string, (s: string) => string[]> = {
 const { STRING } = CelScalar;
 
 export const formatLibrary: CelFunc[] = [
-  ...Object.keys(FORMATS).map((name) => celFunc(`format.${name}`, [], NAMED_FORMAT.type, () => NAMED_FORMAT.wrap(name) as never)),
-  celFunc('format.named', [STRING], OPTIONAL_TYPE, (name) => (name in FORMATS ? optionalOf(NAMED_FORMAT.wrap(name)) : NONE) as never),
+  ...Object.keys(FORMATS).map((name) =>
+    celFunc(`format.${name}`, [], NAMED_FORMAT.type, () => NAMED_FORMAT.wrap(name) as never),
+  ),
+  celFunc(
+    'format.named',
+    [STRING],
+    OPTIONAL_TYPE,
+    (name) => (name in FORMATS ? optionalOf(NAMED_FORMAT.wrap(name)) : NONE) as never,
+  ),
   celMethod('validate', NAMED_FORMAT.type, [STRING], OPTIONAL_TYPE, function (text) {
     const errors = FORMATS[opaqueText(this)](text);
     return (errors.length === 0 ? NONE : optionalOf(celList(errors))) as never;

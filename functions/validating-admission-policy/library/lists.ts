@@ -4,7 +4,17 @@
 // find/findAll run on RE2 (regex.ts).
 import { create } from '@bufbuild/protobuf';
 import { DurationSchema } from '@bufbuild/protobuf/wkt';
-import { CelScalar, celFunc, celList, celMethod, celUint, isCelList, isCelMap, isCelUint, listType } from '@bufbuild/cel';
+import {
+  CelScalar,
+  celFunc,
+  celList,
+  celMethod,
+  celUint,
+  isCelList,
+  isCelMap,
+  isCelUint,
+  listType,
+} from '@bufbuild/cel';
 import type { CelFunc, CelList, CelValue } from '@bufbuild/cel';
 import { findAll } from './regex.js';
 
@@ -21,7 +31,10 @@ function timeOf(v: unknown): { kind: 'duration' | 'timestamp'; nanos: bigint } |
   const name = (v as TimeMessage | null)?.desc?.typeName;
   if (name !== 'google.protobuf.Duration' && name !== 'google.protobuf.Timestamp') return undefined;
   const { seconds, nanos } = (v as TimeMessage).message;
-  return { kind: name === 'google.protobuf.Duration' ? 'duration' : 'timestamp', nanos: BigInt(seconds) * 1_000_000_000n + BigInt(nanos) };
+  return {
+    kind: name === 'google.protobuf.Duration' ? 'duration' : 'timestamp',
+    nanos: BigInt(seconds) * 1_000_000_000n + BigInt(nanos),
+  };
 }
 const unsigned = (v: unknown): bigint | undefined => (isCelUint(v) ? v.value : undefined);
 
@@ -52,7 +65,8 @@ export function compare(a: CelValue, b: CelValue): number {
   const ua = unsigned(a) ?? a;
   const ub = unsigned(b) ?? b;
   if (isNumber(ua) && isNumber(ub)) return ua < ub ? -1 : ua > ub ? 1 : 0;
-  if ((typeof a === 'string' && typeof b === 'string') || (typeof a === 'boolean' && typeof b === 'boolean')) return a < b ? -1 : a > b ? 1 : 0;
+  if ((typeof a === 'string' && typeof b === 'string') || (typeof a === 'boolean' && typeof b === 'boolean'))
+    return a < b ? -1 : a > b ? 1 : 0;
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(Buffer.from(a), Buffer.from(b));
   const ta = timeOf(a);
   const tb = timeOf(b);
@@ -77,7 +91,11 @@ function sum(list: CelList): CelValue {
       if (total > INT64_MAX || total < INT64_MIN) throw new Error('integer overflow');
     }
   }
-  if (duration !== undefined) return create(DurationSchema, { seconds: duration / 1_000_000_000n, nanos: Number(duration % 1_000_000_000n) }) as never;
+  if (duration !== undefined)
+    return create(DurationSchema, {
+      seconds: duration / 1_000_000_000n,
+      nanos: Number(duration % 1_000_000_000n),
+    }) as never;
   if (list.size > 0 && isCelUint(list.get(0))) return celUint(total as bigint);
   return total;
 }
@@ -91,7 +109,11 @@ function extreme(list: CelList, name: string, sign: 1 | -1): CelValue {
 
 function indexOf(list: CelList, value: CelValue, last: boolean): bigint {
   let found = -1;
-  for (let i = 0; i < list.size; i++) if (celEquals(list.get(i)!, value)) { found = i; if (!last) break; }
+  for (let i = 0; i < list.size; i++)
+    if (celEquals(list.get(i)!, value)) {
+      found = i;
+      if (!last) break;
+    }
   return BigInt(found);
 }
 
@@ -100,11 +122,21 @@ export const listsLibrary: CelFunc[] = [
     for (let i = 1; i < this.size; i++) if (compare(this.get(i - 1)!, this.get(i)!) > 0) return false;
     return true;
   }),
-  celMethod('sum', LIST, [], DYN, function () { return sum(this) as never; }),
-  celMethod('min', LIST, [], DYN, function () { return extreme(this, 'min', -1) as never; }),
-  celMethod('max', LIST, [], DYN, function () { return extreme(this, 'max', 1) as never; }),
-  celMethod('indexOf', LIST, [DYN], INT, function (v) { return indexOf(this, v, false); }),
-  celMethod('lastIndexOf', LIST, [DYN], INT, function (v) { return indexOf(this, v, true); }),
+  celMethod('sum', LIST, [], DYN, function () {
+    return sum(this) as never;
+  }),
+  celMethod('min', LIST, [], DYN, function () {
+    return extreme(this, 'min', -1) as never;
+  }),
+  celMethod('max', LIST, [], DYN, function () {
+    return extreme(this, 'max', 1) as never;
+  }),
+  celMethod('indexOf', LIST, [DYN], INT, function (v) {
+    return indexOf(this, v, false);
+  }),
+  celMethod('lastIndexOf', LIST, [DYN], INT, function (v) {
+    return indexOf(this, v, true);
+  }),
 ];
 
 const containsAll = (a: CelList, b: CelList) => [...b].every((x) => [...a].some((y) => celEquals(x, y)));
@@ -138,7 +170,8 @@ function sorted(values: CelValue[], keys: CelValue[] = values): CelValue[] {
 
 function slice(list: CelList, start: bigint, end: bigint): CelValue[] {
   if (start < 0n || end < 0n) throw new Error(`cannot slice(${start}, ${end}), negative indexes not supported`);
-  if (start > end) throw new Error(`cannot slice(${start}, ${end}), start index must be less than or equal to end index`);
+  if (start > end)
+    throw new Error(`cannot slice(${start}, ${end}), start index must be less than or equal to end index`);
   if (end > BigInt(list.size)) throw new Error(`cannot slice(${start}, ${end}), list is length ${list.size}`);
   return [...list].slice(Number(start), Number(end));
 }
@@ -148,22 +181,40 @@ export const SORT_BY_KEYS = '@sortByAssociatedKeys';
 
 /** cel-go's lists extension (ext.Lists, version 3), offered to new policies from Kubernetes 1.35. */
 export const listsExtension: CelFunc[] = [
-  celMethod('slice', LIST, [INT, INT], LIST, function (start, end) { return celList(slice(this, start, end)); }),
-  celMethod('flatten', LIST, [], LIST, function () { return celList(flatten(this, 1n)); }),
-  celMethod('flatten', LIST, [INT], LIST, function (depth) { return celList(flatten(this, depth)); }),
-  celFunc('lists.range', [INT], listType(INT), (n) => celList(Array.from({ length: n > 0n ? Number(n) : 0 }, (_, i) => BigInt(i)))),
+  celMethod('slice', LIST, [INT, INT], LIST, function (start, end) {
+    return celList(slice(this, start, end));
+  }),
+  celMethod('flatten', LIST, [], LIST, function () {
+    return celList(flatten(this, 1n));
+  }),
+  celMethod('flatten', LIST, [INT], LIST, function (depth) {
+    return celList(flatten(this, depth));
+  }),
+  celFunc('lists.range', [INT], listType(INT), (n) =>
+    celList(Array.from({ length: n > 0n ? Number(n) : 0 }, (_, i) => BigInt(i))),
+  ),
   celMethod('distinct', LIST, [], LIST, function () {
     const out: CelValue[] = [];
     for (const v of this) if (!out.some((o) => celEquals(o, v))) out.push(v);
     return celList(out);
   }),
-  celMethod('reverse', LIST, [], LIST, function () { return celList([...this].reverse()); }),
-  celMethod('sort', LIST, [], LIST, function () { return celList(sorted([...this])); }),
+  celMethod('reverse', LIST, [], LIST, function () {
+    return celList([...this].reverse());
+  }),
+  celMethod('sort', LIST, [], LIST, function () {
+    return celList(sorted([...this]));
+  }),
   celFunc(SORT_BY_KEYS, [LIST, LIST], LIST, (list, keys) => celList(sorted([...list], [...keys]))),
 ];
 
 export const regexLibrary: CelFunc[] = [
-  celMethod('find', STRING, [STRING], STRING, function (pattern) { return findAll(this, pattern, 1)[0] ?? ''; }),
-  celMethod('findAll', STRING, [STRING], listType(STRING), function (pattern) { return findAll(this, pattern, -1); }),
-  celMethod('findAll', STRING, [STRING, INT], listType(STRING), function (pattern, limit) { return findAll(this, pattern, limit < 0n ? -1 : Number(limit)); }),
+  celMethod('find', STRING, [STRING], STRING, function (pattern) {
+    return findAll(this, pattern, 1)[0] ?? '';
+  }),
+  celMethod('findAll', STRING, [STRING], listType(STRING), function (pattern) {
+    return findAll(this, pattern, -1);
+  }),
+  celMethod('findAll', STRING, [STRING, INT], listType(STRING), function (pattern, limit) {
+    return findAll(this, pattern, limit < 0n ? -1 : Number(limit));
+  }),
 ];

@@ -8,7 +8,10 @@ import { CIDR_TYPE, IP_TYPE, URL_TYPE, opaqueText } from './types.js';
 
 const { BOOL, INT, STRING } = CelScalar;
 
-interface Address { readonly family: 4 | 6; readonly bits: bigint }
+interface Address {
+  readonly family: 4 | 6;
+  readonly bits: bigint;
+}
 const width = (family: 4 | 6) => (family === 4 ? 32 : 128);
 
 /** k8s.io/apiserver/pkg/cel/library/ip.go parseIPAddr: netip.ParseAddr (lib/kube/net), no zone, no 4-in-6. */
@@ -17,7 +20,8 @@ function parseAddress(text: string): Address {
   try {
     addr = parseAddr(text);
   } catch (error) {
-    if (error instanceof AddrError) throw new Error(`IP Address ${JSON.stringify(text)} parse error during conversion from string: ${error.message}`);
+    if (error instanceof AddrError)
+      throw new Error(`IP Address ${JSON.stringify(text)} parse error during conversion from string: ${error.message}`);
     throw error;
   }
   if (addr.zone !== '') throw new Error(`IP address ${JSON.stringify(text)} with zone value is not allowed`);
@@ -29,7 +33,8 @@ function parseAddress(text: string): Address {
 function formatAddress({ family, bits }: Address): string {
   if (family === 4) return [24n, 16n, 8n, 0n].map((s) => String((bits >> s) & 0xffn)).join('.');
   const groups = Array.from({ length: 8 }, (_, i) => (bits >> BigInt(112 - 16 * i)) & 0xffffn);
-  let best = -1, bestLength = 1;
+  let best = -1,
+    bestLength = 1;
   for (let i = 0; i < 8; ) {
     let j = i;
     while (j < 8 && groups[j] === 0n) j++;
@@ -41,7 +46,10 @@ function formatAddress({ family, bits }: Address): string {
   return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLength).join(':')}`;
 }
 
-interface Prefix { readonly address: Address; readonly length: number }
+interface Prefix {
+  readonly address: Address;
+  readonly length: number;
+}
 
 const bitsOf = (bytes: Uint8Array) => bytes.reduce((acc, b) => (acc << 8n) | BigInt(b), 0n);
 
@@ -66,17 +74,30 @@ function cidrFromString(text: string): Prefix {
   }
 }
 
-const mask = (family: 4 | 6, length: number) => ((1n << BigInt(width(family))) - 1n) ^ ((1n << BigInt(width(family) - length)) - 1n);
-const masked = ({ address, length }: Prefix): Prefix => ({ address: { family: address.family, bits: address.bits & mask(address.family, length) }, length });
+const mask = (family: 4 | 6, length: number) =>
+  ((1n << BigInt(width(family))) - 1n) ^ ((1n << BigInt(width(family) - length)) - 1n);
+const masked = ({ address, length }: Prefix): Prefix => ({
+  address: { family: address.family, bits: address.bits & mask(address.family, length) },
+  length,
+});
 const contains = (prefix: Prefix, address: Address) =>
-  prefix.address.family === address.family && (address.bits & mask(address.family, prefix.length)) === (prefix.address.bits & mask(address.family, prefix.length));
-const inRange = (address: Address, family: 4 | 6, text: string) => contains(parsePrefix(text), address) && address.family === family;
+  prefix.address.family === address.family &&
+  (address.bits & mask(address.family, prefix.length)) === (prefix.address.bits & mask(address.family, prefix.length));
+const inRange = (address: Address, family: 4 | 6, text: string) =>
+  contains(parsePrefix(text), address) && address.family === family;
 
 const ipOf = (value: unknown) => parseAddress(opaqueText(value));
 const cidrOf = (value: unknown) => parsePrefix(opaqueText(value));
 const wrapIP = (address: Address) => IP_TYPE.wrap(formatAddress(address)) as never;
 const wrapCIDR = (prefix: Prefix) => CIDR_TYPE.wrap(`${formatAddress(prefix.address)}/${prefix.length}`) as never;
-const succeeds = (f: () => unknown) => { try { f(); return true; } catch { return false; } };
+const succeeds = (f: () => unknown) => {
+  try {
+    f();
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 function isGlobalUnicast(a: Address): boolean {
   if (a.bits === 0n || inRange(a, 4, '127.0.0.0/8') || inRange(a, 6, '::1/128')) return false;
@@ -90,43 +111,90 @@ export const ipLibrary: CelFunc[] = [
   celFunc('isIP', [STRING], BOOL, (text) => succeeds(() => parseAddress(text))),
   celFunc('ip.isCanonical', [STRING], BOOL, (text) => formatAddress(parseAddress(text)) === text),
   celFunc('string', [IP_TYPE.type], STRING, (ip) => opaqueText(ip)),
-  celMethod('family', IP_TYPE.type, [], INT, function () { return BigInt(ipOf(this).family); }),
-  celMethod('isUnspecified', IP_TYPE.type, [], BOOL, function () { return ipOf(this).bits === 0n; }),
-  celMethod('isLoopback', IP_TYPE.type, [], BOOL, function () { const a = ipOf(this); return inRange(a, 4, '127.0.0.0/8') || inRange(a, 6, '::1/128'); }),
-  celMethod('isLinkLocalMulticast', IP_TYPE.type, [], BOOL, function () { const a = ipOf(this); return inRange(a, 4, '224.0.0.0/24') || inRange(a, 6, 'ff02::/16'); }),
-  celMethod('isLinkLocalUnicast', IP_TYPE.type, [], BOOL, function () { const a = ipOf(this); return inRange(a, 4, '169.254.0.0/16') || inRange(a, 6, 'fe80::/10'); }),
-  celMethod('isGlobalUnicast', IP_TYPE.type, [], BOOL, function () { return isGlobalUnicast(ipOf(this)); }),
+  celMethod('family', IP_TYPE.type, [], INT, function () {
+    return BigInt(ipOf(this).family);
+  }),
+  celMethod('isUnspecified', IP_TYPE.type, [], BOOL, function () {
+    return ipOf(this).bits === 0n;
+  }),
+  celMethod('isLoopback', IP_TYPE.type, [], BOOL, function () {
+    const a = ipOf(this);
+    return inRange(a, 4, '127.0.0.0/8') || inRange(a, 6, '::1/128');
+  }),
+  celMethod('isLinkLocalMulticast', IP_TYPE.type, [], BOOL, function () {
+    const a = ipOf(this);
+    return inRange(a, 4, '224.0.0.0/24') || inRange(a, 6, 'ff02::/16');
+  }),
+  celMethod('isLinkLocalUnicast', IP_TYPE.type, [], BOOL, function () {
+    const a = ipOf(this);
+    return inRange(a, 4, '169.254.0.0/16') || inRange(a, 6, 'fe80::/10');
+  }),
+  celMethod('isGlobalUnicast', IP_TYPE.type, [], BOOL, function () {
+    return isGlobalUnicast(ipOf(this));
+  }),
 ];
 
 export const cidrLibrary: CelFunc[] = [
   celFunc('cidr', [STRING], CIDR_TYPE.type, (text) => wrapCIDR(cidrFromString(text))),
   celFunc('isCIDR', [STRING], BOOL, (text) => succeeds(() => parsePrefix(text))),
   celFunc('string', [CIDR_TYPE.type], STRING, (cidr) => opaqueText(cidr)),
-  celMethod('containsIP', CIDR_TYPE.type, [IP_TYPE.type], BOOL, function (ip) { return contains(cidrOf(this), ipOf(ip)); }),
-  celMethod('containsIP', CIDR_TYPE.type, [STRING], BOOL, function (ip) { return contains(cidrOf(this), parseAddress(ip)); }),
-  celMethod('containsCIDR', CIDR_TYPE.type, [CIDR_TYPE.type], BOOL, function (other) { const o = cidrOf(other); const p = cidrOf(this); return o.length >= p.length && contains(p, o.address); }),
-  celMethod('containsCIDR', CIDR_TYPE.type, [STRING], BOOL, function (other) { const o = parsePrefix(other); const p = cidrOf(this); return o.length >= p.length && contains(p, o.address); }),
-  celMethod('ip', CIDR_TYPE.type, [], IP_TYPE.type, function () { return wrapIP(cidrOf(this).address); }),
-  celMethod('masked', CIDR_TYPE.type, [], CIDR_TYPE.type, function () { return wrapCIDR(masked(cidrOf(this))); }),
-  celMethod('prefixLength', CIDR_TYPE.type, [], INT, function () { return BigInt(cidrOf(this).length); }),
+  celMethod('containsIP', CIDR_TYPE.type, [IP_TYPE.type], BOOL, function (ip) {
+    return contains(cidrOf(this), ipOf(ip));
+  }),
+  celMethod('containsIP', CIDR_TYPE.type, [STRING], BOOL, function (ip) {
+    return contains(cidrOf(this), parseAddress(ip));
+  }),
+  celMethod('containsCIDR', CIDR_TYPE.type, [CIDR_TYPE.type], BOOL, function (other) {
+    const o = cidrOf(other);
+    const p = cidrOf(this);
+    return o.length >= p.length && contains(p, o.address);
+  }),
+  celMethod('containsCIDR', CIDR_TYPE.type, [STRING], BOOL, function (other) {
+    const o = parsePrefix(other);
+    const p = cidrOf(this);
+    return o.length >= p.length && contains(p, o.address);
+  }),
+  celMethod('ip', CIDR_TYPE.type, [], IP_TYPE.type, function () {
+    return wrapIP(cidrOf(this).address);
+  }),
+  celMethod('masked', CIDR_TYPE.type, [], CIDR_TYPE.type, function () {
+    return wrapCIDR(masked(cidrOf(this)));
+  }),
+  celMethod('prefixLength', CIDR_TYPE.type, [], INT, function () {
+    return BigInt(cidrOf(this).length);
+  }),
 ];
 
 // Go's url.ParseRequestURI: an absolute URI or an absolute path, no fragment.
 const URI = /^(?:([a-zA-Z][a-zA-Z0-9+.-]*):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?$/;
-interface Url { scheme: string; host: string; path: string; query: string }
+interface Url {
+  scheme: string;
+  host: string;
+  path: string;
+  query: string;
+}
 
 function parseUrl(text: string): Url {
   const match = URI.exec(text);
   const [, scheme = '', host = '', path = '', query = ''] = match ?? [];
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: Go's url.Parse refuses control characters; so do we.
   if (!match || (scheme === '' && !path.startsWith('/')) || /[\s\x00-\x1f]/.test(text)) {
-    throw new Error(`URL parse error during conversion from string: parse ${JSON.stringify(text)}: invalid URI for request`);
+    throw new Error(
+      `URL parse error during conversion from string: parse ${JSON.stringify(text)}: invalid URI for request`,
+    );
   }
   return { scheme, host, path, query };
 }
 
 const urlOf = (value: unknown) => parseUrl(opaqueText(value));
-const hostname = (host: string) => { const h = host.replace(/^[^@]*@/, ''); return h.startsWith('[') ? h.slice(1, h.indexOf(']')) : h.replace(/:[0-9]*$/, ''); };
-const port = (host: string) => { const m = /:([0-9]*)$/.exec(host.replace(/^[^@]*@/, '').replace(/^\[[^\]]*\]/, '')); return m ? m[1] : ''; };
+const hostname = (host: string) => {
+  const h = host.replace(/^[^@]*@/, '');
+  return h.startsWith('[') ? h.slice(1, h.indexOf(']')) : h.replace(/:[0-9]*$/, '');
+};
+const port = (host: string) => {
+  const m = /:([0-9]*)$/.exec(host.replace(/^[^@]*@/, '').replace(/^\[[^\]]*\]/, ''));
+  return m ? m[1] : '';
+};
 const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
 
 function queryMap(query: string): Map<string, string[]> {
@@ -140,12 +208,27 @@ function queryMap(query: string): Map<string, string[]> {
 }
 
 export const urlLibrary: CelFunc[] = [
-  celFunc('url', [STRING], URL_TYPE.type, (text) => { parseUrl(text); return URL_TYPE.wrap(text) as never; }),
+  celFunc('url', [STRING], URL_TYPE.type, (text) => {
+    parseUrl(text);
+    return URL_TYPE.wrap(text) as never;
+  }),
   celFunc('isURL', [STRING], BOOL, (text) => succeeds(() => parseUrl(text))),
-  celMethod('getScheme', URL_TYPE.type, [], STRING, function () { return urlOf(this).scheme; }),
-  celMethod('getHost', URL_TYPE.type, [], STRING, function () { return urlOf(this).host.replace(/^[^@]*@/, ''); }),
-  celMethod('getHostname', URL_TYPE.type, [], STRING, function () { return hostname(urlOf(this).host); }),
-  celMethod('getPort', URL_TYPE.type, [], STRING, function () { return port(urlOf(this).host); }),
-  celMethod('getEscapedPath', URL_TYPE.type, [], STRING, function () { return urlOf(this).path; }),
-  celMethod('getQuery', URL_TYPE.type, [], mapType(STRING, listType(STRING)), function () { return queryMap(urlOf(this).query) as never; }),
+  celMethod('getScheme', URL_TYPE.type, [], STRING, function () {
+    return urlOf(this).scheme;
+  }),
+  celMethod('getHost', URL_TYPE.type, [], STRING, function () {
+    return urlOf(this).host.replace(/^[^@]*@/, '');
+  }),
+  celMethod('getHostname', URL_TYPE.type, [], STRING, function () {
+    return hostname(urlOf(this).host);
+  }),
+  celMethod('getPort', URL_TYPE.type, [], STRING, function () {
+    return port(urlOf(this).host);
+  }),
+  celMethod('getEscapedPath', URL_TYPE.type, [], STRING, function () {
+    return urlOf(this).path;
+  }),
+  celMethod('getQuery', URL_TYPE.type, [], mapType(STRING, listType(STRING)), function () {
+    return queryMap(urlOf(this).query) as never;
+  }),
 ];

@@ -10,7 +10,14 @@ import type { CelFunc, CelValue } from '@bufbuild/cel';
 
 const PAYLOAD = Symbol('optional payload');
 
-export const optionalRegistry = createFileRegistry(create(FileDescriptorProtoSchema, { name: 'optional_type.proto', syntax: 'proto3', messageType: [{ name: 'optional_type' }] }), () => undefined);
+export const optionalRegistry = createFileRegistry(
+  create(FileDescriptorProtoSchema, {
+    name: 'optional_type.proto',
+    syntax: 'proto3',
+    messageType: [{ name: 'optional_type' }],
+  }),
+  () => undefined,
+);
 const desc = optionalRegistry.getMessage('optional_type')!;
 export const OPTIONAL_TYPE = objectType(desc);
 
@@ -47,7 +54,8 @@ export function isZeroValue(value: CelValue): boolean {
   if (isCelList(value) || isCelMap(value)) return value.size === 0;
   if (isOptional(value)) return optionalValue(value) === undefined;
   const message = (value as { message?: { seconds?: bigint; nanos?: number }; desc?: { typeName?: string } }) ?? {};
-  if (message.desc?.typeName === 'google.protobuf.Duration' || message.desc?.typeName === 'google.protobuf.Timestamp') return !message.message?.seconds && !message.message?.nanos;
+  if (message.desc?.typeName === 'google.protobuf.Duration' || message.desc?.typeName === 'google.protobuf.Timestamp')
+    return !message.message?.seconds && !message.message?.nanos;
   return false;
 }
 
@@ -56,8 +64,15 @@ const { DYN, BOOL } = CelScalar;
 export const optionalLibrary: CelFunc[] = [
   celFunc('optional.of', [DYN], OPTIONAL_TYPE, (value) => optionalOf(value) as never),
   celFunc('optional.none', [], OPTIONAL_TYPE, () => NONE as never),
-  celFunc('optional.ofNonZeroValue', [DYN], OPTIONAL_TYPE, (value) => (isZeroValue(value) ? NONE : optionalOf(value)) as never),
-  celMethod('hasValue', OPTIONAL_TYPE, [], BOOL, function () { return optionalValue(this) !== undefined; }),
+  celFunc(
+    'optional.ofNonZeroValue',
+    [DYN],
+    OPTIONAL_TYPE,
+    (value) => (isZeroValue(value) ? NONE : optionalOf(value)) as never,
+  ),
+  celMethod('hasValue', OPTIONAL_TYPE, [], BOOL, function () {
+    return optionalValue(this) !== undefined;
+  }),
   celMethod('value', OPTIONAL_TYPE, [], DYN, function () {
     const value = optionalValue(this);
     if (value === undefined) throw new Error('optional.none() dereference');

@@ -44,8 +44,12 @@ export const overrides: CelFunc[] = [
     if (end < 0n || end > BigInt(runes.length)) throw new Error(`index out of range: ${end}`);
     return runes.slice(Number(start), Number(end)).join('');
   }),
-  celMethod('replace', STRING, [STRING, STRING], STRING, function (search, replacement) { return goReplace(this, search, replacement, -1n); }),
-  celMethod('replace', STRING, [STRING, STRING, INT], STRING, function (search, replacement, limit) { return goReplace(this, search, replacement, limit); }),
+  celMethod('replace', STRING, [STRING, STRING], STRING, function (search, replacement) {
+    return goReplace(this, search, replacement, -1n);
+  }),
+  celMethod('replace', STRING, [STRING, STRING, INT], STRING, function (search, replacement, limit) {
+    return goReplace(this, search, replacement, limit);
+  }),
 ];
 
 // cel-go's string.format (ext.Strings version 2, locale en_US), which Kubernetes' policies get:
@@ -102,7 +106,8 @@ function formatString(v: unknown): string {
   if (isCelList(v)) return `[${[...v].map(literal).join(', ')}]`;
   if (isCelMap(v)) {
     const pairs = [...v].map(([k, value]) => {
-      if (typeof k !== 'string' && typeof k !== 'boolean' && typeof k !== 'bigint' && !isCelUint(k)) throw new Error('no formatting function for map key');
+      if (typeof k !== 'string' && typeof k !== 'boolean' && typeof k !== 'bigint' && !isCelUint(k))
+        throw new Error('no formatting function for map key');
       return [typeof k === 'string' ? quote(k) : String(isCelUint(k) ? k.value : k), literal(value)] as const;
     });
     pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -118,7 +123,9 @@ function formatString(v: unknown): string {
   if (kind === 'google.protobuf.Timestamp') return timestampText(message);
   if (kind === 'google.protobuf.Duration') return secondsText(BigInt(message.seconds), message.nanos);
   if (isCelType(v)) return String(v);
-  throw new Error(`error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given ${typeName(v)}`);
+  throw new Error(
+    `error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given ${typeName(v)}`,
+  );
 }
 
 /** An element of a list or map printed by %s: as a CEL literal. */
@@ -157,7 +164,9 @@ function integer(v: unknown, clause: string, bools = false): bigint {
   if (typeof v === 'bigint') return v;
   if (isCelUint(v)) return v.value;
   if (bools && typeof v === 'boolean') return v ? 1n : 0n;
-  throw new Error(`error during formatting: ${clause} clause can only be used on integers${bools ? ', bools' : ''}, was given ${typeName(v)}`);
+  throw new Error(
+    `error during formatting: ${clause} clause can only be used on integers${bools ? ', bools' : ''}, was given ${typeName(v)}`,
+  );
 }
 
 const radix = (n: bigint, base: number) => (n < 0n ? `-${(-n).toString(base)}` : n.toString(base));
@@ -219,4 +228,8 @@ function format(template: string, args: CelList): string {
   return out;
 }
 
-overrides.push(celMethod('format', STRING, [listType(CelScalar.DYN)], STRING, function (args) { return format(this, args); }));
+overrides.push(
+  celMethod('format', STRING, [listType(CelScalar.DYN)], STRING, function (args) {
+    return format(this, args);
+  }),
+);

@@ -31,7 +31,9 @@ function quantityOf(text: string) {
   const nanos = parseQuantity(text);
   if (nanos === undefined) {
     // apimachinery's ErrFormatWrong when the shape is wrong, ErrSuffix when only the suffix is.
-    throw new Error(/^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/.test(text) ? "unable to parse quantity's suffix" : PARSE_ERROR);
+    throw new Error(
+      /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/.test(text) ? "unable to parse quantity's suffix" : PARSE_ERROR,
+    );
   }
   return wrap(nanos);
 }
@@ -51,14 +53,35 @@ export const quantityLibrary: CelFunc[] = [
   // A global function upstream (`sign(q)`), so `q.sign()` does not compile.
   celFunc('sign', [QUANTITY.type], INT, (q) => compare(nanosOf(q), 0n)),
   // Upstream's AsInt64: integral and within int64.
-  celMethod('isInteger', QUANTITY.type, [], BOOL, function () { const n = nanosOf(this); return n % NANO === 0n && n / NANO <= INT64_MAX && n / NANO >= INT64_MIN; }),
-  celMethod('asInteger', QUANTITY.type, [], INT, function () { return asInteger(nanosOf(this)); }),
-  celMethod('asApproximateFloat', QUANTITY.type, [], DOUBLE, function () { return Number(nanosOf(this)) / 1e9; }),
-  celMethod('add', QUANTITY.type, [QUANTITY.type], QUANTITY.type, function (other) { return wrap(nanosOf(this) + nanosOf(other)); }),
-  celMethod('add', QUANTITY.type, [INT], QUANTITY.type, function (other) { return wrap(nanosOf(this) + other * NANO); }),
-  celMethod('sub', QUANTITY.type, [QUANTITY.type], QUANTITY.type, function (other) { return wrap(nanosOf(this) - nanosOf(other)); }),
-  celMethod('sub', QUANTITY.type, [INT], QUANTITY.type, function (other) { return wrap(nanosOf(this) - other * NANO); }),
-  celMethod('isGreaterThan', QUANTITY.type, [QUANTITY.type], BOOL, function (other) { return nanosOf(this) > nanosOf(other); }),
-  celMethod('isLessThan', QUANTITY.type, [QUANTITY.type], BOOL, function (other) { return nanosOf(this) < nanosOf(other); }),
-  celMethod('compareTo', QUANTITY.type, [QUANTITY.type], INT, function (other) { return compare(nanosOf(this), nanosOf(other)); }),
+  celMethod('isInteger', QUANTITY.type, [], BOOL, function () {
+    const n = nanosOf(this);
+    return n % NANO === 0n && n / NANO <= INT64_MAX && n / NANO >= INT64_MIN;
+  }),
+  celMethod('asInteger', QUANTITY.type, [], INT, function () {
+    return asInteger(nanosOf(this));
+  }),
+  celMethod('asApproximateFloat', QUANTITY.type, [], DOUBLE, function () {
+    return Number(nanosOf(this)) / 1e9;
+  }),
+  celMethod('add', QUANTITY.type, [QUANTITY.type], QUANTITY.type, function (other) {
+    return wrap(nanosOf(this) + nanosOf(other));
+  }),
+  celMethod('add', QUANTITY.type, [INT], QUANTITY.type, function (other) {
+    return wrap(nanosOf(this) + other * NANO);
+  }),
+  celMethod('sub', QUANTITY.type, [QUANTITY.type], QUANTITY.type, function (other) {
+    return wrap(nanosOf(this) - nanosOf(other));
+  }),
+  celMethod('sub', QUANTITY.type, [INT], QUANTITY.type, function (other) {
+    return wrap(nanosOf(this) - other * NANO);
+  }),
+  celMethod('isGreaterThan', QUANTITY.type, [QUANTITY.type], BOOL, function (other) {
+    return nanosOf(this) > nanosOf(other);
+  }),
+  celMethod('isLessThan', QUANTITY.type, [QUANTITY.type], BOOL, function (other) {
+    return nanosOf(this) < nanosOf(other);
+  }),
+  celMethod('compareTo', QUANTITY.type, [QUANTITY.type], INT, function (other) {
+    return compare(nanosOf(this), nanosOf(other));
+  }),
 ];

@@ -17,10 +17,25 @@ interface Prog {
 }
 
 // @bufbuild/re2 0.6.1's instruction codes (Inst.js) and zero-width flags (Utils.js).
-const ALT = 1, ALT_MATCH = 2, CAPTURE = 3, EMPTY_WIDTH = 4, MATCH = 6, NOP = 7, RUNE = 8, RUNE1 = 9, RUNE_ANY = 10, RUNE_ANY_NOT_NL = 11;
-const BEGIN_LINE = 0x01, END_LINE = 0x02, BEGIN_TEXT = 0x04, END_TEXT = 0x08, WORD_BOUNDARY = 0x10, NO_WORD_BOUNDARY = 0x20;
+const ALT = 1,
+  ALT_MATCH = 2,
+  CAPTURE = 3,
+  EMPTY_WIDTH = 4,
+  MATCH = 6,
+  NOP = 7,
+  RUNE = 8,
+  RUNE1 = 9,
+  RUNE_ANY = 10,
+  RUNE_ANY_NOT_NL = 11;
+const BEGIN_LINE = 0x01,
+  END_LINE = 0x02,
+  BEGIN_TEXT = 0x04,
+  END_TEXT = 0x08,
+  WORD_BOUNDARY = 0x10,
+  NO_WORD_BOUNDARY = 0x20;
 
-const isWord = (r: number) => (r >= 0x30 && r <= 0x39) || (r >= 0x41 && r <= 0x5a) || (r >= 0x61 && r <= 0x7a) || r === 0x5f;
+const isWord = (r: number) =>
+  (r >= 0x30 && r <= 0x39) || (r >= 0x41 && r <= 0x5a) || (r >= 0x61 && r <= 0x7a) || r === 0x5f;
 
 /** The zero-width assertions that hold between rune `before` and rune `after` (-1: text edge). */
 function context(before: number, after: number): number {
@@ -78,7 +93,14 @@ function search(prog: Prog, text: string, from: number): [number, number] | unde
   };
 
   const runeAt = (i: number) => (i < text.length ? text.codePointAt(i)! : -1);
-  let before = from > 0 ? text.codePointAt(from - 1 - (from >= 2 && /[\uDC00-\uDFFF]/.test(text[from - 1]) && /[\uD800-\uDBFF]/.test(text[from - 2]) ? 1 : 0))! : -1;
+  let before =
+    from > 0
+      ? text.codePointAt(
+          from -
+            1 -
+            (from >= 2 && /[\uDC00-\uDFFF]/.test(text[from - 1]) && /[\uD800-\uDBFF]/.test(text[from - 2]) ? 1 : 0),
+        )!
+      : -1;
   for (let i = from; ; ) {
     const rune = runeAt(i);
     const width = rune > 0xffff ? 2 : 1;
@@ -99,7 +121,12 @@ function search(prog: Prog, text: string, from: number): [number, number] | unde
         break; // lower-priority threads are cut off: leftmost-first
       }
       if (rune < 0) continue;
-      const ok = inst.op === RUNE_ANY ? true : inst.op === RUNE_ANY_NOT_NL ? rune !== 0x0a : (inst.op === RUNE || inst.op === RUNE1) && inst.matchRune(rune);
+      const ok =
+        inst.op === RUNE_ANY
+          ? true
+          : inst.op === RUNE_ANY_NOT_NL
+            ? rune !== 0x0a
+            : (inst.op === RUNE || inst.op === RUNE1) && inst.matchRune(rune);
       if (ok) add(next, inst.out, t.start, flags);
     }
     if (rune < 0) break;

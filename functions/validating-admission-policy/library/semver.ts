@@ -6,9 +6,16 @@ import { SEMVER, opaqueText } from './types.js';
 
 const { BOOL, INT, STRING } = CelScalar;
 const IDENT = '(?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)';
-const STRICT = new RegExp(`^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(?:-(${IDENT}(?:\\.${IDENT})*))?(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$`);
+const STRICT = new RegExp(
+  `^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(?:-(${IDENT}(?:\\.${IDENT})*))?(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$`,
+);
 
-interface Version { major: bigint; minor: bigint; patch: bigint; pre: string[] }
+interface Version {
+  major: bigint;
+  minor: bigint;
+  patch: bigint;
+  pre: string[];
+}
 
 function normalized(text: string): string {
   const m = /^v?([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))?(.*)$/.exec(text);
@@ -23,9 +30,13 @@ function complaint(text: string): string {
   const parts = text.split('.');
   if (parts.length < 3) return 'No Major.Minor.Patch elements found';
   const [major, minor] = parts;
-  for (const [name, part] of [['major', major], ['minor', minor]] as const) {
+  for (const [name, part] of [
+    ['major', major],
+    ['minor', minor],
+  ] as const) {
     if (!/^[0-9]+$/.test(part)) return `Invalid character(s) found in ${name} number ${JSON.stringify(part)}`;
-    if (part.length > 1 && part.startsWith('0')) return `${name[0].toUpperCase()}${name.slice(1)} number must not contain leading zeroes ${JSON.stringify(part)}`;
+    if (part.length > 1 && part.startsWith('0'))
+      return `${name[0].toUpperCase()}${name.slice(1)} number must not contain leading zeroes ${JSON.stringify(part)}`;
   }
   return `invalid semver: ${JSON.stringify(text)}`;
 }
@@ -56,18 +67,40 @@ function compare(a: Version, b: Version): number {
 }
 
 const versionOf = (value: unknown) => parse(opaqueText(value));
-const wrap = (text: string, normalize: boolean) => { parse(text, normalize); return SEMVER.wrap(normalize ? normalized(text) : text) as never; };
-const valid = (text: string, normalize: boolean) => { try { parse(text, normalize); return true; } catch { return false; } };
+const wrap = (text: string, normalize: boolean) => {
+  parse(text, normalize);
+  return SEMVER.wrap(normalize ? normalized(text) : text) as never;
+};
+const valid = (text: string, normalize: boolean) => {
+  try {
+    parse(text, normalize);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 export const semverLibrary: CelFunc[] = [
   celFunc('semver', [STRING], SEMVER.type, (text) => wrap(text, false)),
   celFunc('semver', [STRING, BOOL], SEMVER.type, (text, normalize) => wrap(text, normalize)),
   celFunc('isSemver', [STRING], BOOL, (text) => valid(text, false)),
   celFunc('isSemver', [STRING, BOOL], BOOL, (text, normalize) => valid(text, normalize)),
-  celMethod('major', SEMVER.type, [], INT, function () { return versionOf(this).major; }),
-  celMethod('minor', SEMVER.type, [], INT, function () { return versionOf(this).minor; }),
-  celMethod('patch', SEMVER.type, [], INT, function () { return versionOf(this).patch; }),
-  celMethod('isGreaterThan', SEMVER.type, [SEMVER.type], BOOL, function (o) { return compare(versionOf(this), versionOf(o)) > 0; }),
-  celMethod('isLessThan', SEMVER.type, [SEMVER.type], BOOL, function (o) { return compare(versionOf(this), versionOf(o)) < 0; }),
-  celMethod('compareTo', SEMVER.type, [SEMVER.type], INT, function (o) { return BigInt(compare(versionOf(this), versionOf(o))); }),
+  celMethod('major', SEMVER.type, [], INT, function () {
+    return versionOf(this).major;
+  }),
+  celMethod('minor', SEMVER.type, [], INT, function () {
+    return versionOf(this).minor;
+  }),
+  celMethod('patch', SEMVER.type, [], INT, function () {
+    return versionOf(this).patch;
+  }),
+  celMethod('isGreaterThan', SEMVER.type, [SEMVER.type], BOOL, function (o) {
+    return compare(versionOf(this), versionOf(o)) > 0;
+  }),
+  celMethod('isLessThan', SEMVER.type, [SEMVER.type], BOOL, function (o) {
+    return compare(versionOf(this), versionOf(o)) < 0;
+  }),
+  celMethod('compareTo', SEMVER.type, [SEMVER.type], INT, function (o) {
+    return BigInt(compare(versionOf(this), versionOf(o)));
+  }),
 ];

@@ -11,14 +11,23 @@ const TYPE_STRING = 9;
 const LABEL_OPTIONAL = 1;
 /** Upstream's type names: `kubernetes.Quantity`, `kubernetes.URL`, `kubernetes.Semver`, `net.IP`, `net.CIDR`. */
 const PACKAGES = { kubernetes: ['Quantity', 'URL', 'Semver', 'NamedFormat'], net: ['IP', 'CIDR'] } as const;
-type OpaqueName = 'kubernetes.Quantity' | 'kubernetes.URL' | 'kubernetes.Semver' | 'kubernetes.NamedFormat' | 'net.IP' | 'net.CIDR';
+type OpaqueName =
+  | 'kubernetes.Quantity'
+  | 'kubernetes.URL'
+  | 'kubernetes.Semver'
+  | 'kubernetes.NamedFormat'
+  | 'net.IP'
+  | 'net.CIDR';
 
 const files = Object.entries(PACKAGES).map(([pkg, names]) =>
   create(FileDescriptorProtoSchema, {
     name: `${pkg}_cel.proto`,
     package: pkg,
     syntax: 'proto3',
-    messageType: names.map((name) => ({ name, field: [{ name: 'value', number: 1, type: TYPE_STRING, label: LABEL_OPTIONAL, jsonName: 'value' }] })),
+    messageType: names.map((name) => ({
+      name,
+      field: [{ name: 'value', number: 1, type: TYPE_STRING, label: LABEL_OPTIONAL, jsonName: 'value' }],
+    })),
   }),
 );
 

@@ -16,14 +16,20 @@ export function tweak(pod: Pod, change: (p: Pod) => void): Pod {
 /** fixtures.go minimalValidPods: baseline 1.0; restricted 1.0, 1.8, 1.19, 1.22. */
 const baseline1_0: Pod = {
   metadata: {},
-  spec: { initContainers: [{ name: 'initcontainer1', image: 'k8s.gcr.io/pause' }], containers: [{ name: 'container1', image: 'k8s.gcr.io/pause' }] },
+  spec: {
+    initContainers: [{ name: 'initcontainer1', image: 'k8s.gcr.io/pause' }],
+    containers: [{ name: 'container1', image: 'k8s.gcr.io/pause' }],
+  },
 };
 const restricted1_0 = tweak(baseline1_0, (p) => (p.spec.securityContext = { runAsNonRoot: true }));
 const restricted1_8 = tweak(restricted1_0, (p) => {
   p.spec.containers[0].securityContext = { allowPrivilegeEscalation: false };
   p.spec.initContainers[0].securityContext = { allowPrivilegeEscalation: false };
 });
-const restricted1_19 = tweak(restricted1_8, (p) => (p.spec.securityContext.seccompProfile = { type: 'RuntimeDefault' }));
+const restricted1_19 = tweak(
+  restricted1_8,
+  (p) => (p.spec.securityContext.seccompProfile = { type: 'RuntimeDefault' }),
+);
 const restricted1_22 = tweak(restricted1_19, (p) => {
   p.spec.containers[0].securityContext.capabilities = { drop: ['ALL'] };
   p.spec.initContainers[0].securityContext.capabilities = { drop: ['ALL'] };
@@ -31,7 +37,12 @@ const restricted1_22 = tweak(restricted1_19, (p) => {
 
 export function minimalValidPod(level: 'baseline' | 'restricted', minor: number): Pod {
   if (level === 'baseline') return structuredClone(baseline1_0);
-  const byVersion: [number, Pod][] = [[22, restricted1_22], [19, restricted1_19], [8, restricted1_8], [0, restricted1_0]];
+  const byVersion: [number, Pod][] = [
+    [22, restricted1_22],
+    [19, restricted1_19],
+    [8, restricted1_8],
+    [0, restricted1_0],
+  ];
   return structuredClone(byVersion.find(([v]) => minor >= v)![1]);
 }
 
@@ -59,12 +70,59 @@ const dropsAll = (p: Pod) => (p.spec.containers[0].securityContext?.capabilities
 
 /** Dropping every capability one by one is not dropping ALL. */
 const EVERY_CAPABILITY = [
-  'SYS_TIME', 'SYS_MODULE', 'SYS_RAWIO', 'SYS_PACCT', 'SYS_ADMIN', 'SYS_NICE', 'SYS_RESOURCE', 'SYS_TIME', 'SYS_TTY_CONFIG', 'MKNOD', 'AUDIT_WRITE',
-  'AUDIT_CONTROL', 'MAC_OVERRIDE', 'MAC_ADMIN', 'NET_ADMIN', 'SYSLOG', 'CHOWN', 'NET_RAW', 'DAC_OVERRIDE', 'FOWNER', 'DAC_READ_SEARCH',
-  'FSETID', 'KILL', 'SETGID', 'SETUID', 'LINUX_IMMUTABLE', 'NET_BIND_SERVICE', 'NET_BROADCAST', 'IPC_LOCK', 'IPC_OWNER', 'SYS_CHROOT', 'SYS_PTRACE',
-  'SYS_BOOT', 'LEASE', 'SETFCAP', 'WAKE_ALARM', 'BLOCK_SUSPEND',
+  'SYS_TIME',
+  'SYS_MODULE',
+  'SYS_RAWIO',
+  'SYS_PACCT',
+  'SYS_ADMIN',
+  'SYS_NICE',
+  'SYS_RESOURCE',
+  'SYS_TIME',
+  'SYS_TTY_CONFIG',
+  'MKNOD',
+  'AUDIT_WRITE',
+  'AUDIT_CONTROL',
+  'MAC_OVERRIDE',
+  'MAC_ADMIN',
+  'NET_ADMIN',
+  'SYSLOG',
+  'CHOWN',
+  'NET_RAW',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'DAC_READ_SEARCH',
+  'FSETID',
+  'KILL',
+  'SETGID',
+  'SETUID',
+  'LINUX_IMMUTABLE',
+  'NET_BIND_SERVICE',
+  'NET_BROADCAST',
+  'IPC_LOCK',
+  'IPC_OWNER',
+  'SYS_CHROOT',
+  'SYS_PTRACE',
+  'SYS_BOOT',
+  'LEASE',
+  'SETFCAP',
+  'WAKE_ALARM',
+  'BLOCK_SUSPEND',
 ];
-const BASELINE_CAPABILITIES = ['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT'];
+const BASELINE_CAPABILITIES = [
+  'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'MKNOD',
+  'NET_BIND_SERVICE',
+  'SETFCAP',
+  'SETGID',
+  'SETPCAP',
+  'SETUID',
+  'SYS_CHROOT',
+];
 
 function ensureSELinuxOptions(p: Pod): Pod {
   return tweak(ensureSecurityContext(p), (q) => {
@@ -82,7 +140,10 @@ export interface FixtureGenerator {
 }
 
 /** check → level → minimum version → generator (baseline generators also serve restricted). */
-export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versions: Record<number, FixtureGenerator> }> = {
+export const FIXTURES: Record<
+  string,
+  { level: 'baseline' | 'restricted'; versions: Record<number, FixtureGenerator> }
+> = {
   allowPrivilegeEscalation: {
     level: 'restricted',
     versions: {
@@ -137,12 +198,25 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           }),
         ],
         fail: (p) => [
-          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['container.apparmor.security.beta.kubernetes.io/container1'] = 'unconfined')),
-          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['container.apparmor.security.beta.kubernetes.io/initcontainer1'] = 'unconfined')),
+          tweak(
+            ensureAnnotations(p),
+            (q) => (q.metadata.annotations['container.apparmor.security.beta.kubernetes.io/container1'] = 'unconfined'),
+          ),
+          tweak(
+            ensureAnnotations(p),
+            (q) =>
+              (q.metadata.annotations['container.apparmor.security.beta.kubernetes.io/initcontainer1'] = 'unconfined'),
+          ),
           // ours: the fields
           tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.appArmorProfile = { type: 'Unconfined' })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.appArmorProfile = { type: 'Unconfined' })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.initContainers[0].securityContext.appArmorProfile = { type: 'Unconfined' })),
+          tweak(
+            ensureSecurityContext(p),
+            (q) => (q.spec.containers[0].securityContext.appArmorProfile = { type: 'Unconfined' }),
+          ),
+          tweak(
+            ensureSecurityContext(p),
+            (q) => (q.spec.initContainers[0].securityContext.appArmorProfile = { type: 'Unconfined' }),
+          ),
         ],
       },
     },
@@ -164,7 +238,10 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
               ],
         fail: (p) => [
           tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities.add = ['NET_RAW'])),
-          tweak(ensureCapabilities(p), (q) => (q.spec.initContainers[0].securityContext.capabilities.add = ['NET_RAW'])),
+          tweak(
+            ensureCapabilities(p),
+            (q) => (q.spec.initContainers[0].securityContext.capabilities.add = ['NET_RAW']),
+          ),
           // case difference
           tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities.add = ['chown'])),
           // CAP_ prefix
@@ -212,7 +289,10 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
         fail: (p) => [
           tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities.drop = [])),
           tweak(ensureCapabilities(p), (q) => (q.spec.initContainers[0].securityContext.capabilities.drop = [])),
-          tweak(ensureCapabilities(p), (q) => (q.spec.containers[0].securityContext.capabilities = { drop: ['ALL'], add: ['CHOWN'] })),
+          tweak(
+            ensureCapabilities(p),
+            (q) => (q.spec.containers[0].securityContext.capabilities = { drop: ['ALL'], add: ['CHOWN'] }),
+          ),
         ],
       },
     },
@@ -223,7 +303,11 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
       0: {
         expectErrorSubstring: 'host namespaces',
         pass: () => [],
-        fail: (p) => [tweak(p, (q) => (q.spec.hostIPC = true)), tweak(p, (q) => (q.spec.hostNetwork = true)), tweak(p, (q) => (q.spec.hostPID = true))],
+        fail: (p) => [
+          tweak(p, (q) => (q.spec.hostIPC = true)),
+          tweak(p, (q) => (q.spec.hostNetwork = true)),
+          tweak(p, (q) => (q.spec.hostPID = true)),
+        ],
       },
     },
   },
@@ -234,8 +318,22 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
         expectErrorSubstring: 'hostPath volumes',
         pass: () => [],
         fail: (p) => [
-          tweak(p, (q) => (q.spec.volumes = [{ name: 'volume-emptydir', emptyDir: {} }, { name: 'volume-hostpath', hostPath: { path: '/a' } }])),
-          tweak(p, (q) => (q.spec.volumes = [{ name: 'volume-hostpath-a', hostPath: { path: '/a' } }, { name: 'volume-hostpath-b', hostPath: { path: '/b' } }])),
+          tweak(
+            p,
+            (q) =>
+              (q.spec.volumes = [
+                { name: 'volume-emptydir', emptyDir: {} },
+                { name: 'volume-hostpath', hostPath: { path: '/a' } },
+              ]),
+          ),
+          tweak(
+            p,
+            (q) =>
+              (q.spec.volumes = [
+                { name: 'volume-hostpath-a', hostPath: { path: '/a' } },
+                { name: 'volume-hostpath-b', hostPath: { path: '/b' } },
+              ]),
+          ),
         ],
       },
     },
@@ -271,7 +369,10 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           tweak(p, (q) => {
             q.spec.containers[0].livenessProbe = { httpGet: { port: 8080 } };
             q.spec.containers[0].readinessProbe = { tcpSocket: { port: 8080, host: '' } };
-            q.spec.containers[0].lifecycle = { postStart: { httpGet: { port: 8080 } }, preStop: { exec: { command: ['true'] } } };
+            q.spec.containers[0].lifecycle = {
+              postStart: { httpGet: { port: 8080 } },
+              preStop: { exec: { command: ['true'] } },
+            };
           }),
         ],
         fail: (p) => [
@@ -281,14 +382,23 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
             q.spec.initContainers[0].restartPolicy = 'Always';
             q.spec.initContainers[0].readinessProbe = { tcpSocket: { host: '8.8.8.8', port: 8080 } };
           }),
-          tweak(p, (q) => (q.spec.containers[0].lifecycle = { postStart: { httpGet: { host: 'bad.host', port: 8080 } } })),
+          tweak(
+            p,
+            (q) => (q.spec.containers[0].lifecycle = { postStart: { httpGet: { host: 'bad.host', port: 8080 } } }),
+          ),
           tweak(p, (q) => (q.spec.containers[0].livenessProbe = { httpGet: { host: '127.0.0.1', port: 8080 } })),
           tweak(p, (q) => (q.spec.containers[0].readinessProbe = { tcpSocket: { host: '::1', port: 8080 } })),
           // ours: the other probes and handlers
           tweak(p, (q) => (q.spec.containers[0].readinessProbe = { tcpSocket: { port: 8080, host: 'bad.host' } })),
           tweak(p, (q) => (q.spec.containers[0].startupProbe = { httpGet: { port: 8080, host: '10.0.0.1' } })),
-          tweak(p, (q) => (q.spec.containers[0].lifecycle = { postStart: { httpGet: { port: 8080, host: 'bad.host' } } })),
-          tweak(p, (q) => (q.spec.containers[0].lifecycle = { preStop: { tcpSocket: { port: 8080, host: 'bad.host' } } })),
+          tweak(
+            p,
+            (q) => (q.spec.containers[0].lifecycle = { postStart: { httpGet: { port: 8080, host: 'bad.host' } } }),
+          ),
+          tweak(
+            p,
+            (q) => (q.spec.containers[0].lifecycle = { preStop: { tcpSocket: { port: 8080, host: 'bad.host' } } }),
+          ),
           tweak(p, (q) => (q.spec.initContainers[0].livenessProbe = { httpGet: { port: 8080, host: 'bad.host' } })),
         ],
       },
@@ -405,7 +515,10 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
               { name: 'volume1', emptyDir: {} },
               { name: 'volume2', secret: { secretName: 'test' } },
               { name: 'volume3', persistentVolumeClaim: { claimName: 'test' } },
-              { name: 'volume4', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
+              {
+                name: 'volume4',
+                downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] },
+              },
               { name: 'volume5', configMap: { name: 'test' } },
               { name: 'volume6', projected: { sources: [] } },
             ];
@@ -561,9 +674,19 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           }),
         ],
         fail: (p) => [
-          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['seccomp.security.alpha.kubernetes.io/pod'] = 'unconfined')),
-          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['container.seccomp.security.alpha.kubernetes.io/container1'] = 'unconfined')),
-          tweak(ensureAnnotations(p), (q) => (q.metadata.annotations['container.seccomp.security.alpha.kubernetes.io/initcontainer1'] = 'unconfined')),
+          tweak(
+            ensureAnnotations(p),
+            (q) => (q.metadata.annotations['seccomp.security.alpha.kubernetes.io/pod'] = 'unconfined'),
+          ),
+          tweak(
+            ensureAnnotations(p),
+            (q) => (q.metadata.annotations['container.seccomp.security.alpha.kubernetes.io/container1'] = 'unconfined'),
+          ),
+          tweak(
+            ensureAnnotations(p),
+            (q) =>
+              (q.metadata.annotations['container.seccomp.security.alpha.kubernetes.io/initcontainer1'] = 'unconfined'),
+          ),
         ],
       },
       19: {
@@ -579,8 +702,14 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
               ],
         fail: (p) => [
           tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'Unconfined' })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Unconfined' })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.initContainers[0].securityContext.seccompProfile = { type: 'Unconfined' })),
+          tweak(
+            ensureSecurityContext(p),
+            (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Unconfined' }),
+          ),
+          tweak(
+            ensureSecurityContext(p),
+            (q) => (q.spec.initContainers[0].securityContext.seccompProfile = { type: 'Unconfined' }),
+          ),
         ],
       },
     },
@@ -592,11 +721,17 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
         expectErrorSubstring: 'seccompProfile',
         pass: (p) => [
           tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'RuntimeDefault' })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'Localhost', localhostProfile: 'testing' })),
+          tweak(
+            ensureSecurityContext(p),
+            (q) => (q.spec.securityContext.seccompProfile = { type: 'Localhost', localhostProfile: 'testing' }),
+          ),
           tweak(ensureSecurityContext(p), (q) => {
             q.spec.securityContext.seccompProfile = null;
             q.spec.containers[0].securityContext.seccompProfile = { type: 'RuntimeDefault' };
-            q.spec.initContainers[0].securityContext.seccompProfile = { type: 'Localhost', localhostProfile: 'testing' };
+            q.spec.initContainers[0].securityContext.seccompProfile = {
+              type: 'Localhost',
+              localhostProfile: 'testing',
+            };
           }),
         ],
         fail: (p) => [
@@ -629,7 +764,10 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
         fail: (p) => [
           tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = null)),
           tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.seccompProfile = { type: 'Unconfined' })),
-          tweak(ensureSecurityContext(p), (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Unconfined' })),
+          tweak(
+            ensureSecurityContext(p),
+            (q) => (q.spec.containers[0].securityContext.seccompProfile = { type: 'Unconfined' }),
+          ),
         ],
       },
     },
@@ -639,9 +777,26 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
     versions: Object.fromEntries(
       (
         [
-          [0, ['kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_unprivileged_port_start']],
+          [
+            0,
+            [
+              'kernel.shm_rmid_forced',
+              'net.ipv4.ip_local_port_range',
+              'net.ipv4.tcp_syncookies',
+              'net.ipv4.ping_group_range',
+              'net.ipv4.ip_unprivileged_port_start',
+            ],
+          ],
           [27, ['net.ipv4.ip_local_reserved_ports']],
-          [29, ['net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes']],
+          [
+            29,
+            [
+              'net.ipv4.tcp_keepalive_time',
+              'net.ipv4.tcp_fin_timeout',
+              'net.ipv4.tcp_keepalive_intvl',
+              'net.ipv4.tcp_keepalive_probes',
+            ],
+          ],
           [32, ['net.ipv4.tcp_rmem', 'net.ipv4.tcp_wmem']],
         ] as [number, string[]][]
       ).map(([version], i, all) => {
@@ -650,12 +805,25 @@ export const FIXTURES: Record<string, { level: 'baseline' | 'restricted'; versio
           expectErrorSubstring: 'forbidden sysctl',
           pass: (p) => [
             tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.sysctls = null)),
-            tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.sysctls = safe.map((name) => ({ name, value: '0' })))),
+            tweak(
+              ensureSecurityContext(p),
+              (q) => (q.spec.securityContext.sysctls = safe.map((name) => ({ name, value: '0' }))),
+            ),
           ],
           fail: (p) => [
-            tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.sysctls = [{ name: 'othersysctl', value: 'other' }])),
+            tweak(
+              ensureSecurityContext(p),
+              (q) => (q.spec.securityContext.sysctls = [{ name: 'othersysctl', value: 'other' }]),
+            ),
             // ours: a sysctl that is safe only from a later version fails before it.
-            ...all.slice(i + 1, i + 2).map(([, names]) => tweak(ensureSecurityContext(p), (q) => (q.spec.securityContext.sysctls = [{ name: names[0], value: '0' }]))),
+            ...all
+              .slice(i + 1, i + 2)
+              .map(([, names]) =>
+                tweak(
+                  ensureSecurityContext(p),
+                  (q) => (q.spec.securityContext.sysctls = [{ name: names[0], value: '0' }]),
+                ),
+              ),
           ],
         };
         return [version, generator];

@@ -35,7 +35,7 @@
 
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -213,9 +213,7 @@ async function applicablePod(
 }
 
 const CONTAINER_LISTS = ['initContainers', 'containers'] as const;
-const POD_RULES = [
-  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-] as const;
+const POD_RULES = judgedResource(['CREATE'], '', 'pods', 'Namespaced').rules;
 
 export default definePlugin({
   metadata: {

@@ -25,7 +25,7 @@
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, denied, errored, patched } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -183,9 +183,7 @@ async function evaluate(
   return { merged };
 }
 
-const POD_RULES = [
-  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-] as const;
+const POD_RULES = judgedResource(['CREATE'], '', 'pods', 'Namespaced').rules;
 
 export default definePlugin({
   metadata: {

@@ -23,7 +23,7 @@
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
 import { FieldPath, invalid, required } from '../../lib/admission/field.js';
-import { definePlugin, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -119,9 +119,7 @@ function runOncePod(request: AdmissionRequest, config: RunOnceDurationConfig): P
   return policy === 'Never' || policy === 'OnFailure' ? pod : undefined;
 }
 
-const POD_RULES = [
-  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-] as const;
+const POD_RULES = judgedResource(['CREATE'], '', 'pods', 'Namespaced').rules;
 
 export default definePlugin({
   metadata: {

@@ -15,7 +15,7 @@ import type { EnvironmentVersion } from './cel-env.js';
 import { checkExpression } from './checker.js';
 import type { ExpressionRole, Type } from './checker.js';
 import { Compiler } from './interpreter.js';
-import { CelSyntaxError, parseCel } from './parser.js';
+import { CelSyntaxError, parseCel, RESERVED } from './parser.js';
 
 export class CelCompileError extends Error {
   override readonly name = 'CelCompileError';
@@ -60,29 +60,8 @@ export function located(text: string, offset: number, message: string): string {
   return `ERROR: <input>:${line}:${column + 1}: ${message}\n | ${source}\n | ${'.'.repeat(column)}^`;
 }
 
-const KEYWORDS = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
+/** What upstream escapes in property names: the literals, `in`, and CEL's reserved words. */
+const KEYWORDS = new Set(['true', 'false', 'null', 'in', ...RESERVED]);
 
 /** Upstream's property-name escaping, undone: `__dash__` → `-`, `__namespace__` → `namespace`... */
 export function unescapeProperty(name: string): string {

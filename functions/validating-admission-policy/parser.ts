@@ -105,7 +105,8 @@ interface Token {
   readonly value?: unknown;
 }
 
-const RESERVED = new Set([
+/** CEL's reserved words: never identifiers. */
+export const RESERVED = new Set([
   'as',
   'break',
   'const',

@@ -103,6 +103,13 @@ export default definePlugin({
 
   configure,
 
+  // Nothing reserved, nothing to judge: not served, so its fail-closed webhook never sees a
+  // Namespace create it would only admit (README "Active plugins").
+  inactiveReason: (config: NamespaceReservationConfig) =>
+    config.reservedNames.length === 0 && config.reservedPrefixes.length === 0
+      ? 'nothing reserved: add reservedNames or reservedPrefixes to its entry (example: config/examples/namespace-reservation.yaml)'
+      : undefined,
+
   validate(request, { config }) {
     const target = targetOf(request);
     if (target === undefined) return allowed();

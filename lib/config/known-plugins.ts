@@ -94,4 +94,11 @@ export const OPENSHIFT_PLUGINS = [
   'storage.openshift.io/PerformantSecurityPolicy',
 ] as const;
 
-export const KNOWN_PLUGIN_NAMES: ReadonlySet<string> = new Set<string>([...KUBERNETES_PLUGINS, ...OPENSHIFT_PLUGINS]);
+/** This project's own plugins, which no upstream serves (a file written for them stays valid). */
+export const PROJECT_PLUGINS = ['NamespaceReservation'] as const;
+
+export const KNOWN_PLUGIN_NAMES: ReadonlySet<string> = new Set<string>([
+  ...KUBERNETES_PLUGINS,
+  ...OPENSHIFT_PLUGINS,
+  ...PROJECT_PLUGINS,
+]);

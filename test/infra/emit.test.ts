@@ -473,7 +473,7 @@ describe('metadata branches (synthetic plugins)', () => {
     expect(emittedPlugins.has('ImagePolicyWebhook')).toBe(false);
     expect(emittedPlugins.has('ValidatingAdmissionPolicy')).toBe(false);
     const offByDefault = registry.filter(
-      (p) => p.metadata.requiresConfiguration || p.metadata.optIn || p.validatingRulesFor,
+      (p) => p.metadata.requiresConfiguration || p.metadata.optIn || p.inactiveReason !== undefined,
     );
     expect(emittedPlugins.size).toBe(registry.length - offByDefault.length);
     expect(defaults.stderr).toMatch(

@@ -454,7 +454,7 @@ describe('configure: upstream Configuration, validated at start', () => {
       source,
     ) as PodTolerationRestrictionConfig;
     expect(config.default.length).toBe(1);
-    expect(config.whitelist.length).toBe(2);
+    expect(config.whitelist.length).toBe(4);
   });
 
   it('POD_TOLERATION_RESTRICTION_UNKNOWN_NAMESPACE chooses the never-seen rule', () => {

@@ -26,6 +26,8 @@ export interface RequestState extends PluginState {
   readonly namespaceLearner: LearnedNamespaceStore;
   /** Records a pod or Node write (the handler calls it; dry runs write nothing). */
   readonly placementLearner: LearnedPlacementStore;
+  /** Records a ResourceQuota write into the ledger (the handler calls it; dry runs write nothing). */
+  readonly quotaLearner: QuotaLedgerStore;
 }
 
 export interface StateOptions {
@@ -45,12 +47,14 @@ export function createRequestState(
   const store = new StateStore(options.client, options.tableName, request.dryRun, options.now, options.onStoreCall);
   const namespaces = new LearnedNamespaceStore(store);
   const placements = new LearnedPlacementStore(store);
+  const ledger = new QuotaLedgerStore(store, request.uid);
   return {
     learnedNamespaces: namespaces,
     namespaceLearner: namespaces,
     learnedPlacements: placements,
     placementLearner: placements,
-    quotaLedger: new QuotaLedgerStore(store, request.uid),
+    quotaLedger: ledger,
+    quotaLearner: ledger,
     tokenBuckets: new TokenBucketStore(store, request.uid),
     decisionCache: new DecisionCacheStore(store, 'image-policy'),
   };

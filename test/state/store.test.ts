@@ -32,7 +32,7 @@ describe('the dryRun gate', () => {
   it('a dry run reads but sends no write command, whatever port it uses', async () => {
     const dry = store.state({ uid: 'dry-1', dryRun: true });
     store.reset();
-    await dry.quotaLedger.recordQuota({ namespace: 'n', name: 'q', hard: { pods: '1' }, scopes: [] });
+    await dry.quotaLearner.recordQuota({ namespace: 'n', name: 'q', hard: { pods: '1' }, scopes: [] });
     await dry.quotaLedger.reserve(
       { namespace: 'n', resource: 'pods', name: 'p' },
       { usage: { pods: '1' }, facts: {} },

@@ -21,7 +21,7 @@ export function createStatefulAdmissionHandler<Config>(
   const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
   return createAdmissionHandler(plugin, {
     metrics,
-    state: stateFromEnv((call) => metrics.recordStoreCall(call)),
+    state: stateFromEnv(plugin.metadata.name, (call) => metrics.recordStoreCall(call)),
     // Learned namespaces and quotas: recorded once, for every plugin that needs them, from the
     // Namespace and ResourceQuota writes its own webhook receives. A write the plugin refused
     // never happened, so it teaches nothing; a dry run writes nothing (the gate in store.ts).

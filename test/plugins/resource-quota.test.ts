@@ -140,7 +140,8 @@ describe('quotas are learned by lib from ResourceQuota writes, as namespaces are
     const unreachable = createStatefulAdmissionHandler(plugin, {
       config,
       callerAuth: { mode: 'mtls', allowedSubjects: [] },
-      state: (request) => createRequestState(request, { client, tableName: store.tableName }),
+      state: (request) =>
+        createRequestState(request, { plugin: plugin.metadata.name, client, tableName: store.tableName }),
     });
     try {
       const result = await unreachable(
@@ -175,7 +176,7 @@ describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32
   it('admits exactly 32, refuses 32 with the quota message, and answers no 5xx', async () => {
     const slow = withLatency(localDynamoDbClient(store.endpoint), 10);
     const state = (request: { uid: string; dryRun: boolean }) =>
-      createRequestState(request, { client: slow, tableName: store.tableName });
+      createRequestState(request, { plugin: plugin.metadata.name, client: slow, tableName: store.tableName });
     const handler = createStatefulAdmissionHandler(plugin, {
       config,
       callerAuth: { mode: 'mtls', allowedSubjects: [] },

@@ -73,6 +73,17 @@ describe('expiry counts before the TTL sweep', () => {
   });
 });
 
+describe('the decision cache belongs to its plugin', () => {
+  it("one plugin's cached answer is not another's", async () => {
+    const of = (plugin: string) =>
+      createRequestState({ uid: 'd1', dryRun: false }, { plugin, client: store.client, tableName: store.tableName });
+    const answer = { allowed: false, reason: 'no', annotations: {} };
+    await of('image-policy-webhook').decisionCache.put('same-key', answer, 30);
+    expect(await of('image-policy-webhook').decisionCache.get('same-key')).toEqual(answer);
+    expect(await of('another-plugin').decisionCache.get('same-key')).toBeUndefined();
+  });
+});
+
 describe('token buckets shared through the store', () => {
   it('burst then refusal, refill with time, and a retried uid pays once', async () => {
     let clock = Date.now();
@@ -135,7 +146,7 @@ describe('the quota queue', () => {
 describe('store failures', () => {
   it('an unreachable store is a StoreUnavailableError', async () => {
     const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
-    const state = createRequestState({ uid: 'x', dryRun: false }, { client, tableName: 't' });
+    const state = createRequestState({ uid: 'x', dryRun: false }, { plugin: 'state-core', client, tableName: 't' });
     await expect(state.learnedNamespaces.get('a')).rejects.toBeInstanceOf(StoreUnavailableError);
     client.destroy();
   });

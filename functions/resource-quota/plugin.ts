@@ -6,8 +6,9 @@
 // Here the counting is a side effect in our own ledger (lib/state quotaLedger), keyed by object
 // identity: a charge per object, reserved at CREATE (expiring unless confirmed), confirmed by any
 // later UPDATE of the object (the kubelet's status updates), freed at DELETE, recounted by
-// `npm run sync`. ResourceQuotas are learned from their own writes (this webhook subscribes to
-// them); a quota never seen is not enforced until it is written or loaded by `npm run sync`.
+// `npm run sync`. ResourceQuotas are learned from their own writes (`needs: ['resourcequotas']`
+// subscribes this webhook to them, and lib/state records them as it records namespaces); a quota
+// never seen is not enforced until it is written or loaded by `npm run sync`.
 // What an object consumes, which quotas match it and whether it fits are lib/quota's, shared with
 // `npm run sync` as upstream shares pkg/quota/v1/evaluator/core; this file is the admission logic.
 
@@ -23,7 +24,6 @@ import { rejectUnknownFields } from '../../lib/config/fields.js';
 import type { ChargedObject } from '../../lib/admission/ports.js';
 import type { LimitedResource } from '../../lib/quota/check.js';
 import { checkQuotas } from '../../lib/quota/check.js';
-import { quotaOf } from '../../lib/quota/quota.js';
 import { COUNTED, isCounted, usageOf } from '../../lib/quota/usage.js';
 
 const UPSTREAM_NAME = 'ResourceQuota';
@@ -113,15 +113,7 @@ export default definePlugin({
 
   async validate(request, { config, state }): Promise<Decision> {
     const ledger = state.quotaLedger;
-    if (request.resource.group === '' && request.resource.resource === 'resourcequotas' && request.subResource === '') {
-      if (request.operation === 'DELETE') await ledger.forgetQuota(request.namespace, request.name);
-      else if (request.object && (request.operation === 'CREATE' || request.operation === 'UPDATE')) {
-        await ledger.recordQuota(
-          quotaOf(request.object, request.namespace, request.name || request.object.metadata?.name || ''),
-        );
-      }
-      return allowed();
-    }
+    // A ResourceQuota write is not counted, so it is allowed below; lib learns the quota it states.
     const statusUpdate =
       request.subResource === 'status' &&
       request.operation === 'UPDATE' &&

@@ -158,11 +158,34 @@ export async function emitCommand(argv: string[], io: EmitIo): Promise<number> {
 }
 
 async function emit(argv: string[], io: EmitIo): Promise<number> {
-  const values = parse(argv);
-  if (values.help) {
+  const options = checkedOptions(parse(argv));
+  if (options === 'help') {
     io.stdout(USAGE);
     return 0;
   }
+  const { selected, configs } = loadSelectedPlugins(options, io);
+  const caBundle = readCaBundle(options.values['ca-bundle']);
+  const client = clientIdentity(options);
+  if (options.out !== undefined) mkdirSync(options.out, { recursive: true });
+  const auth = resolveCallerAuth(options, io);
+  const docs = checkedDocuments(options, selected, configs, auth, caBundle);
+  writeOutputs(options, docs, selected, auth, client, io);
+  return 0;
+}
+
+type Values = ReturnType<typeof parse>;
+
+/** The command line, checked: everything below reads these, never argv. */
+interface Options {
+  readonly values: Values;
+  readonly baseUrl: string;
+  readonly mode: 'mtls' | 'url-secret';
+  readonly out: string | undefined;
+}
+
+/** Checks the options against each other, before anything is loaded or written. */
+function checkedOptions(values: Values): Options | 'help' {
+  if (values.help) return 'help';
   if (values['base-url'] === undefined) throw new UsageError('--base-url is required');
   const baseUrl = checkBaseUrl(values['base-url']);
   const mode = values.auth;
@@ -183,7 +206,14 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   if (values.staged !== undefined && (SYSTEM_NAMESPACES as readonly string[]).includes(values.staged)) {
     throw new UsageError(`--staged ${values.staged}: stage in a test namespace, not a system one`);
   }
-  // The AdmissionConfiguration the deployment serves decides which plugins can answer.
+  return { values, baseUrl, mode, out: values.out };
+}
+
+/** The AdmissionConfiguration the deployment serves decides which plugins can answer. */
+function loadSelectedPlugins(
+  { values }: Options,
+  io: EmitIo,
+): { selected: AnyAdmissionPlugin[]; configs: Map<string, unknown> } {
   const env = {
     ...io.env,
     ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
@@ -191,58 +221,69 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   const pluginSet = loadPluginSet(io.plugins ?? registry, env);
   io.stderr(`configuration: ${pluginSet.configuration.source.file}\n`);
   const chosen = selectPlugins(pluginSet, values.plugins, io);
-  const selected = chosen.map((p) => p.plugin);
-  const configs = new Map<string, unknown>(chosen.map((p) => [p.plugin.metadata.name, p.config]));
+  return {
+    selected: chosen.map((p) => p.plugin),
+    configs: new Map<string, unknown>(chosen.map((p) => [p.plugin.metadata.name, p.config])),
+  };
+}
 
-  let caBundle: string | undefined;
-  if (values['ca-bundle'] !== undefined) {
-    const pem = readFileArg('--ca-bundle', values['ca-bundle']);
-    if (!pem.includes('-----BEGIN CERTIFICATE-----'))
-      throw new UsageError(`--ca-bundle: ${values['ca-bundle']} holds no PEM certificate`);
-    caBundle = Buffer.from(pem, 'utf8').toString('base64');
-  }
+/** --ca-bundle as the caBundle field wants it (base64 PEM), or undefined. */
+function readCaBundle(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  const pem = readFileArg('--ca-bundle', file);
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new UsageError(`--ca-bundle: ${file} holds no PEM certificate`);
+  return Buffer.from(pem, 'utf8').toString('base64');
+}
 
-  // mTLS client identity is only needed for the --out kubeconfig; check it before writing anything.
-  const out = values.out;
+/** mTLS client identity is only needed for the --out kubeconfig; checked before writing anything. */
+function clientIdentity({ values, mode, out }: Options): { certPem: string; keyPem: string } | undefined {
+  if (out === undefined || mode !== 'mtls') return undefined;
   const clientFiles = pkiFiles(DEFAULT_PKI_DIR);
   const clientCertFile = values['client-cert'] ?? clientFiles.clientCert;
   const clientKeyFile = values['client-key'] ?? clientFiles.clientKey;
-  let client: { certPem: string; keyPem: string } | undefined;
-  if (out !== undefined && mode === 'mtls') {
-    const hint =
-      values['client-cert'] === undefined ? ' (run npm run pki first, or pass --client-cert/--client-key)' : '';
-    if (!existsSync(clientCertFile) || !existsSync(clientKeyFile))
-      throw new UsageError(`client certificate ${clientCertFile} / key ${clientKeyFile} not found${hint}`);
-    client = { certPem: readFileSync(clientCertFile, 'utf8'), keyPem: readFileSync(clientKeyFile, 'utf8') };
-    if (!client.certPem.includes('-----BEGIN CERTIFICATE-----'))
-      throw new UsageError(`${clientCertFile} holds no PEM certificate`);
-    if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(client.keyPem))
-      throw new UsageError(`${clientKeyFile} holds no PEM private key`);
-  }
+  const hint =
+    values['client-cert'] === undefined ? ' (run npm run pki first, or pass --client-cert/--client-key)' : '';
+  if (!existsSync(clientCertFile) || !existsSync(clientKeyFile))
+    throw new UsageError(`client certificate ${clientCertFile} / key ${clientKeyFile} not found${hint}`);
+  const client = { certPem: readFileSync(clientCertFile, 'utf8'), keyPem: readFileSync(clientKeyFile, 'utf8') };
+  if (!client.certPem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new UsageError(`${clientCertFile} holds no PEM certificate`);
+  if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(client.keyPem))
+    throw new UsageError(`${clientKeyFile} holds no PEM private key`);
+  return client;
+}
 
-  if (out !== undefined) mkdirSync(out, { recursive: true });
-  let auth: CallerAuthOption = { mode: 'mtls' };
-  if (mode === 'url-secret') {
-    const file = values['secret-file'] ?? (out !== undefined ? join(out, 'url-secret') : DEFAULT_URL_SECRET_FILE);
-    let secret: string;
-    if (values['secret-file'] !== undefined) {
-      if (!existsSync(file)) throw new UsageError(`--secret-file: file ${file} does not exist`);
-      secret = readSecret(file);
-    } else if (values['new-secret'] && existsSync(file)) {
-      throw new UsageError(
-        `--new-secret: ${file} already exists and may be live in a cluster; rotate into another --out DIR`,
-      );
-    } else if (values['new-secret'] || !existsSync(file)) {
-      secret = writeNewUrlSecret(file);
-      io.stderr(`created a new URL secret in ${file} (0600); keep it secret: it is the cluster's credential\n`);
-    } else secret = readSecret(file);
-    auth = { mode: 'url-secret', secret };
-    const digest = urlSecretDigest(secret);
-    io.stderr(`url-secret ${file}: deploy with URL_SECRET_SHA256=${digest}\n`);
-    io.stderr(`  npx sls deploy --stage STAGE --param="callerAuth=url-secret" --param="urlSecretSha256=${digest}"\n`);
-    io.stderr(`  while rotating, give both digests: --param="urlSecretSha256=OLD,${digest}"\n`);
-  }
+/** How the apiserver proves itself: mTLS, or the URL secret (read, or created, 0600). */
+function resolveCallerAuth({ values, mode, out }: Options, io: EmitIo): CallerAuthOption {
+  if (mode === 'mtls') return { mode: 'mtls' };
+  const file = values['secret-file'] ?? (out !== undefined ? join(out, 'url-secret') : DEFAULT_URL_SECRET_FILE);
+  let secret: string;
+  if (values['secret-file'] !== undefined) {
+    if (!existsSync(file)) throw new UsageError(`--secret-file: file ${file} does not exist`);
+    secret = readSecret(file);
+  } else if (values['new-secret'] && existsSync(file)) {
+    throw new UsageError(
+      `--new-secret: ${file} already exists and may be live in a cluster; rotate into another --out DIR`,
+    );
+  } else if (values['new-secret'] || !existsSync(file)) {
+    secret = writeNewUrlSecret(file);
+    io.stderr(`created a new URL secret in ${file} (0600); keep it secret: it is the cluster's credential\n`);
+  } else secret = readSecret(file);
+  const digest = urlSecretDigest(secret);
+  io.stderr(`url-secret ${file}: deploy with URL_SECRET_SHA256=${digest}\n`);
+  io.stderr(`  npx sls deploy --stage STAGE --param="callerAuth=url-secret" --param="urlSecretSha256=${digest}"\n`);
+  io.stderr(`  while rotating, give both digests: --param="urlSecretSha256=OLD,${digest}"\n`);
+  return { mode: 'url-secret', secret };
+}
 
+function checkedDocuments(
+  { values, baseUrl }: Options,
+  selected: readonly AnyAdmissionPlugin[],
+  configs: ReadonlyMap<string, unknown>,
+  auth: CallerAuthOption,
+  caBundle: string | undefined,
+): WebhookConfiguration[] {
   const docs = webhookConfigurations(selected, {
     baseUrl,
     auth,
@@ -253,43 +294,52 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
     configs,
   });
   check(docs, selected);
+  return docs;
+}
+
+/** The documents on stdout; with --out, webhooks.yaml and (mTLS) the apiserver's two files. */
+function writeOutputs(
+  { values, baseUrl, out }: Options,
+  docs: readonly WebhookConfiguration[],
+  selected: readonly AnyAdmissionPlugin[],
+  auth: CallerAuthOption,
+  client: { certPem: string; keyPem: string } | undefined,
+  io: EmitIo,
+): void {
   const yaml = `# serverless-admission webhook configurations (npm run emit); ${auth.mode === 'url-secret' ? 'the URLs hold the cluster secret' : 'mTLS'}\n${toYamlDocuments(docs)}`;
   io.stdout(yaml);
   io.stderr(
     `${docs.length} configuration(s) for ${selected.map((p) => p.metadata.name).join(', ')}${values.staged ? ` (staged in ${values.staged})` : ''}\n`,
   );
-
-  if (out !== undefined) {
-    const webhooksFile = join(out, 'webhooks.yaml');
-    if (auth.mode === 'url-secret') writePrivate(webhooksFile, yaml);
-    else writeFileSync(webhooksFile, yaml);
-    io.stderr(`wrote ${webhooksFile}\n`);
-    if (client !== undefined) {
-      const kubeconfigFile = join(out, 'kubeconfig.yaml');
-      const kubeConfigPath = values['kubeconfig-path'] ?? DEFAULT_KUBECONFIG_PATH;
-      writePrivate(kubeconfigFile, stringify(webhookKubeconfig(baseUrl, client), { lineWidth: 0 }));
-      writeFileSync(
-        join(out, 'admission-configuration.yaml'),
-        stringify(apiserverAdmissionConfiguration(kubeConfigPath), { lineWidth: 0 }),
-      );
-      io.stderr(
-        `wrote ${kubeconfigFile} (user ${kubeconfigUserName(baseUrl)}, 0600) and ${join(out, 'admission-configuration.yaml')} (kubeConfigFile ${kubeConfigPath})\n`,
-      );
-      io.stderr(`next, on every control-plane node:\n`);
-      io.stderr(`  copy ${kubeconfigFile} to ${kubeConfigPath} (0600, readable by the apiserver)\n`);
-      io.stderr(
-        `  copy ${join(out, 'admission-configuration.yaml')} beside it and start kube-apiserver with --admission-control-config-file=<that file>\n`,
-      );
-      io.stderr(
-        `  (an existing --admission-control-config-file: merge its ValidatingAdmissionWebhook and MutatingAdmissionWebhook entries instead)\n`,
-      );
-    } else {
-      io.stderr(
-        'url-secret mode: no kubeconfig or AdmissionConfiguration (the apiserver presents no client certificate)\n',
-      );
-    }
+  if (out === undefined) return;
+  const webhooksFile = join(out, 'webhooks.yaml');
+  if (auth.mode === 'url-secret') writePrivate(webhooksFile, yaml);
+  else writeFileSync(webhooksFile, yaml);
+  io.stderr(`wrote ${webhooksFile}\n`);
+  if (client === undefined) {
+    io.stderr(
+      'url-secret mode: no kubeconfig or AdmissionConfiguration (the apiserver presents no client certificate)\n',
+    );
+    return;
   }
-  return 0;
+  const kubeconfigFile = join(out, 'kubeconfig.yaml');
+  const kubeConfigPath = values['kubeconfig-path'] ?? DEFAULT_KUBECONFIG_PATH;
+  writePrivate(kubeconfigFile, stringify(webhookKubeconfig(baseUrl, client), { lineWidth: 0 }));
+  writeFileSync(
+    join(out, 'admission-configuration.yaml'),
+    stringify(apiserverAdmissionConfiguration(kubeConfigPath), { lineWidth: 0 }),
+  );
+  io.stderr(
+    `wrote ${kubeconfigFile} (user ${kubeconfigUserName(baseUrl)}, 0600) and ${join(out, 'admission-configuration.yaml')} (kubeConfigFile ${kubeConfigPath})\n`,
+  );
+  io.stderr(`next, on every control-plane node:\n`);
+  io.stderr(`  copy ${kubeconfigFile} to ${kubeConfigPath} (0600, readable by the apiserver)\n`);
+  io.stderr(
+    `  copy ${join(out, 'admission-configuration.yaml')} beside it and start kube-apiserver with --admission-control-config-file=<that file>\n`,
+  );
+  io.stderr(
+    `  (an existing --admission-control-config-file: merge its ValidatingAdmissionWebhook and MutatingAdmissionWebhook entries instead)\n`,
+  );
 }
 
 /** Refuses to print what the apiserver would reject or what breaks our rules: a bug, exit 1. */

@@ -1,9 +1,9 @@
 // What the cluster teaches a plugin, as pure functions beside the plugin contract: which webhook
 // rules feed each kind of learned state (`needs`), in which phase it is learned, and what one
-// request tells about a namespace or a pod's placement. lib/state persists these observations;
-// the emitter reads the rules without loading the store (or the AWS SDK).
+// request tells about a namespace, a pod's placement or a ResourceQuota. lib/state persists these
+// observations; the emitter reads the rules without loading the store (or the AWS SDK).
 import type { AdmissionPlugin, PluginMetadata, WebhookRule } from './plugin.js';
-import type { LearnedNamespace } from './ports.js';
+import type { LearnedNamespace, LearnedQuota } from './ports.js';
 import type { AdmissionRequest } from './request.js';
 import type { KubeObject } from './types.js';
 import { isObjectOfKind } from './types.js';
@@ -92,6 +92,39 @@ export function namespaceObservation(request: AdmissionRequest): { name: string;
     status?.phase === 'Terminating' ||
     (object?.metadata?.deletionTimestamp !== undefined && object?.metadata?.deletionTimestamp !== null);
   return { name, record: { labels, annotations, phase: terminating ? 'Terminating' : 'Active' } };
+}
+
+/** A ResourceQuota write (not its status): it states the quota that the ledger enforces. */
+export function isQuotaRequest(request: AdmissionRequest): boolean {
+  return request.resource.group === '' && request.resource.resource === 'resourcequotas' && request.subResource === '';
+}
+
+/** The quota a ResourceQuota object states: spec.hard, scopes, scopeSelector (lib/quota's quotaOf). */
+export function learnedQuotaOf(object: KubeObject, namespace: string, name: string): LearnedQuota {
+  const spec = (object.spec ?? {}) as { hard?: Record<string, unknown>; scopes?: unknown; scopeSelector?: unknown };
+  const hard = Object.fromEntries(Object.entries(spec.hard ?? {}).map(([k, v]) => [k, String(v)]));
+  return {
+    namespace,
+    name,
+    hard,
+    scopes: Array.isArray(spec.scopes) ? spec.scopes.map(String) : [],
+    ...(spec.scopeSelector !== undefined && { scopeSelector: spec.scopeSelector }),
+  };
+}
+
+/** What one ResourceQuota write tells: the quota it states, or that it is gone. */
+export type QuotaObservation =
+  | { kind: 'stated'; quota: LearnedQuota }
+  | { kind: 'deleted'; namespace: string; name: string };
+
+/** undefined when the request tells nothing about a quota (another resource, a CONNECT). */
+export function quotaObservation(request: AdmissionRequest): QuotaObservation | undefined {
+  if (!isQuotaRequest(request)) return undefined;
+  if (request.operation === 'DELETE') return { kind: 'deleted', namespace: request.namespace, name: request.name };
+  const object = request.object;
+  if (object === null || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return undefined;
+  const name = request.name || object.metadata?.name || '';
+  return { kind: 'stated', quota: learnedQuotaOf(object, request.namespace, name) };
 }
 
 /** The rules that feed placements: every write of pods (binding and status included) and Nodes. */

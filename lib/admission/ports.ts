@@ -64,7 +64,10 @@ export interface ChargedObject {
   readonly uid?: string;
 }
 
-/** A ResourceQuota as learned from its writes: what quota evaluation (lib/quota) reads. */
+/**
+ * A ResourceQuota as learned from its writes (lib/state records them for every plugin that needs
+ * `resourcequotas`; plugins only read): what quota evaluation (lib/quota) reads.
+ */
 export interface LearnedQuota {
   readonly namespace: string;
   readonly name: string;
@@ -120,9 +123,6 @@ export interface QuotaLedger {
   confirm(object: ChargedObject, charge: Charge): Promise<void>;
   /** The object is being deleted: its charge stops counting. */
   release(object: ChargedObject): Promise<void>;
-  /** A ResourceQuota write seen by the webhook. */
-  recordQuota(quota: LearnedQuota): Promise<void>;
-  forgetQuota(namespace: string, name: string): Promise<void>;
 }
 
 /** Token bucket parameters, as EventRateLimit's limits give them. */
@@ -182,8 +182,6 @@ export const NO_STATE: PluginState = {
     reserve: unavailable,
     confirm: unavailable,
     release: unavailable,
-    recordQuota: unavailable,
-    forgetQuota: unavailable,
   },
   tokenBuckets: { take: unavailable, takeAll: unavailable },
   decisionCache: { get: unavailable, put: unavailable },

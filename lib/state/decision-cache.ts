@@ -1,5 +1,6 @@
 // Cached decisions of an external backend (ImagePolicyWebhook's allowTTL / denyTTL), shared by
-// every Lambda instance. An expired entry is a miss even before DynamoDB's TTL sweep removes it.
+// every Lambda instance of one plugin: keyed under the plugin's name (`cache#<plugin>#<key>`). An
+// expired entry is a miss even before DynamoDB's TTL sweep removes it.
 import type { DecisionCache } from '../admission/ports.js';
 import type { StateStore } from './store.js';
 import { json, N, S } from './store.js';
@@ -10,11 +11,12 @@ type Cached = { allowed: boolean; reason: string; annotations: Record<string, st
 export class DecisionCacheStore implements DecisionCache {
   constructor(
     private readonly store: StateStore,
-    private readonly namespace: string,
+    /** The plugin whose answers these are. */
+    private readonly plugin: string,
   ) {}
 
   async get(key: string): Promise<Cached | undefined> {
-    const item = await this.store.get(`cache#${this.namespace}#${key}`, 'decision');
+    const item = await this.store.get(`cache#${this.plugin}#${key}`, 'decision');
     if (!item || this.store.expired(item)) return undefined;
     return json<Cached>(item, 'data');
   }
@@ -23,7 +25,7 @@ export class DecisionCacheStore implements DecisionCache {
     if (ttlSeconds <= 0) return;
     await this.store.put({
       Item: {
-        pk: S(`cache#${this.namespace}#${key}`),
+        pk: S(`cache#${this.plugin}#${key}`),
         sk: S('decision'),
         data: S(JSON.stringify(value)),
         [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + Math.ceil(ttlSeconds)),

@@ -1,12 +1,12 @@
-// The Lambda entry of a stateful plugin: the lib's handler with the store's ports and namespace
-// learning. Kept apart from lib/http so that stateless functions' bundles never import the AWS SDK.
+// The Lambda entry of a stateful plugin: the lib's handler with the store's ports and the
+// learning of namespaces, placements and quotas. Kept apart from lib/http so that stateless functions' bundles never import the AWS SDK.
 import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import { usesStore } from '../admission/plugin.js';
 import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
 import { createAdmissionHandler } from '../http/admission-handler.js';
 import { pluginMetrics } from '../metrics/index.js';
 import type { RequestState } from './index.js';
-import { isNamespaceRequest, isPlacementRequest, learningPhase } from '../admission/learning.js';
+import { isNamespaceRequest, isPlacementRequest, isQuotaRequest, learningPhase } from '../admission/learning.js';
 import { stateFromEnv } from './index.js';
 
 export function createStatefulAdmissionHandler<Config>(
@@ -15,19 +15,23 @@ export function createStatefulAdmissionHandler<Config>(
 ): AdmissionHandler {
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
   const learnsPlacements = plugin.metadata.needs.includes('placements');
+  const learnsQuotas = plugin.metadata.needs.includes('resourcequotas');
   const learnIn = learningPhase(plugin);
   // One set of counters for the plugin's requests and its store calls.
   const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
   return createAdmissionHandler(plugin, {
     metrics,
-    state: stateFromEnv((call) => metrics.recordStoreCall(call)),
-    // Learned namespaces: recorded once, for every plugin that needs them, from the Namespace
-    // writes its own webhook receives. A write the plugin refused never happened, so it teaches
-    // nothing; a dry run writes nothing (the gate in store.ts).
+    state: stateFromEnv(plugin.metadata.name, (call) => metrics.recordStoreCall(call)),
+    // Learned namespaces and quotas: recorded once, for every plugin that needs them, from the
+    // Namespace and ResourceQuota writes its own webhook receives. A write the plugin refused
+    // never happened, so it teaches nothing; a dry run writes nothing (the gate in store.ts).
     observe: async (request, phase, decision, state) => {
       if (phase !== learnIn) return;
       if (learnsNamespaces && decision.kind !== 'denied' && isNamespaceRequest(request)) {
         await (state as RequestState).namespaceLearner.observe(request);
+      }
+      if (learnsQuotas && decision.kind !== 'denied' && isQuotaRequest(request)) {
+        await (state as RequestState).quotaLearner.observe(request);
       }
       // The stored object teaches even when the write is refused (lib/state/placements).
       if (learnsPlacements && isPlacementRequest(request)) {

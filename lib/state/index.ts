@@ -26,9 +26,16 @@ export interface RequestState extends PluginState {
   readonly namespaceLearner: LearnedNamespaceStore;
   /** Records a pod or Node write (the handler calls it; dry runs write nothing). */
   readonly placementLearner: LearnedPlacementStore;
+  /** Records a ResourceQuota write into the ledger (the handler calls it; dry runs write nothing). */
+  readonly quotaLearner: QuotaLedgerStore;
 }
 
 export interface StateOptions {
+  /**
+   * The plugin whose state this is (its metadata.name): the decision cache keeps its entries under
+   * it (`cache#<plugin>#<key>`), so two plugins never read each other's cached answers.
+   */
+  readonly plugin: string;
   readonly client: DynamoDBClient;
   readonly tableName: string;
   /** For tests of expiry: the clock the store compares TTLs with. */
@@ -37,7 +44,7 @@ export interface StateOptions {
   readonly onStoreCall?: (call: StoreCall) => void;
 }
 
-/** State for one request over an explicit client and table (tests, the sync CLI). */
+/** One plugin's state for one request over an explicit client and table (tests, benches). */
 export function createRequestState(
   request: Pick<AdmissionRequest, 'uid' | 'dryRun'>,
   options: StateOptions,
@@ -45,14 +52,16 @@ export function createRequestState(
   const store = new StateStore(options.client, options.tableName, request.dryRun, options.now, options.onStoreCall);
   const namespaces = new LearnedNamespaceStore(store);
   const placements = new LearnedPlacementStore(store);
+  const ledger = new QuotaLedgerStore(store, request.uid);
   return {
     learnedNamespaces: namespaces,
     namespaceLearner: namespaces,
     learnedPlacements: placements,
     placementLearner: placements,
-    quotaLedger: new QuotaLedgerStore(store, request.uid),
+    quotaLedger: ledger,
+    quotaLearner: ledger,
     tokenBuckets: new TokenBucketStore(store, request.uid),
-    decisionCache: new DecisionCacheStore(store, 'image-policy'),
+    decisionCache: new DecisionCacheStore(store, options.plugin),
   };
 }
 
@@ -61,11 +70,14 @@ export function stateFor(options: StateOptions): (request: AdmissionRequest) => 
 }
 
 /**
- * The deployed wiring: the module-scope client (DYNAMODB_ENDPOINT locally, the real service when
- * deployed) and STATE_TABLE (default serverless-admission-state), read at each request so a test
- * or the local server may set them after import.
+ * The deployed wiring of one plugin's state: the module-scope client (DYNAMODB_ENDPOINT locally,
+ * the real service when deployed) and STATE_TABLE (default serverless-admission-state), read at
+ * each request so a test or the local server may set them after import.
  */
-export function stateFromEnv(onStoreCall?: (call: StoreCall) => void): (request: AdmissionRequest) => RequestState {
+export function stateFromEnv(
+  plugin: string,
+  onStoreCall?: (call: StoreCall) => void,
+): (request: AdmissionRequest) => RequestState {
   return (request) =>
-    createRequestState(request, { client: sharedDynamoDbClient(), tableName: stateTableName(), onStoreCall });
+    createRequestState(request, { plugin, client: sharedDynamoDbClient(), tableName: stateTableName(), onStoreCall });
 }

@@ -52,6 +52,8 @@
 // records (a conditional REMOVE, so two trims never remove twice). DynamoDB bills an update by
 // the item's size, so the queue is kept short: ~200 bytes an entry, trimmed every TRIM_AT.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { quotaObservation } from '../admission/learning.js';
+import type { AdmissionRequest } from '../admission/request.js';
 import type {
   Charge,
   ChargedObject,
@@ -390,6 +392,16 @@ export class QuotaLedgerStore implements QuotaLedger {
     const requestUid = str(old, 'requestUid');
     if (requestUid && (num(old, 'reservedAt') ?? 0) + PENDING_SECONDS > this.store.nowSeconds())
       await this.decided(object, undefined, requestUid);
+  }
+
+  /**
+   * Records what one ResourceQuota write teaches (the handler calls it for every plugin that needs
+   * `resourcequotas`). A dry run writes nothing (the gate in store).
+   */
+  async observe(request: AdmissionRequest): Promise<void> {
+    const observation = quotaObservation(request);
+    if (observation?.kind === 'stated') await this.recordQuota(observation.quota);
+    else if (observation?.kind === 'deleted') await this.forgetQuota(observation.namespace, observation.name);
   }
 
   async recordQuota(quota: LearnedQuota): Promise<void> {

@@ -60,7 +60,7 @@ export async function quotaBurst(
   const handler = createStatefulAdmissionHandler(plugin, {
     config: { limitedResources: [] },
     callerAuth: { mode: 'mtls', allowedSubjects: [] },
-    state: (request) => createRequestState(request, { client, tableName }),
+    state: (request) => createRequestState(request, { plugin: plugin.metadata.name, client, tableName }),
   });
   const send = (input: object) =>
     handler(gatewayEvent('/resource-quota/validate', JSON.stringify(review(input))), lambdaContext);

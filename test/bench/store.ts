@@ -145,7 +145,7 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
       const handler = createStatefulAdmissionHandler(plugin, {
         config: configFor(plugin),
         callerAuth: { mode: 'mtls', allowedSubjects: [] },
-        state: (request) => createRequestState(request, { client, tableName }),
+        state: (request) => createRequestState(request, { plugin: metadata.name, client, tableName }),
       });
       const send = async (phase: 'mutate' | 'validate', input: ReviewInput) => {
         const result = await handler(

@@ -201,7 +201,7 @@ describe('store failures are HTTP 500, so failurePolicy decides', () => {
       const broken = {
         ...store,
         state: (request: { uid: string; dryRun: boolean }) =>
-          createRequestState(request, { client, tableName: store.tableName }),
+          createRequestState(request, { plugin: plugin.metadata.name, client, tableName: store.tableName }),
       } as TestStore;
       expect((await lambdaFor(plugin, broken, strict)('validate', podCreate('any'))).statusCode).toBe(500);
     } finally {

@@ -268,7 +268,7 @@ describe('store failures are HTTP 500, so failurePolicy decides', () => {
     const broken = {
       ...store,
       state: (request: { uid: string; dryRun: boolean }) =>
-        createRequestState(request, { client, tableName: store.tableName }),
+        createRequestState(request, { plugin: plugin.metadata.name, client, tableName: store.tableName }),
     } as TestStore;
     const result = await lambdaFor(plugin, broken, config)('validate', podCreate('any'));
     expect(result.statusCode).toBe(500);

@@ -1911,6 +1911,7 @@ describe('what the webhook learns, through the real handler and store', () => {
       callerAuth: { mode: 'mtls', allowedSubjects: [] },
       state: (request) =>
         createRequestState(request, {
+          plugin: plugin.metadata.name,
           client: localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 }),
           tableName: store.tableName,
         }),

@@ -126,6 +126,37 @@ describe('the done-when scenario: quota pods: "2" learned from a ResourceQuota C
   });
 });
 
+describe('quotas are learned by lib from ResourceQuota writes, as namespaces are', () => {
+  it('a ResourceQuota DELETE forgets the quota', async () => {
+    await answer(quotaReview('forget', 'q', { pods: '0' }));
+    expect((await answer(create(pod('forget', 'a')))).allowed).toBe(false);
+    const gone = quotaReview('forget', 'q', {});
+    expect((await answer({ ...gone, operation: 'DELETE', object: null, oldObject: gone.object })).allowed).toBe(true);
+    expect((await answer(create(pod('forget', 'a')))).allowed).toBe(true);
+  });
+
+  it('a ResourceQuota write the store cannot record is still allowed: the observation is lost, not the answer', async () => {
+    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const unreachable = createStatefulAdmissionHandler(plugin, {
+      config,
+      callerAuth: { mode: 'mtls', allowedSubjects: [] },
+      state: (request) =>
+        createRequestState(request, { plugin: plugin.metadata.name, client, tableName: store.tableName }),
+    });
+    try {
+      const result = await unreachable(
+        gatewayEvent('/resource-quota/validate', JSON.stringify(review(quotaReview('lost', 'q', { pods: '0' })))),
+        lambdaContext,
+      );
+      expect(result.statusCode).toBe(200);
+      expect((JSON.parse(result.body) as AdmissionReviewWire).response!.allowed).toBe(true);
+      expect((await answer(create(pod('lost', 'a')))).allowed).toBe(true); // the quota was never learned
+    } finally {
+      client.destroy();
+    }
+  });
+});
+
 describe('concurrency: 40 concurrent creates against a quota of 20', () => {
   it('admits exactly 20', async () => {
     await answer(quotaReview('busy', 'q', { pods: '20' }));
@@ -145,7 +176,7 @@ describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32
   it('admits exactly 32, refuses 32 with the quota message, and answers no 5xx', async () => {
     const slow = withLatency(localDynamoDbClient(store.endpoint), 10);
     const state = (request: { uid: string; dryRun: boolean }) =>
-      createRequestState(request, { client: slow, tableName: store.tableName });
+      createRequestState(request, { plugin: plugin.metadata.name, client: slow, tableName: store.tableName });
     const handler = createStatefulAdmissionHandler(plugin, {
       config,
       callerAuth: { mode: 'mtls', allowedSubjects: [] },
@@ -178,7 +209,7 @@ describe('reconciliation: reservations expire unless a later observation confirm
   const validate = (input: ReviewInput & { uid: string }) => runPhase(plugin, 'validate', input, config, at(input.uid));
 
   it('an unconfirmed reservation stops counting once expired (before any TTL sweep); a confirmed one keeps counting', async () => {
-    await validate({ ...quotaReview(ns, 'q', { pods: '1' }), uid: 'rq-1' });
+    await answer({ ...quotaReview(ns, 'q', { pods: '1' }), uid: 'rq-1' }); // lib learns quotas in the handler
     expect((await validate({ ...create(pod(ns, 'never-persisted')), uid: 'r-1' })).wire.response!.allowed).toBe(true);
     expect((await validate({ ...create(pod(ns, 'other')), uid: 'r-2' })).wire.response!.allowed).toBe(false);
     clock += 901_000; // past QUOTA_RESERVATION_SECONDS (900)

@@ -32,7 +32,7 @@ describe('the dryRun gate', () => {
   it('a dry run reads but sends no write command, whatever port it uses', async () => {
     const dry = store.state({ uid: 'dry-1', dryRun: true });
     store.reset();
-    await dry.quotaLedger.recordQuota({ namespace: 'n', name: 'q', hard: { pods: '1' }, scopes: [] });
+    await dry.quotaLearner.recordQuota({ namespace: 'n', name: 'q', hard: { pods: '1' }, scopes: [] });
     await dry.quotaLedger.reserve(
       { namespace: 'n', resource: 'pods', name: 'p' },
       { usage: { pods: '1' }, facts: {} },
@@ -70,6 +70,17 @@ describe('expiry counts before the TTL sweep', () => {
     expect(await state.decisionCache.get('image')).toEqual({ allowed: true, reason: 'ok', annotations: {} });
     clock += 31_000;
     expect(await state.decisionCache.get('image')).toBeUndefined();
+  });
+});
+
+describe('the decision cache belongs to its plugin', () => {
+  it("one plugin's cached answer is not another's", async () => {
+    const of = (plugin: string) =>
+      createRequestState({ uid: 'd1', dryRun: false }, { plugin, client: store.client, tableName: store.tableName });
+    const answer = { allowed: false, reason: 'no', annotations: {} };
+    await of('image-policy-webhook').decisionCache.put('same-key', answer, 30);
+    expect(await of('image-policy-webhook').decisionCache.get('same-key')).toEqual(answer);
+    expect(await of('another-plugin').decisionCache.get('same-key')).toBeUndefined();
   });
 });
 
@@ -135,7 +146,7 @@ describe('the quota queue', () => {
 describe('store failures', () => {
   it('an unreachable store is a StoreUnavailableError', async () => {
     const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
-    const state = createRequestState({ uid: 'x', dryRun: false }, { client, tableName: 't' });
+    const state = createRequestState({ uid: 'x', dryRun: false }, { plugin: 'state-core', client, tableName: 't' });
     await expect(state.learnedNamespaces.get('a')).rejects.toBeInstanceOf(StoreUnavailableError);
     client.destroy();
   });

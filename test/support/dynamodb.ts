@@ -34,6 +34,7 @@ export interface TestStore {
   readonly sent: string[];
   writes(): number;
   reset(): void;
+  /** Request state over this table, as the plugin the store is named after (its decision cache's keys). */
   state(request: Pick<AdmissionRequest, 'uid' | 'dryRun'>, now?: () => number): RequestState;
   /** The same table through a new client (a new Lambda instance), e.g. after a store restart. */
   reconnect(endpoint: string): void;
@@ -83,7 +84,7 @@ export async function testStore(name: string, endpoint: string = inject('dynamod
     sent,
     writes: () => sent.filter((c) => WRITE_COMMANDS.has(c)).length,
     reset: () => void sent.splice(0),
-    state: (request, now) => createRequestState(request, { client, tableName, ...(now && { now }) }),
+    state: (request, now) => createRequestState(request, { plugin: name, client, tableName, ...(now && { now }) }),
     reconnect(next: string) {
       client.destroy();
       client = countingClient(next, sent);

@@ -35,7 +35,7 @@ export interface AlwaysDenyConfig {
   readonly enabled: boolean;
 }
 
-export default definePlugin({
+export default definePlugin<AlwaysDenyConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'always-deny',
@@ -62,7 +62,7 @@ export default definePlugin({
   validatingRulesFor: (config: AlwaysDenyConfig) => (config.enabled ? EVERY_REQUEST : []),
 
   validate(request, { config }) {
-    if (!(config as AlwaysDenyConfig).enabled) return allowed();
+    if (!config.enabled) return allowed();
     // admission.NewForbidden(a, errors.New(...)), for Create, Update, Delete and Connect alike.
     return forbidden(request, [DENY_MESSAGE]);
   },

@@ -215,7 +215,7 @@ async function applicablePod(
 const CONTAINER_LISTS = ['initContainers', 'containers'] as const;
 const POD_RULES = judgedResource(['CREATE'], '', 'pods', 'Namespaced').rules;
 
-export default definePlugin({
+export default definePlugin<ClusterResourceOverrideConfig>({
   metadata: {
     upstreamName: PLUGIN,
     name: NAME,
@@ -232,8 +232,7 @@ export default definePlugin({
   configure,
 
   async admit(request, { config, state }) {
-    const cfg = config as ClusterResourceOverrideConfig;
-    const applicable = await applicablePod(request, cfg, state);
+    const applicable = await applicablePod(request, config, state);
     if (applicable === undefined) return allowed();
     if ('decision' in applicable) return applicable.decision;
     const { pod } = applicable;
@@ -244,7 +243,7 @@ export default definePlugin({
       if (!Array.isArray(containers)) continue;
       spec[list] = containers.map((container) => {
         let resources = container?.resources;
-        for (const { list: which, resource, value } of overridesFor(container ?? {}, cfg)) {
+        for (const { list: which, resource, value } of overridesFor(container ?? {}, config)) {
           const current = quantityOf(resources?.[which], resource);
           if (current !== undefined && current.cmp(value) === 0) continue;
           resources = { ...resources, [which]: { ...resources?.[which], [resource]: value.toString() } };
@@ -257,15 +256,14 @@ export default definePlugin({
   },
 
   async validate(request, { config, state }) {
-    const cfg = config as ClusterResourceOverrideConfig;
-    const applicable = await applicablePod(request, cfg, state);
+    const applicable = await applicablePod(request, config, state);
     // A namespace the mutation refused stays its refusal: the twin refuses only what it would fix.
     if (applicable === undefined || 'decision' in applicable) return allowed();
     for (const list of CONTAINER_LISTS) {
       const containers = applicable.pod.spec?.[list];
       if (!Array.isArray(containers)) continue;
       for (let i = 0; i < containers.length; i++) {
-        for (const { list: which, resource, value } of overridesFor(containers[i] ?? {}, cfg)) {
+        for (const { list: which, resource, value } of overridesFor(containers[i] ?? {}, config)) {
           // applyQuantity(..., mutationAllowed=false): the first difference, as upstream.
           const current = quantityOf(containers[i]?.resources?.[which], resource);
           const problem =

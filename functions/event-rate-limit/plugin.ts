@@ -180,7 +180,7 @@ function parseConfig(raw: unknown): EventRateLimitConfig {
   return { limits: parsed };
 }
 
-export default definePlugin({
+export default definePlugin<EventRateLimitConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'event-rate-limit',
@@ -201,7 +201,7 @@ export default definePlugin({
     if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || !isEvent(request)) return allowed();
     // Dry runs never reach etcd, so they are not limited (and take no token).
     if (request.dryRun) return allowed();
-    const { limits } = config as EventRateLimitConfig;
+    const { limits } = config;
     if (limits.length === 0) return allowed();
     const keys = limits.map((limit) => keyOf(limit.type, request));
     const empty = await state.tokenBuckets.takeAll(

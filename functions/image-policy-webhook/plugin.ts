@@ -312,7 +312,7 @@ async function decide(
   return Object.keys(status.annotations).length ? withAuditAnnotations(decision, status.annotations) : decision;
 }
 
-export default definePlugin({
+export default definePlugin<ImagePolicyWebhookConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'image-policy-webhook',
@@ -329,6 +329,6 @@ export default definePlugin({
 
   configure: (raw, source) => parseConfig(raw, source.baseDir),
 
-  admit: (request, { config, state }) => decide(request, config as ImagePolicyWebhookConfig, state, 'mutate'),
-  validate: (request, { config, state }) => decide(request, config as ImagePolicyWebhookConfig, state, 'validate'),
+  admit: (request, { config, state }) => decide(request, config, state, 'mutate'),
+  validate: (request, { config, state }) => decide(request, config, state, 'validate'),
 });

@@ -21,7 +21,7 @@ export interface NamespaceExistsConfig {
   readonly unknownNamespace: 'allow' | 'deny';
 }
 
-export default definePlugin({
+export default definePlugin<NamespaceExistsConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
@@ -60,9 +60,7 @@ export default definePlugin({
     if (request.operation === 'CONNECT' || request.namespace === '') return allowed();
     if (request.kind.group === '' && request.kind.kind === 'Namespace') return allowed();
     if ((await state.learnedNamespaces.get(request.namespace)) !== undefined) return allowed();
-    const refuse =
-      (config as NamespaceExistsConfig).unknownNamespace === 'deny' ||
-      (await state.learnedNamespaces.knownAbsent(request.namespace));
+    const refuse = config.unknownNamespace === 'deny' || (await state.learnedNamespaces.knownAbsent(request.namespace));
     // The live GET's apierrors.NewNotFound, returned as is.
     return refuse ? notFound('namespaces', request.namespace) : allowed();
   },

@@ -45,7 +45,7 @@ function terminating(request: AdmissionRequest): Decision {
   return { ...decision, status: { ...decision.status, details: { ...decision.status.details, causes: [cause] } } };
 }
 
-export default definePlugin({
+export default definePlugin<NamespaceLifecycleConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
@@ -97,9 +97,7 @@ export default definePlugin({
     const namespace = await state.learnedNamespaces.get(request.namespace);
     if (namespace === undefined) {
       if (await state.learnedNamespaces.knownAbsent(request.namespace)) return namespaceNotFound(request.namespace);
-      return (config as NamespaceLifecycleConfig).unknownNamespace === 'deny'
-        ? namespaceNotFound(request.namespace)
-        : allowed();
+      return config.unknownNamespace === 'deny' ? namespaceNotFound(request.namespace) : allowed();
     }
     if (request.operation === 'CREATE' && namespace.phase === 'Terminating') return terminating(request);
     return allowed();

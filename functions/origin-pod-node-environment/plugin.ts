@@ -185,7 +185,7 @@ async function evaluate(
 
 const POD_RULES = judgedResource(['CREATE'], '', 'pods', 'Namespaced').rules;
 
-export default definePlugin({
+export default definePlugin<OriginPodNodeEnvironmentConfig>({
   metadata: {
     upstreamName: PLUGIN,
     name: NAME,
@@ -224,7 +224,7 @@ export default definePlugin({
   async admit(request, { config, state }) {
     const pod = podOf(request);
     if (pod === undefined) return allowed();
-    const result = await evaluate(request, pod, config as OriginPodNodeEnvironmentConfig, state, true);
+    const result = await evaluate(request, pod, config, state, true);
     if ('decision' in result) return result.decision;
     const own = pod.spec?.nodeSelector ?? {};
     if (result.merged === undefined || Object.keys(result.merged).length === Object.keys(own).length) return allowed();
@@ -234,7 +234,7 @@ export default definePlugin({
   async validate(request, { config, state }) {
     const pod = podOf(request);
     if (pod === undefined) return allowed();
-    const result = await evaluate(request, pod, config as OriginPodNodeEnvironmentConfig, state, false);
+    const result = await evaluate(request, pod, config, state, false);
     return 'decision' in result ? result.decision : allowed();
   },
 });

@@ -85,7 +85,7 @@ function isNodeSelfTargetWithMirrorPod(request: AdmissionRequest, pod: Pod, node
 /** Go's %v of a []string. Upstream's order is map order (random); ours is sorted. */
 const goList = (items: string[]) => `[${items.join(' ')}]`;
 
-export default definePlugin({
+export default definePlugin<PodNodeConstraintsConfig>({
   metadata: {
     upstreamName: PLUGIN,
     name: 'pod-node-constraints',
@@ -104,17 +104,16 @@ export default definePlugin({
   configure,
 
   validate(request, { config }) {
-    const cfg = config as PodNodeConstraintsConfig;
-    if (!cfg.enabled || request.operation !== 'CREATE' || !isMainResource(request, '', 'pods')) return allowed();
+    if (!config.enabled || request.operation !== 'CREATE' || !isMainResource(request, '', 'pods')) return allowed();
     const pod = request.object;
     if (!isObjectOfKind<Pod>(pod, 'Pod')) return allowed();
     const nodeName = typeof pod.spec?.nodeName === 'string' ? pod.spec.nodeName : '';
     if (isNodeSelfTargetWithMirrorPod(request, pod, nodeName)) return allowed();
     const matchingLabels = Object.keys(pod.spec?.nodeSelector ?? {})
-      .filter((label) => cfg.nodeSelectorLabelBlacklist.has(label))
+      .filter((label) => config.nodeSelectorLabelBlacklist.has(label))
       .sort();
     if (nodeName === '' && matchingLabels.length === 0) return allowed();
-    if (isAllowlisted(cfg.allowlist, request.userInfo)) return allowed();
+    if (isAllowlisted(config.allowlist, request.userInfo)) return allowed();
     if (matchingLabels.length === 0)
       return forbidden(request, ['node selection by nodeName is prohibited by policy for your role']);
     if (nodeName === '')

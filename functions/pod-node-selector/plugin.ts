@@ -155,7 +155,7 @@ function parseConfig(raw: unknown): Record<string, string> {
   return out;
 }
 
-export default definePlugin({
+export default definePlugin<PodNodeSelectorConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
@@ -176,7 +176,7 @@ export default definePlugin({
 
   async admit(request, { config, state }) {
     if (shouldIgnore(request)) return allowed();
-    const nsSelector = await namespaceSelector(request, config as PodNodeSelectorConfig, state);
+    const nsSelector = await namespaceSelector(request, config, state);
     if ('decision' in nsSelector) return nsSelector.decision;
     const labels = nsSelector.labels;
     const pod = request.object as PodLike;
@@ -185,7 +185,7 @@ export default definePlugin({
       return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
     // labels.Merge(namespace, pod): the pod's own value wins.
     const merged = { ...labels, ...own };
-    const refusal = await check(request, config as PodNodeSelectorConfig, state, merged, labels);
+    const refusal = await check(request, config, state, merged, labels);
     if (refusal) return refusal;
     if (Object.keys(merged).length === Object.keys(own).length) return allowed();
     // Only the changed path is new; everything else is shared with the object as received.
@@ -194,12 +194,9 @@ export default definePlugin({
 
   async validate(request, { config, state }) {
     if (shouldIgnore(request)) return allowed();
-    const nsSelector = await namespaceSelector(request, config as PodNodeSelectorConfig, state);
+    const nsSelector = await namespaceSelector(request, config, state);
     if ('decision' in nsSelector) return nsSelector.decision;
     const pod = request.object as PodLike;
-    return (
-      (await check(request, config as PodNodeSelectorConfig, state, pod.spec?.nodeSelector ?? {}, nsSelector.labels)) ??
-      allowed()
-    );
+    return (await check(request, config, state, pod.spec?.nodeSelector ?? {}, nsSelector.labels)) ?? allowed();
   },
 });

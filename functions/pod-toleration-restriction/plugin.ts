@@ -228,7 +228,7 @@ function parseConfig(raw: unknown): Pick<PodTolerationRestrictionConfig, 'defaul
   return { default: list('default'), whitelist: list('whitelist') };
 }
 
-export default definePlugin({
+export default definePlugin<PodTolerationRestrictionConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
@@ -249,7 +249,6 @@ export default definePlugin({
 
   async admit(request, { config, state }) {
     if (shouldIgnore(request)) return allowed();
-    const cfg = config as PodTolerationRestrictionConfig;
     const pod = request.object as Pod;
     const own = tolerationsOf(pod.spec);
     const bad = malformed(own);
@@ -257,17 +256,17 @@ export default definePlugin({
     let extra: Toleration[] = [];
     let lookup: Lookup | undefined;
     if (request.operation === 'CREATE') {
-      lookup = await lookupNamespace(request, cfg, state);
+      lookup = await lookupNamespace(request, config, state);
       if ('decision' in lookup) return lookup.decision;
       try {
-        extra = [...(namespaceTolerations(lookup.namespace, NS_DEFAULT_TOLERATIONS) ?? cfg.default)];
+        extra = [...(namespaceTolerations(lookup.namespace, NS_DEFAULT_TOLERATIONS) ?? config.default)];
       } catch (error) {
         return internal((error as Error).message);
       }
     }
     if (!isBestEffort(pod)) extra.push(MEMORY_PRESSURE);
     const merged = extra.length > 0 ? mergeTolerations(own, extra) : own;
-    const verdict = await checkWhitelist(request, merged, cfg, state, lookup);
+    const verdict = await checkWhitelist(request, merged, config, state, lookup);
     if (verdict.kind === 'denied') return verdict;
     const unchanged =
       merged.length === own.length && merged.every((t, i) => t === own[i] || equalTolerations(t, own[i]));
@@ -282,8 +281,6 @@ export default definePlugin({
   async validate(request, { config, state }) {
     if (shouldIgnore(request)) return allowed();
     const tolerations = tolerationsOf((request.object as Pod).spec);
-    return (
-      malformed(tolerations) ?? checkWhitelist(request, tolerations, config as PodTolerationRestrictionConfig, state)
-    );
+    return malformed(tolerations) ?? checkWhitelist(request, tolerations, config, state);
   },
 });

@@ -96,7 +96,7 @@ function parseConfig(raw: unknown): ResourceQuotaConfig {
   };
 }
 
-export default definePlugin({
+export default definePlugin<ResourceQuotaConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'resource-quota',
@@ -136,7 +136,7 @@ export default definePlugin({
     const object = request.object;
     const charge = usageOf(request.resource, object);
     const outcome = await ledger.reserve(identity(request, object), charge, (snapshot) =>
-      checkQuotas(snapshot, object, charge, (config as ResourceQuotaConfig).limitedResources, request.resource),
+      checkQuotas(snapshot, object, charge, config.limitedResources, request.resource),
     );
     return outcome.kind === 'refused' ? forbidden(request, [outcome.refusal]) : allowed();
   },

@@ -176,7 +176,7 @@ function sliceViolation(request: AdmissionRequest, config: RestrictedEndpointsCo
   return firstViolation(addresses, ports, config);
 }
 
-export default definePlugin({
+export default definePlugin<RestrictedEndpointsConfig>({
   metadata: {
     upstreamName: PLUGIN,
     name: 'restricted-endpoints-admission',
@@ -209,13 +209,12 @@ export default definePlugin({
   configure,
 
   validate(request, { config }) {
-    const cfg = config as RestrictedEndpointsConfig;
-    if (!cfg.enabled || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return allowed();
+    if (!config.enabled || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return allowed();
     const { group, resource } = request.resource;
     let violation: string | undefined;
-    if (group === '' && resource === 'endpoints') violation = endpointsViolation(request, cfg);
-    else if (group === 'discovery.k8s.io' && resource === 'endpointslices') violation = sliceViolation(request, cfg);
-    if (violation === undefined || isAllowlisted(cfg.allowlist, request.userInfo)) return allowed();
+    if (group === '' && resource === 'endpoints') violation = endpointsViolation(request, config);
+    else if (group === 'discovery.k8s.io' && resource === 'endpointslices') violation = sliceViolation(request, config);
+    if (violation === undefined || isAllowlisted(config.allowlist, request.userInfo)) return allowed();
     return forbidden(request, [violation]);
   },
 });

@@ -121,7 +121,7 @@ function runOncePod(request: AdmissionRequest, config: RunOnceDurationConfig): P
 
 const POD_RULES = judgedResource(['CREATE'], '', 'pods', 'Namespaced').rules;
 
-export default definePlugin({
+export default definePlugin<RunOnceDurationConfig>({
   metadata: {
     upstreamName: PLUGIN,
     name: NAME,
@@ -138,18 +138,18 @@ export default definePlugin({
   configure,
 
   async admit(request, { config, state }) {
-    const pod = runOncePod(request, config as RunOnceDurationConfig);
+    const pod = runOncePod(request, config);
     if (pod === undefined) return allowed();
-    const result = await admittedDeadline(request, pod, config as RunOnceDurationConfig, state);
+    const result = await admittedDeadline(request, pod, config, state);
     if ('decision' in result) return result.decision;
     if (result.deadline === undefined || result.deadline === pod.spec?.activeDeadlineSeconds) return allowed();
     return patched({ ...pod, spec: { ...pod.spec, activeDeadlineSeconds: result.deadline } });
   },
 
   async validate(request, { config, state }) {
-    const pod = runOncePod(request, config as RunOnceDurationConfig);
+    const pod = runOncePod(request, config);
     if (pod === undefined) return allowed();
-    const result = await admittedDeadline(request, pod, config as RunOnceDurationConfig, state);
+    const result = await admittedDeadline(request, pod, config, state);
     // Only what the mutation would have fixed is refused here; its own refusals stay its own.
     if ('decision' in result || result.deadline === undefined) return allowed();
     const own = pod.spec?.activeDeadlineSeconds;

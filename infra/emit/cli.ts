@@ -193,6 +193,9 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   const chosen = selectPlugins(pluginSet, values.plugins, io);
   const selected = chosen.map((p) => p.plugin);
   const configs = new Map<string, unknown>(chosen.map((p) => [p.plugin.metadata.name, p.config]));
+  const enforcement = new Map(
+    chosen.map(({ plugin, enforcement, exemptions }) => [plugin.metadata.name, { enforcement, exemptions }]),
+  );
 
   let caBundle: string | undefined;
   if (values['ca-bundle'] !== undefined) {
@@ -251,6 +254,7 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
     webhookNamespace: values['webhook-namespace'],
     matchConditions: !values['no-match-conditions'],
     configs,
+    enforcement,
   });
   check(docs, selected);
   const yaml = `# serverless-admission webhook configurations (npm run emit); ${auth.mode === 'url-secret' ? 'the URLs hold the cluster secret' : 'mTLS'}\n${toYamlDocuments(docs)}`;

@@ -4,7 +4,8 @@
 // it lacks) or has nothing to judge is inactive, with one line telling the operator what to add.
 import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import type { AdmissionConfiguration } from './admission-configuration.js';
-import { configurePlugin, loadAdmissionConfiguration } from './admission-configuration.js';
+import { configurePlugin, loadAdmissionConfiguration, pluginEnforcement } from './admission-configuration.js';
+import type { Enforcement, Exemptions } from './enforcement.js';
 import { ConfigError } from './errors.js';
 import { closestName } from './fields.js';
 import { KNOWN_PLUGIN_NAMES } from './known-plugins.js';
@@ -13,6 +14,10 @@ export interface ConfiguredPlugin {
   readonly plugin: AnyAdmissionPlugin;
   /** What the plugin's configure() returned (undefined for plugins without configuration). */
   readonly config: unknown;
+  /** How its refusals are enforced (the entry's `enforcement`, Deny by default). */
+  readonly enforcement: Enforcement;
+  /** Requests it never judges (the entry's `exemptions`). */
+  readonly exemptions: Exemptions;
   /** True when the AdmissionConfiguration has an entry for it. */
   readonly hasEntry: boolean;
   /** Why it is inactive; undefined when it is served. */
@@ -64,7 +69,8 @@ export function configurePlugins(
     } else {
       inactive = plugin.inactiveReason?.(config);
     }
-    return { plugin, config, hasEntry, ...(inactive !== undefined && { inactive }) };
+    const { enforcement, exemptions } = pluginEnforcement(plugin, configuration);
+    return { plugin, config, enforcement, exemptions, hasEntry, ...(inactive !== undefined && { inactive }) };
   });
   return { configuration, plugins, ignored };
 }

@@ -21,7 +21,13 @@ import {
 import { ruleViolations, validateSchema } from './checks.js';
 import { DEFAULT_URL_SECRET_FILE, readUrlSecret, urlSecretDigest, writeNewUrlSecret } from './url-secret.js';
 import type { CallerAuthOption, WebhookConfiguration } from './webhooks.js';
-import { checkBaseUrl, EmitError, SYSTEM_NAMESPACES, webhookConfigurations } from './webhooks.js';
+import {
+  checkBaseUrl,
+  EmitError,
+  handlerOnlyExemptions,
+  SYSTEM_NAMESPACES,
+  webhookConfigurations,
+} from './webhooks.js';
 
 const USAGE = `Usage: npm run emit -- --base-url URL [options]
 
@@ -196,6 +202,7 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   const enforcement = new Map(
     chosen.map(({ plugin, enforcement, exemptions }) => [plugin.metadata.name, { enforcement, exemptions }]),
   );
+  for (const line of handlerOnlyExemptions(chosen, !values['no-match-conditions'])) io.stderr(`${line}\n`);
 
   let caBundle: string | undefined;
   if (values['ca-bundle'] !== undefined) {

@@ -229,6 +229,31 @@ function withRequirement(selector: LabelSelector, requirement: LabelSelectorRequ
   return { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), expression] };
 }
 
+/**
+ * One line per exemption the emitted configuration cannot carry, so only the handler applies it
+ * (the request is still sent, and admitted unchanged): an objectSelector of several requirements,
+ * and without matchConditions the namespace names, usernames and groups.
+ */
+export function handlerOnlyExemptions(
+  plugins: readonly { plugin: AnyAdmissionPlugin; exemptions: Exemptions }[],
+  matchConditions: boolean,
+): string[] {
+  const lines: string[] = [];
+  for (const { plugin, exemptions } of plugins) {
+    const name = plugin.metadata.upstreamName;
+    if (exemptions.objectSelector && negatedRequirement(exemptions.objectSelector) === undefined)
+      lines.push(`${name}: exemptions.objectSelector has several requirements: checked in the handler only`);
+    if (exemptions.namespaceSelector && negatedRequirement(exemptions.namespaceSelector) === undefined)
+      lines.push(
+        `${name}: exemptions.namespaceSelector has several requirements: checked in the handler only, against learned namespaces`,
+      );
+    const named = (['namespaces', 'usernames', 'groups'] as const).filter((k) => exemptions[k].length > 0);
+    if (!matchConditions && named.length > 0)
+      lines.push(`${name}: exemptions.${named.join(', ')}: checked in the handler only (--no-match-conditions)`);
+  }
+  return lines;
+}
+
 /** The matchCondition that keeps exempt namespaces, users and groups from calling the plugin. */
 export const EXEMPTIONS_CONDITION = 'exemptions';
 

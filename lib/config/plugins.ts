@@ -2,6 +2,7 @@
 // `npm start` serves them, `emit` registers them, `npm run load` calls them, serverless.yml
 // packages them and `check-config` lists them. A plugin that cannot answer (it requires an entry
 // it lacks) or has nothing to judge is inactive, with one line telling the operator what to add.
+import { requirementsOf } from '../admission/label-selector.js';
 import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import type { AdmissionConfiguration } from './admission-configuration.js';
 import { configurePlugin, loadAdmissionConfiguration, pluginEnforcement } from './admission-configuration.js';
@@ -70,6 +71,20 @@ export function configurePlugins(
       inactive = plugin.inactiveReason?.(config);
     }
     const { enforcement, exemptions } = pluginEnforcement(plugin, configuration);
+    // Only the emitted namespaceSelector can see a namespace's labels for a plugin that does not
+    // learn namespaces, and a webhook selector can negate one requirement, not a conjunction.
+    if (
+      exemptions.namespaceSelector !== undefined &&
+      requirementsOf(exemptions.namespaceSelector).length > 1 &&
+      !metadata.needs.includes('namespaces')
+    ) {
+      const i = configuration.names.indexOf(metadata.upstreamName);
+      throw new ConfigError(
+        metadata.upstreamName,
+        `plugins[${i}].exemptions.namespaceSelector`,
+        `must have exactly one requirement: ${metadata.upstreamName} does not learn namespaces, so only the emitted webhook's namespaceSelector can exempt by namespace labels, and it can negate one requirement, not several`,
+      );
+    }
     return { plugin, config, enforcement, exemptions, hasEntry, ...(inactive !== undefined && { inactive }) };
   });
   return { configuration, plugins, ignored };

@@ -1,13 +1,13 @@
 import { usesStore } from '../admission/plugin.js';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import type { AnyAdmissionPlugin, PhaseFunction } from '../admission/plugin.js';
+import type { AnyAdmissionPlugin, PhaseFunction, WebhookRule } from '../admission/plugin.js';
 import type { Phase } from '../admission/response.js';
 import { encodeAdmissionResponse } from '../admission/response.js';
 import { configurePlugin, loadAdmissionConfiguration, pluginEnforcement } from '../config/admission-configuration.js';
 import type { Enforcement, Exemptions } from '../config/enforcement.js';
 import { ENFORCE, hasExemptions } from '../config/enforcement.js';
-import { enforced, exempt, isExempt } from './enforcement.js';
+import { enforced, exempt, isExempt, ruleSends } from './enforcement.js';
 import type { PluginMetrics } from '../metrics/index.js';
 import { pluginMetrics } from '../metrics/index.js';
 import { admissionMetrics } from './admission-metrics.js';
@@ -88,6 +88,15 @@ export function createAdmissionHandler<Config>(
   const exemptions = options.exemptions ?? entry.exemptions;
   const exempts = hasExemptions(exemptions);
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
+  // Exemptions cover what the plugin judges. Requests it only records (a ResourceQuota write, a
+  // pod's DELETE that releases its charge) are recorded whoever sends them: state stays true.
+  const judgedRules: Record<Phase, readonly WebhookRule[]> = {
+    mutate: plugin.metadata.mutating?.rules ?? [],
+    validate:
+      exempts && plugin.validatingRulesFor
+        ? plugin.validatingRulesFor(config)
+        : (plugin.metadata.validating?.rules ?? []),
+  };
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
   const served = (Object.keys(phases) as Phase[]).filter((p) => phases[p] !== undefined);
@@ -120,7 +129,9 @@ export function createAdmissionHandler<Config>(
       // An exempt request never reaches the plugin: admitted unchanged, nothing charged or counted.
       // What the handler learns (observe) is cluster state, not a side effect: it still learns.
       const isExemptRequest =
-        exempts && (await isExempt(request, exemptions, learnsNamespaces ? state.learnedNamespaces : undefined));
+        exempts &&
+        judgedRules[phase].some((rule) => ruleSends(rule, request)) &&
+        (await isExempt(request, exemptions, learnsNamespaces ? state.learnedNamespaces : undefined));
       // Softened before anything learns from it: a warned request is admitted, and learned as one.
       const decision = isExemptRequest
         ? exempt()

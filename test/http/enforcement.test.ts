@@ -265,6 +265,17 @@ describe('side effects follow the real decision: ResourceQuota', () => {
     expect(store.writes()).toBe(0);
   });
 
+  it('an exempt user still teaches quotas and releases charges: only what the plugin judges is exempt', async () => {
+    const ns = 'exempt-records';
+    const exempting = lambda(resourceQuota, { exemptions: { usernames: ['ci'] } }, config);
+    const ci = { username: 'ci', groups: [] };
+    expect((await exempting('validate', { ...quota(ns, '1'), userInfo: ci })).allowed).toBe(true);
+    expect((await exempting('validate', { object: qpod(ns, 'a') })).allowed).toBe(true);
+    expect((await exempting('validate', { object: qpod(ns, 'b') })).allowed).toBe(false); // the quota was learned
+    expect((await exempting('validate', { ...remove(qpod(ns, 'a')), userInfo: ci })).allowed).toBe(true);
+    expect((await exempting('validate', { object: qpod(ns, 'b') })).allowed).toBe(true); // a was released
+  });
+
   it('an exempt request is admitted without reaching the plugin: no store call at all, nothing charged', async () => {
     const ns = 'exempt-quota';
     const deny = lambda(resourceQuota, {}, config);

@@ -187,7 +187,15 @@ describe('npm run emit with an AdmissionConfiguration that sets them', () => {
     let stderr = '';
     const code = await emitCommand(
       ['--base-url', 'https://admission.example.com', '--plugins', 'always-pull-images', ...argv],
-      { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: { ADMISSION_CONFIG: file } },
+      {
+        stdout: (t) => {
+          stdout += t;
+        },
+        stderr: (t) => {
+          stderr += t;
+        },
+        env: { ADMISSION_CONFIG: file },
+      },
     );
     return { code, stderr, docs: parseAllDocuments(stdout).map((d) => d.toJS() as WebhookConfiguration) };
   }

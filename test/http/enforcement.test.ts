@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import alwaysPullImages from '../../functions/always-pull-images/plugin.js';
 import podNodeSelector from '../../functions/pod-node-selector/plugin.js';
 import type { PodNodeSelectorConfig } from '../../functions/pod-node-selector/plugin.js';
+import eventRateLimit from '../../functions/event-rate-limit/plugin.js';
+import type { EventRateLimitConfig } from '../../functions/event-rate-limit/plugin.js';
 import resourceQuota from '../../functions/resource-quota/plugin.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionResponseWire, AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
@@ -33,7 +35,7 @@ interface Mode {
 }
 
 /** The plugin's deployed handler with an entry's enforcement and exemptions; its answers. */
-function lambda(plugin: AnyAdmissionPlugin, mode: Mode, config?: unknown) {
+function lambda(plugin: AnyAdmissionPlugin, mode: Mode, config?: unknown, now?: () => number) {
   const options = {
     config,
     callerAuth,
@@ -42,7 +44,7 @@ function lambda(plugin: AnyAdmissionPlugin, mode: Mode, config?: unknown) {
   };
   const handler =
     plugin.metadata.needs.length > 0 || plugin.metadata.writes
-      ? createStatefulAdmissionHandler(plugin, { ...options, state: (request) => store.state(request) })
+      ? createStatefulAdmissionHandler(plugin, { ...options, state: (request) => store.state(request, now) })
       : createAdmissionHandler(plugin, options);
   return async (phase: 'mutate' | 'validate', input: ReviewInput): Promise<AdmissionResponseWire> => {
     const wire = review(input);
@@ -286,5 +288,44 @@ describe('side effects follow the real decision: ResourceQuota', () => {
     expect(answer).toEqual({ uid: answer.uid, allowed: true });
     expect(store.sent).toEqual([]);
     expect((await deny('validate', { object: qpod(ns, 'b') })).allowed).toBe(true);
+  });
+});
+
+describe('side effects follow the real decision: EventRateLimit', () => {
+  // A fixed clock far from the real one: no bucket refills between requests, and DynamoDB Local's
+  // TTL sweep never touches these buckets.
+  const FUTURE = Date.now() + 400 * 24 * 3600 * 1000;
+  const config: EventRateLimitConfig = {
+    limits: [
+      { type: 'Namespace', qps: 1, burst: 1, cacheSize: 4096 },
+      { type: 'Server', qps: 1, burst: 3, cacheSize: 4096 },
+    ],
+  };
+  const coreEvent = (namespace: string): ReviewInput => ({
+    kind: { kind: 'Event' },
+    resource: { resource: 'events' },
+    namespace,
+    object: {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'e', namespace },
+      involvedObject: { kind: 'Pod', name: 'p' },
+      source: { component: 'kubelet' },
+    },
+  });
+
+  it('Warn: a request over a limit is admitted with the warning and takes no token; one within takes its tokens', async () => {
+    const warn = lambda(eventRateLimit, { enforcement: 'Warn' }, config, () => FUTURE);
+    expect(await warn('validate', coreEvent('ns-a'))).toEqual(expect.objectContaining({ allowed: true }));
+    const over = await warn('validate', coreEvent('ns-a'));
+    expect(over.allowed).toBe(true);
+    expect(over.warnings).toEqual([
+      'Too many requests: Too many requests: limit reached on type Namespace for key ns-a',
+    ]);
+    // The warned request took no Server token: two more namespaces still fit under burst 3.
+    for (const ns of ['ns-b', 'ns-c']) expect((await warn('validate', coreEvent(ns))).warnings).toBeUndefined();
+    expect((await warn('validate', coreEvent('ns-d'))).warnings).toEqual([
+      'Too many requests: Too many requests: limit reached on type Server for key ',
+    ]);
   });
 });

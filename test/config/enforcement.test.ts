@@ -1,11 +1,15 @@
 // The project's `enforcement` and `exemptions` beside an entry's `name` and `configuration`: read
 // strictly (exact values, unknown fields with suggestions, label selectors validated as the
 // apiserver validates them), carried per plugin, upstream's `configuration` left untouched.
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { plugins as registry } from '../../functions/index.js';
 import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { configurePlugins } from '../../lib/config/plugins.js';
+import { checkConfigCommand } from '../../infra/check-config.js';
 import { configErrorOf } from '../support/config-error.js';
 
 const parse = (entries: unknown[]) =>
@@ -148,5 +152,25 @@ describe('reading enforcement and exemptions', () => {
 
   it.each(refused)('refuses %s', (_, fields, message) => {
     expect(configErrorOf(() => parse([{ name: 'AlwaysPullImages', ...fields }])).message).toBe(message);
+  });
+});
+
+describe('check-config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'enforcement-config-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('says which plugins warn or audit and which have exemptions', () => {
+    const file = join(dir, 'admission.yaml');
+    writeFileSync(file, ISSUE_EXAMPLE);
+    let stdout = '';
+    const code = checkConfigCommand([file], {
+      stdout: (t) => {
+        stdout += t;
+      },
+      stderr: () => {},
+      env: {},
+    });
+    expect(code).toBe(0);
+    expect(stdout).toContain('ok  AlwaysPullImages (configured, enforcement: Warn, with exemptions)\n');
   });
 });

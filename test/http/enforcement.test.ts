@@ -1,6 +1,9 @@
 // Per-plugin enforcement modes and exemptions, through the real Lambda handlers: AlwaysPullImages
 // (stateless, mutating with a validating twin), PodNodeSelector (learns namespaces) and
 // ResourceQuota (side effects inside the plugin) over DynamoDB Local, real JSON patches applied.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import jsonpatch from 'fast-json-patch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import alwaysPullImages from '../../functions/always-pull-images/plugin.js';
@@ -327,5 +330,41 @@ describe('side effects follow the real decision: EventRateLimit', () => {
     expect((await warn('validate', coreEvent('ns-d'))).warnings).toEqual([
       'Too many requests: Too many requests: limit reached on type Server for key ',
     ]);
+  });
+});
+
+describe("the Lambda's own start: enforcement and exemptions read from ADMISSION_CONFIG", () => {
+  it('a handler built without options warns instead of refusing, and leaves exempt namespaces alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enforcement-lambda-'));
+    const previous = process.env.ADMISSION_CONFIG;
+    try {
+      const file = join(dir, 'admission.yaml');
+      writeFileSync(
+        file,
+        [
+          'apiVersion: apiserver.config.k8s.io/v1',
+          'kind: AdmissionConfiguration',
+          'plugins:',
+          '- name: AlwaysPullImages',
+          '  enforcement: Warn',
+          '  exemptions: {namespaces: [legacy-apps]}',
+        ].join('\n'),
+      );
+      process.env.ADMISSION_CONFIG = file;
+      const handler = createAdmissionHandler(alwaysPullImages, { callerAuth });
+      const answer = async (object: KubeObject) => {
+        const result = await handler(
+          gatewayEvent('/always-pull-images/validate', JSON.stringify(review({ object }))),
+          lambdaContext,
+        );
+        return (JSON.parse(result.body) as AdmissionReviewWire).response!;
+      };
+      expect(await answer(pod('apps'))).toMatchObject({ allowed: true, warnings: [PULL_REFUSAL] });
+      expect((await answer(pod('legacy-apps'))).warnings).toBeUndefined();
+    } finally {
+      if (previous === undefined) delete process.env.ADMISSION_CONFIG;
+      else process.env.ADMISSION_CONFIG = previous;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

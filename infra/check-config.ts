@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { plugins as registry } from '../functions/index.js';
 import type { AnyAdmissionPlugin } from '../lib/admission/plugin.js';
 import { DEFAULT_ADMISSION_CONFIG } from '../lib/config/admission-configuration.js';
+import { hasExemptions } from '../lib/config/enforcement.js';
 import { ConfigError } from '../lib/config/errors.js';
 import { ignoredLine, inactiveLine, loadPluginSet } from '../lib/config/plugins.js';
 
@@ -54,7 +55,14 @@ export function checkConfigCommand(argv: string[], io: CheckConfigIo): number {
     for (const configured of set.plugins) {
       const { upstreamName } = configured.plugin.metadata;
       if (configured.inactive !== undefined) io.stdout(`--  ${inactiveLine(configured)}\n`);
-      else io.stdout(`ok  ${upstreamName} (${configured.hasEntry ? 'configured' : 'defaults'})\n`);
+      else {
+        const notes = [
+          configured.hasEntry ? 'configured' : 'defaults',
+          ...(configured.enforcement !== 'Deny' ? [`enforcement: ${configured.enforcement}`] : []),
+          ...(hasExemptions(configured.exemptions) ? ['with exemptions'] : []),
+        ];
+        io.stdout(`ok  ${upstreamName} (${notes.join(', ')})\n`);
+      }
     }
     for (const name of set.ignored) io.stdout(`--  ${ignoredLine(name)}\n`);
     return 0;

@@ -20,8 +20,14 @@ import {
 } from './apiserver.js';
 import { ruleViolations, validateSchema } from './checks.js';
 import { DEFAULT_URL_SECRET_FILE, readUrlSecret, urlSecretDigest, writeNewUrlSecret } from './url-secret.js';
-import type { CallerAuthOption, WebhookConfiguration } from './webhooks.js';
-import { checkBaseUrl, EmitError, SYSTEM_NAMESPACES, webhookConfigurations } from './webhooks.js';
+import type { CallerAuthOption, EmitOptions, WebhookConfiguration } from './webhooks.js';
+import {
+  checkBaseUrl,
+  EmitError,
+  handlerOnlyExemptions,
+  SYSTEM_NAMESPACES,
+  webhookConfigurations,
+} from './webhooks.js';
 
 const USAGE = `Usage: npm run emit -- --base-url URL [options]
 
@@ -163,12 +169,12 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
     io.stdout(USAGE);
     return 0;
   }
-  const { selected, configs } = loadSelectedPlugins(options, io);
+  const { selected, configs, enforcement } = loadSelectedPlugins(options, io);
   const caBundle = readCaBundle(options.values['ca-bundle']);
   const client = clientIdentity(options);
   if (options.out !== undefined) mkdirSync(options.out, { recursive: true });
   const auth = resolveCallerAuth(options, io);
-  const docs = checkedDocuments(options, selected, configs, auth, caBundle);
+  const docs = checkedDocuments(options, selected, configs, enforcement, auth, caBundle);
   writeOutputs(options, docs, selected, auth, client, io);
   return 0;
 }
@@ -213,7 +219,11 @@ function checkedOptions(values: Values): Options | 'help' {
 function loadSelectedPlugins(
   { values }: Options,
   io: EmitIo,
-): { selected: AnyAdmissionPlugin[]; configs: Map<string, unknown> } {
+): {
+  selected: AnyAdmissionPlugin[];
+  configs: Map<string, unknown>;
+  enforcement: NonNullable<EmitOptions['enforcement']>;
+} {
   const env = {
     ...io.env,
     ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
@@ -221,9 +231,13 @@ function loadSelectedPlugins(
   const pluginSet = loadPluginSet(io.plugins ?? registry, env);
   io.stderr(`configuration: ${pluginSet.configuration.source.file}\n`);
   const chosen = selectPlugins(pluginSet, values.plugins, io);
+  for (const line of handlerOnlyExemptions(chosen, !values['no-match-conditions'])) io.stderr(`${line}\n`);
   return {
     selected: chosen.map((p) => p.plugin),
     configs: new Map<string, unknown>(chosen.map((p) => [p.plugin.metadata.name, p.config])),
+    enforcement: new Map(
+      chosen.map(({ plugin, enforcement, exemptions }) => [plugin.metadata.name, { enforcement, exemptions }]),
+    ),
   };
 }
 
@@ -281,6 +295,7 @@ function checkedDocuments(
   { values, baseUrl }: Options,
   selected: readonly AnyAdmissionPlugin[],
   configs: ReadonlyMap<string, unknown>,
+  enforcement: NonNullable<EmitOptions['enforcement']>,
   auth: CallerAuthOption,
   caBundle: string | undefined,
 ): WebhookConfiguration[] {
@@ -292,6 +307,7 @@ function checkedDocuments(
     webhookNamespace: values['webhook-namespace'],
     matchConditions: !values['no-match-conditions'],
     configs,
+    enforcement,
   });
   check(docs, selected);
   return docs;

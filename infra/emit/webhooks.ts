@@ -19,6 +19,10 @@ import type { AnyAdmissionPlugin, PhaseMetadata, PluginMetadata, WebhookRule } f
 import { LEARNING_TIMEOUT_SECONDS } from '../../lib/admission/plugin.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { learningPhase, learningRules } from '../../lib/admission/learning.js';
+import type { LabelSelectorRequirement } from '../../lib/admission/label-selector.js';
+import { negatedRequirement } from '../../lib/admission/label-selector.js';
+import type { Exemptions, PluginEnforcement } from '../../lib/config/enforcement.js';
+import { ENFORCE, hasExemptions } from '../../lib/config/enforcement.js';
 
 export type Phase = 'mutate' | 'validate';
 export type WebhookConfiguration = MutatingWebhookConfiguration | ValidatingWebhookConfiguration;
@@ -65,6 +69,8 @@ export interface EmitOptions {
   readonly matchConditions?: boolean;
   /** Configuration of plugins whose rules depend on it (validatingRulesFor). */
   readonly configs?: ReadonlyMap<string, unknown>;
+  /** Each plugin's `enforcement` and `exemptions` (by plugin name); Deny and none when absent. */
+  readonly enforcement?: ReadonlyMap<string, PluginEnforcement>;
 }
 
 /** Checks and normalises --base-url: https, a host, no credentials, query or fragment. */
@@ -208,6 +214,70 @@ function namespaceSelector(metadata: PluginMetadata, options: EmitOptions): Labe
   return { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...new Set(excluded)] }] };
 }
 
+export function pluginEnforcementOf(metadata: PluginMetadata, options: EmitOptions): PluginEnforcement {
+  return options.enforcement?.get(metadata.name) ?? ENFORCE;
+}
+
+/** `selector` with one more requirement ANDed in (the negation of an exemption selector). */
+function withRequirement(selector: LabelSelector, requirement: LabelSelectorRequirement | undefined): LabelSelector {
+  if (requirement === undefined) return selector;
+  const expression = {
+    key: requirement.key,
+    operator: requirement.operator,
+    ...(requirement.values && { values: [...requirement.values] }),
+  };
+  return { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), expression] };
+}
+
+/**
+ * One line per exemption the emitted configuration cannot carry, so only the handler applies it
+ * (the request is still sent, and admitted unchanged): an objectSelector of several requirements,
+ * and without matchConditions the namespace names, usernames and groups.
+ */
+export function handlerOnlyExemptions(
+  plugins: readonly { plugin: AnyAdmissionPlugin; exemptions: Exemptions }[],
+  matchConditions: boolean,
+): string[] {
+  const lines: string[] = [];
+  for (const { plugin, exemptions } of plugins) {
+    const name = plugin.metadata.upstreamName;
+    if (exemptions.objectSelector && negatedRequirement(exemptions.objectSelector) === undefined)
+      lines.push(`${name}: exemptions.objectSelector has several requirements: checked in the handler only`);
+    if (exemptions.namespaceSelector && negatedRequirement(exemptions.namespaceSelector) === undefined)
+      lines.push(
+        `${name}: exemptions.namespaceSelector has several requirements: checked in the handler only, against learned namespaces`,
+      );
+    const named = (['namespaces', 'usernames', 'groups'] as const).filter((k) => exemptions[k].length > 0);
+    if (!matchConditions && named.length > 0)
+      lines.push(`${name}: exemptions.${named.join(', ')}: checked in the handler only (--no-match-conditions)`);
+  }
+  return lines;
+}
+
+/** The matchCondition that keeps exempt namespaces, users and groups from calling the plugin. */
+export const EXEMPTIONS_CONDITION = 'exemptions';
+
+const celList = (values: readonly string[]) => `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
+
+/**
+ * A CEL matchCondition false exactly for the exempt namespace names (a Namespace's own name
+ * included), usernames and groups; undefined when there are none.
+ */
+export function exemptionsCondition(exemptions: Exemptions): { name: string; expression: string } | undefined {
+  const terms: string[] = [];
+  if (exemptions.namespaces.length > 0) {
+    const names = celList(exemptions.namespaces);
+    terms.push(
+      `request.namespace in ${names}`,
+      `(request.resource.group == '' && request.resource.resource == 'namespaces' && request.name in ${names})`,
+    );
+  }
+  if (exemptions.usernames.length > 0) terms.push(`request.userInfo.username in ${celList(exemptions.usernames)}`);
+  if (exemptions.groups.length > 0) terms.push(`request.userInfo.groups.exists(g, g in ${celList(exemptions.groups)})`);
+  if (terms.length === 0) return undefined;
+  return { name: EXEMPTIONS_CONDITION, expression: `!(${terms.join(' || ')})` };
+}
+
 function phaseMetadata(metadata: PluginMetadata, phase: Phase): PhaseMetadata | undefined {
   return phase === 'mutate' ? metadata.mutating : metadata.validating;
 }
@@ -241,7 +311,12 @@ export function webhookPlans(plugin: AnyAdmissionPlugin, phase: Phase, options: 
   if (!meta) return [];
   const judged = checkedRules(judgedRules(plugin, phase, options), metadata, phase);
   if (judged.length === 0) return [];
-  const conditions = options.matchConditions === false ? [] : (meta.matchConditions ?? []);
+  const { exemptions } = pluginEnforcementOf(metadata, options);
+  const exemptionCondition = options.matchConditions === false ? undefined : exemptionsCondition(exemptions);
+  const conditions =
+    options.matchConditions === false
+      ? []
+      : [...(meta.matchConditions ?? []), ...(exemptionCondition ? [exemptionCondition] : [])];
   const learnsHere = learningPhase(plugin) === phase;
   const learned = learnsHere
     ? checkedRules([...learningRules(metadata), ...(meta.observes ?? [])], metadata, phase)
@@ -268,9 +343,13 @@ export function webhookPlans(plugin: AnyAdmissionPlugin, phase: Phase, options: 
       },
     ];
   }
-  // The judge sees every request its rules match (no conditions of its own): it learns from those.
+  // The judge sees every request its rules match (no conditions or exemptions of its own): it
+  // learns from those. With exemptions, exempt requests skip the judge, so the learning webhook
+  // takes every learned rule (a request both see is learned twice, idempotently, by uid).
   const uncovered =
-    conditions.length === 0 ? learned.filter((rule) => !judged.some((own) => ruleCovers(own, rule))) : learned;
+    conditions.length === 0 && !hasExemptions(exemptions)
+      ? learned.filter((rule) => !judged.some((own) => ruleCovers(own, rule)))
+      : learned;
   if (uncovered.length === 0) return [judge];
   return [
     judge,
@@ -317,6 +396,13 @@ function webhookOf(
     ...plan.matchConditions,
     ...(reached.length > 0 ? [excludeProtectedCondition(reached)] : []),
   ];
+  // A plugin that cannot refuse (Warn, Audit) must not block writes through an outage either.
+  // Label exemptions select the judging webhook away from exempt objects (no call at all); the
+  // learning webhook keeps seeing them, since learning cluster state is not judging it.
+  const { enforcement, exemptions } = pluginEnforcementOf(metadata, options);
+  const judging = plan.role === 'judge';
+  const failOpen = options.stagedNamespace !== undefined || enforcement !== 'Deny';
+  const namespaces = namespaceSelector(metadata, options);
   return {
     name: plan.role === 'learn' ? learningWebhookName(metadata.name) : webhookName(metadata.name, phase),
     clientConfig: {
@@ -324,10 +410,14 @@ function webhookOf(
       ...(options.caBundle && { caBundle: options.caBundle }),
     },
     rules: plan.rules.map(toRule),
-    failurePolicy: options.stagedNamespace !== undefined ? 'Ignore' : plan.failurePolicy,
+    failurePolicy: failOpen ? 'Ignore' : plan.failurePolicy,
     matchPolicy: 'Equivalent',
-    namespaceSelector: namespaceSelector(metadata, options),
-    objectSelector: {},
+    namespaceSelector:
+      judging && exemptions.namespaceSelector
+        ? withRequirement(namespaces, negatedRequirement(exemptions.namespaceSelector))
+        : namespaces,
+    objectSelector:
+      judging && exemptions.objectSelector ? withRequirement({}, negatedRequirement(exemptions.objectSelector)) : {},
     sideEffects: writes ? 'NoneOnDryRun' : 'None',
     timeoutSeconds: plan.timeoutSeconds,
     admissionReviewVersions: [...ADMISSION_REVIEW_VERSIONS],

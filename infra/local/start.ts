@@ -93,8 +93,11 @@ async function main(): Promise<void> {
   await ensureStateTable(process.env.DYNAMODB_ENDPOINT);
 
   const handlers = new Map<string, AdmissionHandler>();
-  for (const { plugin, config } of served) {
-    handlers.set(plugin.metadata.name, createPluginHandler(plugin as AdmissionPlugin<unknown>, { config, callerAuth }));
+  for (const { plugin, config, enforcement, exemptions } of served) {
+    handlers.set(
+      plugin.metadata.name,
+      createPluginHandler(plugin as AdmissionPlugin<unknown>, { config, enforcement, exemptions, callerAuth }),
+    );
   }
   const server = await startLocalServer({
     handlers,

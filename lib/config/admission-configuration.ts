@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { AnyAdmissionPlugin, ConfigSource } from '../admission/plugin.js';
+import type { PluginEnforcement } from './enforcement.js';
+import { ENFORCE, parsePluginEnforcement } from './enforcement.js';
 import { ConfigError } from './errors.js';
 import { isRecord, rejectUnknownFields, unknownField } from './fields.js';
 
@@ -24,17 +26,19 @@ export interface AdmissionConfiguration {
   readonly entries: ReadonlyMap<string, unknown>;
   /** Every entry's name, in file order, with or without configuration. */
   readonly names: readonly string[];
+  /** The project's `enforcement` and `exemptions` per upstream plugin name, for entries that set one. */
+  readonly enforcement: ReadonlyMap<string, PluginEnforcement>;
 }
 
 const EMPTY: AdmissionConfiguration = {
   source: { file: '(no AdmissionConfiguration)', baseDir: process.cwd() },
   entries: new Map(),
   names: [],
+  enforcement: new Map(),
 };
 
-/** The fields of one `plugins[]` entry: upstream's three, plus this project's reserved extensions. */
-const ENTRY_FIELDS = ['name', 'path', 'configuration'];
-const RESERVED_EXTENSIONS = ['enforcement', 'exemptions'];
+/** The fields of one `plugins[]` entry: upstream's three, plus this project's two (lib/config/enforcement). */
+const ENTRY_FIELDS = ['name', 'path', 'configuration', 'enforcement', 'exemptions'];
 
 function parseDocument(text: string, file: string): unknown {
   try {
@@ -68,6 +72,7 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
   if (!Array.isArray(plugins)) throw where('plugins');
   const entries = new Map<string, unknown>();
   const names: string[] = [];
+  const enforcement = new Map<string, PluginEnforcement>();
   plugins.forEach((entry: unknown, i: number) => {
     const field = `plugins[${i}]`;
     if (!isRecord(entry)) throw new ConfigError('AdmissionConfiguration', field, `must be an object in ${file}`);
@@ -75,15 +80,11 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
     if (typeof name !== 'string' || name === '')
       throw new ConfigError('AdmissionConfiguration', `${field}.name`, `required in ${file}`);
     for (const key of Object.keys(entry)) {
-      if (RESERVED_EXTENSIONS.includes(key))
-        throw new ConfigError(
-          name,
-          `${field}.${key}`,
-          `not supported by this version (every plugin enforces, as upstream); remove it from ${file}`,
-        );
       if (!ENTRY_FIELDS.includes(key)) throw unknownField(name, field, key, ENTRY_FIELDS);
     }
     names.push(name);
+    if (entry.enforcement !== undefined || entry.exemptions !== undefined)
+      enforcement.set(name, parsePluginEnforcement(name, i, entry));
     if (path !== undefined && path !== '') {
       if (typeof path !== 'string') throw new ConfigError(name, `${field}.path`, `must be a string in ${file}`);
       const target = isAbsolute(path) ? path : resolve(baseDir, path);
@@ -93,7 +94,7 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
       entries.set(name, configuration);
     }
   });
-  return { source: { file, baseDir }, entries, names };
+  return { source: { file, baseDir }, entries, names, enforcement };
 }
 
 /**
@@ -116,4 +117,12 @@ export function configurePlugin<Config>(plugin: AnyAdmissionPlugin, configuratio
   // Upstream plugins that take no configuration ignore their entry; so do ours.
   if (!plugin.configure) return undefined as Config;
   return plugin.configure(configuration.entries.get(plugin.metadata.upstreamName), configuration.source) as Config;
+}
+
+/** A plugin's `enforcement` and `exemptions`: Deny and none unless its entry sets them. */
+export function pluginEnforcement(
+  plugin: AnyAdmissionPlugin,
+  configuration: AdmissionConfiguration,
+): PluginEnforcement {
+  return configuration.enforcement.get(plugin.metadata.upstreamName) ?? ENFORCE;
 }

@@ -2,9 +2,11 @@
 // `npm start` serves them, `emit` registers them, `npm run load` calls them, serverless.yml
 // packages them and `check-config` lists them. A plugin that cannot answer (it requires an entry
 // it lacks) or has nothing to judge is inactive, with one line telling the operator what to add.
+import { requirementsOf } from '../admission/label-selector.js';
 import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import type { AdmissionConfiguration } from './admission-configuration.js';
-import { configurePlugin, loadAdmissionConfiguration } from './admission-configuration.js';
+import { configurePlugin, loadAdmissionConfiguration, pluginEnforcement } from './admission-configuration.js';
+import type { Enforcement, Exemptions } from './enforcement.js';
 import { ConfigError } from './errors.js';
 import { closestName } from './fields.js';
 import { KNOWN_PLUGIN_NAMES } from './known-plugins.js';
@@ -13,6 +15,10 @@ export interface ConfiguredPlugin {
   readonly plugin: AnyAdmissionPlugin;
   /** What the plugin's configure() returned (undefined for plugins without configuration). */
   readonly config: unknown;
+  /** How its refusals are enforced (the entry's `enforcement`, Deny by default). */
+  readonly enforcement: Enforcement;
+  /** Requests it never judges (the entry's `exemptions`). */
+  readonly exemptions: Exemptions;
   /** True when the AdmissionConfiguration has an entry for it. */
   readonly hasEntry: boolean;
   /** Why it is inactive; undefined when it is served. */
@@ -64,7 +70,22 @@ export function configurePlugins(
     } else {
       inactive = plugin.inactiveReason?.(config);
     }
-    return { plugin, config, hasEntry, ...(inactive !== undefined && { inactive }) };
+    const { enforcement, exemptions } = pluginEnforcement(plugin, configuration);
+    // Only the emitted namespaceSelector can see a namespace's labels for a plugin that does not
+    // learn namespaces, and a webhook selector can negate one requirement, not a conjunction.
+    if (
+      exemptions.namespaceSelector !== undefined &&
+      requirementsOf(exemptions.namespaceSelector).length > 1 &&
+      !metadata.needs.includes('namespaces')
+    ) {
+      const i = configuration.names.indexOf(metadata.upstreamName);
+      throw new ConfigError(
+        metadata.upstreamName,
+        `plugins[${i}].exemptions.namespaceSelector`,
+        `must have exactly one requirement: ${metadata.upstreamName} does not learn namespaces, so only the emitted webhook's namespaceSelector can exempt by namespace labels, and it can negate one requirement, not several`,
+      );
+    }
+    return { plugin, config, enforcement, exemptions, hasEntry, ...(inactive !== undefined && { inactive }) };
   });
   return { configuration, plugins, ignored };
 }

@@ -1,10 +1,13 @@
 import { usesStore } from '../admission/plugin.js';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import type { AnyAdmissionPlugin, PhaseFunction } from '../admission/plugin.js';
+import type { AnyAdmissionPlugin, PhaseFunction, WebhookRule } from '../admission/plugin.js';
 import type { Phase } from '../admission/response.js';
 import { encodeAdmissionResponse } from '../admission/response.js';
-import { configurePlugin, loadAdmissionConfiguration } from '../config/admission-configuration.js';
+import { configurePlugin, loadAdmissionConfiguration, pluginEnforcement } from '../config/admission-configuration.js';
+import type { Enforcement, Exemptions } from '../config/enforcement.js';
+import { ENFORCE, hasExemptions } from '../config/enforcement.js';
+import { enforced, exempt, isExempt, ruleSends } from './enforcement.js';
 import type { PluginMetrics } from '../metrics/index.js';
 import { pluginMetrics } from '../metrics/index.js';
 import { admissionMetrics } from './admission-metrics.js';
@@ -43,6 +46,12 @@ export interface AdmissionHandlerOptions<Config> {
   readonly observe?: (request: AdmissionRequest, phase: Phase, decision: Decision, state: PluginState) => Promise<void>;
   /** Where this plugin's counters go (lib/metrics); lib/state passes the one its store reports to. */
   readonly metrics?: PluginMetrics;
+  /**
+   * The entry's `enforcement` and `exemptions`. Read from the AdmissionConfiguration with the
+   * configuration when `config` is not given; otherwise Deny and no exemptions unless given.
+   */
+  readonly enforcement?: Enforcement;
+  readonly exemptions?: Exemptions;
 }
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
@@ -72,7 +81,22 @@ export function createAdmissionHandler<Config>(
   plugin: AnyAdmissionPlugin,
   options: AdmissionHandlerOptions<Config> = {},
 ): AdmissionHandler {
-  const config = 'config' in options ? options.config : configurePlugin<Config>(plugin, loadAdmissionConfiguration());
+  const fromFile = 'config' in options ? undefined : loadAdmissionConfiguration();
+  const config = fromFile === undefined ? options.config : configurePlugin<Config>(plugin, fromFile);
+  const entry = fromFile === undefined ? ENFORCE : pluginEnforcement(plugin, fromFile);
+  const enforcement = options.enforcement ?? entry.enforcement;
+  const exemptions = options.exemptions ?? entry.exemptions;
+  const exempts = hasExemptions(exemptions);
+  const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
+  // Exemptions cover what the plugin judges. Requests it only records (a ResourceQuota write, a
+  // pod's DELETE that releases its charge) are recorded whoever sends them: state stays true.
+  const judgedRules: Record<Phase, readonly WebhookRule[]> = {
+    mutate: plugin.metadata.mutating?.rules ?? [],
+    validate:
+      exempts && plugin.validatingRulesFor
+        ? plugin.validatingRulesFor(config)
+        : (plugin.metadata.validating?.rules ?? []),
+  };
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
   const served = (Object.keys(phases) as Phase[]).filter((p) => phases[p] !== undefined);
@@ -102,7 +126,16 @@ export function createAdmissionHandler<Config>(
       const request = established(context, 'review');
       const decide = phases[phase] as PhaseFunction<Config>;
       const state = stateFor(request);
-      const decision = await decide(request, { config: config as Config, state });
+      // An exempt request never reaches the plugin: admitted unchanged, nothing charged or counted.
+      // What the handler learns (observe) is cluster state, not a side effect: it still learns.
+      const isExemptRequest =
+        exempts &&
+        judgedRules[phase].some((rule) => ruleSends(rule, request)) &&
+        (await isExempt(request, exemptions, learnsNamespaces ? state.learnedNamespaces : undefined));
+      // Softened before anything learns from it: a warned request is admitted, and learned as one.
+      const decision = isExemptRequest
+        ? exempt()
+        : enforced(await decide(request, { config: config as Config, state }), enforcement);
       if (observe) {
         try {
           await observe(request, phase, decision, state);
@@ -119,6 +152,8 @@ export function createAdmissionHandler<Config>(
           patched: response.patch !== undefined,
           warned: response.warnings !== undefined,
           audited: response.auditAnnotations !== undefined,
+          ...(isExemptRequest && { exempt: true }),
+          ...(enforcement !== 'Deny' && { enforcement }),
           ...(response.status && { code: response.status.code }),
         };
       }

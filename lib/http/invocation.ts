@@ -21,6 +21,10 @@ export interface Outcome {
   readonly warned: boolean;
   readonly audited: boolean;
   readonly code?: number;
+  /** The plugin was not asked: the request is exempt (its AdmissionConfiguration entry). */
+  readonly exempt?: true;
+  /** The plugin's enforcement when it is not Deny: its refusals were warnings or audit annotations. */
+  readonly enforcement?: 'Warn' | 'Audit';
 }
 
 /** A failure answered instead of a review. */

@@ -6,6 +6,7 @@ import type { StoreCall } from '../metrics/index.js';
 import { sharedDynamoDbClient, stateTableName } from './client.js';
 import { DecisionCacheStore } from './decision-cache.js';
 import { LearnedNamespaceStore } from './namespaces.js';
+import { LearnedObjectStore } from './learned-objects.js';
 import { LearnedPlacementStore } from './placements.js';
 import type { PluginState } from '../admission/ports.js';
 import { QuotaLedgerStore } from './quota-ledger.js';
@@ -14,6 +15,7 @@ import { TokenBucketStore } from './token-buckets.js';
 
 export { DEFAULT_STATE_TABLE, localDynamoDbClient, sharedDynamoDbClient, stateTableName } from './client.js';
 export { LearnedNamespaceStore } from './namespaces.js';
+export { LearnedObjectStore } from './learned-objects.js';
 export { LearnedPlacementStore } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
 export { createStateTable, TTL_ATTRIBUTE } from './table.js';
@@ -26,6 +28,8 @@ export interface RequestState extends PluginState {
   readonly namespaceLearner: LearnedNamespaceStore;
   /** Records a pod or Node write (the handler calls it; dry runs write nothing). */
   readonly placementLearner: LearnedPlacementStore;
+  /** Records a write of a learned kind (StorageClass...; the handler calls it; dry runs write nothing). */
+  readonly objectLearner: LearnedObjectStore;
 }
 
 export interface StateOptions {
@@ -45,7 +49,10 @@ export function createRequestState(
   const store = new StateStore(options.client, options.tableName, request.dryRun, options.now, options.onStoreCall);
   const namespaces = new LearnedNamespaceStore(store);
   const placements = new LearnedPlacementStore(store);
+  const objects = new LearnedObjectStore(store);
   return {
+    learnedObjects: objects,
+    objectLearner: objects,
     learnedNamespaces: namespaces,
     namespaceLearner: namespaces,
     learnedPlacements: placements,

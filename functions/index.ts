@@ -6,6 +6,7 @@ import alwaysDeny from './always-deny/plugin.js';
 import alwaysPullImages from './always-pull-images/plugin.js';
 import certificateSubjectRestriction from './certificate-subject-restriction/plugin.js';
 import clusterResourceOverride from './cluster-resource-override/plugin.js';
+import defaultStorageClass from './default-storage-class/plugin.js';
 import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
 import denyServiceExternalIps from './deny-service-external-ips/plugin.js';
 import eventRateLimit from './event-rate-limit/plugin.js';
@@ -18,6 +19,7 @@ import namespaceLifecycle from './namespace-lifecycle/plugin.js';
 import namespaceReservation from './namespace-reservation/plugin.js';
 import nodeRestriction from './node-restriction/plugin.js';
 import originPodNodeEnvironment from './origin-pod-node-environment/plugin.js';
+import persistentVolumeClaimResize from './persistent-volume-claim-resize/plugin.js';
 import podNodeConstraints from './pod-node-constraints/plugin.js';
 import podNodeSelector from './pod-node-selector/plugin.js';
 import podSecurity from './pod-security/plugin.js';
@@ -35,6 +37,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   alwaysPullImages,
   certificateSubjectRestriction,
   clusterResourceOverride,
+  defaultStorageClass,
   defaultTolerationSeconds,
   denyServiceExternalIps,
   eventRateLimit,
@@ -47,6 +50,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   namespaceReservation,
   nodeRestriction,
   originPodNodeEnvironment,
+  persistentVolumeClaimResize,
   podNodeConstraints,
   podNodeSelector,
   podSecurity,

@@ -6,6 +6,7 @@ import alwaysDeny from './always-deny/plugin.js';
 import alwaysPullImages from './always-pull-images/plugin.js';
 import certificateSubjectRestriction from './certificate-subject-restriction/plugin.js';
 import clusterResourceOverride from './cluster-resource-override/plugin.js';
+import defaultIngressClass from './default-ingress-class/plugin.js';
 import defaultStorageClass from './default-storage-class/plugin.js';
 import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
 import denyServiceExternalIps from './deny-service-external-ips/plugin.js';
@@ -37,6 +38,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   alwaysPullImages,
   certificateSubjectRestriction,
   clusterResourceOverride,
+  defaultIngressClass,
   defaultStorageClass,
   defaultTolerationSeconds,
   denyServiceExternalIps,

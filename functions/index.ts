@@ -25,6 +25,7 @@ import podNodeConstraints from './pod-node-constraints/plugin.js';
 import podNodeSelector from './pod-node-selector/plugin.js';
 import podSecurity from './pod-security/plugin.js';
 import podTolerationRestriction from './pod-toleration-restriction/plugin.js';
+import priority from './priority/plugin.js';
 import resourceQuota from './resource-quota/plugin.js';
 import restrictedEndpointsAdmission from './restricted-endpoints-admission/plugin.js';
 import runOnceDuration from './run-once-duration/plugin.js';
@@ -57,6 +58,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   podNodeSelector,
   podSecurity,
   podTolerationRestriction,
+  priority,
   resourceQuota,
   restrictedEndpointsAdmission,
   runOnceDuration,

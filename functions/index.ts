@@ -29,6 +29,7 @@ import priority from './priority/plugin.js';
 import resourceQuota from './resource-quota/plugin.js';
 import restrictedEndpointsAdmission from './restricted-endpoints-admission/plugin.js';
 import runOnceDuration from './run-once-duration/plugin.js';
+import runtimeClass from './runtime-class/plugin.js';
 import storageObjectInUseProtection from './storage-object-in-use-protection/plugin.js';
 import taintNodesByCondition from './taint-nodes-by-condition/plugin.js';
 import validatingAdmissionPolicy from './validating-admission-policy/plugin.js';
@@ -62,6 +63,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   resourceQuota,
   restrictedEndpointsAdmission,
   runOnceDuration,
+  runtimeClass,
   storageObjectInUseProtection,
   taintNodesByCondition,
   validatingAdmissionPolicy,

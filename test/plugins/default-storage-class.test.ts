@@ -11,11 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/default-storage-class/plugin.js';
 import { syncCommand } from '../../infra/sync/cli.js';
 import type { KubeObject } from '../../lib/admission/types.js';
+import { setLogSink } from '../../lib/http/log.js';
+import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, testStore } from '../support/dynamodb.js';
 import { classWrite, learnClasses, patchedObject } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
+import { review } from '../support/review.js';
 
 const DEFAULT = 'storageclass.kubernetes.io/is-default-class';
 const storageClass = (name: string, annotations?: Record<string, string>, creationTimestamp?: string): KubeObject => ({
@@ -246,6 +250,35 @@ describe('store failures are HTTP 500, so failurePolicy decides', () => {
       } as TestStore;
       expect((await lambdaFor(plugin, broken)('mutate', create(claimWithNoClass))).statusCode).toBe(500);
     } finally {
+      client.destroy();
+    }
+  });
+
+  it("a store failure while learning a StorageClass loses the observation, not the class's write", async () => {
+    const { store } = await freshCluster([]);
+    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const down = createStatefulAdmissionHandler(plugin, {
+      callerAuth: { mode: 'mtls', allowedSubjects: [] },
+      state: (request) => createRequestState(request, { client, tableName: store.tableName }),
+    });
+    const lines: string[] = [];
+    setLogSink((line) => lines.push(line));
+    try {
+      const result = await down(
+        gatewayEvent(
+          '/default-storage-class/validate',
+          JSON.stringify(review(classWrite('storageclasses', defaultClass1))),
+        ),
+        lambdaContext,
+      );
+      expect(result.statusCode).toBe(200);
+      expect(JSON.parse(result.body).response.allowed).toBe(true);
+      expect(JSON.parse(lines.at(-1)!)).toMatchObject({
+        level: 'warn',
+        learningLost: expect.stringContaining('state store'),
+      });
+    } finally {
+      setLogSink(undefined);
       client.destroy();
     }
   });

@@ -47,6 +47,10 @@ describe('the dryRun gate', () => {
     await dry.quotaLedger.release({ namespace: 'n', resource: 'pods', name: 'p' });
     await dry.tokenBuckets.take([{ key: 'k', spec: { qps: 1, burst: 1 } }]);
     await dry.decisionCache.put('k', { allowed: true, reason: '', annotations: {} }, 60);
+    const stored = { kind: 'stored', of: 'storageclasses', name: 's', object: { metadata: { name: 's' } } } as const;
+    await dry.objectLearner.record(stored, 'dry-1');
+    await dry.objectLearner.record({ kind: 'deleted', of: 'storageclasses', name: 's' }, 'dry-1');
+    await dry.objectLearner.replaceAll('storageclasses', [stored], 'dry-1');
     expect(store.writes()).toBe(0);
     expect(store.sent.length).toBeGreaterThan(0);
   });

@@ -6,6 +6,8 @@ import alwaysDeny from './always-deny/plugin.js';
 import alwaysPullImages from './always-pull-images/plugin.js';
 import certificateSubjectRestriction from './certificate-subject-restriction/plugin.js';
 import clusterResourceOverride from './cluster-resource-override/plugin.js';
+import defaultIngressClass from './default-ingress-class/plugin.js';
+import defaultStorageClass from './default-storage-class/plugin.js';
 import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
 import denyServiceExternalIps from './deny-service-external-ips/plugin.js';
 import eventRateLimit from './event-rate-limit/plugin.js';
@@ -18,13 +20,16 @@ import namespaceLifecycle from './namespace-lifecycle/plugin.js';
 import namespaceReservation from './namespace-reservation/plugin.js';
 import nodeRestriction from './node-restriction/plugin.js';
 import originPodNodeEnvironment from './origin-pod-node-environment/plugin.js';
+import persistentVolumeClaimResize from './persistent-volume-claim-resize/plugin.js';
 import podNodeConstraints from './pod-node-constraints/plugin.js';
 import podNodeSelector from './pod-node-selector/plugin.js';
 import podSecurity from './pod-security/plugin.js';
 import podTolerationRestriction from './pod-toleration-restriction/plugin.js';
+import priority from './priority/plugin.js';
 import resourceQuota from './resource-quota/plugin.js';
 import restrictedEndpointsAdmission from './restricted-endpoints-admission/plugin.js';
 import runOnceDuration from './run-once-duration/plugin.js';
+import runtimeClass from './runtime-class/plugin.js';
 import storageObjectInUseProtection from './storage-object-in-use-protection/plugin.js';
 import taintNodesByCondition from './taint-nodes-by-condition/plugin.js';
 import validatingAdmissionPolicy from './validating-admission-policy/plugin.js';
@@ -35,6 +40,8 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   alwaysPullImages,
   certificateSubjectRestriction,
   clusterResourceOverride,
+  defaultIngressClass,
+  defaultStorageClass,
   defaultTolerationSeconds,
   denyServiceExternalIps,
   eventRateLimit,
@@ -47,13 +54,16 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   namespaceReservation,
   nodeRestriction,
   originPodNodeEnvironment,
+  persistentVolumeClaimResize,
   podNodeConstraints,
   podNodeSelector,
   podSecurity,
   podTolerationRestriction,
+  priority,
   resourceQuota,
   restrictedEndpointsAdmission,
   runOnceDuration,
+  runtimeClass,
   storageObjectInUseProtection,
   taintNodesByCondition,
   validatingAdmissionPolicy,

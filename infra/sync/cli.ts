@@ -30,6 +30,12 @@ output of kubectl (each FILE one listing; the kind is read from the items):
                                                             replicasets, statefulsets, daemonsets,
                                                             jobs, cronjobs)
   kubectl get nodes -o json > nodes.json                    each Node's uid (NodeRestriction)
+  kubectl get storageclasses,ingressclasses,priorityclasses,runtimeclasses -o json > classes.json
+                                                            learned classes (DefaultStorageClass,
+                                                            PersistentVolumeClaimResize,
+                                                            DefaultIngressClass, Priority,
+                                                            RuntimeClass); each kind listed is
+                                                            complete: a class absent is removed
 
   npm run sync -- --from namespaces.json --from quotas.json --from pods.json --from nodes.json
 

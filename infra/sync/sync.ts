@@ -8,15 +8,20 @@
 //                                         of the quota ledger (and the other counted kinds:
 //                                         services, configmaps, deployments...)
 //   kubectl get nodes -o json             each Node's uid (NodeRestriction)
+//   kubectl get storageclasses,ingressclasses,priorityclasses,runtimeclasses -o json
+//                                         learned objects (DefaultStorageClass, Priority...): each a
+//                                         complete listing of its kind, so a learned object absent
+//                                         from it is removed
 //
 // Records are written as the webhooks write them, through lib/state, never around it.
 import type { KubeObject } from '../../lib/admission/types.js';
 import { qualifiedResource } from '../../lib/admission/request.js';
 import type { NamespaceRecord } from '../../lib/admission/learning.js';
-import { listedObservation } from '../../lib/admission/learning.js';
-import type { Charge, ChargedObject } from '../../lib/admission/ports.js';
+import { LEARNED_OBJECT_KINDS, listedObjectObservation, listedObservation } from '../../lib/admission/learning.js';
+import type { Charge, ChargedObject, LearnedObjectKind } from '../../lib/admission/ports.js';
 import { quotaOf } from '../../lib/quota/quota.js';
 import { COUNTED, usageOf } from '../../lib/quota/usage.js';
+import { LearnedObjectStore } from '../../lib/state/learned-objects.js';
 import { LearnedNamespaceStore } from '../../lib/state/namespaces.js';
 import { LearnedPlacementStore } from '../../lib/state/placements.js';
 import { QuotaLedgerStore } from '../../lib/state/quota-ledger.js';
@@ -148,9 +153,28 @@ export async function applyListings(
   }
   if (pods.length > 0) progress(`pods: ${pods.length} placements recorded`);
 
+  // Cluster-scoped classes: a listing of a kind is all of it (kubectl get <kind> -o json).
+  const learnedObjects = new LearnedObjectStore(store);
+  const learnedKeys = new Set<string>();
+  for (const [resource, { group, kind }] of Object.entries(LEARNED_OBJECT_KINDS) as [
+    LearnedObjectKind,
+    (typeof LEARNED_OBJECT_KINDS)[LearnedObjectKind],
+  ][]) {
+    const key = `${group}/${kind}`;
+    learnedKeys.add(key);
+    if (!listings.some((l) => l.byKind.has(key))) continue;
+    const items = all(key);
+    const removed = await learnedObjects.replaceAll(
+      resource,
+      items.map((item) => listedObjectObservation(resource, item)),
+      runId,
+    );
+    progress(`${resource}: ${items.length} recorded (complete listing)${removed ? `, ${removed} removed` : ''}`);
+  }
+
   const kinds = new Set(listings.flatMap((l) => [...l.byKind.keys()]));
   for (const key of [...kinds].sort()) {
-    if (key === 'Namespace' || key === 'ResourceQuota' || key === '/Node') continue;
+    if (key === 'Namespace' || key === 'ResourceQuota' || key === '/Node' || learnedKeys.has(key)) continue;
     const counted = COUNTED_KINDS.get(key);
     const items = all(key);
     if (!counted) {

@@ -3,7 +3,7 @@
 // request tells about a namespace, a pod's placement or a ResourceQuota. lib/state persists these
 // observations; the emitter reads the rules without loading the store (or the AWS SDK).
 import type { AdmissionPlugin, PluginMetadata, WebhookRule } from './plugin.js';
-import type { LearnedNamespace, LearnedQuota } from './ports.js';
+import type { LearnedNamespace, LearnedObjectKind, LearnedQuota } from './ports.js';
 import type { AdmissionRequest } from './request.js';
 import type { KubeObject } from './types.js';
 import { isObjectOfKind } from './types.js';
@@ -42,6 +42,7 @@ export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookR
     });
   }
   rules.push(...placementRules(metadata));
+  rules.push(...learnedObjectRules(metadata));
   return rules;
 }
 
@@ -223,4 +224,76 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
     return at && { kind: 'created', target: at, ...facts(request.object) };
   }
   return undefined;
+}
+
+/** Where each learned kind is written: its API group and the Kind its objects carry. */
+export const LEARNED_OBJECT_KINDS: Readonly<Record<LearnedObjectKind, { group: string; kind: string }>> = {
+  storageclasses: { group: 'storage.k8s.io', kind: 'StorageClass' },
+  ingressclasses: { group: 'networking.k8s.io', kind: 'IngressClass' },
+  priorityclasses: { group: 'scheduling.k8s.io', kind: 'PriorityClass' },
+  runtimeclasses: { group: 'node.k8s.io', kind: 'RuntimeClass' },
+};
+
+const isLearnedObjectKind = (need: string): need is LearnedObjectKind => Object.hasOwn(LEARNED_OBJECT_KINDS, need);
+
+/** The learned kinds a plugin needs, in the order it names them. */
+export function learnedObjectKinds(metadata: Pick<PluginMetadata, 'needs'>): LearnedObjectKind[] {
+  return metadata.needs.filter(isLearnedObjectKind);
+}
+
+/** The rules that feed learned objects: every write of each kind named in `needs`. */
+export function learnedObjectRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
+  return learnedObjectKinds(metadata).map((kind) => ({
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+    apiGroups: [LEARNED_OBJECT_KINDS[kind].group],
+    apiVersions: ['v1'],
+    resources: [kind],
+    scope: 'Cluster',
+  }));
+}
+
+/** The learned kind a request writes (the object itself, not a subresource), if any. */
+export function learnedObjectKindOf(request: AdmissionRequest): LearnedObjectKind | undefined {
+  const { group, resource } = request.resource;
+  if (request.subResource !== '' || !isLearnedObjectKind(resource)) return undefined;
+  return LEARNED_OBJECT_KINDS[resource].group === group ? resource : undefined;
+}
+
+/** Metadata a plugin may read from a learned object; the rest (managedFields above all) is dropped. */
+const KEPT_METADATA = ['name', 'uid', 'labels', 'annotations', 'creationTimestamp'] as const;
+
+/** The object as it is stored: kept metadata, every other top-level field but status. */
+export function trimLearnedObject(object: KubeObject): KubeObject {
+  const { metadata, status: _status, ...rest } = object;
+  const kept = Object.fromEntries(
+    KEPT_METADATA.flatMap((field) => (metadata?.[field] === undefined ? [] : [[field, metadata[field]]])),
+  );
+  return { ...rest, metadata: kept };
+}
+
+/** What one write of a learned kind teaches: the object as it now is, or that it is gone. */
+export type LearnedObjectObservation =
+  | { kind: 'stored'; of: LearnedObjectKind; name: string; object: KubeObject }
+  | { kind: 'deleted'; of: LearnedObjectKind; name: string };
+
+/** Only admitted writes teach (the handler asks); undefined when the request is not one. */
+export function learnedObjectObservation(request: AdmissionRequest): LearnedObjectObservation | undefined {
+  const of = learnedObjectKindOf(request);
+  if (!of || request.operation === 'CONNECT') return undefined;
+  if (request.operation === 'DELETE') {
+    const name = nameOf(request, request.oldObject);
+    return name === '' ? undefined : { kind: 'deleted', of, name };
+  }
+  const object = request.object;
+  if (!isObjectOfKind(object, LEARNED_OBJECT_KINDS[of].kind)) return undefined;
+  const name = nameOf(request, object);
+  return name === '' ? undefined : { kind: 'stored', of, name, object: trimLearnedObject(object) };
+}
+
+/** An object of a `kubectl get <kind> -o json` listing, as its learning webhook would record it. */
+export function listedObjectObservation(
+  of: LearnedObjectKind,
+  object: KubeObject,
+): Extract<LearnedObjectObservation, { kind: 'stored' }> {
+  return { kind: 'stored', of, name: text(object.metadata?.name), object: trimLearnedObject(object) };
 }

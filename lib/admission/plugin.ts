@@ -3,7 +3,7 @@ import { allowed } from './decision.js';
 import type { AdmissionRequest } from './request.js';
 import { isMainResource } from './request.js';
 import type { KubeObject, Operation } from './types.js';
-import type { PluginState } from './ports.js';
+import type { LearnedObjectKind, PluginState } from './ports.js';
 
 /** One admissionregistration.k8s.io/v1 rule, as it will be emitted. */
 export interface WebhookRule {
@@ -37,9 +37,10 @@ export interface PhaseMetadata {
 
 /**
  * Cluster state a plugin reads; the emitted configuration subscribes to its writes. `placements`:
- * pods' nodes and Nodes' UIDs (lib/state/placements).
+ * pods' nodes and Nodes' UIDs (lib/state/placements). A LearnedObjectKind (`storageclasses`,
+ * `priorityclasses`...): every object of that cluster-scoped kind (lib/state/learned-objects).
  */
-export type ClusterStateNeed = 'namespaces' | 'resourcequotas' | 'placements';
+export type ClusterStateNeed = 'namespaces' | 'resourcequotas' | 'placements' | LearnedObjectKind;
 
 /**
  * Everything the handler, the emitted webhook configuration and serverless.yml need to know about

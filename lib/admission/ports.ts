@@ -1,6 +1,7 @@
 // What plugins may know about the cluster beyond the request, and the only way they record side
 // effects. Plugins see these interfaces; lib/state implements them over DynamoDB, and the dryRun
 // gate lives behind them (a dry run reads but never writes).
+import type { KubeObject } from './types.js';
 
 /** A namespace as last seen by one of our Namespace webhooks or loaded by `npm run sync`. */
 export interface LearnedNamespace {
@@ -156,8 +157,31 @@ export interface DecisionCache {
 }
 
 /** The state a plugin's phase functions receive, scoped to one request. */
+/** Cluster-scoped kinds learned whole (trimmed), by their resource name. */
+export type LearnedObjectKind = 'storageclasses' | 'ingressclasses' | 'priorityclasses' | 'runtimeclasses';
+
+/**
+ * One object of a learned kind as last seen by the plugin's learning webhook or loaded by
+ * `npm run sync`: metadata trimmed to name, uid, labels, annotations and creationTimestamp; the
+ * rest of the object (spec fields, `value`, `handler`, `overhead`...) as written; no status.
+ */
+export interface LearnedObject {
+  readonly name: string;
+  readonly object: KubeObject;
+  /** ISO time of the observation. */
+  readonly observedAt: string;
+}
+
+export interface LearnedObjects {
+  /** undefined when no object of that name was ever seen, or its DELETE was: each plugin says what it then does. */
+  get(kind: LearnedObjectKind, name: string): Promise<LearnedObject | undefined>;
+  /** Every live object of the kind, by name. */
+  list(kind: LearnedObjectKind): Promise<LearnedObject[]>;
+}
+
 export interface PluginState {
   readonly learnedNamespaces: LearnedNamespaces;
+  readonly learnedObjects: LearnedObjects;
   readonly learnedPlacements: LearnedPlacements;
   readonly quotaLedger: QuotaLedger;
   readonly tokenBuckets: TokenBuckets;
@@ -176,6 +200,7 @@ const unavailable = async (): Promise<never> => {
 /** The state of a deployment without a store: every read fails loudly (HTTP 500). */
 export const NO_STATE: PluginState = {
   learnedNamespaces: { get: unavailable, knownAbsent: unavailable },
+  learnedObjects: { get: unavailable, list: unavailable },
   learnedPlacements: { pod: unavailable, node: unavailable },
   quotaLedger: {
     quotas: unavailable,

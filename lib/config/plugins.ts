@@ -64,7 +64,7 @@ export function configurePlugins(
     const hasEntry = configuration.names.includes(metadata.upstreamName);
     let inactive: string | undefined;
     if (metadata.optIn && !hasEntry) {
-      inactive = `off by default, as upstream: enable it with an entry "name: ${metadata.upstreamName}" in ${configuration.source.file}`;
+      inactive = `off until enabled (it refuses what it has not learned: run npm run sync first): add an entry "name: ${metadata.upstreamName}" to ${configuration.source.file}`;
     } else if (metadata.requiresConfiguration && !configuration.entries.has(metadata.upstreamName)) {
       inactive = `off without its configuration: add an entry "name: ${metadata.upstreamName}" with configuration (or path) to ${configuration.source.file} (example: config/examples/${metadata.name}.yaml)`;
     } else {

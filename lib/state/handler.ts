@@ -6,7 +6,14 @@ import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admissio
 import { createAdmissionHandler } from '../http/admission-handler.js';
 import { pluginMetrics } from '../metrics/index.js';
 import type { RequestState } from './index.js';
-import { isNamespaceRequest, isPlacementRequest, isQuotaRequest, learningPhase } from '../admission/learning.js';
+import {
+  isNamespaceRequest,
+  isPlacementRequest,
+  isQuotaRequest,
+  learnedObjectKindOf,
+  learnedObjectKinds,
+  learningPhase,
+} from '../admission/learning.js';
 import { stateFromEnv } from './index.js';
 
 export function createStatefulAdmissionHandler<Config>(
@@ -16,6 +23,7 @@ export function createStatefulAdmissionHandler<Config>(
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
   const learnsPlacements = plugin.metadata.needs.includes('placements');
   const learnsQuotas = plugin.metadata.needs.includes('resourcequotas');
+  const learnedKinds = new Set(learnedObjectKinds(plugin.metadata));
   const learnIn = learningPhase(plugin);
   // One set of counters for the plugin's requests and its store calls.
   const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
@@ -36,6 +44,11 @@ export function createStatefulAdmissionHandler<Config>(
       // The stored object teaches even when the write is refused (lib/state/placements).
       if (learnsPlacements && isPlacementRequest(request)) {
         await (state as RequestState).placementLearner.observe(request, decision.kind !== 'denied');
+      }
+      // Learned objects (StorageClasses, PriorityClasses...): as namespaces, only admitted writes.
+      const kind = learnedObjectKindOf(request);
+      if (kind && learnedKinds.has(kind) && decision.kind !== 'denied') {
+        await (state as RequestState).objectLearner.observe(request);
       }
     },
     ...options,

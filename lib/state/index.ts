@@ -6,6 +6,7 @@ import type { StoreCall } from '../metrics/index.js';
 import { sharedDynamoDbClient, stateTableName } from './client.js';
 import { DecisionCacheStore } from './decision-cache.js';
 import { LearnedNamespaceStore } from './namespaces.js';
+import { LearnedObjectStore } from './learned-objects.js';
 import { LearnedPlacementStore } from './placements.js';
 import type { PluginState } from '../admission/ports.js';
 import { QuotaLedgerStore } from './quota-ledger.js';
@@ -14,6 +15,7 @@ import { TokenBucketStore } from './token-buckets.js';
 
 export { DEFAULT_STATE_TABLE, localDynamoDbClient, sharedDynamoDbClient, stateTableName } from './client.js';
 export { LearnedNamespaceStore } from './namespaces.js';
+export { LearnedObjectStore } from './learned-objects.js';
 export { LearnedPlacementStore } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
 export { createStateTable, TTL_ATTRIBUTE } from './table.js';
@@ -28,6 +30,8 @@ export interface RequestState extends PluginState {
   readonly placementLearner: LearnedPlacementStore;
   /** Records a ResourceQuota write into the ledger (the handler calls it; dry runs write nothing). */
   readonly quotaLearner: QuotaLedgerStore;
+  /** Records a write of a learned kind (StorageClass...; the handler calls it; dry runs write nothing). */
+  readonly objectLearner: LearnedObjectStore;
 }
 
 export interface StateOptions {
@@ -53,7 +57,10 @@ export function createRequestState(
   const namespaces = new LearnedNamespaceStore(store);
   const placements = new LearnedPlacementStore(store);
   const ledger = new QuotaLedgerStore(store, request.uid);
+  const objects = new LearnedObjectStore(store);
   return {
+    learnedObjects: objects,
+    objectLearner: objects,
     learnedNamespaces: namespaces,
     namespaceLearner: namespaces,
     learnedPlacements: placements,

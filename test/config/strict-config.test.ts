@@ -230,7 +230,7 @@ describe('one notion of active', () => {
       /add an entry "name: ImagePolicyWebhook" with configuration/,
     );
     expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'namespace-exists')!.inactive).toMatch(
-      /^off by default, as upstream: enable it with an entry "name: NamespaceExists"/,
+      /^off until enabled \(it refuses what it has not learned: run npm run sync first\): add an entry "name: NamespaceExists"/,
     );
     expect(activePlugins(set)).toHaveLength(registry.length - expected.length);
     // An entry without configuration enables an opt-in plugin.

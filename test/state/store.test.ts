@@ -3,11 +3,17 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureStateTable } from '../../infra/local/dynamodb.js';
-import { learningRules } from '../../lib/admission/learning.js';
+import {
+  learnedObjectKindOf,
+  learnedObjectObservation,
+  learningRules,
+  trimLearnedObject,
+} from '../../lib/admission/learning.js';
 import { createRequestState, localDynamoDbClient, StoreUnavailableError } from '../../lib/state/index.js';
 import type { QuotaSnapshot } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { testStore } from '../support/dynamodb.js';
+import { requestOf } from '../support/review.js';
 
 let store: TestStore;
 beforeAll(async () => {
@@ -41,6 +47,10 @@ describe('the dryRun gate', () => {
     await dry.quotaLedger.release({ namespace: 'n', resource: 'pods', name: 'p' });
     await dry.tokenBuckets.take([{ key: 'k', spec: { qps: 1, burst: 1 } }]);
     await dry.decisionCache.put('k', { allowed: true, reason: '', annotations: {} }, 60);
+    const stored = { kind: 'stored', of: 'storageclasses', name: 's', object: { metadata: { name: 's' } } } as const;
+    await dry.objectLearner.record(stored, 'dry-1');
+    await dry.objectLearner.record({ kind: 'deleted', of: 'storageclasses', name: 's' }, 'dry-1');
+    await dry.objectLearner.replaceAll('storageclasses', [stored], 'dry-1');
     expect(store.writes()).toBe(0);
     expect(store.sent.length).toBeGreaterThan(0);
   });
@@ -59,6 +69,77 @@ describe('learningRules (for the emitter)', () => {
       },
     ]);
     expect(learningRules({ needs: ['resourcequotas'] })[0].resources).toEqual(['resourcequotas']);
+  });
+
+  it('subscribes class plugins to every write of each learned kind, in its own group', () => {
+    expect(learningRules({ needs: ['storageclasses', 'priorityclasses'] })).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        apiGroups: ['storage.k8s.io'],
+        apiVersions: ['v1'],
+        resources: ['storageclasses'],
+        scope: 'Cluster',
+      },
+      {
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        apiGroups: ['scheduling.k8s.io'],
+        apiVersions: ['v1'],
+        resources: ['priorityclasses'],
+        scope: 'Cluster',
+      },
+    ]);
+  });
+});
+
+describe('learned objects (pure observation)', () => {
+  it('keeps name, uid, labels, annotations and creationTimestamp, every other field but status', () => {
+    const object = {
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: {
+        name: 'kata',
+        uid: 'u1',
+        labels: { a: 'b' },
+        annotations: { c: 'd' },
+        creationTimestamp: '2024-01-01T00:00:00Z',
+        managedFields: [{ manager: 'kubectl' }],
+        resourceVersion: '42',
+      },
+      handler: 'kata',
+      overhead: { podFixed: { cpu: '250m' } },
+      status: { anything: true },
+    };
+    expect(trimLearnedObject(object)).toEqual({
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: {
+        name: 'kata',
+        uid: 'u1',
+        labels: { a: 'b' },
+        annotations: { c: 'd' },
+        creationTimestamp: '2024-01-01T00:00:00Z',
+      },
+      handler: 'kata',
+      overhead: { podFixed: { cpu: '250m' } },
+    });
+  });
+
+  it('reads only the kind itself in its own group: no subresource, no look-alike', () => {
+    const write = (group: string, resource: string, subResource = '') =>
+      requestOf({
+        resource: { group, resource },
+        kind: { group, kind: 'StorageClass' },
+        subResource,
+        object: { apiVersion: `${group}/v1`, kind: 'StorageClass', metadata: { name: 's' } },
+      });
+    expect(learnedObjectKindOf(write('storage.k8s.io', 'storageclasses'))).toBe('storageclasses');
+    expect(learnedObjectKindOf(write('example.com', 'storageclasses'))).toBeUndefined();
+    expect(learnedObjectKindOf(write('storage.k8s.io', 'storageclasses', 'status'))).toBeUndefined();
+    expect(learnedObjectObservation(write('storage.k8s.io', 'storageclasses'))).toMatchObject({
+      kind: 'stored',
+      of: 'storageclasses',
+      name: 's',
+    });
   });
 });
 

@@ -1,0 +1,153 @@
+// RuntimeClass: a pod that names a RuntimeClass gets the class's pod overhead (what the sandbox
+// itself costs: kata's VM, gVisor's sentry) and its scheduling constraints (the nodes that run
+// that handler), so quota, scheduling and eviction count what the pod really uses. Upstream:
+// plugin/pkg/admission/runtimeclass.
+//
+// Upstream's Admit sets spec.overhead and merges the class's nodeSelector and tolerations; its
+// Validate refuses an overhead that is not the class's. It reads an informer and falls back to a
+// live GET; here the RuntimeClasses are the ones this plugin's learning webhook saw written and
+// those `npm run sync` loaded. A class never learned is upstream's answer to one the live GET
+// cannot find either: `pod rejected: RuntimeClass "<name>" not found`. So the plugin is opt-in:
+// run `npm run sync` first, then name it in the AdmissionConfiguration.
+
+import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
+import type { Decision } from '../../lib/admission/decision.js';
+import type { PluginContext } from '../../lib/admission/plugin.js';
+import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import type { AdmissionRequest } from '../../lib/admission/request.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import { isObjectOfKind } from '../../lib/kube/objects.js';
+import { Quantity } from '../../lib/kube/quantity.js';
+import { mergeTolerations } from '../../lib/kube/toleration-sets.js';
+import type { Toleration } from '../../lib/kube/tolerations.js';
+import { tolerationsOf } from '../../lib/kube/tolerations.js';
+
+const NEW_PODS = judgedResource(['CREATE'], '', 'pods', 'Namespaced');
+
+type ResourceList = Record<string, unknown>;
+interface PodSpecFields {
+  runtimeClassName?: unknown;
+  overhead?: ResourceList | null;
+  nodeSelector?: Record<string, string> | null;
+  tolerations?: unknown;
+  [field: string]: unknown;
+}
+interface RuntimeClassFields {
+  overhead?: { podFixed?: ResourceList | null } | null;
+  scheduling?: { nodeSelector?: Record<string, string> | null; tolerations?: Toleration[] | null } | null;
+}
+
+const specOf = (pod: KubeObject): PodSpecFields => (pod.spec as PodSpecFields | undefined) ?? {};
+const isSet = (value: unknown) => value !== undefined && value !== null;
+const size = (list: ResourceList | null | undefined) => (list ? Object.keys(list).length : 0);
+
+/** apiequality.Semantic.DeepEqual of two ResourceLists: the same names, quantities equal by value. */
+function sameResources(a: ResourceList, b: ResourceList): boolean {
+  const names = Object.keys(a);
+  if (names.length !== Object.keys(b).length) return false;
+  return names.every((name) => {
+    if (!Object.hasOwn(b, name)) return false;
+    try {
+      return Quantity.parse(String(a[name])).cmp(Quantity.parse(String(b[name]))) === 0;
+    } catch {
+      return a[name] === b[name];
+    }
+  });
+}
+
+const OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead";
+
+type Prepared = { pod: KubeObject; runtimeClass: RuntimeClassFields | undefined } | { answer: Decision };
+
+/** Upstream's prepareObjects: the pod and the class it names (none named: undefined). */
+async function prepareObjects(request: AdmissionRequest, { state }: PluginContext<undefined>): Promise<Prepared> {
+  const pod = request.object;
+  if (!isObjectOfKind(pod, 'Pod')) {
+    return { answer: badRequest('Resource was marked with kind Pod but was unable to be converted') };
+  }
+  const name = specOf(pod).runtimeClassName;
+  if (!isSet(name)) return { pod, runtimeClass: undefined };
+  const learned = await state.learnedObjects.get('runtimeclasses', String(name));
+  if (!learned) {
+    return { answer: forbidden(request, [`pod rejected: RuntimeClass ${JSON.stringify(String(name))} not found`]) };
+  }
+  return { pod, runtimeClass: learned.object as RuntimeClassFields };
+}
+
+/** setOverhead and setScheduling: the pod as the class makes it, or the refusal. */
+function applyClass(request: AdmissionRequest, pod: KubeObject, rc: RuntimeClassFields | undefined): Decision {
+  const spec = specOf(pod);
+  const next: PodSpecFields = { ...spec };
+  if (rc && isSet(rc.overhead)) {
+    const podFixed = rc.overhead?.podFixed;
+    if (size(spec.overhead) > 0 && !sameResources(podFixed ?? {}, spec.overhead!)) {
+      return forbidden(request, [OVERHEAD_MISMATCH]);
+    }
+    if (podFixed) next.overhead = podFixed;
+    else delete next.overhead;
+  }
+  const scheduling = rc?.scheduling;
+  if (scheduling) {
+    const runtimeSelector = scheduling.nodeSelector ?? {};
+    if (!isSet(spec.nodeSelector)) {
+      if (isSet(scheduling.nodeSelector)) next.nodeSelector = { ...runtimeSelector };
+    } else {
+      const merged = { ...spec.nodeSelector };
+      for (const key of Object.keys(runtimeSelector).sort()) {
+        const value = runtimeSelector[key];
+        if (Object.hasOwn(merged, key) && merged[key] !== value) {
+          return forbidden(request, [
+            `conflict: runtimeClass.scheduling.nodeSelector[${key}] = ${value}; pod.spec.nodeSelector[${key}] = ${merged[key]}`,
+          ]);
+        }
+        merged[key] = value;
+      }
+      next.nodeSelector = merged;
+    }
+    const tolerations = mergeTolerations(tolerationsOf(spec), scheduling.tolerations ?? []);
+    // MergeTolerations answers nil for nothing: a pod that had none keeps none.
+    if (tolerations.length > 0 || isSet(spec.tolerations)) next.tolerations = tolerations;
+  }
+  return patched({ ...pod, spec: next });
+}
+
+/** Upstream's validateOverhead. */
+function validateOverhead(request: AdmissionRequest, pod: KubeObject, rc: RuntimeClassFields | undefined): Decision {
+  const overhead = specOf(pod).overhead;
+  if (size(overhead) === 0) return allowed();
+  if (rc && isSet(rc.overhead)) {
+    return sameResources(rc.overhead?.podFixed ?? {}, overhead!) ? allowed() : forbidden(request, [OVERHEAD_MISMATCH]);
+  }
+  return forbidden(request, ['pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead']);
+}
+
+export default definePlugin({
+  metadata: {
+    upstreamName: 'RuntimeClass',
+    name: 'runtime-class',
+    summary:
+      "Sets pods' overhead and scheduling from their RuntimeClass, and refuses overheads that are not the class's (learned RuntimeClasses).",
+    // Upstream's Validate is the twin: an overhead a later webhook changed is refused (fails closed,
+    // as overhead is what quota and eviction count).
+    ...mutatingWithTwin(NEW_PODS.rules),
+    writes: false,
+    needs: ['runtimeclasses'],
+    systemNamespaces: 'exclude',
+    // Refuses pods naming a class never learned: enabled only by its entry, after `npm run sync`.
+    optIn: true,
+  },
+
+  async admit(request, context) {
+    if (NEW_PODS.ignore(request)) return allowed();
+    const prepared = await prepareObjects(request, context);
+    if ('answer' in prepared) return prepared.answer;
+    return applyClass(request, prepared.pod, prepared.runtimeClass);
+  },
+
+  async validate(request, context) {
+    if (NEW_PODS.ignore(request)) return allowed();
+    const prepared = await prepareObjects(request, context);
+    if ('answer' in prepared) return prepared.answer;
+    return validateOverhead(request, prepared.pod, prepared.runtimeClass);
+  },
+});

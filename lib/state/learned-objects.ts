@@ -1,0 +1,90 @@
+// Learned cluster-scoped objects: StorageClasses, IngressClasses, PriorityClasses and RuntimeClasses
+// as the plugins that `need` them saw them written (lib/admission/learning) or `npm run sync`
+// loaded them. One generic record per object, whatever the kind; plugins only read.
+//
+// Keys: one partition per kind (`obj#<kind>`), one item per object (sort key: its name), so that
+// `list(kind)` is a single Query (DefaultStorageClass and Priority look for the default among all).
+// A DELETE removes the item. Observations are lost while the learning webhook is down, and two
+// Lambda instances may land a create and a delete out of order; `npm run sync` (a complete listing
+// per kind) puts the store back in step with the cluster.
+import type { LearnedObjectObservation } from '../admission/learning.js';
+import { learnedObjectObservation } from '../admission/learning.js';
+import type { LearnedObject, LearnedObjectKind, LearnedObjects } from '../admission/ports.js';
+import type { AdmissionRequest } from '../admission/request.js';
+import type { KubeObject } from '../admission/types.js';
+import type { Item, StateStore } from './store.js';
+import { ConditionFailed, json, N, S, str } from './store.js';
+
+const partition = (kind: LearnedObjectKind) => `obj#${kind}`;
+const objectKey = (kind: LearnedObjectKind, name: string) => ({ pk: S(partition(kind)), sk: S(name) });
+
+function decode(item: Item): LearnedObject | undefined {
+  const name = str(item, 'sk');
+  const object = json<KubeObject>(item, 'data');
+  return name === undefined || object === undefined
+    ? undefined
+    : { name, object, observedAt: str(item, 'observedAt') ?? '' };
+}
+
+export class LearnedObjectStore implements LearnedObjects {
+  constructor(private readonly store: StateStore) {}
+
+  async get(kind: LearnedObjectKind, name: string): Promise<LearnedObject | undefined> {
+    const item = await this.store.get(partition(kind), name);
+    return item && decode(item);
+  }
+
+  async list(kind: LearnedObjectKind): Promise<LearnedObject[]> {
+    const items = await this.store.query(partition(kind));
+    return items.flatMap((item) => decode(item) ?? []);
+  }
+
+  /**
+   * Records what one admitted write of a learned kind teaches. Idempotent by request uid: the
+   * apiserver's retries and reinvocations write once. A dry run writes nothing (the gate in store).
+   */
+  async observe(request: AdmissionRequest): Promise<void> {
+    const observation = learnedObjectObservation(request);
+    if (observation) await this.record(observation, request.uid);
+  }
+
+  async record(observation: LearnedObjectObservation, requestUid: string): Promise<void> {
+    const key = objectKey(observation.of, observation.name);
+    if (observation.kind === 'deleted') {
+      await this.store.delete({ Key: key });
+      return;
+    }
+    try {
+      await this.store.put({
+        Item: {
+          ...key,
+          data: S(JSON.stringify(observation.object)),
+          observedAt: S(new Date(this.store.now()).toISOString()),
+          observedAtMs: N(this.store.now()),
+          lastUid: S(requestUid),
+        },
+        ConditionExpression: 'attribute_not_exists(pk) OR lastUid <> :uid',
+        ExpressionAttributeValues: { ':uid': S(requestUid) },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailed) return; // the same request, already recorded
+      throw error;
+    }
+  }
+
+  /**
+   * `npm run sync`: a complete listing of one kind. Every listed object is recorded; a learned one
+   * absent from the listing no longer exists and is removed. Returns how many were removed.
+   */
+  async replaceAll(
+    kind: LearnedObjectKind,
+    observations: readonly Extract<LearnedObjectObservation, { kind: 'stored' }>[],
+    runId: string,
+  ): Promise<number> {
+    const listed = new Set(observations.map((o) => o.name));
+    for (const observation of observations) await this.record(observation, runId);
+    const stale = (await this.store.query(partition(kind))).filter((item) => !listed.has(str(item, 'sk') ?? ''));
+    await this.store.deleteAll(stale.map((item) => ({ pk: item.pk, sk: item.sk })));
+    return stale.length;
+  }
+}

@@ -1,0 +1,58 @@
+// For the plugins that learn cluster-scoped classes: class writes as the apiserver sends them to a
+// plugin's learning webhook, and the object a mutating answer makes (its patch applied with an
+// RFC 6902 implementation).
+import jsonpatch from 'fast-json-patch';
+import { expect } from 'vitest';
+import { LEARNED_OBJECT_KINDS, learningPhase } from '../../lib/admission/learning.js';
+import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
+import type { LearnedObjectKind } from '../../lib/admission/ports.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import type { Invocation } from './dynamodb.js';
+import type { ReviewInput } from './review.js';
+
+/** A write of a class (CREATE unless said), as the learning webhook receives it. */
+export function classWrite(
+  of: LearnedObjectKind,
+  object: KubeObject,
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' = 'CREATE',
+  extra: Partial<ReviewInput> = {},
+): ReviewInput {
+  const { group, kind } = LEARNED_OBJECT_KINDS[of];
+  const stored = { apiVersion: `${group}/v1`, kind, ...object };
+  return {
+    operation,
+    kind: { group, kind },
+    resource: { group, resource: of },
+    name: object.metadata?.name,
+    namespace: '',
+    object: operation === 'DELETE' ? null : stored,
+    oldObject: operation === 'CREATE' ? null : stored,
+    ...extra,
+  };
+}
+
+type Invoke = (phase: 'mutate' | 'validate', input: ReviewInput) => Promise<Invocation>;
+
+/** Sends class writes to the plugin's learning phase, each expected to be admitted. */
+export async function learnClasses(
+  plugin: AnyAdmissionPlugin,
+  invoke: Invoke,
+  of: LearnedObjectKind,
+  objects: readonly KubeObject[],
+): Promise<void> {
+  for (const object of objects) {
+    const result = await invoke(learningPhase(plugin), classWrite(of, object));
+    expect(result.statusCode).toBe(200);
+    expect(result.review?.response?.allowed).toBe(true);
+  }
+}
+
+/** The object after the answer's patch (the object itself when there is none); throws on a denial. */
+export function patchedObject(result: Invocation, object: KubeObject): KubeObject {
+  expect(result.statusCode).toBe(200);
+  const response = result.review!.response!;
+  expect(response.allowed, response.status?.message).toBe(true);
+  if (response.patch === undefined) return object;
+  const patch = JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as jsonpatch.Operation[];
+  return jsonpatch.applyPatch(structuredClone(object), patch, true, false).newDocument as KubeObject;
+}

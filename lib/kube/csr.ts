@@ -56,6 +56,7 @@ interface Der {
 const UNIVERSAL = 0;
 const Tag = {
   INTEGER: 2,
+  BIT_STRING: 3,
   OID: 6,
   UTF8: 12,
   NUMERIC: 18,
@@ -170,11 +171,24 @@ function stringValue(node: Der): string | undefined {
 function subjectOf(request: Der): CertificateRequestSubject {
   // CertificationRequest ::= SEQUENCE { certificationRequestInfo, signatureAlgorithm, signature }
   if (!isUniversal(request, Tag.SEQUENCE, true)) throw structureError();
-  const [info] = request.children;
+  const [info, signatureAlgorithm, signature] = request.children;
   if (!isUniversal(info, Tag.SEQUENCE, true)) throw structureError();
+  if (!isUniversal(signatureAlgorithm, Tag.SEQUENCE, true) || !isUniversal(signature, Tag.BIT_STRING, false)) {
+    throw structureError();
+  }
   // CertificationRequestInfo ::= SEQUENCE { version INTEGER, subject Name, subjectPKInfo, attributes [0] }
-  const [version, subject] = info.children;
+  const [version, subject, publicKeyInfo] = info.children;
   if (!isUniversal(version, Tag.INTEGER, false) || !isUniversal(subject, Tag.SEQUENCE, true)) throw structureError();
+  // SubjectPublicKeyInfo ::= SEQUENCE { algorithm AlgorithmIdentifier, subjectPublicKey BIT STRING }: Go
+  // unmarshals it into that struct, so an element of another shape fails the whole request.
+  const [keyAlgorithm, publicKey] = publicKeyInfo?.children ?? [];
+  if (
+    !isUniversal(publicKeyInfo, Tag.SEQUENCE, true) ||
+    !isUniversal(keyAlgorithm, Tag.SEQUENCE, true) ||
+    !isUniversal(publicKey, Tag.BIT_STRING, false)
+  ) {
+    throw structureError();
+  }
   let commonName = '';
   const organization: string[] = [];
   for (const rdn of subject.children) {

@@ -256,7 +256,7 @@ describe('handles these operations', () => {
 
 describe('the DER reader agrees with node-forge on real requests and their corruptions', () => {
   /** The subject as node-forge's strict DER parser reads it (the reader this one replaced). */
-  function forgeSubject(der: Buffer): { commonName: string; organization: string[] } | 'error' {
+  function forgeSubject(der: Buffer): { commonName: string; organization: string[] } | 'error' | 'unknown' {
     try {
       const fromDer = forge.asn1.fromDer as unknown as (b: string, o: object) => forge.asn1.Asn1;
       const { Class, Type } = forge.asn1;
@@ -276,9 +276,15 @@ describe('the DER reader agrees with node-forge on real requests and their corru
         Type.SEQUENCE,
         true,
       );
-      const info = must((request.value as forge.asn1.Asn1[])[0], Type.SEQUENCE, true);
+      const [infoNode, algorithm, signature] = request.value as forge.asn1.Asn1[];
+      const info = must(infoNode, Type.SEQUENCE, true);
+      must(algorithm, Type.SEQUENCE, true);
+      must(signature, Type.BITSTRING, false);
       must((info.value as forge.asn1.Asn1[])[0], Type.INTEGER, false);
       const subject = must((info.value as forge.asn1.Asn1[])[1], Type.SEQUENCE, true);
+      const publicKeyInfo = must((info.value as forge.asn1.Asn1[])[2], Type.SEQUENCE, true);
+      must((publicKeyInfo.value as forge.asn1.Asn1[])[0], Type.SEQUENCE, true);
+      must((publicKeyInfo.value as forge.asn1.Asn1[])[1], Type.BITSTRING, false);
       let commonName = '';
       const organization: string[] = [];
       for (const rdn of subject.value as forge.asn1.Asn1[]) {
@@ -298,7 +304,10 @@ describe('the DER reader agrees with node-forge on real requests and their corru
         }
       }
       return { commonName, organization };
-    } catch {
+    } catch (error) {
+      // node-forge reads tag numbers above 30 only up to 32 bits of length; Go reads them, so such
+      // bytes are no reference for what Go would do.
+      if (/Only 8, 16, 24, or 32 bits supported/.test((error as Error).message)) return 'unknown';
       return 'error';
     }
   }
@@ -342,6 +351,7 @@ describe('the DER reader agrees with node-forge on real requests and their corru
           const der = Buffer.from(base.subarray(0, Math.max(1, cut)));
           for (const [at, byte] of edits) if (at < der.length) der[at] = byte;
           const reference = forgeSubject(der);
+          fc.pre(reference !== 'unknown');
           const result = ours(der);
           expect(result === 'error').toBe(reference === 'error');
           if (reference !== 'error' && result !== 'error') expect(result).toEqual(reference);

@@ -125,6 +125,9 @@ export default definePlugin({
     writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
+    // Without a PodSecurityConfiguration it would only repeat what the built-in PodSecurity already
+    // enforces (labelled namespaces, privileged defaults) behind a webhook that fails closed: off.
+    requiresConfiguration: true,
   },
 
   configure: (raw): PodSecurityConfig => parsePodSecurityConfiguration(raw),

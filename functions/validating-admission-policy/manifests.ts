@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ConfigSource } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { isRecord, rejectUnknownFields } from '../../lib/config/fields.js';
 
 import { DEFAULT_ENVIRONMENT, ENVIRONMENT_VERSIONS } from './cel-env.js';
 import type { EnvironmentVersion } from './cel-env.js';
@@ -24,8 +24,7 @@ export interface Manifest {
   readonly origin: string;
 }
 
-export const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isRecord };
 
 function expand(object: unknown, origin: string, out: Manifest[]): void {
   if (object === null || object === undefined) return; // an empty YAML document

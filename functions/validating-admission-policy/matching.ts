@@ -1,6 +1,8 @@
 // Which policies and bindings apply to a request: upstream's policy/matching and webhook
 // predicates (rules, namespace and object selectors), and an index so that a request no policy
 // names costs the same with 1 or 1,000 policies loaded.
+import type { LabelSelectorRequirement } from '../../lib/admission/label-selector.js';
+import { isEmptySelector, selectorMatches } from '../../lib/admission/label-selector.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { Operation } from '../../lib/admission/types.js';
 
@@ -29,38 +31,15 @@ export interface MatchResources {
   readonly matchPolicy: 'Exact' | 'Equivalent';
 }
 
-export interface SelectorRequirement {
-  readonly key: string;
-  readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  readonly values: readonly string[];
-}
+export type SelectorRequirement = LabelSelectorRequirement & { readonly values: readonly string[] };
 
-/** metav1.LabelSelectorAsSelector: every matchLabels entry and every requirement must hold. */
+/** metav1.LabelSelectorAsSelector, as every other selector of the project matches it (lib/admission). */
 export function labelSelector(
   matchLabels: Readonly<Record<string, string>>,
   requirements: readonly SelectorRequirement[],
 ): Selector {
-  const all: SelectorRequirement[] = [
-    ...Object.entries(matchLabels).map(([key, value]) => ({ key, operator: 'In' as const, values: [value] })),
-    ...requirements,
-  ];
-  const matches: LabelPredicate = (labels) =>
-    all.every(({ key, operator, values }) => {
-      const has = Object.hasOwn(labels, key);
-      switch (operator) {
-        case 'In':
-          return has && values.includes(labels[key]);
-        case 'NotIn':
-          return !has || !values.includes(labels[key]);
-        case 'Exists':
-          return has;
-        case 'DoesNotExist':
-          return !has;
-        default:
-          return false;
-      }
-    });
-  return { empty: all.length === 0, matches };
+  const selector = { matchLabels, matchExpressions: requirements };
+  return { empty: isEmptySelector(selector), matches: (labels) => selectorMatches(selector, labels) };
 }
 
 export const EVERYTHING: Selector = { empty: true, matches: () => true };

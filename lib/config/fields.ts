@@ -2,10 +2,11 @@
 // files (unknown fields are errors): every accessor fails with a ConfigError naming the plugin,
 // the field path and the problem, and an unknown field names the closest known one, so a typo
 // (`podNodeSelectorPluginConfg`, `efect`, `qsp`) fails the start instead of being ignored.
+import { isPlainObject } from '../admission/types.js';
 import { ConfigError } from './errors.js';
 
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A JSON object (not null, not an array): lib/admission's isPlainObject, under its config name. */
+export const isRecord = isPlainObject;
 
 /** Edit distance with transpositions (optimal string alignment): `qsp` is one edit from `qps`. */
 function editDistance(a: string, b: string): number {

@@ -2,6 +2,7 @@
 // for every plugin: the handler asks `isExempt` before the plugin runs, and passes the plugin's
 // decision through `enforced` before anything learns from it or encodes it.
 import type { Decision } from '../admission/decision.js';
+import { isNamespaceRequest } from '../admission/learning.js';
 import { allowed } from '../admission/decision.js';
 import type { LabelSelector } from '../admission/label-selector.js';
 import { selectorMatches } from '../admission/label-selector.js';
@@ -35,9 +36,6 @@ export function enforced(decision: Decision, enforcement: Enforcement): Decision
     auditAnnotations: { ...auditAnnotations, [AUDIT_REFUSAL_KEY]: message },
   };
 }
-
-const isNamespaceRequest = (request: AdmissionRequest): boolean =>
-  request.resource.group === '' && request.resource.resource === 'namespaces';
 
 /** The namespace a request is in; for a Namespace itself, its own name (as the webhook matcher). */
 const namespaceOf = (request: AdmissionRequest): string =>

@@ -147,17 +147,43 @@ function oidOf(bytes: Buffer): string {
 }
 
 /** Go's asn1 decodes these string types to a Go string; other values are not names. */
+/** Go's isPrintable as its parser calls it (asterisk and ampersand allowed, for compatibility). */
+const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?*&]*$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: IA5 is 7-bit ASCII, control characters included.
+const IA5 = /^[\x00-\x7f]*$/;
+const NUMERIC = /^[0-9 ]*$/;
+
+const invalid = (type: string) =>
+  new CertificateRequestParseError(`asn1: syntax error: ${type} contains invalid character`);
+
+/**
+ * A string attribute value as Go's encoding/asn1 decodes it into a pkix.Name: each string type is
+ * checked against its alphabet, and one that breaks it fails the whole request, as in Go.
+ * undefined for anything that is not a string (kept out of the name, as Go keeps it).
+ */
 function stringValue(node: Der): string | undefined {
   if (node.tagClass !== UNIVERSAL || node.constructed) return undefined;
+  const latin1 = () => node.bytes.toString('latin1');
   switch (node.tag) {
-    case Tag.UTF8:
-      return node.bytes.toString('utf8');
+    case Tag.UTF8: {
+      const text = node.bytes.toString('utf8');
+      if (!Buffer.from(text, 'utf8').equals(node.bytes))
+        throw new CertificateRequestParseError('asn1: syntax error: invalid UTF-8 string');
+      return text;
+    }
     case Tag.PRINTABLE:
+      if (!PRINTABLE.test(latin1())) throw invalid('PrintableString');
+      return latin1();
     case Tag.IA5:
+      if (!IA5.test(latin1())) throw invalid('IA5String');
+      return latin1();
     case Tag.NUMERIC:
+      if (!NUMERIC.test(latin1())) throw invalid('NumericString');
+      return latin1();
     case Tag.T61:
-      return node.bytes.toString('latin1');
+      return latin1();
     case Tag.BMP: {
+      if (node.bytes.length % 2 !== 0) throw new CertificateRequestParseError('pkcs12: odd-length BMP string');
       let text = '';
       for (let i = 0; i + 1 < node.bytes.length; i += 2)
         text += String.fromCharCode((node.bytes[i] << 8) | node.bytes[i + 1]);

@@ -255,6 +255,43 @@ describe('handles these operations', () => {
 });
 
 describe('the DER reader agrees with node-forge on real requests and their corruptions', () => {
+  /**
+   * A string value as Go's encoding/asn1 decodes it (written from Go's rules, independently of the
+   * reader under test): each type's alphabet is checked and a violation fails the whole request.
+   */
+  function goString(type: number, bytes: string): string | undefined {
+    const { Type } = forge.asn1;
+    const only = (pattern: RegExp) => {
+      if (!pattern.test(bytes)) throw new Error('invalid character');
+      return bytes;
+    };
+    switch (type) {
+      case Type.UTF8: {
+        const text = Buffer.from(bytes, 'binary').toString('utf8');
+        if (!Buffer.from(text, 'utf8').equals(Buffer.from(bytes, 'binary'))) throw new Error('invalid UTF-8');
+        return text;
+      }
+      case Type.PRINTABLESTRING:
+        return only(/^[A-Za-z0-9 '()+,\-./:=?*&]*$/);
+      case Type.IA5STRING:
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: IA5 is 7-bit ASCII, control characters included.
+        return only(/^[\u0000-\u007f]*$/);
+      case 18: // NumericString
+        return only(/^[0-9 ]*$/);
+      case 20: // T61String
+        return bytes;
+      case Type.BMPSTRING: {
+        if (bytes.length % 2 !== 0) throw new Error('odd-length BMP string');
+        let text = '';
+        for (let i = 0; i < bytes.length; i += 2)
+          text += String.fromCharCode((bytes.charCodeAt(i) << 8) | bytes.charCodeAt(i + 1));
+        return text;
+      }
+      default:
+        return undefined;
+    }
+  }
+
   /** The subject as node-forge's strict DER parser reads it (the reader this one replaced). */
   function forgeSubject(der: Buffer): { commonName: string; organization: string[] } | 'error' | 'unknown' {
     try {
@@ -293,11 +330,8 @@ describe('the DER reader agrees with node-forge on real requests and their corru
           must(oid, Type.OID, false);
           if (!value) throw new Error('structure');
           if (value.constructed || value.tagClass !== Class.UNIVERSAL) continue;
-          if (value.type !== forge.asn1.Type.UTF8 && value.type !== forge.asn1.Type.PRINTABLESTRING) continue;
-          const text =
-            value.type === forge.asn1.Type.UTF8
-              ? forge.util.decodeUtf8(value.value as string)
-              : (value.value as string);
+          const text = goString(value.type, value.value as string);
+          if (text === undefined) continue;
           const type = forge.asn1.derToOid(oid.value as string);
           if (type === '2.5.4.3') commonName = text;
           if (type === '2.5.4.10') organization.push(text);

@@ -2,10 +2,9 @@
 // (multi-document YAML files relative to the AdmissionConfiguration's directory), read as
 // `kubectl apply -f` reads them, `kind: List` included. Each object remembers where it came from,
 // for error messages.
-import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { ConfigSource } from '../../lib/admission/plugin.js';
+import { DocumentError, NO_SUCH_FILE, readDocuments } from '../../lib/config/documents.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { isRecord, rejectUnknownFields } from '../../lib/config/fields.js';
 
@@ -44,17 +43,16 @@ function readFile(path: unknown, field: string, source: ConfigSource, out: Manif
   if (typeof path !== 'string' || path === '')
     throw new ConfigError(UPSTREAM_NAME, field, 'must be a non-empty string');
   const file = isAbsolute(path) ? path : resolve(source.baseDir, path);
-  if (!existsSync(file)) throw new ConfigError(UPSTREAM_NAME, field, `file ${file} does not exist`);
-  const documents = parseAllDocuments(readFileSync(file, 'utf8'));
+  let documents: readonly unknown[];
+  try {
+    documents = readDocuments(file);
+  } catch (error) {
+    if (!(error instanceof DocumentError)) throw error;
+    const reason = error.reason === NO_SUCH_FILE ? 'does not exist' : error.reason;
+    throw new ConfigError(UPSTREAM_NAME, field, `file ${file} ${reason}`);
+  }
   documents.forEach((document, i) => {
-    if (document.errors.length > 0) {
-      throw new ConfigError(
-        UPSTREAM_NAME,
-        field,
-        `cannot parse ${file} document ${i + 1}: ${document.errors[0].message.split('\n')[0]}`,
-      );
-    }
-    expand(document.toJS(), `${path} document ${i + 1}`, out);
+    expand(document, `${path} document ${i + 1}`, out);
   });
 }
 

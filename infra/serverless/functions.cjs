@@ -24,11 +24,15 @@ function loadModules() {
     const parentURL = pathToFileURL(__filename).href;
     const { plugins } = await tsImport(pathToFileURL(path.join(__dirname, '../../functions/index.ts')).href, parentURL);
     const { serverlessPart } = await tsImport(pathToFileURL(path.join(__dirname, 'functions.ts')).href, parentURL);
-    const { activePlugins, loadPluginSet } = await tsImport(
+    const { activePlugins } = await tsImport(
       pathToFileURL(path.join(__dirname, '../../lib/config/plugins.ts')).href,
       parentURL,
     );
-    return { plugins, serverlessPart, activePlugins, loadPluginSet };
+    const { packagePluginSet, writePackagedConfiguration } = await tsImport(
+      pathToFileURL(path.join(__dirname, 'packaged-config.ts')).href,
+      parentURL,
+    );
+    return { plugins, serverlessPart, activePlugins, packagePluginSet, writePackagedConfiguration };
   })().catch((error) => {
     modules = undefined;
     throw error;
@@ -79,13 +83,17 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
 
   const provisionedConcurrency = Number(await param('provisionedConcurrency')) || 0;
   const observability = await observabilityParams(param);
-  const { plugins, serverlessPart, activePlugins, loadPluginSet } = await loadModules();
+  const { plugins, serverlessPart, activePlugins, packagePluginSet, writePackagedConfiguration } = await loadModules();
   // Only plugins that can answer under the AdmissionConfiguration the functions carry are
   // packaged, as npm start serves and emit registers them; a bad file fails the package.
+  // What they read is parsed now, once, into the JSON file every function starts from
+  // (infra/serverless/packaged-config.ts).
   const admissionConfig = await param('admissionConfig');
-  const active = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: admissionConfig })).map((p) => p.plugin);
+  const { set, packaged } = packagePluginSet(plugins, admissionConfig);
+  const packagedConfigFile = writePackagedConfiguration(packaged);
+  const active = activePlugins(set).map((p) => p.plugin);
   const part = serverlessPart(active, { service, stage, auth, provisionedConcurrency, observability });
   // mTLS only holds if the custom domain is the only way in; url-secret without a domain of its
   // own is served on the execute-api endpoint.
-  return { ...part, disableDefaultEndpoint: auth === 'mtls' || domainName !== '' };
+  return { ...part, packagedConfigFile, disableDefaultEndpoint: auth === 'mtls' || domainName !== '' };
 };

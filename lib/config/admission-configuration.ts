@@ -1,7 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { AnyAdmissionPlugin, ConfigSource } from '../admission/plugin.js';
+import {
+  DocumentError,
+  isPackagedConfiguration,
+  NO_SUCH_FILE,
+  parseDocumentText,
+  readDocument,
+  usePackagedConfiguration,
+} from './documents.js';
 import type { PluginEnforcement } from './enforcement.js';
 import { ENFORCE, parsePluginEnforcement } from './enforcement.js';
 import { ConfigError } from './errors.js';
@@ -40,17 +47,36 @@ const EMPTY: AdmissionConfiguration = {
 /** The fields of one `plugins[]` entry: upstream's three, plus this project's two (lib/config/enforcement). */
 const ENTRY_FIELDS = ['name', 'path', 'configuration', 'enforcement', 'exemptions'];
 
-function parseDocument(text: string, file: string): unknown {
+/** A file's one document; a file that cannot be read or parsed fails the start, naming it. */
+function document(read: () => unknown, plugin: string, file: string): unknown {
   try {
-    return parseYaml(text);
+    return read();
   } catch (error) {
-    throw new ConfigError('AdmissionConfiguration', file, `cannot parse: ${(error as Error).message.split('\n')[0]}`);
+    if (error instanceof DocumentError) throw new ConfigError(plugin, file, error.reason);
+    throw error;
+  }
+}
+
+/** An entry's `path`: a file that is missing names the entry's field; one that does not parse, the file. */
+function pathEntry(target: string, plugin: string, field: string): unknown {
+  try {
+    return readDocument(target);
+  } catch (error) {
+    if (!(error instanceof DocumentError)) throw error;
+    if (error.reason === NO_SUCH_FILE) throw new ConfigError(plugin, field, `file ${target} does not exist`);
+    throw new ConfigError('AdmissionConfiguration', target, error.reason);
   }
 }
 
 export function parseAdmissionConfiguration(text: string, file: string): AdmissionConfiguration {
+  return readAdmissionConfiguration(
+    document(() => parseDocumentText(text, file), 'AdmissionConfiguration', file),
+    file,
+  );
+}
+
+function readAdmissionConfiguration(doc: unknown, file: string): AdmissionConfiguration {
   const baseDir = dirname(resolve(file));
-  const doc = parseDocument(text, file);
   const where = (field: string) => new ConfigError('AdmissionConfiguration', field, `in ${file}`);
   if (!isRecord(doc)) throw new ConfigError('AdmissionConfiguration', '', `${file} is not a YAML object`);
   rejectUnknownFields('AdmissionConfiguration', '', doc, ['apiVersion', 'kind', 'plugins']);
@@ -88,8 +114,7 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
     if (path !== undefined && path !== '') {
       if (typeof path !== 'string') throw new ConfigError(name, `${field}.path`, `must be a string in ${file}`);
       const target = isAbsolute(path) ? path : resolve(baseDir, path);
-      if (!existsSync(target)) throw new ConfigError(name, `${field}.path`, `file ${target} does not exist`);
-      entries.set(name, parseDocument(readFileSync(target, 'utf8'), target));
+      entries.set(name, pathEntry(target, name, `${field}.path`));
     } else if (configuration !== undefined && configuration !== null) {
       entries.set(name, configuration);
     }
@@ -100,6 +125,8 @@ export function parseAdmissionConfiguration(text: string, file: string): Admissi
 /**
  * ADMISSION_CONFIG names the file; without it, config/admission.yaml when present, else no plugin
  * configuration at all (every plugin on upstream's defaults). A named file that is missing fails.
+ * A packaged configuration (lib/config/documents) is what a deployed function reads: the same
+ * AdmissionConfiguration, with every file it refers to already parsed.
  */
 export function loadAdmissionConfiguration(env: NodeJS.ProcessEnv = process.env): AdmissionConfiguration {
   const named = env.ADMISSION_CONFIG || undefined; // ADMISSION_CONFIG= means unset, as in a shell
@@ -109,7 +136,14 @@ export function loadAdmissionConfiguration(env: NodeJS.ProcessEnv = process.env)
       throw new ConfigError('AdmissionConfiguration', 'ADMISSION_CONFIG', `file ${file} does not exist`);
     return EMPTY;
   }
-  return parseAdmissionConfiguration(readFileSync(file, 'utf8'), file);
+  const doc = document(() => readDocument(file), 'AdmissionConfiguration', file);
+  if (!isPackagedConfiguration(doc)) return readAdmissionConfiguration(doc, file);
+  usePackagedConfiguration(doc);
+  const packaged = doc.admissionConfiguration;
+  return readAdmissionConfiguration(
+    document(() => readDocument(packaged), 'AdmissionConfiguration', packaged),
+    packaged,
+  );
 }
 
 /** A plugin's configuration, validated by the plugin itself; throws ConfigError naming the field. */

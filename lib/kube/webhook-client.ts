@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { DocumentError, readDocument } from '../config/documents.js';
 
 export class KubeconfigError extends Error {
   override readonly name = 'KubeconfigError';
@@ -76,11 +76,10 @@ function pem(entry: Record<string, unknown> | undefined, field: string, file: st
 export function loadKubeconfigClient(file: string): WebhookClient {
   let config: Kubeconfig;
   try {
-    config = (parseYaml(readFileSync(file, 'utf8')) ?? {}) as Kubeconfig;
+    config = (readDocument(file) ?? {}) as Kubeconfig;
   } catch (error) {
-    throw new KubeconfigError(
-      `${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message.split('\n')[0]}`,
-    );
+    if (error instanceof DocumentError) throw new KubeconfigError(`${file}: ${error.reason}`);
+    throw error;
   }
   const context = pick(config.contexts, config['current-context'] || undefined, 'context', file)?.context;
   const cluster = pick(config.clusters, context?.cluster, 'cluster', file)?.cluster;

@@ -1,6 +1,6 @@
 // Cold start per function, built as serverless.yml builds it (esbuild, ESM, minified, nothing
-// external): the bundle's size (from its metafile) and what of it is the AWS SDK and the YAML
-// parser, and a fresh Node process that loads it and answers one request,
+// external, started from the packaged configuration): the bundle's size (from its metafile) and
+// what of it is the AWS SDK and the YAML parser (none, since packaging parses), and a fresh Node process that loads it and answers one request,
 // paired run by run with a bare `node -e 0` so drift on a shared machine hits both alike.
 // Stateful functions answer against DynamoDB Local, so their first answer includes the first
 // store call (connection setup included), twice: the AWS SDK bundled, and the SDK left out and
@@ -14,6 +14,7 @@ import { plugins } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { createStateTable, localDynamoDbClient } from '../../lib/state/index.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
+import { packagePluginSet, writePackagedConfiguration } from '../../infra/serverless/packaged-config.js';
 import { gatewayEvent } from '../support/gateway-event.js';
 import { sampleReviewFor } from './samples.js';
 import { median, round, spread } from './stats.js';
@@ -98,7 +99,10 @@ function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number) {
 
 export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[]> {
   mkdirSync(OUT, { recursive: true });
-  const config = resolve('config/admission.yaml');
+  // As packaged (infra/serverless/packaged-config.ts): the functions start from the parsed JSON.
+  const config = resolve(
+    writePackagedConfiguration(packagePluginSet(plugins).packaged, join(OUT, 'admission-configuration.json')),
+  );
   const db = await startEmbeddedDynamoDb({});
   const table = 'bench-cold-start';
   const setup = localDynamoDbClient(db.endpoint);

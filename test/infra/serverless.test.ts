@@ -64,6 +64,9 @@ describe('serverless.yml', () => {
     expect(serverlessYml.provider.runtime).toBe('nodejs22.x');
     expect(serverlessYml.package.individually).toBe(true);
     expect(serverlessYml.package.patterns).toContain('config/**');
+    // Functions start from the configuration parsed at packaging, not from the YAML file.
+    expect(serverlessYml.package.patterns).toContain('.package/admission-configuration.json');
+    expect(serverlessYml.provider.environment.ADMISSION_CONFIG).toBe(`\${file(${GENERATOR}):packagedConfigFile}`);
     expect(serverlessYml.custom.esbuild).toMatchObject({
       bundle: true,
       minify: true,
@@ -408,11 +411,39 @@ describe('npm run package (osls, offline, no credentials)', () => {
       expect(statSync(zip).size, `${zip} size`).toBeLessThanOrEqual(1024 * 1024);
       const listing = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
       expect(listing).toEqual(
-        expect.arrayContaining(['config/admission.yaml', `functions/${metadata.name}/handler.mjs`]),
+        expect.arrayContaining([
+          'config/admission.yaml',
+          '.package/admission-configuration.json',
+          `functions/${metadata.name}/handler.mjs`,
+        ]),
       );
       // Only this plugin's bundle: no other plugin's code, no node_modules.
       expect(listing.filter((f) => f.startsWith('functions/'))).toEqual([`functions/${metadata.name}/handler.mjs`]);
       expect(listing.some((f) => f.startsWith('node_modules/'))).toBe(false);
+    }
+  });
+
+  it('starts every function from the packaged configuration, which names no file it does not carry', () => {
+    for (const [, lambda] of resourcesOf('AWS::Lambda::Function'))
+      expect(lambda.Properties.Environment.Variables.ADMISSION_CONFIG).toBe('.package/admission-configuration.json');
+    const packagedConfig = JSON.parse(readFileSync(join(root, '.package/admission-configuration.json'), 'utf8'));
+    expect(packagedConfig).toMatchObject({
+      kind: 'PackagedConfiguration',
+      admissionConfiguration: 'config/admission.yaml',
+    });
+    expect(Object.keys(packagedConfig.files)).toContain('config/admission.yaml');
+    expect(Object.keys(packagedConfig.files).every((f) => f.startsWith('config/'))).toBe(true);
+  });
+
+  it('bundles no YAML parser: a stateless function is at most 100 KB (issue 18)', () => {
+    for (const { metadata } of packaged) {
+      const zip = join(out, `${functionKey(metadata.name)}.zip`);
+      const bundle = spawnSync('unzip', ['-p', zip, `functions/${metadata.name}/handler.mjs`], {
+        maxBuffer: 8 * 1024 * 1024,
+      }).stdout;
+      // yaml's own error class names survive minification; a bundle that carried it would hold them.
+      expect(bundle.includes('YAMLParseError'), `${metadata.name} carries yaml`).toBe(false);
+      if (!usesTable(metadata)) expect(bundle.length, `${metadata.name} bundle bytes`).toBeLessThanOrEqual(100 * 1024);
     }
   });
 
@@ -437,7 +468,8 @@ describe('npm run package (osls, offline, no credentials)', () => {
       encoding: 'utf8',
       env: {
         PATH: process.env.PATH,
-        ADMISSION_CONFIG: 'config/admission.yaml',
+        // As deployed: the packaged configuration, no node_modules to load a YAML parser from.
+        ADMISSION_CONFIG: '.package/admission-configuration.json',
         LOG_LEVEL: 'silent',
         CALLER_AUTH: 'mtls',
         REVIEW: review,

@@ -1,0 +1,127 @@
+// Configuration files: the AdmissionConfiguration, an entry's `path`, ValidatingAdmissionPolicy's
+// `paths`, ImagePolicyWebhook's kubeconfig. They are YAML (JSON is YAML too), and the YAML parser
+// is most of a small Lambda's bundle (112 of 130 KB). So a deployed function does not parse them:
+// packaging (infra/serverless/packaged-config.ts) parses every file the active plugins read and
+// writes the documents into one JSON file, and a function started on that file reads them from it.
+// The parser is loaded only when a file is read from disk (npm start, the CLIs, tests), through
+// createRequire, which esbuild leaves alone: no bundle carries it.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { relative, resolve } from 'node:path';
+
+/** A file that cannot be read or parsed; callers wrap the reason in their own error type. */
+export class DocumentError extends Error {
+  override readonly name = 'DocumentError';
+
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(`${file}: ${reason}`);
+  }
+}
+
+/** The reason of a DocumentError for a file that is not there. */
+export const NO_SUCH_FILE = 'no such file';
+
+type YamlModule = typeof import('yaml');
+
+let yamlModule: YamlModule | undefined;
+
+function yaml(): YamlModule {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as YamlModule;
+  return yamlModule;
+}
+
+/** The files a packaged function carries, keyed by path relative to the working directory. */
+let packaged: ReadonlyMap<string, readonly unknown[]> | undefined;
+/** Set while packaging: every file read, with its documents. */
+let recording: Map<string, readonly unknown[]> | undefined;
+
+const keyOf = (file: string) => relative(process.cwd(), resolve(file)).split('\\').join('/');
+
+function fromDisk(file: string, parse: (text: string) => readonly unknown[]): readonly unknown[] {
+  if (!existsSync(file)) throw new DocumentError(file, NO_SUCH_FILE);
+  const documents = parse(readFileSync(file, 'utf8'));
+  recording?.set(keyOf(file), documents);
+  return documents;
+}
+
+function read(file: string, parse: (text: string) => readonly unknown[]): readonly unknown[] {
+  if (packaged) {
+    const documents = packaged.get(keyOf(file));
+    if (documents === undefined) throw new DocumentError(file, 'not in the packaged configuration');
+    return documents;
+  }
+  return fromDisk(file, parse);
+}
+
+/** Text of one document: JSON when the file's name ends in .json, else YAML; `file` names it in errors. */
+export function parseDocumentText(text: string, file: string): unknown {
+  try {
+    return file.endsWith('.json') ? JSON.parse(text) : yaml().parse(text);
+  } catch (error) {
+    throw new DocumentError(file, `cannot parse: ${(error as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** A file holding one document. */
+export function readDocument(file: string): unknown {
+  return read(file, (text) => [parseDocumentText(text, file)])[0];
+}
+
+/** A file of `---`-separated documents, as `kubectl apply -f` reads one; empty documents included. */
+export function readDocuments(file: string): readonly unknown[] {
+  return read(file, (text) =>
+    yaml()
+      .parseAllDocuments(text)
+      .map((document, i) => {
+        if (document.errors.length > 0) {
+          const reason = document.errors[0]?.message.split('\n')[0] ?? 'invalid YAML';
+          throw new DocumentError(file, `cannot parse document ${i + 1}: ${reason}`);
+        }
+        return document.toJS() as unknown;
+      }),
+  );
+}
+
+/** The JSON file a packaged function starts from. */
+export interface PackagedConfiguration {
+  readonly apiVersion: 'serverless-admission/v1';
+  readonly kind: 'PackagedConfiguration';
+  /** The AdmissionConfiguration's path, a key of `files`. */
+  readonly admissionConfiguration: string;
+  readonly files: Readonly<Record<string, readonly unknown[]>>;
+}
+
+export function isPackagedConfiguration(doc: unknown): doc is PackagedConfiguration {
+  return (
+    typeof doc === 'object' &&
+    doc !== null &&
+    (doc as { kind?: unknown }).kind === 'PackagedConfiguration' &&
+    (doc as { apiVersion?: unknown }).apiVersion === 'serverless-admission/v1'
+  );
+}
+
+/** From now on, every configuration file is read from the package, never from disk. */
+export function usePackagedConfiguration(doc: PackagedConfiguration): void {
+  packaged = new Map(Object.entries(doc.files));
+}
+
+/** Runs `load` (reading every file it needs from disk) and returns the package of what it read. */
+export function packageConfiguration(admissionConfiguration: string, load: () => void): PackagedConfiguration {
+  if (packaged) throw new Error('packaging from a packaged configuration');
+  const files = new Map<string, readonly unknown[]>();
+  recording = files;
+  try {
+    load();
+  } finally {
+    recording = undefined;
+  }
+  return {
+    apiVersion: 'serverless-admission/v1',
+    kind: 'PackagedConfiguration',
+    admissionConfiguration: keyOf(admissionConfiguration),
+    files: Object.fromEntries(files),
+  };
+}

@@ -35,6 +35,11 @@ export interface AdmissionRequest {
   readonly oldObject: Readonly<KubeObject> | null;
   readonly dryRun: boolean;
   readonly options: Readonly<Record<string, unknown>> | null;
+  /**
+   * The AdmissionReview's JSON text, when the codec was given it: numbers as written, for plugins
+   * that must tell `10` from `10.0` or keep int64s beyond 2^53 (lib/admission/unstructured).
+   */
+  readonly source?: string;
 }
 
 /** A body the apiserver would never send: answered with HTTP 400 and this one-line reason. */
@@ -112,7 +117,7 @@ function userInfoOf(owner: Record<string, unknown>): UserInfo {
  * Checks the shape of a parsed body and returns the request view. The body is not copied: the
  * view points into it, and nothing in this project writes through the view.
  */
-export function decodeAdmissionReview(body: unknown): AdmissionRequest {
+export function decodeAdmissionReview(body: unknown, source?: string): AdmissionRequest {
   if (!isPlainObject(body)) throw new MalformedReviewError('body is not a JSON object');
   if (body.kind !== 'AdmissionReview') {
     throw new MalformedReviewError(`kind must be AdmissionReview, got ${JSON.stringify(body.kind ?? null)}`);
@@ -162,6 +167,7 @@ export function decodeAdmissionReview(body: unknown): AdmissionRequest {
     oldObject: objectOrNull(request, 'oldObject'),
     dryRun: wire.dryRun === true,
     options: (options as Record<string, unknown> | undefined) ?? null,
+    ...(source === undefined ? {} : { source }),
   };
 }
 

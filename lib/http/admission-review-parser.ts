@@ -14,9 +14,10 @@ export function admissionReviewParser(): AdmissionMiddleware {
     if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) {
       throw new HttpError(415, `content type ${JSON.stringify(contentType)} is not application/json`);
     }
-    const body = parseBoundedJson(bodyText(request.event));
+    const text = bodyText(request.event);
+    const body = parseBoundedJson(text);
     try {
-      request.context.admission.review = decodeAdmissionReview(body);
+      request.context.admission.review = decodeAdmissionReview(body, text);
     } catch (error) {
       if (error instanceof MalformedReviewError) throw badRequest(`not an AdmissionReview: ${error.message}`);
       throw error;

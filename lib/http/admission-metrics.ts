@@ -3,6 +3,7 @@ import type { DecisionLabel, FailureReason, PluginMetrics, RequestOutcome } from
 import { malformedReason } from '../metrics/index.js';
 import { StoreUnavailableError } from '../admission/ports.js';
 import type { GatewayEvent } from './event.js';
+import { logEnabled } from './log.js';
 import type { AdmissionMiddleware, AdmissionMiddyRequest, Outcome } from './invocation.js';
 
 /** The apiserver's `?timeout=10s` (its webhook timeoutSeconds), in seconds; undefined when absent. */
@@ -75,7 +76,9 @@ export function admissionMetrics(metrics: PluginMetrics): AdmissionMiddleware {
       coldStart,
     };
     coldStart = false;
-    metrics.recordRequest(outcome);
+    // In Lambda with logs on, the request log writes this line with its own fields (one write).
+    if (metrics.emfLine && admission && logEnabled()) admission.metricsLine = metrics.emfLine(outcome);
+    else metrics.recordRequest(outcome);
   };
 
   return { after: admissionMetricsAfter, onError: admissionMetricsAfter };

@@ -48,6 +48,8 @@ export interface AdmissionInvocation {
   learningLost?: string;
   /** Set by httpErrors. */
   failure?: Failure;
+  /** Set by admissionMetrics in EMF mode while logs are on: the metrics line the request log writes. */
+  metricsLine?: string;
 }
 
 export type AdmissionContext = Context & { readonly admission: AdmissionInvocation };

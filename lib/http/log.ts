@@ -21,7 +21,18 @@ export function logEnabled(): boolean {
   return sink !== stdoutSink || !silent;
 }
 
-export function logRecord(record: LogRecord): void {
+/**
+ * Writes the record as one JSON line. `into`, a JSON object's text whose keys the record does not
+ * use (an EMF metrics line), is extended with the record's fields: CloudWatch reads the metrics
+ * and Logs Insights the fields from the same line.
+ */
+export function logRecord(record: LogRecord, into?: string): void {
   if (!logEnabled()) return;
-  sink(JSON.stringify({ time: new Date().toISOString(), ...record }));
+  const json = JSON.stringify({ time: new Date().toISOString(), ...record });
+  sink(into === undefined ? json : `${into.slice(0, -1)},${json.slice(1)}`);
+}
+
+/** A line that is already JSON (an EMF line the request log did not extend). */
+export function writeLogLine(line: string): void {
+  if (logEnabled()) sink(line);
 }

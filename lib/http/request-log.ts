@@ -1,7 +1,7 @@
 import { apiserverTimeout } from './admission-metrics.js';
 import { requestPath } from './event.js';
 import type { AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
-import { logEnabled, logRecord } from './log.js';
+import { logEnabled, logRecord, writeLogLine } from './log.js';
 import { redactWebhookPath } from './webhook-path.js';
 
 /** LOG_SAMPLE_ALLOWED: the fraction of plain allowed answers (no patch, warning or annotation) logged (0..1, default 1). */
@@ -36,7 +36,7 @@ export function requestLog(plugin: string, options: RequestLogOptions): Admissio
     coldStart = false;
     if (!logEnabled()) return;
     const { admission } = request.context;
-    const { review, outcome, failure, learningLost, caller } = admission ?? {};
+    const { review, outcome, failure, learningLost, caller, metricsLine } = admission ?? {};
     const plainAllow =
       request.response?.statusCode === 200 &&
       outcome !== undefined &&
@@ -45,10 +45,14 @@ export function requestLog(plugin: string, options: RequestLogOptions): Admissio
       !outcome.warned &&
       !outcome.audited &&
       !learningLost;
-    if (plainAllow && sampleAllowed < 1 && Math.random() >= sampleAllowed) return;
-    logRecord({
+    if (plainAllow && sampleAllowed < 1 && Math.random() >= sampleAllowed) {
+      if (metricsLine !== undefined) writeLogLine(metricsLine); // the metrics are never sampled
+      return;
+    }
+    // The EMF line already names the plugin (a dimension); every other key differs from its keys.
+    const record = {
       level: failure && failure.statusCode >= 500 ? 'error' : learningLost ? 'warn' : 'info',
-      plugin,
+      ...(metricsLine === undefined && { plugin }),
       path: redactWebhookPath(requestPath(request.event), options.secretInPath, known),
       statusCode: request.response?.statusCode,
       requestId: request.context.awsRequestId,
@@ -62,13 +66,14 @@ export function requestLog(plugin: string, options: RequestLogOptions): Admissio
         name: review.name || undefined,
         dryRun: review.dryRun,
       }),
-      ...(outcome && { decision: outcome }),
+      ...(outcome && { answer: outcome }),
       ...(failure && { failure }),
       ...(learningLost && { learningLost }),
       ...(caller && { caller: caller.subject }),
       latencyMs:
         admission === undefined ? undefined : Math.round((performance.now() - admission.startedAt) * 1000) / 1000,
-    });
+    };
+    logRecord(record, metricsLine);
   };
 
   return { after: requestLogAfter, onError: requestLogAfter };

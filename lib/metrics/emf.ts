@@ -104,6 +104,15 @@ export class EmfPublisher {
 
   /** The invocation's one flush. */
   request(outcome: RequestOutcome): void {
+    this.sink()(this.line(outcome));
+  }
+
+  /**
+   * The invocation's EMF line, without writing it: a JSON object that the request log may extend
+   * with its own fields and write as one line (lib/http/request-log), saving a write per request.
+   * Its keys are `_aws`, the dimensions (service, plugin, phase, decision) and the metric names.
+   */
+  line(outcome: RequestOutcome): string {
     const { store } = this;
     const values = invocationValues(outcome, store);
     this.store = { calls: 0, latenciesMs: [], failures: 0 };
@@ -126,7 +135,7 @@ export class EmfPublisher {
     let line = `{"_aws":{"Timestamp":${Date.now()},${head}`;
     for (const { name, value } of values)
       line += `,"${name}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
-    this.sink()(`${line}}`);
+    return `${line}}`;
   }
 
   private head(phase: string, decision: string, values: readonly EmfValue[]): string {

@@ -26,6 +26,11 @@ export interface PluginMetrics {
   readonly mode: MetricsMode;
   /** Once per request, after the answer is known (EMF: the invocation's flush). */
   recordRequest(outcome: RequestOutcome): void;
+  /**
+   * EMF only: what recordRequest would write, returned instead, for the request log to carry in
+   * its own line (one write per request instead of two).
+   */
+  readonly emfLine?: (outcome: RequestOutcome) => string;
   recordStoreCall(call: StoreCall): void;
 }
 
@@ -52,5 +57,10 @@ export function pluginMetrics(plugin: string, mode: MetricsMode = metricsModeFro
     };
   }
   const emf = new EmfPublisher(plugin, currentEmfSink);
-  return { mode, recordRequest: (outcome) => emf.request(outcome), recordStoreCall: (call) => emf.storeCall(call) };
+  return {
+    mode,
+    recordRequest: (outcome) => emf.request(outcome),
+    emfLine: (outcome) => emf.line(outcome),
+    recordStoreCall: (call) => emf.storeCall(call),
+  };
 }

@@ -10,6 +10,7 @@ import { usesStore } from '../../lib/admission/plugin.js';
 import { NO_STATE } from '../../lib/admission/ports.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
+import { setLogSink } from '../../lib/http/log.js';
 import type { PluginMetrics } from '../../lib/metrics/index.js';
 import { pluginMetrics, setEmfSink } from '../../lib/metrics/index.js';
 import { powertoolsPluginMetrics } from '../support/powertools-emf.js';
@@ -17,8 +18,10 @@ import { gatewayEvent, lambdaContext as context } from '../support/gateway-event
 import { restrictedPodReview, sampleReviewFor } from './samples.js';
 import { round, timeEach } from './stats.js';
 
-const MODES = ['off', 'emf', 'powertools', 'prometheus'] as const;
+const MODES = ['off', 'emf', 'powertools', 'prometheus', 'logs', 'emf+logs'] as const;
 type Mode = (typeof MODES)[number];
+/** Modes with the request log on (to /dev/null): in Lambda it is, and EMF then rides in its line. */
+const withLogs = (mode: Mode) => mode === 'logs' || mode === 'emf+logs';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -28,7 +31,10 @@ export async function benchHandlers(iterations = 3000, rounds = 3): Promise<Reco
   const toDevNull = (line: string) => void writeSync(devNull, `${line}\n`);
   setEmfSink(toDevNull);
   const metricsFor = (plugin: string, mode: Mode): PluginMetrics =>
-    mode === 'powertools' ? powertoolsPluginMetrics(plugin, toDevNull) : pluginMetrics(plugin, mode);
+    mode === 'powertools'
+      ? powertoolsPluginMetrics(plugin, toDevNull)
+      : pluginMetrics(plugin, mode === 'logs' ? 'off' : mode === 'emf+logs' ? 'emf' : mode);
+  const logsFor = (mode: Mode) => setLogSink(withLogs(mode) ? toDevNull : undefined);
   const rows: Record<string, unknown>[] = [];
   try {
     for (const plugin of plugins) {
@@ -49,14 +55,16 @@ export async function benchHandlers(iterations = 3000, rounds = 3): Promise<Reco
       for (const phase of ['mutate', 'validate'] as const) {
         if (!(phase === 'mutate' ? plugin.admit : plugin.validate)) continue;
         const event = gatewayEvent(`/${plugin.metadata.name}/${phase}`, body);
-        const p50: Record<Mode, number[]> = { off: [], emf: [], powertools: [], prometheus: [] };
-        const p99: Record<Mode, number[]> = { off: [], emf: [], powertools: [], prometheus: [] };
+        const p50 = Object.fromEntries(MODES.map((m) => [m, [] as number[]])) as Record<Mode, number[]>;
+        const p99 = Object.fromEntries(MODES.map((m) => [m, [] as number[]])) as Record<Mode, number[]>;
         for (const mode of MODES) {
+          logsFor(mode);
           const status = (await handlers[mode](event, context)).statusCode;
           if (status !== 200) throw new Error(`${plugin.metadata.name}/${phase} answered ${status} on its sample`);
         }
         for (let r = 0; r < rounds; r++) {
           for (const mode of MODES) {
+            logsFor(mode);
             const cost = await timeEach(() => handlers[mode](event, context), iterations);
             p50[mode].push(cost.p50);
             p99[mode].push(cost.p99);
@@ -75,6 +83,8 @@ export async function benchHandlers(iterations = 3000, rounds = 3): Promise<Reco
           'p50 µs Powertools EMF': round(median(p50.powertools)),
           'Powertools cost %': round((100 * (median(p50.powertools) - off)) / off, 1),
           'p50 µs prometheus': round(median(p50.prometheus)),
+          'p50 µs logs on, metrics off': round(median(p50.logs)),
+          'EMF cost % with logs on': round((100 * (median(p50['emf+logs']) - median(p50.logs))) / median(p50.logs), 1),
           'floor p50 µs': floor.p50,
           'floor p99 µs': floor.p99,
           'p50 ratio': round(emf / floor.p50, 2),
@@ -84,6 +94,7 @@ export async function benchHandlers(iterations = 3000, rounds = 3): Promise<Reco
     rows.push(...(await benchPodSecurity(iterations)));
   } finally {
     setEmfSink(undefined);
+    setLogSink(undefined);
     closeSync(devNull);
   }
   return rows;

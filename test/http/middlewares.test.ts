@@ -209,7 +209,7 @@ describe('httpErrors', () => {
 });
 
 describe('requestLog', () => {
-  it('writes one JSON line per request with uid, plugin, operation, resource, decision and latency', async () => {
+  it('writes one JSON line per request with uid, plugin, operation, resource, answer and latency', async () => {
     const lines: string[] = [];
     setLogSink((line) => lines.push(line));
     await handlerWith()(restEvent({ body: body('deny') }), context);
@@ -222,7 +222,7 @@ describe('requestLog', () => {
       resource: 'pods',
       namespace: 'ns',
       statusCode: 200,
-      decision: { allowed: false, code: 403 },
+      answer: { allowed: false, code: 403 },
     });
     expect(record.uid).toMatch(/^uid-/);
     expect(typeof record.latencyMs).toBe('number');

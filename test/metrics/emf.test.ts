@@ -296,12 +296,18 @@ describe('EMF: one line per invocation', () => {
   it('never carries the caller secret, a namespace or a user', async () => {
     const secret = 'the-per-cluster-secret-value';
     const { handler, lines } = emfHandler({ callerAuth: { mode: 'url-secret', secretDigests: [sha256(secret)] } });
-    const logs: string[] = [];
-    setLogSink((line) => logs.push(line));
-    expect((await handler(event(`/${secret}/probe/validate`, pod('deny')), context)).statusCode).toBe(200);
-    expect((await handler(event('/wrong-secret/probe/validate', pod('deny')), context)).statusCode).toBe(403);
+    const send = async () => {
+      expect((await handler(event(`/${secret}/probe/validate`, pod('deny')), context)).statusCode).toBe(200);
+      expect((await handler(event('/wrong-secret/probe/validate', pod('deny')), context)).statusCode).toBe(403);
+    };
+    await send(); // logs off: the EMF lines alone
+    expect(lines).toHaveLength(2);
     const text = JSON.stringify(lines);
     for (const forbidden of [secret, 'wrong-secret', 'team-a', 'tester']) expect(text).not.toContain(forbidden);
+    const logs: string[] = [];
+    setLogSink((line) => logs.push(line));
+    await send(); // logs on: the request log carries the EMF line; the namespace is logged, not the secret
+    expect(logs).toHaveLength(2);
     expect(logs.join('\n')).not.toContain(secret);
     expect(logs.join('\n')).not.toContain('wrong-secret');
     expect(logs.map((l) => JSON.parse(l).path)).toEqual(['/<redacted>/probe/validate', '/<redacted>/probe/validate']);
@@ -393,12 +399,51 @@ describe('request log', () => {
         await handler(event(`/probe/${name === 'patch' ? 'mutate' : 'validate'}`, pod(name)), context);
       await handler(event('/probe/validate', '{nope'), context);
       expect(logs.map((l) => l.statusCode)).toEqual([200, 500, 200, 400]);
-      expect(logs.map((l) => (l.decision as { allowed?: boolean } | undefined)?.allowed)).toEqual([
+      expect(logs.map((l) => (l.answer as { allowed?: boolean } | undefined)?.allowed)).toEqual([
         false,
         undefined,
         true,
         undefined,
       ]);
+    } finally {
+      delete process.env.LOG_SAMPLE_ALLOWED;
+    }
+  });
+
+  it('carries the EMF metrics in the same line when logs are on: one write per request', async () => {
+    const { handler, lines } = emfHandler();
+    const logs: string[] = [];
+    setLogSink((line) => logs.push(line));
+    await handler(event('/probe/validate', pod('deny')), context);
+    await handler(event('/probe/mutate', pod('patch')), context);
+    expect(lines).toEqual([]); // nothing written apart
+    expect(logs).toHaveLength(2);
+    const [deny, patch] = logs.map((l) => JSON.parse(l) as EmfLine);
+    // The EMF part, as CloudWatch reads it: every dimension and metric a top-level key of the line.
+    for (const line of [deny, patch]) {
+      const [directive] = line._aws.CloudWatchMetrics;
+      expect(directive.Namespace).toBe(EMF_NAMESPACE);
+      for (const dimension of directive.Dimensions.flat()) expect(typeof line[dimension]).toBe('string');
+      for (const { Name } of directive.Metrics) expect(typeof line[Name]).toBe('number');
+    }
+    expect(deny).toMatchObject({ plugin: 'probe', phase: 'validate', decision: 'denied_403', Requests: 1 });
+    expect(deny).toMatchObject({ level: 'info', statusCode: 200, answer: { allowed: false, code: 403 } });
+    expect(patch).toMatchObject({ phase: 'mutate', decision: 'patched', answer: { allowed: true, patched: true } });
+    // No key twice: the log's fields are the EMF line's plus its own.
+    for (const line of logs) expect(line.match(/"plugin":/g)).toHaveLength(1);
+  });
+
+  it('writes the EMF line alone when the request log samples a request out', async () => {
+    process.env.LOG_SAMPLE_ALLOWED = '0';
+    try {
+      const { handler } = emfHandler();
+      const logs: string[] = [];
+      setLogSink((line) => logs.push(line));
+      await handler(event('/probe/validate', pod('ok')), context);
+      expect(logs).toHaveLength(1);
+      const line = JSON.parse(logs[0]) as EmfLine;
+      expect(line).toMatchObject({ decision: 'allowed', Requests: 1 });
+      expect(line.uid).toBeUndefined(); // not a log record: the metrics only
     } finally {
       delete process.env.LOG_SAMPLE_ALLOWED;
     }

@@ -5,19 +5,21 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchColdStart } from './cold-start.js';
+import { benchLogger } from './logger.js';
 import { benchHandlers } from './handlers.js';
 import { benchQuotaBurst } from './quota-burst.js';
 import { table } from './stats.js';
 import { benchThroughput } from './throughput.js';
 
-const SECTIONS = ['handlers', 'cold-start', 'throughput', 'cel', 'store', 'quota-burst'] as const;
+const SECTIONS = ['handlers', 'cold-start', 'throughput', 'cel', 'store', 'quota-burst', 'logger'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE]
 
 Measures, next to a floor in the same run:
   handlers    each plugin's full Lambda handler in-process vs JSON.parse+stringify of the review,
-              with metrics off, EMF (lib/metrics), EMF through Powertools, Prometheus
+              with metrics off, EMF (lib/metrics), EMF through Powertools, Prometheus, and with the
+              request log on (metrics off, and EMF folded into its line)
   cold-start  each function's esbuild bundle: size, SDK bytes, fresh-process load+answer vs bare node;
               one function's bundle without metrics, with lib/metrics' EMF, with Powertools' EMF
   throughput  the local mTLS server at 16 connections vs a bare https server with the same TLS
@@ -25,6 +27,7 @@ Measures, next to a floor in the same run:
   store       DynamoDB calls per admitted request for each writing plugin
   quota-burst 64 concurrent pod creates vs pods: 32, every store call 10 ms later, vs the same
               calls uncoordinated
+  logger      one request log record: lib/http/log vs Powertools Logger, per record and bundle bytes
 Writes .local/bench/results.json unless --out names another file.
 `;
 
@@ -61,6 +64,11 @@ async function main(): Promise<void> {
     process.stderr.write('cold-start: bundling and starting fresh processes...\n');
     results.coldStart = await benchColdStart();
     report('Cold start per function', results.coldStart as Record<string, unknown>[]);
+  }
+  if (only.has('logger')) {
+    process.stderr.write('logger: our request log line vs Powertools Logger...\n');
+    results.logger = await benchLogger();
+    report('Request log record: ours vs Powertools Logger', results.logger as Record<string, unknown>[]);
   }
   if (only.has('throughput')) {
     process.stderr.write('throughput: local server vs floor server, alternating...\n');

@@ -55,19 +55,22 @@ export class ClusterQuotaLedgerStore implements ClusterQuotaLedger {
   }
 
   /**
-   * `npm run sync`: replaces the quota's charges of `resources` with confirmed charges for the
-   * listed objects of the namespaces it selects (a recount); stale reservations and charges of
-   * vanished objects, or of namespaces it no longer selects, go.
+   * `npm run sync`: replaces the quota's charges of `resources` in the `listed` namespaces with
+   * confirmed charges for `objects` (those of the listed namespaces it selects): stale
+   * reservations, and charges of vanished objects or of namespaces it no longer selects, go.
+   * Charges in namespaces the listing does not cover stay.
    */
   recount(
     quota: string,
     resources: ReadonlySet<string>,
     objects: readonly { object: ChargedObject; charge: Charge }[],
+    listed: ReadonlySet<string>,
   ): Promise<{ written: number; removed: number }> {
     return this.ledger.recount(
       quota,
       resources,
       objects.map(({ object, charge }) => ({ object: inLedger(quota, object), charge })),
+      (name) => listed.has(name.slice(0, name.indexOf('/'))),
     );
   }
 }

@@ -437,18 +437,20 @@ export class QuotaLedgerStore implements QuotaLedger {
   /**
    * `npm run sync`: replaces a namespace's charges of `resources` with confirmed charges for the
    * objects of a listing (a recount). Stale reservations and charges of vanished objects go.
+   * `listed` says which charged names the listing covers (all, unless told).
    */
   async recount(
     namespace: string,
     resources: ReadonlySet<string>,
     objects: readonly { object: ChargedObject; charge: Charge }[],
+    listed: (name: string) => boolean = () => true,
   ): Promise<{ written: number; removed: number }> {
     const { charges } = await this.read(namespace);
     const keep = new Set(objects.map(({ object }) => chargeSk(object)));
     let removed = 0;
     for (const [sk, item] of charges) {
-      const resource = sk.split('#')[1];
-      if (!resources.has(resource) || keep.has(sk)) continue;
+      const [, resource, ...name] = sk.split('#');
+      if (!resources.has(resource) || keep.has(sk) || !listed(name.join('#'))) continue;
       if (!isConfirmed(item) && !this.store.expired(item)) continue; // in flight: may still be created
       await this.store.delete({ Key: { pk: S(this.partition(namespace)), sk: S(sk) } });
       removed++;

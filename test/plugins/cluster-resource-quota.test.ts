@@ -83,10 +83,10 @@ const learnNamespace = async (
 ) => expect((await answer(namespaceReview(operation, name, meta))).allowed).toBe(true);
 
 /** The charges a quota's ledger holds, by `<namespace>/<name>`. */
-async function charged(quota: string): Promise<string[]> {
-  const result = await store.client.send(
+async function charged(quota: string, on: TestStore = store): Promise<string[]> {
+  const result = await on.client.send(
     new QueryCommand({
-      TableName: store.tableName,
+      TableName: on.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :charge)',
       ExpressionAttributeValues: { ':pk': { S: `crq#${quota}` }, ':charge': { S: 'charge#' } },
       ConsistentRead: true,
@@ -456,4 +456,168 @@ describe('what is not counted', () => {
     };
     expect((await answer(lease)).allowed).toBe(true);
   });
+});
+
+describe('TestClusterQuotaFuzzer (library-go clusterquotamapping): quotas and namespaces written at random', () => {
+  // Upstream's vocabulary, verbatim.
+  const keys = ['different', 'used', 'important', 'every', 'large'];
+  const values = ['time', 'person'];
+  const annotationKeys = ['different', 'used', 'important', 'every', 'large', 'foo.bar.baz/key', 'whitespace key'];
+  const annotationValues = ['Person', 'time and place', 'Thing', 'me@example.com', 'system:admin'];
+  const namespaceNames = [
+    'tokillamockingbird',
+    'harrypotter',
+    '1984',
+    'prideandprejudice',
+    'thediaryofayounggirl',
+    'animalfarm',
+    'thehobbit',
+    'thelittleprince',
+    'thegreatgatsby',
+    'thecatcherintherye',
+    'lordoftherings',
+    'janeeyre',
+    'romeoandjuliet',
+    'thechroniclesofnarnia',
+    'lordoftheflies',
+    'thegivingtree',
+    'charlottesweb',
+    'greeneggsandham',
+    'alicesadventuresinwonderland',
+    'littlewomen',
+    'ofmiceandmend',
+    'wutheringheights',
+    'thehungergames',
+    'gonewiththewind',
+    'thepictureofdoriangray',
+    'theadventuresofhuckleberryfinn',
+    'fahrenheit451',
+    'hamlet',
+    'thehitchhikersguidetothegalaxy',
+    'bravenewworld',
+    'lesmiserables',
+    'crimeandpunishment',
+    'memoirsofageisha',
+  ];
+  const quotaNames = ['emma', 'olivia', 'sophia', 'ava', 'isabella', 'mia', 'abigail', 'emily', 'charlotte', 'harper'];
+  const maxSelectorKeys = 2;
+  const maxLabels = 5;
+
+  /** A seeded generator (mulberry32), so a failure replays. */
+  function generator(seed: number) {
+    let state = seed >>> 0;
+    const next = () => {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const intn = (n: number) => Math.floor(next() * n);
+    const pick = (list: readonly string[]) => list[intn(list.length)];
+    const map = (count: number, from: readonly string[], to: readonly string[]) => {
+      const result: Record<string, string> = {};
+      for (let i = 0; i < count; i++) result[pick(from)] = pick(to);
+      return result;
+    };
+    return { intn, pick, map };
+  }
+
+  interface Selection {
+    readonly labels: Record<string, string>;
+    readonly annotations: Record<string, string>;
+  }
+
+  /** GetMatcher for upstream's quotas (matchLabels and an annotation map), read literally. */
+  const matches = (quota: Selection, namespace: Selection) =>
+    Object.entries(quota.labels).every(([k, v]) => namespace.labels[k] === v) &&
+    Object.entries(quota.annotations).every(([k, v]) => namespace.annotations[k] === v);
+
+  it.each([1, 2, 3])(
+    'run %i: every quota selects exactly the namespaces GetMatcher selects',
+    async (seed) => {
+      const own = await testStore(`crq-fuzz-${seed}`);
+      try {
+        const via = lambdaFor(plugin, own, config);
+        const send = async (input: ReviewInput) => {
+          const response = await answer(input, via);
+          expect(response.allowed, response.status?.message).toBe(true);
+        };
+        const random = generator(seed);
+        const newQuota = (): Selection => {
+          const count = random.intn(maxSelectorKeys) + 1;
+          return {
+            labels: random.map(count, keys, values),
+            annotations: random.map(count, annotationKeys, annotationValues),
+          };
+        };
+        const newNamespace = (): Selection => {
+          const count = random.intn(maxLabels) + 1;
+          return {
+            labels: random.map(count, keys, values),
+            annotations: random.map(count, annotationKeys, annotationValues),
+          };
+        };
+        const quotaObject = (name: string, q: Selection) =>
+          crq(name, { labels: { matchLabels: q.labels }, annotations: q.annotations }, { hard: { pods: '1000' } });
+        const finalQuotas = new Map<string, Selection>();
+        const finalNamespaces = new Map<string, Selection>();
+
+        // CreateStartingQuotas, CreateStartingNamespaces.
+        for (let i = random.intn(quotaNames.length); i > 0; i--) {
+          const name = random.pick(quotaNames);
+          if (finalQuotas.has(name)) continue;
+          finalQuotas.set(name, newQuota());
+          await send(classWrite('clusterresourcequotas', quotaObject(name, finalQuotas.get(name)!)));
+        }
+        for (let i = random.intn(namespaceNames.length); i > 0; i--) {
+          const name = random.pick(namespaceNames);
+          if (finalNamespaces.has(name)) continue;
+          finalNamespaces.set(name, newNamespace());
+          await send(namespaceReview('CREATE', name, finalNamespaces.get(name)!));
+        }
+        // 200 quota writes and 200 namespace writes, interleaved; 1 in 50 a delete of one that exists.
+        for (let i = 0; i < 200; i++) {
+          const quota = random.pick(quotaNames);
+          const had = finalQuotas.get(quota);
+          if (random.intn(50) === 0) {
+            if (had) {
+              finalQuotas.delete(quota);
+              await send(classWrite('clusterresourcequotas', quotaObject(quota, had), 'DELETE'));
+            }
+          } else {
+            const next = newQuota();
+            finalQuotas.set(quota, next);
+            await send(classWrite('clusterresourcequotas', quotaObject(quota, next), had ? 'UPDATE' : 'CREATE'));
+          }
+          const namespace = random.pick(namespaceNames);
+          const was = finalNamespaces.get(namespace);
+          if (random.intn(50) === 0) {
+            if (was) {
+              finalNamespaces.delete(namespace);
+              await send(namespaceReview('DELETE', namespace, was));
+            }
+          } else {
+            const next = newNamespace();
+            finalNamespaces.set(namespace, next);
+            await send(namespaceReview(was ? 'UPDATE' : 'CREATE', namespace, next));
+          }
+        }
+
+        // checkState: a pod in every namespace, then each quota's ledger names its namespaces.
+        for (const namespace of finalNamespaces.keys()) await send(create(pod(namespace, 'probe')));
+        for (const quota of quotaNames) {
+          const selection = finalQuotas.get(quota);
+          const expected = [...finalNamespaces]
+            .filter(([, ns]) => selection !== undefined && matches(selection, ns))
+            .map(([name]) => `${name}/probe`)
+            .sort();
+        expect(await charged(quota, own), `quota ${quota}`).toEqual(expected);
+        }
+      } finally {
+        own.close();
+      }
+    },
+    120_000,
+  );
 });

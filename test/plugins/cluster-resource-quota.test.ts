@@ -612,7 +612,7 @@ describe('TestClusterQuotaFuzzer (library-go clusterquotamapping): quotas and na
             .filter(([, ns]) => selection !== undefined && matches(selection, ns))
             .map(([name]) => `${name}/probe`)
             .sort();
-        expect(await charged(quota, own), `quota ${quota}`).toEqual(expected);
+          expect(await charged(quota, own), `quota ${quota}`).toEqual(expected);
         }
       } finally {
         own.close();

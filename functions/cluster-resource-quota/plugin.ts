@@ -72,6 +72,7 @@ export default definePlugin<ClusterResourceQuotaConfig>({
     systemNamespaces: 'exclude',
     // An OpenShift API: a cluster without ClusterResourceQuotas gains nothing from the webhook.
     optIn: true,
+    optInReason: 'an OpenShift API; it limits only by the quotas and usage it has learned',
   },
 
   configure(raw) {

@@ -98,7 +98,7 @@ export default definePlugin<ClusterResourceQuotaConfig>({
     if ('unknownNamespace' in selection) {
       if (action.kind !== 'reserve' || config.unknownNamespace === 'skip') return allowed();
       // admission.go's answer when its informers have not caught up: the namespace is not known yet.
-      const name = action.object.name;
+      const name = action.source.metadata?.name ?? '';
       return forbidden(request, [`${request.namespace}-${name}: caches not synchronized`]);
     }
     const ledger = state.clusterQuotaLedger;

@@ -6,6 +6,7 @@ import alwaysDeny from './always-deny/plugin.js';
 import alwaysPullImages from './always-pull-images/plugin.js';
 import certificateSubjectRestriction from './certificate-subject-restriction/plugin.js';
 import clusterResourceOverride from './cluster-resource-override/plugin.js';
+import clusterResourceQuota from './cluster-resource-quota/plugin.js';
 import defaultIngressClass from './default-ingress-class/plugin.js';
 import defaultStorageClass from './default-storage-class/plugin.js';
 import defaultTolerationSeconds from './default-toleration-seconds/plugin.js';
@@ -40,6 +41,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   alwaysPullImages,
   certificateSubjectRestriction,
   clusterResourceOverride,
+  clusterResourceQuota,
   defaultIngressClass,
   defaultStorageClass,
   defaultTolerationSeconds,

@@ -15,58 +15,16 @@
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden } from '../../lib/admission/decision.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
-import type { WebhookRule } from '../../lib/admission/plugin.js';
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { qualifiedResource } from '../../lib/admission/request.js';
-import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { rejectUnknownFields } from '../../lib/config/fields.js';
-import type { ChargedObject } from '../../lib/admission/ports.js';
 import type { LimitedResource } from '../../lib/quota/check.js';
 import { checkQuotas } from '../../lib/quota/check.js';
-import { COUNTED, isCounted, usageOf } from '../../lib/quota/usage.js';
+import { CHARGED_RULES, quotaActionOf, RECORDED_RULES } from '../../lib/quota/requests.js';
 
 const UPSTREAM_NAME = 'ResourceQuota';
 
 export interface ResourceQuotaConfig {
   readonly limitedResources: readonly LimitedResource[];
-}
-
-/** Only a CREATE can exceed a quota: the judging webhook sees creates alone, and fails closed. */
-const RULES: WebhookRule[] = COUNTED.map(({ group, kinds }) => ({
-  operations: ['CREATE'] as const,
-  apiGroups: [group],
-  apiVersions: ['*'],
-  resources: Object.keys(kinds),
-  scope: 'Namespaced' as const,
-}));
-
-/**
- * What the ledger only records, never refuses: an UPDATE confirms a reservation (the kubelet's
- * pod status updates above all), a DELETE releases a charge. These reach the plugin through its
- * fail-open learning webhook, so an outage never blocks an update or a delete (a release missed
- * then is corrected by `npm run sync`).
- */
-const OBSERVES: WebhookRule[] = [
-  ...COUNTED.map(({ group, kinds }) => ({
-    operations: ['UPDATE', 'DELETE'] as const,
-    apiGroups: [group],
-    apiVersions: ['*'],
-    resources: Object.keys(kinds),
-    scope: 'Namespaced' as const,
-  })),
-  { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'], scope: 'Namespaced' },
-];
-
-function identity(request: AdmissionRequest, object: KubeObject | null): ChargedObject {
-  const name = request.name || object?.metadata?.name || `generated:${request.uid}`;
-  const uid = object?.metadata?.uid;
-  return {
-    namespace: request.namespace,
-    resource: qualifiedResource(request.resource),
-    name,
-    ...(typeof uid === 'string' && uid !== '' && { uid }),
-  };
 }
 
 function parseConfig(raw: unknown): ResourceQuotaConfig {
@@ -103,7 +61,7 @@ export default definePlugin<ResourceQuotaConfig>({
     summary:
       'Counts pods, objects and compute requests and limits per namespace against learned ResourceQuotas, refusing what would exceed them.',
     // A reservation under a burst retries its conditional write; 5 s leaves room for that.
-    validating: { rules: RULES, observes: OBSERVES, failurePolicy: 'Fail', timeoutSeconds: 5 },
+    validating: { rules: CHARGED_RULES, observes: RECORDED_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: true,
     needs: ['resourcequotas'],
     systemNamespaces: 'exclude',
@@ -114,30 +72,24 @@ export default definePlugin<ResourceQuotaConfig>({
   async validate(request, { config, state }): Promise<Decision> {
     const ledger = state.quotaLedger;
     // A ResourceQuota write is not counted, so it is allowed below; lib learns the quota it states.
-    const statusUpdate =
-      request.subResource === 'status' &&
-      request.operation === 'UPDATE' &&
-      request.resource.group === '' &&
-      request.resource.resource === 'pods';
-    if (!isCounted(request.resource) || (request.subResource !== '' && !statusUpdate)) return allowed();
-
-    if (request.operation === 'DELETE') {
-      await ledger.release(identity(request, request.oldObject));
-      return allowed();
+    const action = quotaActionOf(request);
+    switch (action.kind) {
+      case 'none':
+        return allowed();
+      case 'release':
+        await ledger.release(action.object);
+        return allowed();
+      case 'confirm':
+        // An update proves the object exists: its reservation is confirmed (or re-created).
+        await ledger.confirm(action.object, action.charge);
+        return allowed();
+      case 'reserve': {
+        const { object, charge, source } = action;
+        const outcome = await ledger.reserve(object, charge, (snapshot) =>
+          checkQuotas(snapshot, source, charge, config.limitedResources, request.resource),
+        );
+        return outcome.kind === 'refused' ? forbidden(request, [outcome.refusal]) : allowed();
+      }
     }
-    if (request.object === null) return allowed();
-    if (request.operation === 'UPDATE') {
-      // An update proves the object exists: its reservation is confirmed (or re-created).
-      await ledger.confirm(identity(request, request.object), usageOf(request.resource, request.object));
-      return allowed();
-    }
-    if (request.operation !== 'CREATE') return allowed();
-
-    const object = request.object;
-    const charge = usageOf(request.resource, object);
-    const outcome = await ledger.reserve(identity(request, object), charge, (snapshot) =>
-      checkQuotas(snapshot, object, charge, config.limitedResources, request.resource),
-    );
-    return outcome.kind === 'refused' ? forbidden(request, [outcome.refusal]) : allowed();
   },
 });

@@ -36,6 +36,10 @@ output of kubectl (each FILE one listing; the kind is read from the items):
                                                             DefaultIngressClass, Priority,
                                                             RuntimeClass); each kind listed is
                                                             complete: a class absent is removed
+  kubectl get clusterresourcequotas -o json > crqs.json     learned ClusterResourceQuotas (OpenShift;
+                                                            complete, as the classes); the counted
+                                                            kinds' listings also recount each one's
+                                                            usage in the namespaces it selects
 
   npm run sync -- --from namespaces.json --from quotas.json --from pods.json --from nodes.json
 

@@ -12,6 +12,11 @@
 //                                         learned objects (DefaultStorageClass, Priority...): each a
 //                                         complete listing of its kind, so a learned object absent
 //                                         from it is removed
+//   kubectl get clusterresourcequotas -o json
+//                                         learned ClusterResourceQuotas (a complete listing, as the
+//                                         classes); with the counted kinds' listings, each learned
+//                                         ClusterResourceQuota's ledger is recounted from the
+//                                         objects of the namespaces it selects
 //
 // Records are written as the webhooks write them, through lib/state, never around it.
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -19,8 +24,10 @@ import { qualifiedResource } from '../../lib/admission/request.js';
 import type { NamespaceRecord } from '../../lib/admission/learning.js';
 import { LEARNED_OBJECT_KINDS, listedObjectObservation, listedObservation } from '../../lib/admission/learning.js';
 import type { Charge, ChargedObject, LearnedObjectKind } from '../../lib/admission/ports.js';
+import { clusterQuotaOf, selectsNamespace } from '../../lib/quota/cluster-quota.js';
 import { quotaOf } from '../../lib/quota/quota.js';
 import { COUNTED, usageOf } from '../../lib/quota/usage.js';
+import { ClusterQuotaLedgerStore } from '../../lib/state/cluster-quota-ledger.js';
 import { LearnedObjectStore } from '../../lib/state/learned-objects.js';
 import { LearnedNamespaceStore } from '../../lib/state/namespaces.js';
 import { LearnedPlacementStore } from '../../lib/state/placements.js';
@@ -173,6 +180,7 @@ export async function applyListings(
   }
 
   const kinds = new Set(listings.flatMap((l) => [...l.byKind.keys()]));
+  const clusterQuotas = await clusterQuotaRecounter(store, runId);
   for (const key of [...kinds].sort()) {
     if (key === 'Namespace' || key === 'ResourceQuota' || key === '/Node' || learnedKeys.has(key)) continue;
     const counted = COUNTED_KINDS.get(key);
@@ -207,5 +215,46 @@ export async function applyListings(
     progress(
       `${resource}: ${written} counted in ${perNamespace.size} namespace${perNamespace.size === 1 ? '' : 's'}${removed ? `, ${removed} stale charge${removed === 1 ? '' : 's'} removed` : ''}`,
     );
+    await clusterQuotas?.(resource, perNamespace, progress);
   }
+}
+
+/**
+ * Recounts each learned ClusterResourceQuota's ledger for one counted resource: the listed objects
+ * of the namespaces it selects (learned namespaces, this run's listing included). undefined when
+ * no ClusterResourceQuota is learned.
+ */
+async function clusterQuotaRecounter(store: StateStore, runId: string) {
+  const quotas = (await new LearnedObjectStore(store).list('clusterresourcequotas')).map(({ object }) =>
+    clusterQuotaOf(object),
+  );
+  if (quotas.length === 0) return undefined;
+  const namespaces = new LearnedNamespaceStore(store);
+  const ledger = new ClusterQuotaLedgerStore(store, runId);
+  const selected = new Map<string, Set<string>>(); // namespace -> the quotas selecting it
+  const quotasOf = async (namespace: string) => {
+    let names = selected.get(namespace);
+    if (names === undefined) {
+      const learned = await namespaces.get(namespace);
+      names = new Set(learned ? quotas.filter((q) => selectsNamespace(q, learned)).map((q) => q.name) : []);
+      selected.set(namespace, names);
+    }
+    return names;
+  };
+  return async (
+    resource: string,
+    perNamespace: ReadonlyMap<string, { object: ChargedObject; charge: Charge }[]>,
+    progress: (line: string) => void,
+  ) => {
+    const listed = new Set(perNamespace.keys());
+    for (const quota of quotas) {
+      const own = [];
+      for (const [namespace, objects] of perNamespace)
+        if ((await quotasOf(namespace)).has(quota.name)) own.push(...objects);
+      const { written, removed } = await ledger.recount(quota.name, new Set([resource]), own, listed);
+      progress(
+        `${resource}: ${written} counted for clusterresourcequota ${quota.name}${removed ? `, ${removed} stale charge${removed === 1 ? '' : 's'} removed` : ''}`,
+      );
+    }
+  };
 }

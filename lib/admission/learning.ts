@@ -232,6 +232,7 @@ export const LEARNED_OBJECT_KINDS: Readonly<Record<LearnedObjectKind, { group: s
   ingressclasses: { group: 'networking.k8s.io', kind: 'IngressClass' },
   priorityclasses: { group: 'scheduling.k8s.io', kind: 'PriorityClass' },
   runtimeclasses: { group: 'node.k8s.io', kind: 'RuntimeClass' },
+  clusterresourcequotas: { group: 'quota.openshift.io', kind: 'ClusterResourceQuota' },
 };
 
 const isLearnedObjectKind = (need: string): need is LearnedObjectKind => Object.hasOwn(LEARNED_OBJECT_KINDS, need);

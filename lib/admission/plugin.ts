@@ -80,6 +80,8 @@ export interface PluginMetadata {
    * unless the AdmissionConfiguration has an entry for it (with or without configuration).
    */
   readonly optIn?: true;
+  /** Why an opt-in plugin is off until enabled, for check-config (default: it refuses what it has not learned). */
+  readonly optInReason?: string;
 }
 
 export interface PluginContext<Config> {

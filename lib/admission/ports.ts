@@ -126,6 +126,26 @@ export interface QuotaLedger {
   release(object: ChargedObject): Promise<void>;
 }
 
+/**
+ * What each ClusterResourceQuota counts across the namespaces it selects: one ledger per quota
+ * (not per namespace), with QuotaLedger's guarantees (queued, conditional, idempotent by request
+ * uid, reservations that expire unless confirmed). The quota itself is a learned object
+ * (`clusterresourcequotas`); `check` receives the quota's live charges, every namespace's. A dry
+ * run checks and writes nothing.
+ */
+export interface ClusterQuotaLedger {
+  reserve<Refusal>(
+    quota: string,
+    object: ChargedObject,
+    charge: Charge,
+    check: (charges: readonly LiveCharge[]) => Refusal | undefined,
+  ): Promise<ReserveOutcome<Refusal>>;
+  /** A later observation proves the object exists: its charge stops expiring (or is re-created). */
+  confirm(quota: string, object: ChargedObject, charge: Charge): Promise<void>;
+  /** The object is being deleted, or its request refused by another quota: its charge stops counting. */
+  release(quota: string, object: ChargedObject): Promise<void>;
+}
+
 /** Token bucket parameters, as EventRateLimit's limits give them. */
 export interface BucketSpec {
   readonly qps: number;
@@ -158,7 +178,12 @@ export interface DecisionCache {
 
 /** The state a plugin's phase functions receive, scoped to one request. */
 /** Cluster-scoped kinds learned whole (trimmed), by their resource name. */
-export type LearnedObjectKind = 'storageclasses' | 'ingressclasses' | 'priorityclasses' | 'runtimeclasses';
+export type LearnedObjectKind =
+  | 'storageclasses'
+  | 'ingressclasses'
+  | 'priorityclasses'
+  | 'runtimeclasses'
+  | 'clusterresourcequotas';
 
 /**
  * One object of a learned kind as last seen by the plugin's learning webhook or loaded by
@@ -184,6 +209,7 @@ export interface PluginState {
   readonly learnedObjects: LearnedObjects;
   readonly learnedPlacements: LearnedPlacements;
   readonly quotaLedger: QuotaLedger;
+  readonly clusterQuotaLedger: ClusterQuotaLedger;
   readonly tokenBuckets: TokenBuckets;
   readonly decisionCache: DecisionCache;
 }
@@ -208,6 +234,7 @@ export const NO_STATE: PluginState = {
     confirm: unavailable,
     release: unavailable,
   },
+  clusterQuotaLedger: { reserve: unavailable, confirm: unavailable, release: unavailable },
   tokenBuckets: { take: unavailable, takeAll: unavailable },
   decisionCache: { get: unavailable, put: unavailable },
 };

@@ -64,7 +64,8 @@ export function configurePlugins(
     const hasEntry = configuration.names.includes(metadata.upstreamName);
     let inactive: string | undefined;
     if (metadata.optIn && !hasEntry) {
-      inactive = `off until enabled (it refuses what it has not learned: run npm run sync first): add an entry "name: ${metadata.upstreamName}" to ${configuration.source.file}`;
+      const why = metadata.optInReason ?? 'it refuses what it has not learned';
+      inactive = `off until enabled (${why}: run npm run sync first): add an entry "name: ${metadata.upstreamName}" to ${configuration.source.file}`;
     } else if (metadata.requiresConfiguration && !configuration.entries.has(metadata.upstreamName)) {
       inactive = `off without its configuration: add an entry "name: ${metadata.upstreamName}" with configuration (or path) to ${configuration.source.file} (example: config/examples/${metadata.name}.yaml)`;
     } else {

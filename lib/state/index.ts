@@ -4,6 +4,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { StoreCall } from '../metrics/index.js';
 import { sharedDynamoDbClient, stateTableName } from './client.js';
+import { ClusterQuotaLedgerStore } from './cluster-quota-ledger.js';
 import { DecisionCacheStore } from './decision-cache.js';
 import { LearnedNamespaceStore } from './namespaces.js';
 import { LearnedObjectStore } from './learned-objects.js';
@@ -18,6 +19,7 @@ export { LearnedNamespaceStore } from './namespaces.js';
 export { LearnedObjectStore } from './learned-objects.js';
 export { LearnedPlacementStore } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
+export { ClusterQuotaLedgerStore } from './cluster-quota-ledger.js';
 export { createStateTable, TTL_ATTRIBUTE } from './table.js';
 export { StateStore } from './store.js';
 export * from '../admission/ports.js';
@@ -67,6 +69,7 @@ export function createRequestState(
     placementLearner: placements,
     quotaLedger: ledger,
     quotaLearner: ledger,
+    clusterQuotaLedger: new ClusterQuotaLedgerStore(store, request.uid),
     tokenBuckets: new TokenBucketStore(store, request.uid),
     decisionCache: new DecisionCacheStore(store, options.plugin),
   };

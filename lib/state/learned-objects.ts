@@ -1,6 +1,6 @@
-// Learned cluster-scoped objects: StorageClasses, IngressClasses, PriorityClasses and RuntimeClasses
-// as the plugins that `need` them saw them written (lib/admission/learning) or `npm run sync`
-// loaded them. One generic record per object, whatever the kind; plugins only read.
+// Learned cluster-scoped objects: StorageClasses, IngressClasses, PriorityClasses, RuntimeClasses
+// and ClusterResourceQuotas as the plugins that `need` them saw them written (lib/admission/learning)
+// or `npm run sync` loaded them. One generic record per object, whatever the kind; plugins only read.
 //
 // Keys: one partition per kind (`obj#<kind>`), one item per object (sort key: its name), so that
 // `list(kind)` is a single Query (DefaultStorageClass and Priority look for the default among all).

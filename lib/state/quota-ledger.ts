@@ -79,12 +79,9 @@ const WAIT_FLOOR_MS = 5;
 /** Decided entries at the queue's head worth one trimming write (each entry is ~200 bytes). */
 const TRIM_AT = 16;
 
-const partition = (namespace: string) => `rq#${namespace}`;
 const chargeSk = (object: Pick<ChargedObject, 'resource' | 'name'>) => `charge#${object.resource}#${object.name}`;
 const quotaSk = (name: string) => `quota#${name}`;
 const decidedSk = (requestUid: string) => `decided#${requestUid}`;
-/** The queue has its own partition, so reading the ledger does not read the queue again. */
-const queuePartition = (namespace: string) => `rq#${namespace}#queue`;
 const QUEUE_SK = 'queue';
 
 /** One place in a namespace's queue: the request, the charge it asks for, and when it queued. */
@@ -156,20 +153,35 @@ interface NamespaceLedger {
 }
 
 export class QuotaLedgerStore implements QuotaLedger {
+  /**
+   * `prefix` names the kind of ledger: `rq` (a namespace's ResourceQuotas, partitions
+   * `rq#<namespace>`) or `crq` (one ClusterResourceQuota's charges across its namespaces,
+   * `crq#<quota>`, lib/state/cluster-quota-ledger.ts). The algorithm is the same.
+   */
   constructor(
     private readonly store: StateStore,
     private readonly requestUid: string,
     private readonly reservationSeconds: number = reservationSecondsFromEnv(),
+    private readonly prefix: 'rq' | 'crq' = 'rq',
   ) {}
 
+  private partition(scope: string): string {
+    return `${this.prefix}#${scope}`;
+  }
+
+  /** The queue has its own partition, so reading the ledger does not read the queue again. */
+  private queuePartition(scope: string): string {
+    return `${this.prefix}#${scope}#queue`;
+  }
+
   async quotas(namespace: string): Promise<LearnedQuota[]> {
-    const items = await this.store.query(partition(namespace), 'quota#');
+    const items = await this.store.query(this.partition(namespace), 'quota#');
     return items.flatMap((item) => decodeQuota(namespace, item) ?? []);
   }
 
   /** Quotas, charges and decisions of a namespace, read once (strongly consistent). */
   private async read(namespace: string): Promise<NamespaceLedger> {
-    const items = await this.store.query(partition(namespace));
+    const items = await this.store.query(this.partition(namespace));
     const ledger: NamespaceLedger = { quotas: [], charges: new Map(), live: [], decided: new Set() };
     for (const item of items) {
       const sk = str(item, 'sk') ?? '';
@@ -190,7 +202,7 @@ export class QuotaLedgerStore implements QuotaLedger {
 
   private chargeItem(object: ChargedObject, charge: Charge, state: 'reserved' | 'confirmed'): Item {
     return {
-      pk: S(partition(object.namespace)),
+      pk: S(this.partition(object.namespace)),
       sk: S(chargeSk(object)),
       data: S(JSON.stringify({ usage: charge.usage, facts: charge.facts })),
       state: S(state),
@@ -216,7 +228,7 @@ export class QuotaLedgerStore implements QuotaLedger {
     // 1. queue: our place, and everyone ahead of us.
     const queue = decodeQueue(
       await this.store.updateReturning({
-        Key: { pk: S(queuePartition(object.namespace)), sk: S(QUEUE_SK) },
+        Key: { pk: S(this.queuePartition(object.namespace)), sk: S(QUEUE_SK) },
         UpdateExpression: 'SET #e = list_append(if_not_exists(#e, :empty), :me)',
         ExpressionAttributeNames: { '#e': 'entries' },
         ExpressionAttributeValues: { ':empty': { L: [] }, ':me': { L: [encodeEntry(me)] } },
@@ -299,7 +311,7 @@ export class QuotaLedgerStore implements QuotaLedger {
   ): Promise<Outcome> {
     const expiresAt = N(this.store.nowSeconds() + PENDING_SECONDS);
     await this.store.put({
-      Item: { pk: S(partition(object.namespace)), sk: S(decidedSk(requestUid)), [TTL_ATTRIBUTE]: expiresAt },
+      Item: { pk: S(this.partition(object.namespace)), sk: S(decidedSk(requestUid)), [TTL_ATTRIBUTE]: expiresAt },
     });
     return outcome;
   }
@@ -317,7 +329,7 @@ export class QuotaLedgerStore implements QuotaLedger {
     const [first, last] = [ahead[0], ahead[decided - 1]];
     try {
       await this.store.update({
-        Key: { pk: S(queuePartition(namespace)), sk: S(QUEUE_SK) },
+        Key: { pk: S(this.queuePartition(namespace)), sk: S(QUEUE_SK) },
         UpdateExpression: `REMOVE ${Array.from({ length: decided }, (_, i) => `#e[${i}]`).join(', ')}`,
         // Only if the head is still what was read: two trims never remove twice.
         ConditionExpression: `#e[0].#u = :fu AND #e[0].#k = :fk AND #e[${decided - 1}].#u = :lu AND #e[${decided - 1}].#k = :lk`,
@@ -329,7 +341,9 @@ export class QuotaLedgerStore implements QuotaLedger {
       throw error;
     }
     const records = ahead.slice(0, decided).filter((entry) => ledger.decided.has(entry.uid));
-    await this.store.deleteAll(records.map((entry) => ({ pk: S(partition(namespace)), sk: S(decidedSk(entry.uid)) })));
+    await this.store.deleteAll(
+      records.map((entry) => ({ pk: S(this.partition(namespace)), sk: S(decidedSk(entry.uid)) })),
+    );
   }
 
   /** A dry run gets the real answer from the same read, and writes nothing. */
@@ -347,7 +361,7 @@ export class QuotaLedgerStore implements QuotaLedger {
   }
 
   async confirm(object: ChargedObject, charge: Charge): Promise<void> {
-    const current = await this.store.get(partition(object.namespace), chargeSk(object));
+    const current = await this.store.get(this.partition(object.namespace), chargeSk(object));
     if (current && !this.store.expired(current) && str(current, 'state') === 'confirmed') return;
     if (
       current &&
@@ -376,7 +390,7 @@ export class QuotaLedgerStore implements QuotaLedger {
     let old: Item | undefined;
     try {
       old = await this.store.deleteReturning({
-        Key: { pk: S(partition(object.namespace)), sk: S(chargeSk(object)) },
+        Key: { pk: S(this.partition(object.namespace)), sk: S(chargeSk(object)) },
         // A review naming another object with the same name (a forged uid) frees nothing.
         ...(object.uid && {
           ConditionExpression: 'attribute_not_exists(objectUid) OR objectUid = :uid',
@@ -408,7 +422,7 @@ export class QuotaLedgerStore implements QuotaLedger {
     const { namespace, ...data } = quota;
     await this.store.put({
       Item: {
-        pk: S(partition(namespace)),
+        pk: S(this.partition(namespace)),
         sk: S(quotaSk(quota.name)),
         data: S(JSON.stringify(data)),
         lastUid: S(this.requestUid),
@@ -417,26 +431,28 @@ export class QuotaLedgerStore implements QuotaLedger {
   }
 
   async forgetQuota(namespace: string, name: string): Promise<void> {
-    await this.store.delete({ Key: { pk: S(partition(namespace)), sk: S(quotaSk(name)) } });
+    await this.store.delete({ Key: { pk: S(this.partition(namespace)), sk: S(quotaSk(name)) } });
   }
 
   /**
    * `npm run sync`: replaces a namespace's charges of `resources` with confirmed charges for the
    * objects of a listing (a recount). Stale reservations and charges of vanished objects go.
+   * `listed` says which charged names the listing covers (all, unless told).
    */
   async recount(
     namespace: string,
     resources: ReadonlySet<string>,
     objects: readonly { object: ChargedObject; charge: Charge }[],
+    listed: (name: string) => boolean = () => true,
   ): Promise<{ written: number; removed: number }> {
     const { charges } = await this.read(namespace);
     const keep = new Set(objects.map(({ object }) => chargeSk(object)));
     let removed = 0;
     for (const [sk, item] of charges) {
-      const resource = sk.split('#')[1];
-      if (!resources.has(resource) || keep.has(sk)) continue;
+      const [, resource, ...name] = sk.split('#');
+      if (!resources.has(resource) || keep.has(sk) || !listed(name.join('#'))) continue;
       if (!isConfirmed(item) && !this.store.expired(item)) continue; // in flight: may still be created
-      await this.store.delete({ Key: { pk: S(partition(namespace)), sk: S(sk) } });
+      await this.store.delete({ Key: { pk: S(this.partition(namespace)), sk: S(sk) } });
       removed++;
     }
     for (const { object, charge } of objects)

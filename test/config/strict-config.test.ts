@@ -168,6 +168,11 @@ const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][
     { apiVersion: 'network.openshift.io/v1', kind: 'ExternalIPRangerAdmissionConfig', externalIPNetworkCIDR: [] },
     /^network\.openshift\.io\/ExternalIPRanger: externalIPNetworkCIDR: unknown field "externalIPNetworkCIDR"; did you mean "externalIPNetworkCIDRs"\?$/,
   ],
+  [
+    'quota.openshift.io/ClusterResourceQuota',
+    { unknownNamespace: 'reject' },
+    /^quota\.openshift\.io\/ClusterResourceQuota: unknownNamespace: unknown field "unknownNamespace"; the plugin takes no configuration \(a namespace never learned: env CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE\)$/,
+  ],
 ];
 
 describe('strict plugin configuration', () => {
@@ -196,9 +201,9 @@ describe('AdmissionConfiguration entries', () => {
     const set = pluginSet([
       { name: 'LimitRanger' },
       { name: 'ServiceAccount', configuration: { anything: true } },
-      { name: 'quota.openshift.io/ClusterResourceQuota' },
+      { name: 'quota.openshift.io/ValidateClusterResourceQuota' },
     ]);
-    expect(set.ignored).toEqual(['LimitRanger', 'ServiceAccount', 'quota.openshift.io/ClusterResourceQuota']);
+    expect(set.ignored).toEqual(['LimitRanger', 'ServiceAccount', 'quota.openshift.io/ValidateClusterResourceQuota']);
   });
 
   it("refuses unknown fields of an entry, naming the closest of upstream's and the project's fields", () => {

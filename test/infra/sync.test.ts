@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncCommand } from '../../infra/sync/cli.js';
+import clusterResourceQuota from '../../functions/cluster-resource-quota/plugin.js';
 import resourceQuota from '../../functions/resource-quota/plugin.js';
 import podTolerationRestriction from '../../functions/pod-toleration-restriction/plugin.js';
 import nodeRestriction from '../../functions/node-restriction/plugin.js';
@@ -59,8 +60,15 @@ describe('loading real kubectl listings', () => {
         { namespace: 'team-a', resource: 'pods', name: 'ghost', uid: 'uid-ghost' },
         { usage: { pods: '1', 'requests.cpu': '900m' }, facts: { pod: true } },
       );
+    // The same for a ClusterResourceQuota's ledger, and one in a namespace the listings do not
+    // cover, which the recount must leave alone.
+    const crqLedger = store.state({ uid: 'ghost', dryRun: false }).clusterQuotaLedger;
+    const onePod = { usage: { pods: '1' }, facts: { pod: true } };
+    await crqLedger.confirm('tenant-a', { namespace: 'team-a', resource: 'pods', name: 'ghost' }, onePod);
+    await crqLedger.confirm('tenant-a', { namespace: 'unlisted', resource: 'pods', name: 'kept' }, onePod);
     run = await sync([
       ...fixture('namespaces.json'),
+      ...fixture('clusterresourcequotas.json'),
       ...fixture('resourcequotas.json'),
       ...fixture('pods.json'),
       ...fixture('deployments-services.json'),
@@ -97,6 +105,17 @@ describe('loading real kubectl listings', () => {
     const fourth = await invoke('validate', { object: pod('fourth', '10m') });
     expect(fourth.review!.response!.status?.message).toBe(
       'pods "fourth" is forbidden: exceeded quota: compute-quota, requested: pods=1, used: pods=3, limited: pods=3',
+    );
+  });
+
+  it('ClusterResourceQuotas are loaded, and each recounted from the namespaces it selects (team-a: 2 pods)', async () => {
+    expect(run.stderr).toContain('clusterresourcequotas: 1 recorded (complete listing)\n');
+    expect(run.stderr).toContain('pods: 2 counted for clusterresourcequota tenant-a, 1 stale charge removed\n');
+    const invoke = lambdaFor(clusterResourceQuota, store, { unknownNamespace: 'skip' });
+    // 2 listed pods + the charge in a namespace no listing covered; the ghost is gone.
+    const third = await invoke('validate', { object: pod('crq-third', '10m') });
+    expect(third.review!.response!.status?.message).toBe(
+      'pods "crq-third" is forbidden: exceeded quota: tenant-a, requested: pods=1, used: pods=3, limited: pods=3',
     );
   });
 

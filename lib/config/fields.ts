@@ -135,6 +135,9 @@ export class ConfigFields {
     return this.value[key] !== undefined && this.value[key] !== null;
   }
 
+  /** A non-empty string; undefined when absent or empty, unless `required`. */
+  string(key: string, required: true): string;
+  string(key: string, required?: boolean): string | undefined;
   string(key: string, required = false): string | undefined {
     const v = this.value[key];
     if (v === undefined || v === null || v === '') {

@@ -224,6 +224,11 @@ export class ConfigFields {
     return this.nested(this.at(key), v);
   }
 
+  /** A nested object, read as an empty one when absent. */
+  object(key: string): this {
+    return this.child(key) ?? this.nested(this.at(key), {});
+  }
+
   list(key: string): this[] {
     const v = this.value[key] ?? [];
     if (!Array.isArray(v)) throw this.error(key, 'must be a list');

@@ -45,7 +45,7 @@ export function closestName(name: string, known: readonly string[]): string | un
 }
 
 /** `did you mean "x"?`, or the list of known names when none is close. */
-export function suggestion(name: string, known: readonly string[]): string {
+function suggestion(name: string, known: readonly string[]): string {
   const closest = closestName(name, known);
   if (closest !== undefined) return `did you mean ${JSON.stringify(closest)}?`;
   return known.length === 0 ? 'no fields are supported here' : `supported fields: ${known.join(', ')}`;
@@ -222,6 +222,13 @@ export class ConfigFields {
     if (v === undefined || v === null) return undefined;
     if (!isRecord(v)) throw this.error(key, 'must be an object');
     return this.nested(this.at(key), v);
+  }
+
+  /** A list whose items the caller reads itself (manifests, documents); [] when absent. */
+  array(key: string, what = 'a list'): unknown[] {
+    const v = this.value[key] ?? [];
+    if (!Array.isArray(v)) throw this.error(key, `must be ${what}`);
+    return v;
   }
 
   /** A nested object, read as an empty one when absent. */

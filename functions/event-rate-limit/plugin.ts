@@ -17,7 +17,7 @@
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, denied } from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
-import { aggregateMessage, fieldErrorMessage, FieldPath, invalid, notSupported } from '../../lib/admission/field.js';
+import { aggregateMessage, FieldPath, invalid, notSupported } from '../../lib/admission/field.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { ConfigFields, validationError } from '../../lib/config/fields.js';

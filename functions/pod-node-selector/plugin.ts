@@ -103,13 +103,12 @@ async function namespaceSelector(
 
 const shouldIgnore = (request: AdmissionRequest) => POD_CREATES.ignore(request) || !isPod(request.object);
 
-async function check(
+function check(
   request: AdmissionRequest,
   config: PodNodeSelectorConfig,
-  state: PluginState,
   nodeSelector: LabelSet,
   nsSelector: LabelSet,
-): Promise<Decision | undefined> {
+): Decision | undefined {
   const pod = request.object as PodLike;
   if (conflicts(nsSelector, nodeSelector))
     return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
@@ -168,7 +167,7 @@ export default definePlugin<PodNodeSelectorConfig>({
       return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
     // labels.Merge(namespace, pod): the pod's own value wins.
     const merged = { ...labels, ...own };
-    const refusal = await check(request, config, state, merged, labels);
+    const refusal = check(request, config, merged, labels);
     if (refusal) return refusal;
     if (Object.keys(merged).length === Object.keys(own).length) return allowed();
     // Only the changed path is new; everything else is shared with the object as received.
@@ -180,6 +179,6 @@ export default definePlugin<PodNodeSelectorConfig>({
     const nsSelector = await namespaceSelector(request, config, state);
     if ('decision' in nsSelector) return nsSelector.decision;
     const pod = request.object as PodLike;
-    return (await check(request, config, state, pod.spec?.nodeSelector ?? {}, nsSelector.labels)) ?? allowed();
+    return check(request, config, pod.spec?.nodeSelector ?? {}, nsSelector.labels) ?? allowed();
   },
 });

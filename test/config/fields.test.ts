@@ -102,9 +102,13 @@ describe('ConfigFields', () => {
   it('object reads an absent section as empty, at its own path', () => {
     const section = fields({}).object('defaults');
     expect(section.value).toEqual({});
-    expect(refusal(() => fields({ defaults: { enforse: 'x' } }).object('defaults').allow('enforce'))).toBe(
-      'P: spec.defaults.enforse: unknown field "enforse"; did you mean "enforce"?',
-    );
+    expect(
+      refusal(() =>
+        fields({ defaults: { enforse: 'x' } })
+          .object('defaults')
+          .allow('enforce'),
+      ),
+    ).toBe('P: spec.defaults.enforse: unknown field "enforse"; did you mean "enforce"?');
     expect(refusal(() => fields({ defaults: [] }).object('defaults'))).toBe('P: spec.defaults: must be an object');
   });
 

@@ -14,8 +14,7 @@
 import { allowed } from '../../lib/admission/decision.js';
 import type { WebhookRule } from '../../lib/admission/plugin.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 
 const UPSTREAM_NAME = 'AlwaysAdmit';
 
@@ -52,9 +51,7 @@ export default definePlugin({
 
   configure(raw): AlwaysAdmitConfig {
     if (raw === undefined || raw === null) return { enabled: false };
-    if (typeof raw !== 'object' || Array.isArray(raw))
-      throw new ConfigError(UPSTREAM_NAME, 'configuration', 'must be {} (the plugin takes no configuration)');
-    rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, []);
+    ConfigFields.of(UPSTREAM_NAME, raw, '{} (the plugin takes no configuration)').allow();
     return { enabled: true };
   },
 

@@ -39,8 +39,7 @@ import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admiss
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { openShiftConfigObject } from '../../lib/config/fields.js';
+import { openShiftConfig } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { QuantityFormat } from '../../lib/kube/quantity.js';
 import { Quantity } from '../../lib/kube/quantity.js';
@@ -74,7 +73,7 @@ const PERCENT_FIELDS = ['limitCPUToMemoryPercent', 'cpuRequestToLimitPercent', '
 
 function configure(raw: unknown): ClusterResourceOverrideConfig {
   const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['skip', 'reject'] as const, 'skip');
-  const entry = openShiftConfigObject(
+  const entry = openShiftConfig(
     PLUGIN,
     raw,
     'autoscaling.openshift.io/v1',
@@ -90,24 +89,15 @@ function configure(raw: unknown): ClusterResourceOverrideConfig {
       unknownNamespace,
     };
   const percent: Record<string, number> = {};
-  for (const field of PERCENT_FIELDS) {
-    const value = entry[field] ?? 0;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value))
-      throw new ConfigError(PLUGIN, field, `must be an integer, got ${JSON.stringify(value)}`);
-    percent[field] = value;
-  }
+  for (const field of PERCENT_FIELDS) percent[field] = entry.integer(field, 0);
   // validation.Validate, in its order.
   if (PERCENT_FIELDS.every((f) => percent[f] === 0))
-    throw new ConfigError(PLUGIN, '', 'Forbidden: plugin enabled but no percentages were specified');
+    throw entry.error('', 'Forbidden: plugin enabled but no percentages were specified');
   if (percent.limitCPUToMemoryPercent < 0)
-    throw new ConfigError(
-      PLUGIN,
-      'limitCPUToMemoryPercent',
-      `Invalid value: ${percent.limitCPUToMemoryPercent}: must be positive`,
-    );
+    throw entry.error('limitCPUToMemoryPercent', `Invalid value: ${percent.limitCPUToMemoryPercent}: must be positive`);
   for (const field of ['cpuRequestToLimitPercent', 'memoryRequestToLimitPercent']) {
     if (percent[field] < 0 || percent[field] > 100)
-      throw new ConfigError(PLUGIN, field, `Invalid value: ${percent[field]}: must be between 0 and 100`);
+      throw entry.error(field, `Invalid value: ${percent[field]}: must be between 0 and 100`);
   }
   return {
     enabled: true,

@@ -18,8 +18,7 @@ import { allowed, badRequest, forbidden, patched } from '../../lib/admission/dec
 import { FieldPath, required } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
 import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { goTypeName, ofKind } from '../../lib/kube/objects.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
@@ -56,25 +55,12 @@ const UPSTREAM_DEFAULTS: DefaultTolerationSecondsConfig = {
 
 function configure(raw: unknown): DefaultTolerationSecondsConfig {
   if (raw === undefined || raw === null) return UPSTREAM_DEFAULTS;
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(PLUGIN, 'configuration', `must be an object with ${CONFIG_FIELDS.join(' and ')}`);
-  }
-  const entry = raw as Record<string, unknown>;
-  rejectUnknownFields(PLUGIN, '', entry, CONFIG_FIELDS);
-  const seconds = (field: (typeof CONFIG_FIELDS)[number]): number => {
-    const value = entry[field] ?? UPSTREAM_DEFAULT_SECONDS;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-      throw new ConfigError(
-        PLUGIN,
-        field,
-        `must be a non-negative integer number of seconds, got ${JSON.stringify(value)}`,
-      );
-    }
-    return value;
-  };
+  const entry = ConfigFields.of(PLUGIN, raw, `an object with ${CONFIG_FIELDS.join(' and ')}`).allow(...CONFIG_FIELDS);
+  // A number of seconds, never negative.
+  const seconds = (field: (typeof CONFIG_FIELDS)[number]) => entry.integer(field, UPSTREAM_DEFAULT_SECONDS, 0);
   return {
-    defaultNotReadyTolerationSeconds: seconds(CONFIG_FIELDS[0]),
-    defaultUnreachableTolerationSeconds: seconds(CONFIG_FIELDS[1]),
+    defaultNotReadyTolerationSeconds: seconds('defaultNotReadyTolerationSeconds'),
+    defaultUnreachableTolerationSeconds: seconds('defaultUnreachableTolerationSeconds'),
   };
 }
 

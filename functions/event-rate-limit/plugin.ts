@@ -17,17 +17,17 @@
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, denied } from '../../lib/admission/decision.js';
 import type { FieldError } from '../../lib/admission/field.js';
-import { aggregateMessage, fieldErrorMessage, FieldPath, invalid, notSupported } from '../../lib/admission/field.js';
+import { aggregateMessage, FieldPath, invalid, notSupported } from '../../lib/admission/field.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields, validationError } from '../../lib/config/fields.js';
 import { createHash } from 'node:crypto';
 
 const UPSTREAM_NAME = 'EventRateLimit';
 const CONFIG_VERSION = 'eventratelimit.admission.k8s.io/v1alpha1';
 const LIMIT_TYPES = ['Namespace', 'Server', 'SourceAndObject', 'User'] as const;
 export type LimitType = (typeof LIMIT_TYPES)[number];
+const isLimitType = (type: string): type is LimitType => (LIMIT_TYPES as readonly string[]).includes(type);
 /** Upstream's LRU size when a limit sets none. */
 const DEFAULT_CACHE_SIZE = 4096;
 /** Bucket keys longer than this are stored by digest (a DynamoDB key holds at most 2048 bytes). */
@@ -125,58 +125,37 @@ function isEvent(request: AdmissionRequest): boolean {
 
 const tooManyRequests = (message: string): Decision => denied(`Too many requests: ${message}`, 429, 'TooManyRequests');
 
-function int32(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31;
-}
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
 
 /** LoadConfiguration + ValidateConfiguration: every violation, each naming its field. */
 function parseConfig(raw: unknown): EventRateLimitConfig {
   if (raw === undefined || raw === null) return { limits: [] };
-  if (typeof raw !== 'object' || Array.isArray(raw))
-    throw new ConfigError(UPSTREAM_NAME, '', `must be a ${CONFIG_VERSION} Configuration`);
-  const { apiVersion, kind, limits, ...rest } = raw as Record<string, unknown>;
-  if (apiVersion !== undefined && apiVersion !== CONFIG_VERSION)
-    throw new ConfigError(UPSTREAM_NAME, 'apiVersion', `must be ${CONFIG_VERSION}, got ${JSON.stringify(apiVersion)}`);
-  if (kind !== undefined && kind !== 'Configuration')
-    throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
-  rejectUnknownFields(UPSTREAM_NAME, '', rest, ['limits']);
-  if (limits !== undefined && limits !== null && !Array.isArray(limits))
-    throw new ConfigError(UPSTREAM_NAME, 'limits', 'must be a list');
-  const list = (limits ?? []) as unknown[];
+  const entry = ConfigFields.of(UPSTREAM_NAME, raw, `a ${CONFIG_VERSION} Configuration`)
+    .typeMeta([CONFIG_VERSION], ['Configuration'])
+    .allow('apiVersion', 'kind', 'limits');
+  const list = entry.list('limits');
   const errors: FieldError[] = [];
   const path = FieldPath.of('limits');
-  if (list.length === 0) errors.push(invalid(path, limits ?? null, 'must not be empty'));
-  const parsed = list.map((entry, i): Limit => {
+  if (list.length === 0) errors.push(invalid(path, entry.value.limits ?? null, 'must not be empty'));
+  const parsed: Limit[] = [];
+  list.forEach((limit, i) => {
     const at = path.index(i);
-    const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
-    rejectUnknownFields(UPSTREAM_NAME, String(at), e, ['type', 'qps', 'burst', 'cacheSize']);
-    for (const field of ['qps', 'burst', 'cacheSize']) {
-      if (e[field] !== undefined && !int32(e[field]))
-        throw new ConfigError(
-          UPSTREAM_NAME,
-          String(at.child(field)),
-          `must be a 32-bit integer, got ${JSON.stringify(e[field])}`,
-        );
-    }
-    const type = text(e.type) as LimitType;
-    const qps = (e.qps as number | undefined) ?? 0;
-    const burst = (e.burst as number | undefined) ?? 0;
-    const cacheSize = (e.cacheSize as number | undefined) ?? 0;
-    if (!LIMIT_TYPES.includes(type)) errors.push(notSupported(at.child('type'), e.type ?? '', LIMIT_TYPES));
+    limit.allow('type', 'qps', 'burst', 'cacheSize');
+    const qps = limit.integer('qps', 0, INT32_MIN, INT32_MAX);
+    const burst = limit.integer('burst', 0, INT32_MIN, INT32_MAX);
+    const cacheSize = limit.integer('cacheSize', 0, INT32_MIN, INT32_MAX);
+    const type = limit.string('type') ?? '';
+    if (!isLimitType(type)) errors.push(notSupported(at.child('type'), type, LIMIT_TYPES));
     if (burst <= 0) errors.push(invalid(at.child('burst'), burst, 'must be positive'));
     if (qps <= 0) errors.push(invalid(at.child('qps'), qps, 'must be positive'));
     if (type !== 'Server' && cacheSize < 0)
       errors.push(invalid(at.child('cacheSize'), cacheSize, 'must not be negative'));
-    return { type, qps, burst, cacheSize: type === 'Server' ? 1 : cacheSize || DEFAULT_CACHE_SIZE };
+    if (isLimitType(type))
+      parsed.push({ type, qps, burst, cacheSize: type === 'Server' ? 1 : cacheSize || DEFAULT_CACHE_SIZE });
   });
-  if (errors.length > 0) {
-    const [first, ...others] = errors.map(fieldErrorMessage);
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      errors[0].field,
-      [first.slice(errors[0].field.length + 2), ...others].join('; '),
-    );
-  }
+  const invalidConfiguration = validationError(UPSTREAM_NAME, errors);
+  if (invalidConfiguration) throw invalidConfiguration;
   return { limits: parsed };
 }
 

@@ -75,7 +75,7 @@ export default definePlugin({
     }
     if (!changed) return allowed();
     // Only a pod with a spec requests resources. Copies only the path that changes.
-    return patched({ ...pod, spec: { ...pod.spec!, tolerations } });
+    return patched({ ...pod, spec: { ...pod.spec, tolerations } });
   }),
 
   validate: guardedPhase({ ...PODS, ignore: NEW_PODS.ignore }, (pod, request) => {

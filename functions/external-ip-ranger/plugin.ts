@@ -29,15 +29,8 @@ import { aggregateMessage, FieldPath, fieldErrorMessage, forbiddenField } from '
 import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
-import {
-  ALLOWLIST_FIELDS,
-  EMPTY_ALLOWLIST,
-  isAllowlisted,
-  readAllowlist,
-  stringListField,
-} from '../../lib/config/allowlist.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { openShiftConfigObject } from '../../lib/config/fields.js';
+import { ALLOWLIST_FIELDS, EMPTY_ALLOWLIST, isAllowlisted, readAllowlist } from '../../lib/config/allowlist.js';
+import { openShiftConfig } from '../../lib/config/fields.js';
 import type { IPNet } from '../../lib/kube/net.js';
 import { cidrContains, parseCIDRSloppy, parseIPSloppy } from '../../lib/kube/net.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
@@ -59,29 +52,27 @@ export interface ExternalIPRangerConfig {
 const FIELDS = ['externalIPNetworkCIDRs', 'allowIngressIP', ...ALLOWLIST_FIELDS];
 
 function configure(raw: unknown): ExternalIPRangerConfig {
-  const entry = openShiftConfigObject(PLUGIN, raw, CONFIG_API_VERSION, CONFIG_KIND, FIELDS);
+  const entry = openShiftConfig(PLUGIN, raw, CONFIG_API_VERSION, CONFIG_KIND, FIELDS);
   if (entry === undefined)
     return { enabled: false, reject: [], admit: [], allowIngressIP: false, allowlist: EMPTY_ALLOWLIST };
   const reject: IPNet[] = [];
   const admit: IPNet[] = [];
   // ParseRejectAdmitCIDRRules: a leading ! makes a rejection.
-  stringListField(PLUGIN, entry, 'externalIPNetworkCIDRs', []).forEach((rule, i) => {
+  entry.strings('externalIPNetworkCIDRs', { nonEmpty: true }).forEach((rule, i) => {
     const negate = rule.startsWith('!');
     try {
       (negate ? reject : admit).push(parseCIDRSloppy(negate ? rule.slice(1) : rule));
     } catch (error) {
-      throw new ConfigError(PLUGIN, `externalIPNetworkCIDRs[${i}]`, (error as Error).message);
+      throw entry.error(`externalIPNetworkCIDRs[${i}]`, (error as Error).message);
     }
   });
-  const allowIngressIP = entry.allowIngressIP ?? false;
-  if (typeof allowIngressIP !== 'boolean')
-    throw new ConfigError(PLUGIN, 'allowIngressIP', `must be true or false, got ${JSON.stringify(allowIngressIP)}`);
+  const allowIngressIP = entry.boolean('allowIngressIP', false);
   return {
     enabled: true,
     reject,
     admit,
     allowIngressIP,
-    allowlist: readAllowlist(PLUGIN, entry),
+    allowlist: readAllowlist(entry),
   };
 }
 

@@ -18,8 +18,7 @@ import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden, patched, unconvertible, withAuditAnnotations } from '../../lib/admission/decision.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import type { WebhookClient } from '../../lib/kube/webhook-client.js';
@@ -87,23 +86,20 @@ export function goDuration(ns: number): string {
 
 /** normalizeConfigDuration: -1 disables, 0 (or absent) is the default, else min < value <= max. */
 function duration(
-  raw: Record<string, unknown>,
+  entry: ConfigFields,
   field: string,
   scaleNs: number,
   minNs: number,
   maxNs: number,
   defaultNs: number,
 ): number {
-  const value = raw[field] ?? 0;
-  if (typeof value !== 'number' || !Number.isInteger(value))
-    throw new ConfigError(UPSTREAM_NAME, `imagePolicy.${field}`, `must be an integer, got ${JSON.stringify(value)}`);
+  const value = entry.integer(field, 0);
   if (value === -1) return 0;
   if (value === 0) return defaultNs;
   const ns = value * scaleNs;
   if (ns <= minNs || ns > maxNs)
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      `imagePolicy.${field}`,
+    throw entry.error(
+      field,
       `valid value is between ${goDuration(minNs)} and ${goDuration(maxNs)}, got ${goDuration(ns)}`,
     );
   return ns;
@@ -115,47 +111,27 @@ const MILLISECOND = 1e6;
 function parseConfig(raw: unknown, baseDir: string): ImagePolicyWebhookConfig {
   if (raw === undefined || raw === null)
     return { backend: undefined, allowTTL: 300, denyTTL: 30, retryBackoffMs: 500, defaultAllow: false };
-  if (typeof raw !== 'object' || Array.isArray(raw))
-    throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with imagePolicy');
-  rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, ['apiVersion', 'kind', 'imagePolicy']);
-  const block = (raw as Record<string, unknown>).imagePolicy;
-  if (typeof block !== 'object' || block === null || Array.isArray(block))
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'imagePolicy',
-      'required: {kubeConfigFile, allowTTL, denyTTL, retryBackoff, defaultAllow}',
-    );
-  const entry = block as Record<string, unknown>;
-  rejectUnknownFields(UPSTREAM_NAME, 'imagePolicy', entry, [
-    'kubeConfigFile',
-    'allowTTL',
-    'denyTTL',
-    'retryBackoff',
-    'defaultAllow',
-  ]);
+  const top = ConfigFields.of(UPSTREAM_NAME, raw, 'an object with imagePolicy').allow(
+    'apiVersion',
+    'kind',
+    'imagePolicy',
+  );
+  const entry = top.child('imagePolicy');
+  if (entry === undefined)
+    throw top.error('imagePolicy', 'required: {kubeConfigFile, allowTTL, denyTTL, retryBackoff, defaultAllow}');
+  entry.allow('kubeConfigFile', 'allowTTL', 'denyTTL', 'retryBackoff', 'defaultAllow');
   const retryBackoff = duration(entry, 'retryBackoff', MILLISECOND, 1, 5 * 60 * SECOND, 500 * MILLISECOND);
   const allowTTL = duration(entry, 'allowTTL', SECOND, SECOND, 30 * 60 * SECOND, 5 * 60 * SECOND);
   const denyTTL = duration(entry, 'denyTTL', SECOND, SECOND, 30 * 60 * SECOND, 30 * SECOND);
-  const defaultAllow = entry.defaultAllow ?? false;
-  if (typeof defaultAllow !== 'boolean')
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'imagePolicy.defaultAllow',
-      `must be true or false, got ${JSON.stringify(defaultAllow)}`,
-    );
-  const file = entry.kubeConfigFile;
-  if (typeof file !== 'string' || file === '')
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'imagePolicy.kubeConfigFile',
-      'required: the kubeconfig naming the ImageReview backend',
-    );
+  const defaultAllow = entry.boolean('defaultAllow', false);
+  const file = entry.string('kubeConfigFile');
+  if (file === undefined)
+    throw entry.error('kubeConfigFile', 'required: the kubeconfig naming the ImageReview backend');
   let backend: WebhookClient;
   try {
     backend = loadKubeconfigClient(isAbsolute(file) ? file : resolve(baseDir, file));
   } catch (error) {
-    if (error instanceof KubeconfigError)
-      throw new ConfigError(UPSTREAM_NAME, 'imagePolicy.kubeConfigFile', error.message);
+    if (error instanceof KubeconfigError) throw entry.error('kubeConfigFile', error.message);
     throw error;
   }
   return {

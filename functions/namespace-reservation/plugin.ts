@@ -24,8 +24,7 @@ import { isMainResource } from '../../lib/admission/request.js';
 import { allowed, denied } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
 import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 
 const PLUGIN = 'NamespaceReservation';
 const PROJECT_GROUP = 'project.openshift.io';
@@ -39,20 +38,11 @@ const FIELDS = ['reservedNames', 'reservedPrefixes'] as const;
 
 function configure(raw: unknown): NamespaceReservationConfig {
   if (raw === undefined || raw === null) return { reservedNames: [], reservedPrefixes: [] };
-  if (typeof raw !== 'object' || Array.isArray(raw))
-    throw new ConfigError(PLUGIN, 'configuration', `must be an object with ${FIELDS.join(' and ')}`);
-  const entry = raw as Record<string, unknown>;
-  rejectUnknownFields(PLUGIN, '', entry, FIELDS);
-  const list = (field: (typeof FIELDS)[number]): string[] => {
-    const value = entry[field] ?? [];
-    if (!Array.isArray(value)) throw new ConfigError(PLUGIN, field, 'must be a list of strings');
-    value.forEach((item, i) => {
-      if (typeof item !== 'string' || item === '')
-        throw new ConfigError(PLUGIN, `${field}[${i}]`, `must be a non-empty string, got ${JSON.stringify(item)}`);
-    });
-    return value as string[];
+  const entry = ConfigFields.of(PLUGIN, raw, `an object with ${FIELDS.join(' and ')}`).allow(...FIELDS);
+  return {
+    reservedNames: entry.strings('reservedNames', { nonEmpty: true }),
+    reservedPrefixes: entry.strings('reservedPrefixes', { nonEmpty: true }),
   };
-  return { reservedNames: list('reservedNames'), reservedPrefixes: list('reservedPrefixes') };
 }
 
 const RULES = [

@@ -19,8 +19,7 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { LearnedPlacements } from '../../lib/admission/ports.js';
 import { isPlainObject } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields, suggestion } from '../../lib/config/fields.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 import { CertificateRequestParseError, parseCertificateRequestSubject } from '../../lib/kube/csr.js';
 import { differingPaths, semanticallyEqual } from '../../lib/kube/equality.js';
 import {
@@ -61,26 +60,11 @@ export interface NodeRestrictionConfig {
  */
 function configure(raw: unknown): NodeRestrictionConfig {
   const featureGates: Record<FeatureGate, boolean> = { ...FEATURE_GATE_DEFAULTS };
-  if (raw === undefined || raw === null) return { featureGates };
-  if (typeof raw !== 'object' || Array.isArray(raw))
-    throw new ConfigError(PLUGIN, 'configuration', 'must be an object with featureGates');
-  rejectUnknownFields(PLUGIN, '', raw as Record<string, unknown>, ['featureGates']);
-  for (const [, value] of Object.entries(raw)) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value))
-      throw new ConfigError(PLUGIN, 'featureGates', 'must be a map of gate name to true or false');
-    for (const [gate, enabled] of Object.entries(value)) {
-      if (!(gate in FEATURE_GATE_DEFAULTS)) {
-        throw new ConfigError(
-          PLUGIN,
-          `featureGates.${gate}`,
-          `unknown feature gate; ${suggestion(gate, Object.keys(FEATURE_GATE_DEFAULTS))}`,
-        );
-      }
-      if (typeof enabled !== 'boolean')
-        throw new ConfigError(PLUGIN, `featureGates.${gate}`, `must be true or false, got ${JSON.stringify(enabled)}`);
-      featureGates[gate as FeatureGate] = enabled;
-    }
-  }
+  const gates = ConfigFields.of(PLUGIN, raw, 'an object with featureGates').allow('featureGates').child('featureGates');
+  if (gates === undefined) return { featureGates };
+  const names = Object.keys(FEATURE_GATE_DEFAULTS) as FeatureGate[];
+  gates.allow(...names);
+  for (const gate of names) featureGates[gate] = gates.boolean(gate, FEATURE_GATE_DEFAULTS[gate]);
   return { featureGates };
 }
 

@@ -29,8 +29,7 @@ import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admiss
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource, qualifiedResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { PluginState } from '../../lib/admission/ports.js';
@@ -202,21 +201,12 @@ export default definePlugin<OriginPodNodeEnvironmentConfig>({
   configure(raw): OriginPodNodeEnvironmentConfig {
     const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['default', 'reject'] as const, 'default');
     if (raw === undefined || raw === null) return { defaultNodeSelector: '', unknownNamespace };
-    if (typeof raw !== 'object' || Array.isArray(raw))
-      throw new ConfigError(PLUGIN, 'configuration', 'must be an object with defaultNodeSelector');
-    const entry = raw as Record<string, unknown>;
-    rejectUnknownFields(PLUGIN, '', entry, ['defaultNodeSelector']);
-    const selector = entry.defaultNodeSelector ?? '';
-    if (typeof selector !== 'string')
-      throw new ConfigError(
-        PLUGIN,
-        'defaultNodeSelector',
-        `must be a string like "region=east, infra=false", got ${JSON.stringify(selector)}`,
-      );
+    const entry = ConfigFields.of(PLUGIN, raw, 'an object with defaultNodeSelector').allow('defaultNodeSelector');
+    const selector = entry.string('defaultNodeSelector') ?? '';
     try {
       parseProjectSelector(selector);
     } catch (error) {
-      throw new ConfigError(PLUGIN, 'defaultNodeSelector', (error as Error).message);
+      throw entry.error('defaultNodeSelector', (error as Error).message);
     }
     return { defaultNodeSelector: selector, unknownNamespace };
   },

@@ -23,14 +23,8 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
-import {
-  ALLOWLIST_FIELDS,
-  EMPTY_ALLOWLIST,
-  isAllowlisted,
-  readAllowlist,
-  stringListField,
-} from '../../lib/config/allowlist.js';
-import { openShiftConfigObject } from '../../lib/config/fields.js';
+import { ALLOWLIST_FIELDS, EMPTY_ALLOWLIST, isAllowlisted, readAllowlist } from '../../lib/config/allowlist.js';
+import { openShiftConfig } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 
 const PLUGIN = 'scheduling.openshift.io/PodNodeConstraints';
@@ -47,7 +41,7 @@ export interface PodNodeConstraintsConfig {
 }
 
 function configure(raw: unknown): PodNodeConstraintsConfig {
-  const entry = openShiftConfigObject(PLUGIN, raw, 'scheduling.openshift.io/v1', 'PodNodeConstraintsConfig', [
+  const entry = openShiftConfig(PLUGIN, raw, 'scheduling.openshift.io/v1', 'PodNodeConstraintsConfig', [
     'nodeSelectorLabelBlacklist',
     ...ALLOWLIST_FIELDS,
   ]);
@@ -56,9 +50,9 @@ function configure(raw: unknown): PodNodeConstraintsConfig {
     enabled: true,
     // SetDefaults_PodNodeConstraintsConfig: absent means the hostname label; [] means none.
     nodeSelectorLabelBlacklist: new Set(
-      stringListField(PLUGIN, entry, 'nodeSelectorLabelBlacklist', ['kubernetes.io/hostname']),
+      entry.strings('nodeSelectorLabelBlacklist', { fallback: ['kubernetes.io/hostname'], nonEmpty: true }),
     ),
-    allowlist: readAllowlist(PLUGIN, entry),
+    allowlist: readAllowlist(entry),
   };
 }
 

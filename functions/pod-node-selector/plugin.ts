@@ -15,8 +15,7 @@ import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admiss
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { qualifiedResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { PluginState } from '../../lib/admission/ports.js';
 
@@ -104,13 +103,12 @@ async function namespaceSelector(
 
 const shouldIgnore = (request: AdmissionRequest) => POD_CREATES.ignore(request) || !isPod(request.object);
 
-async function check(
+function check(
   request: AdmissionRequest,
   config: PodNodeSelectorConfig,
-  state: PluginState,
   nodeSelector: LabelSet,
   nsSelector: LabelSet,
-): Promise<Decision | undefined> {
+): Decision | undefined {
   const pod = request.object as PodLike;
   if (conflicts(nsSelector, nodeSelector))
     return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
@@ -126,33 +124,17 @@ async function check(
 }
 
 function parseConfig(raw: unknown): Record<string, string> {
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw))
-    throw new ConfigError(UPSTREAM_NAME, '', 'must be an object with podNodeSelectorPluginConfig');
-  rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, ['podNodeSelectorPluginConfig']);
-  const selectors = (raw as Record<string, unknown>).podNodeSelectorPluginConfig ?? {};
-  if (typeof selectors !== 'object' || selectors === null || Array.isArray(selectors))
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'podNodeSelectorPluginConfig',
-      'must be a map of namespace (or clusterDefaultNodeSelector) to a node selector',
-    );
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(selectors)) {
-    if (typeof value !== 'string')
-      throw new ConfigError(
-        UPSTREAM_NAME,
-        `podNodeSelectorPluginConfig.${key}`,
-        'must be a string like "env=dev, infra=false"',
-      );
+  const entry = ConfigFields.of(UPSTREAM_NAME, raw, 'an object with podNodeSelectorPluginConfig');
+  // Namespace (or clusterDefaultNodeSelector) to a node selector like "env=dev, infra=false".
+  const selectors = entry.allow('podNodeSelectorPluginConfig').stringMap('podNodeSelectorPluginConfig');
+  for (const [key, selector] of Object.entries(selectors)) {
     try {
-      selectorToLabels(value);
+      selectorToLabels(selector);
     } catch (error) {
-      throw new ConfigError(UPSTREAM_NAME, `podNodeSelectorPluginConfig.${key}`, (error as Error).message);
+      throw entry.error(`podNodeSelectorPluginConfig.${key}`, (error as Error).message);
     }
-    out[key] = value;
   }
-  return out;
+  return selectors;
 }
 
 export default definePlugin<PodNodeSelectorConfig>({
@@ -185,7 +167,7 @@ export default definePlugin<PodNodeSelectorConfig>({
       return podForbidden(request, pod, 'pod node label selector conflicts with its namespace node label selector');
     // labels.Merge(namespace, pod): the pod's own value wins.
     const merged = { ...labels, ...own };
-    const refusal = await check(request, config, state, merged, labels);
+    const refusal = check(request, config, merged, labels);
     if (refusal) return refusal;
     if (Object.keys(merged).length === Object.keys(own).length) return allowed();
     // Only the changed path is new; everything else is shared with the object as received.
@@ -197,6 +179,6 @@ export default definePlugin<PodNodeSelectorConfig>({
     const nsSelector = await namespaceSelector(request, config, state);
     if ('decision' in nsSelector) return nsSelector.decision;
     const pod = request.object as PodLike;
-    return (await check(request, config, state, pod.spec?.nodeSelector ?? {}, nsSelector.labels)) ?? allowed();
+    return check(request, config, pod.spec?.nodeSelector ?? {}, nsSelector.labels) ?? allowed();
   },
 });

@@ -4,7 +4,7 @@
 import type { FieldError } from '../../lib/admission/field.js';
 import { aggregateMessage, fieldErrorMessage, FieldPath, invalid, required } from '../../lib/admission/field.js';
 import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields, validationError } from '../../lib/config/fields.js';
 import type { Level, Mode, Policy, Version } from './api.js';
 import { LATEST, parseLevel, parseVersion } from './api.js';
 
@@ -35,36 +35,6 @@ export const DEFAULT_CONFIG: PodSecurityConfig = {
 const DEFAULTS_FIELDS = ['enforce', 'enforce-version', 'audit', 'audit-version', 'warn', 'warn-version'];
 const EXEMPTIONS_FIELDS = ['usernames', 'runtimeClasses', 'namespaces'];
 const TOP_FIELDS = ['apiVersion', 'kind', 'defaults', 'exemptions'];
-
-function objectAt(value: unknown, path: string): Record<string, unknown> {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value))
-    throw new ConfigError(UPSTREAM_NAME, path, 'must be an object');
-  return value as Record<string, unknown>;
-}
-
-function rejectUnknown(object: Record<string, unknown>, known: readonly string[], prefix: string): void {
-  rejectUnknownFields(UPSTREAM_NAME, prefix.replace(/\.$/, ''), object, known);
-}
-
-function stringAt(object: Record<string, unknown>, key: string, path: string, fallback: string): string {
-  const value = object[key];
-  if (value === undefined || value === null || value === '') return fallback;
-  if (typeof value !== 'string')
-    throw new ConfigError(UPSTREAM_NAME, path, `must be a string, got ${JSON.stringify(value)}`);
-  return value;
-}
-
-function stringListAt(object: Record<string, unknown>, key: string, path: string): string[] {
-  const value = object[key];
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new ConfigError(UPSTREAM_NAME, path, 'must be a list of strings');
-  return value.map((item, i) => {
-    if (typeof item !== 'string')
-      throw new ConfigError(UPSTREAM_NAME, `${path}[${i}]`, `must be a string, got ${JSON.stringify(item)}`);
-    return item;
-  });
-}
 
 // --- upstream's validation ---
 
@@ -117,26 +87,11 @@ function validateList(values: readonly string[], path: FieldPath, check: (value:
 /** Parses and validates the entry's configuration; throws a ConfigError naming the field. */
 export function parsePodSecurityConfiguration(raw: unknown): PodSecurityConfig {
   if (raw === undefined || raw === null) return DEFAULT_CONFIG;
-  const top = objectAt(raw, '');
-  rejectUnknown(top, TOP_FIELDS, '');
-  if (!CONFIGURATION_VERSIONS.includes(top.apiVersion as never)) {
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'apiVersion',
-      `must be one of ${CONFIGURATION_VERSIONS.join(', ')}, got ${JSON.stringify(top.apiVersion ?? null)}`,
-    );
-  }
-  if (top.kind !== 'PodSecurityConfiguration') {
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'kind',
-      `must be PodSecurityConfiguration, got ${JSON.stringify(top.kind ?? null)}`,
-    );
-  }
-  const defaults = objectAt(top.defaults, 'defaults');
-  rejectUnknown(defaults, DEFAULTS_FIELDS, 'defaults.');
-  const exemptions = objectAt(top.exemptions, 'exemptions');
-  rejectUnknown(exemptions, EXEMPTIONS_FIELDS, 'exemptions.');
+  const top = ConfigFields.of(UPSTREAM_NAME, raw)
+    .allow(...TOP_FIELDS)
+    .typeMeta(CONFIGURATION_VERSIONS, ['PodSecurityConfiguration'], true);
+  const defaults = top.object('defaults').allow(...DEFAULTS_FIELDS);
+  const exemptions = top.object('exemptions').allow(...EXEMPTIONS_FIELDS);
 
   const errors: FieldError[] = [];
   const policy = {} as Record<Mode, { level: Level; version: Version }>;
@@ -144,8 +99,8 @@ export function parsePodSecurityConfiguration(raw: unknown): PodSecurityConfig {
   for (const mode of ['enforce', 'warn', 'audit'] as const) {
     const levelPath = FieldPath.of('defaults', mode);
     const versionPath = FieldPath.of('defaults', `${mode}-version`);
-    const levelValue = stringAt(defaults, mode, String(levelPath), 'privileged');
-    const versionValue = stringAt(defaults, `${mode}-version`, String(versionPath), 'latest');
+    const levelValue = defaults.string(mode) ?? 'privileged';
+    const versionValue = defaults.string(`${mode}-version`) ?? 'latest';
     let level: Level = 'privileged';
     let version: Version = LATEST;
     try {
@@ -160,9 +115,9 @@ export function parsePodSecurityConfiguration(raw: unknown): PodSecurityConfig {
     }
     policy[mode] = { level, version };
   }
-  const namespaces = stringListAt(exemptions, 'namespaces', 'exemptions.namespaces');
-  const runtimeClasses = stringListAt(exemptions, 'runtimeClasses', 'exemptions.runtimeClasses');
-  const usernames = stringListAt(exemptions, 'usernames', 'exemptions.usernames');
+  const namespaces = exemptions.strings('namespaces');
+  const runtimeClasses = exemptions.strings('runtimeClasses');
+  const usernames = exemptions.strings('usernames');
   errors.push(...validateList(namespaces, FieldPath.of('exemptions', 'namespaces'), namespaceNameErrors));
   errors.push(...validateList(runtimeClasses, FieldPath.of('exemptions', 'runtimeClasses'), subdomainErrors));
   const seenUsers = new Set<string>();
@@ -172,11 +127,10 @@ export function parsePodSecurityConfiguration(raw: unknown): PodSecurityConfig {
     else if (seenUsers.has(name)) errors.push(duplicate(path, name));
     else seenUsers.add(name);
   });
-  if (errors.length === 1) {
-    const [error] = errors;
-    throw new ConfigError(UPSTREAM_NAME, error.field, fieldErrorMessage(error).slice(error.field.length + 2));
-  }
+  // Several errors in upstream's aggregate form ([a, b]); one at its own field.
   if (errors.length > 1) throw new ConfigError(UPSTREAM_NAME, '', aggregateMessage(errors.map(fieldErrorMessage)));
+  const invalidConfiguration = validationError(UPSTREAM_NAME, errors);
+  if (invalidConfiguration) throw invalidConfiguration;
   return {
     defaults: { enforce: policy.enforce, audit: policy.audit, warn: policy.warn },
     exemptions: {

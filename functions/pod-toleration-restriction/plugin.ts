@@ -16,11 +16,10 @@
 
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, badRequest, denied, errored, notFound, patched } from '../../lib/admission/decision.js';
-import { fieldErrorMessage, FieldPath } from '../../lib/admission/field.js';
+import { FieldPath } from '../../lib/admission/field.js';
 import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { isRecord, rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields, validationError } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { Pod } from '../../lib/kube/pod.js';
 import { Quantity } from '../../lib/kube/quantity.js';
@@ -39,7 +38,7 @@ const CONFIG_VERSIONS = [
   'podtolerationrestriction.admission.k8s.io/v1alpha1',
   'podtolerationrestriction.admission.k8s.io/v1',
 ];
-const TOLERATION_FIELDS = ['key', 'operator', 'value', 'effect', 'tolerationSeconds'];
+const TOLERATION_FIELDS = ['key', 'operator', 'value', 'effect', 'tolerationSeconds'] as const;
 const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 /** Pods that request or limit any CPU or memory may be evicted under memory pressure last. */
@@ -183,49 +182,29 @@ async function checkWhitelist(
   );
 }
 
+/** A list of tolerations in the configuration: read strictly, then validated as upstream validates them. */
+function configuredTolerations(entry: ConfigFields, field: 'default' | 'whitelist'): Toleration[] {
+  const tolerations = entry.list(field).map((fields) => {
+    fields.allow(...TOLERATION_FIELDS);
+    const toleration: Toleration = {};
+    for (const key of ['key', 'operator', 'value', 'effect'] as const) {
+      const value = fields.string(key);
+      if (value !== undefined) toleration[key] = value;
+    }
+    const seconds = fields.optionalInteger('tolerationSeconds');
+    if (seconds !== undefined) toleration.tolerationSeconds = seconds;
+    return toleration;
+  });
+  const invalid = validationError(UPSTREAM_NAME, validateTolerations(tolerations, FieldPath.of(field)));
+  if (invalid) throw invalid;
+  return tolerations;
+}
+
 function parseConfig(raw: unknown): Pick<PodTolerationRestrictionConfig, 'default' | 'whitelist'> {
-  if (raw === undefined || raw === null) return { default: [], whitelist: [] };
-  if (typeof raw !== 'object' || Array.isArray(raw))
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      '',
-      'must be a podtolerationrestriction.admission.k8s.io/v1alpha1 Configuration',
-    );
-  const { apiVersion, kind, ...fields } = raw as Record<string, unknown>;
-  if (apiVersion !== undefined && !CONFIG_VERSIONS.includes(apiVersion as string))
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'apiVersion',
-      `must be one of ${CONFIG_VERSIONS.join(', ')}, got ${JSON.stringify(apiVersion)}`,
-    );
-  if (kind !== undefined && kind !== 'Configuration')
-    throw new ConfigError(UPSTREAM_NAME, 'kind', `must be Configuration, got ${JSON.stringify(kind)}`);
-  rejectUnknownFields(UPSTREAM_NAME, '', fields, ['default', 'whitelist']);
-  const list = (field: 'default' | 'whitelist'): Toleration[] => {
-    const entries = fields[field];
-    if (Array.isArray(entries)) {
-      for (const [i, t] of entries.entries()) {
-        if (isRecord(t)) rejectUnknownFields(UPSTREAM_NAME, `${field}[${i}]`, t, TOLERATION_FIELDS);
-      }
-    }
-    let tolerations: Toleration[];
-    try {
-      tolerations = decodeTolerations(fields[field], field);
-    } catch (error) {
-      throw new ConfigError(UPSTREAM_NAME, field, (error as Error).message);
-    }
-    const errors = validateTolerations(tolerations, FieldPath.of(field));
-    if (errors.length > 0) {
-      const [first, ...rest] = errors.map(fieldErrorMessage);
-      throw new ConfigError(
-        UPSTREAM_NAME,
-        errors[0].field,
-        [first.slice(errors[0].field.length + 2), ...rest].join('; '),
-      );
-    }
-    return tolerations;
-  };
-  return { default: list('default'), whitelist: list('whitelist') };
+  const entry = ConfigFields.of(UPSTREAM_NAME, raw, `a ${CONFIG_VERSIONS[0]} Configuration`)
+    .typeMeta(CONFIG_VERSIONS, ['Configuration'])
+    .allow('apiVersion', 'kind', 'default', 'whitelist');
+  return { default: configuredTolerations(entry, 'default'), whitelist: configuredTolerations(entry, 'whitelist') };
 }
 
 export default definePlugin<PodTolerationRestrictionConfig>({

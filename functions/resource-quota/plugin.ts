@@ -15,8 +15,7 @@
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden } from '../../lib/admission/decision.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 import type { LimitedResource } from '../../lib/quota/check.js';
 import { checkQuotas } from '../../lib/quota/check.js';
 import { CHARGED_RULES, quotaActionOf, RECORDED_RULES } from '../../lib/quota/requests.js';
@@ -28,27 +27,16 @@ export interface ResourceQuotaConfig {
 }
 
 function parseConfig(raw: unknown): ResourceQuotaConfig {
-  if (raw === undefined || raw === null) return { limitedResources: [] };
-  const where = (field: string, detail: string) => new ConfigError(UPSTREAM_NAME, field, detail);
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw where('', 'must be a ResourceQuotaConfiguration object');
-  rejectUnknownFields(UPSTREAM_NAME, '', raw as Record<string, unknown>, ['apiVersion', 'kind', 'limitedResources']);
-  const { kind, limitedResources = [] } = raw as { kind?: unknown; limitedResources?: unknown };
-  if (kind !== undefined && kind !== 'ResourceQuotaConfiguration' && kind !== 'Configuration')
-    throw where('kind', `must be ResourceQuotaConfiguration, got ${JSON.stringify(kind)}`);
-  if (!Array.isArray(limitedResources)) throw where('limitedResources', 'must be a list');
+  const entry = ConfigFields.of(UPSTREAM_NAME, raw, 'a ResourceQuotaConfiguration object')
+    .allow('apiVersion', 'kind', 'limitedResources')
+    .typeMeta(undefined, ['ResourceQuotaConfiguration', 'Configuration']);
   return {
-    limitedResources: limitedResources.map((entry: unknown, i: number) => {
-      const e = (entry ?? {}) as Record<string, unknown>;
-      rejectUnknownFields(UPSTREAM_NAME, `limitedResources[${i}]`, e, ['apiGroup', 'resource', 'matchContains']);
-      if (typeof e.resource !== 'string' || e.resource === '')
-        throw where(`limitedResources[${i}].resource`, 'required');
-      const matchContains = e.matchContains ?? [];
-      if (!Array.isArray(matchContains) || matchContains.some((m) => typeof m !== 'string'))
-        throw where(`limitedResources[${i}].matchContains`, 'must be a list of strings');
+    limitedResources: entry.list('limitedResources').map((limited) => {
+      limited.allow('apiGroup', 'resource', 'matchContains');
       return {
-        apiGroup: typeof e.apiGroup === 'string' ? e.apiGroup : '',
-        resource: e.resource,
-        matchContains: matchContains as string[],
+        apiGroup: limited.string('apiGroup') ?? '',
+        resource: limited.string('resource', true),
+        matchContains: limited.strings('matchContains'),
       };
     }),
   };

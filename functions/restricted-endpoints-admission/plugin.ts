@@ -28,15 +28,8 @@ import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
-import {
-  ALLOWLIST_FIELDS,
-  EMPTY_ALLOWLIST,
-  isAllowlisted,
-  readAllowlist,
-  stringListField,
-} from '../../lib/config/allowlist.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { openShiftConfigObject } from '../../lib/config/fields.js';
+import { ALLOWLIST_FIELDS, EMPTY_ALLOWLIST, isAllowlisted, readAllowlist } from '../../lib/config/allowlist.js';
+import { openShiftConfig } from '../../lib/config/fields.js';
 import type { IPNet } from '../../lib/kube/net.js';
 import { cidrContains, parseCIDRSloppy, parseIPSloppy } from '../../lib/kube/net.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
@@ -72,20 +65,20 @@ export interface RestrictedEndpointsConfig {
 }
 
 function configure(raw: unknown): RestrictedEndpointsConfig {
-  const entry = openShiftConfigObject(PLUGIN, raw, 'network.openshift.io/v1', 'RestrictedEndpointsAdmissionConfig', [
+  const entry = openShiftConfig(PLUGIN, raw, 'network.openshift.io/v1', 'RestrictedEndpointsAdmissionConfig', [
     'restrictedCIDRs',
     ...ALLOWLIST_FIELDS,
   ]);
   if (entry === undefined) return { enabled: false, restrictedNetworks: [], allowlist: EMPTY_ALLOWLIST };
   // ParseSimpleCIDRRules: every entry a CIDR, read as ParseCIDRSloppy reads it.
-  const restrictedNetworks = stringListField(PLUGIN, entry, 'restrictedCIDRs', []).map((text, i) => {
+  const restrictedNetworks = entry.strings('restrictedCIDRs', { nonEmpty: true }).map((text, i) => {
     try {
       return parseCIDRSloppy(text);
     } catch (error) {
-      throw new ConfigError(PLUGIN, `restrictedCIDRs[${i}]`, (error as Error).message);
+      throw entry.error(`restrictedCIDRs[${i}]`, (error as Error).message);
     }
   });
-  return { enabled: true, restrictedNetworks, allowlist: readAllowlist(PLUGIN, entry, ENDPOINT_CONTROLLERS) };
+  return { enabled: true, restrictedNetworks, allowlist: readAllowlist(entry, ENDPOINT_CONTROLLERS) };
 }
 
 interface EndpointAddress {

@@ -27,8 +27,7 @@ import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admiss
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { openShiftConfigObject } from '../../lib/config/fields.js';
+import { openShiftConfig } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { PluginState } from '../../lib/admission/ports.js';
@@ -49,17 +48,14 @@ export interface RunOnceDurationConfig {
 
 function configure(raw: unknown): RunOnceDurationConfig {
   const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['default', 'reject'] as const, 'default');
-  const entry = openShiftConfigObject(PLUGIN, raw, 'autoscaling.openshift.io/v1', 'RunOnceDurationConfig', [
+  const entry = openShiftConfig(PLUGIN, raw, 'autoscaling.openshift.io/v1', 'RunOnceDurationConfig', [
     'activeDeadlineSecondsOverride',
   ]);
   if (entry === undefined) return { enabled: false, unknownNamespace };
-  const limit = entry.activeDeadlineSecondsOverride;
-  if (limit === undefined || limit === null) return { enabled: true, unknownNamespace };
-  if (typeof limit !== 'number' || !Number.isSafeInteger(limit))
-    throw new ConfigError(PLUGIN, 'activeDeadlineSecondsOverride', `must be an integer, got ${JSON.stringify(limit)}`);
+  const limit = entry.optionalInteger('activeDeadlineSecondsOverride');
+  if (limit === undefined) return { enabled: true, unknownNamespace };
   // ValidateRunOnceDurationConfig.
-  if (limit <= 0)
-    throw new ConfigError(PLUGIN, 'activeDeadlineSecondsOverride', `Invalid value: ${limit}: must be greater than 0`);
+  if (limit <= 0) throw entry.error('activeDeadlineSecondsOverride', `Invalid value: ${limit}: must be greater than 0`);
   return { enabled: true, activeDeadlineSecondsLimit: limit, unknownNamespace };
 }
 

@@ -39,7 +39,9 @@ interface RuntimeClassFields {
 
 const specOf = (pod: KubeObject): PodSpecFields => (pod.spec as PodSpecFields | undefined) ?? {};
 const isSet = (value: unknown) => value !== undefined && value !== null;
-const size = (list: ResourceList | null | undefined) => (list ? Object.keys(list).length : 0);
+/** A resource list with at least one entry. */
+const hasResources = (list: ResourceList | null | undefined): list is ResourceList =>
+  list !== null && list !== undefined && Object.keys(list).length > 0;
 
 /** apiequality.Semantic.DeepEqual of two ResourceLists: the same names, quantities equal by value. */
 function sameResources(a: ResourceList, b: ResourceList): boolean {
@@ -80,7 +82,7 @@ function applyClass(request: AdmissionRequest, pod: KubeObject, rc: RuntimeClass
   const next: PodSpecFields = { ...spec };
   if (rc && isSet(rc.overhead)) {
     const podFixed = rc.overhead?.podFixed;
-    if (size(spec.overhead) > 0 && !sameResources(podFixed ?? {}, spec.overhead!)) {
+    if (hasResources(spec.overhead) && !sameResources(podFixed ?? {}, spec.overhead)) {
       return forbidden(request, [OVERHEAD_MISMATCH]);
     }
     if (podFixed) next.overhead = podFixed;
@@ -114,9 +116,9 @@ function applyClass(request: AdmissionRequest, pod: KubeObject, rc: RuntimeClass
 /** Upstream's validateOverhead. */
 function validateOverhead(request: AdmissionRequest, pod: KubeObject, rc: RuntimeClassFields | undefined): Decision {
   const overhead = specOf(pod).overhead;
-  if (size(overhead) === 0) return allowed();
+  if (!hasResources(overhead)) return allowed();
   if (rc && isSet(rc.overhead)) {
-    return sameResources(rc.overhead?.podFixed ?? {}, overhead!) ? allowed() : forbidden(request, [OVERHEAD_MISMATCH]);
+    return sameResources(rc.overhead?.podFixed ?? {}, overhead) ? allowed() : forbidden(request, [OVERHEAD_MISMATCH]);
   }
   return forbidden(request, ['pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead']);
 }

@@ -6,7 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { ConfigSource } from '../../lib/admission/plugin.js';
 import { DocumentError, NO_SUCH_FILE, readDocuments } from '../../lib/config/documents.js';
 import { ConfigError } from '../../lib/config/errors.js';
-import { isRecord, rejectUnknownFields } from '../../lib/config/fields.js';
+import { ConfigFields, isRecord } from '../../lib/config/fields.js';
 
 import { DEFAULT_ENVIRONMENT, ENVIRONMENT_VERSIONS } from './cel-env.js';
 import type { EnvironmentVersion } from './cel-env.js';
@@ -23,8 +23,6 @@ export interface Manifest {
   readonly origin: string;
 }
 
-export { isRecord };
-
 function expand(object: unknown, origin: string, out: Manifest[]): void {
   if (object === null || object === undefined) return; // an empty YAML document
   if (!isRecord(object)) throw new ConfigError(UPSTREAM_NAME, origin, 'must be a Kubernetes object');
@@ -39,9 +37,7 @@ function expand(object: unknown, origin: string, out: Manifest[]): void {
   out.push({ object, origin });
 }
 
-function readFile(path: unknown, field: string, source: ConfigSource, out: Manifest[]): void {
-  if (typeof path !== 'string' || path === '')
-    throw new ConfigError(UPSTREAM_NAME, field, 'must be a non-empty string');
+function readFile(path: string, field: string, source: ConfigSource, out: Manifest[]): void {
   const file = isAbsolute(path) ? path : resolve(source.baseDir, path);
   let documents: readonly unknown[];
   try {
@@ -64,38 +60,19 @@ export interface PluginOptions {
   readonly celEnvironment: EnvironmentVersion;
 }
 
-const OPTION_KEYS = new Set(['apiVersion', 'kind', 'manifests', 'paths', 'unknownNamespace', 'celEnvironment']);
+const OPTION_KEYS = ['apiVersion', 'kind', 'manifests', 'paths', 'unknownNamespace', 'celEnvironment'];
 
 /** Reads the AdmissionConfiguration entry (undefined: no policies, every request admitted). */
 export function readOptions(raw: unknown, source: ConfigSource): PluginOptions {
   if (raw === undefined || raw === null)
     return { manifests: [], unknownNamespace: 'NoLabels', celEnvironment: DEFAULT_ENVIRONMENT };
-  if (!isRecord(raw)) throw new ConfigError(UPSTREAM_NAME, 'configuration', `must be an object in ${source.file}`);
-  rejectUnknownFields(UPSTREAM_NAME, '', raw, [...OPTION_KEYS]);
-  const unknownNamespace = raw.unknownNamespace ?? 'NoLabels';
-  if (unknownNamespace !== 'NoLabels' && unknownNamespace !== 'Fail') {
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'unknownNamespace',
-      `Unsupported value: ${JSON.stringify(unknownNamespace)}: supported values: "Fail", "NoLabels"`,
-    );
-  }
-  const celEnvironment = raw.celEnvironment ?? DEFAULT_ENVIRONMENT;
-  if (!(ENVIRONMENT_VERSIONS as readonly unknown[]).includes(celEnvironment)) {
-    throw new ConfigError(
-      UPSTREAM_NAME,
-      'celEnvironment',
-      `Unsupported value: ${JSON.stringify(celEnvironment)}: supported values: ${ENVIRONMENT_VERSIONS.map((v) => JSON.stringify(v)).join(', ')}`,
-    );
-  }
+  const entry = ConfigFields.of(UPSTREAM_NAME, raw, `an object in ${source.file}`).allow(...OPTION_KEYS);
+  const unknownNamespace = entry.oneOf('unknownNamespace', ['Fail', 'NoLabels'] as const, 'NoLabels');
+  const celEnvironment = entry.oneOf('celEnvironment', ENVIRONMENT_VERSIONS, DEFAULT_ENVIRONMENT);
   const manifests: Manifest[] = [];
-  if (raw.manifests !== undefined && raw.manifests !== null) {
-    if (!Array.isArray(raw.manifests)) throw new ConfigError(UPSTREAM_NAME, 'manifests', 'must be a list of objects');
-    for (const [i, object] of raw.manifests.entries()) expand(object, `manifests[${i}]`, manifests);
-  }
-  if (raw.paths !== undefined && raw.paths !== null) {
-    if (!Array.isArray(raw.paths)) throw new ConfigError(UPSTREAM_NAME, 'paths', 'must be a list of file paths');
-    for (const [i, path] of raw.paths.entries()) readFile(path, `paths[${i}]`, source, manifests);
-  }
-  return { manifests, unknownNamespace, celEnvironment: celEnvironment as EnvironmentVersion };
+  for (const [i, object] of entry.array('manifests', 'a list of objects').entries())
+    expand(object, `manifests[${i}]`, manifests);
+  for (const [i, path] of entry.strings('paths', { nonEmpty: true }).entries())
+    readFile(path, `paths[${i}]`, source, manifests);
+  return { manifests, unknownNamespace, celEnvironment };
 }

@@ -48,6 +48,15 @@ type Rule = {
 };
 type Selector = { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
 
+/** JSON as the fixture and the reviews carry it; CEL reads it as maps, lists and scalars. */
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+/** The fixture's pod: JSON with the fields the plan sets. */
+type PodJson = { [key: string]: Json } & {
+  metadata: { [key: string]: Json };
+  spec: { [key: string]: Json } & { containers: { [key: string]: Json }[] };
+};
+type Review = { [key: string]: Json } & { request: { [key: string]: Json } };
+
 function ruleMatches(rule: Rule, target: Target): boolean {
   const has = (list: string[] | undefined, value: string) => (list ?? []).includes('*') || (list ?? []).includes(value);
   const scope = rule.scope ?? '*';
@@ -71,11 +80,10 @@ function selectorMatches(selector: Selector | undefined, namespace: string | und
 }
 
 /** The apiserver's order: mutating configurations by name, then validating ones by name. */
+const nameOf = (doc: WebhookConfiguration) => doc.metadata?.name ?? '';
+
 /** The webhook's matchConditions, evaluated with CEL as the apiserver does (all must be true). */
-function conditionsMatch(
-  webhook: { matchConditions?: { expression: string }[] },
-  review: Record<string, any>,
-): boolean {
+function conditionsMatch(webhook: { matchConditions?: { expression: string }[] }, review: Review): boolean {
   const { request } = review;
   return (webhook.matchConditions ?? []).every(
     (c) => run(c.expression, { request, object: request.object, oldObject: request.oldObject }) === true,
@@ -87,20 +95,20 @@ function callsFor(
   target: Target,
   namespace: string | undefined,
   phases: readonly ('mutate' | 'validate')[],
-  review: Record<string, any>,
+  review: Review,
 ): PlannedCall[] {
   const calls: PlannedCall[] = [];
   for (const phase of phases) {
     const kind = phase === 'mutate' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';
-    const ordered = docs
-      .filter((d) => d.kind === kind)
-      .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
+    const ordered = docs.filter((d) => d.kind === kind).sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
     for (const doc of ordered) {
       for (const webhook of doc.webhooks ?? []) {
         if (!(webhook.rules ?? []).some((r) => ruleMatches(r as Rule, target))) continue;
         if (!selectorMatches(webhook.namespaceSelector as Selector, namespace)) continue;
         if (!conditionsMatch(webhook, review)) continue;
-        calls.push({ webhook: webhook.name, phase, path: new URL(webhook.clientConfig.url!).pathname });
+        const { url } = webhook.clientConfig;
+        if (url === undefined) throw new Error(`${webhook.name}: emitted without a URL`);
+        calls.push({ webhook: webhook.name, phase, path: new URL(url).pathname });
       }
     }
   }
@@ -109,9 +117,9 @@ function callsFor(
 
 function review(
   target: Target,
-  object: Record<string, any>,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
+  object: { [key: string]: Json } & { metadata: { [key: string]: Json } },
+  extra: { [key: string]: Json } = {},
+): Review {
   const namespace = target.namespaced ? object.metadata.namespace : undefined;
   const gvk = { group: target.group, version: target.version, kind: target.kind };
   const gvr = { group: target.group, version: target.version, resource: target.resource };
@@ -138,10 +146,7 @@ function review(
 }
 
 /** The webhooks an operator would register with this configuration: its active plugins', as emit prints them. */
-export function loadPlan(
-  podCreateReview: { request: { object: Record<string, any> } },
-  pluginSet: PluginSet,
-): LoadPlan {
+export function loadPlan(podCreateReview: { request: { object: PodJson } }, pluginSet: PluginSet): LoadPlan {
   const active = activePlugins(pluginSet);
   const configs = new Map(active.map((p) => [p.plugin.metadata.name, p.config]));
   const docs = webhookConfigurations(
@@ -200,7 +205,7 @@ export function loadPlan(
   };
 
   const both = ['mutate', 'validate'] as const;
-  const kind = (target: Target, body: Record<string, unknown>, phases: readonly ('mutate' | 'validate')[] = both) => ({
+  const kind = (target: Target, body: Review, phases: readonly ('mutate' | 'validate')[] = both) => ({
     review: body,
     calls: callsFor(docs, target, ns, phases, body),
   });

@@ -48,7 +48,7 @@ function starter(kindName) {
 }
 
 /** `before` flow: teach every load namespace to the plugins that learn namespaces. */
-function learnNextNamespace(context, events, done) {
+function learnNextNamespace(context, _events, done) {
   begin('namespaceCreate', context, plan.namespaces[learnedIndex++ % plan.namespaces.length]);
   done();
 }
@@ -58,7 +58,7 @@ function hasNextCall(context, next) {
   return next(!state.done && state.next < state.calls.length);
 }
 
-function nextCall(requestParams, context, events, next) {
+function nextCall(requestParams, context, _events, next) {
   const state = context.vars.admission;
   const call = state.calls[state.next];
   // The apiserver appends ?timeout=; routing must ignore it.
@@ -80,7 +80,7 @@ function failure(message) {
   return error;
 }
 
-function checkAnswer(requestParams, response, context, events, next) {
+function checkAnswer(_requestParams, response, context, _events, next) {
   const state = context.vars.admission;
   const call = state.calls[state.next];
   state.next += 1;

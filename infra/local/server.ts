@@ -213,8 +213,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://local');
-    if (req.method === 'GET' && isMetricsPath(url.pathname)) {
-      return answer(res, 200, options.metrics!.text(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+    const { metrics } = options;
+    if (req.method === 'GET' && metrics !== undefined && isMetricsPath(url.pathname)) {
+      return answer(res, 200, metrics.text(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
     }
     const route = routeOf(url.pathname, options.handlers, !options.requireClientCertificate);
     if (!route)

@@ -77,7 +77,7 @@ export function pkiCommand(argv: string[], io: PkiIo): number {
     io.stderr('pki: --rotate starts a rotation, --finish-rotation ends one: choose one\n');
     return 2;
   }
-  const dir = values.dir!;
+  const dir = values.dir;
   try {
     if (values.rotate) {
       rotateLocalPki(dir);

@@ -200,7 +200,7 @@ async function main(): Promise<void> {
   const { plugins } = await import('../../functions/index.js');
   const part = serverlessPart(plugins, {
     service: 'serverless-admission',
-    stage: values.stage!,
+    stage: values.stage,
     auth: values.auth,
     provisionedConcurrency: 0,
   });

@@ -34,7 +34,9 @@ const lambdaLogicalId = (metadata: PluginMetadata) => `${functionKey(metadata.na
 const phaseKey = (phase: Phase) => functionKey(phase);
 
 function timeoutSeconds(metadata: PluginMetadata, phase: Phase): number {
-  return (phase === 'mutate' ? metadata.mutating : metadata.validating)!.timeoutSeconds;
+  const webhook = phase === 'mutate' ? metadata.mutating : metadata.validating;
+  if (webhook === undefined) throw new Error(`${metadata.name} has no ${phase} webhook`);
+  return webhook.timeoutSeconds;
 }
 
 function emfMetric(metadata: PluginMetadata, phase: Phase, name: string) {
@@ -178,6 +180,8 @@ export function serverlessAlarms(
 }
 
 export const DASHBOARD_LOGICAL_ID = 'AdmissionDashboard';
+/** Fn::Sub's pseudo parameter for the stack's region, filled in when the dashboard is created. */
+const STACK_REGION = `\${AWS::Region}`;
 
 /** One row per plugin: answers by decision, latency against the timeout, failures, the store. */
 function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInputs): Record<string, unknown>[] {
@@ -204,7 +208,7 @@ function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInp
     height: 6,
     properties: {
       title: `${metadata.name}: ${title}`,
-      region: '${AWS::Region}',
+      region: STACK_REGION,
       view: 'timeSeries',
       period: 60,
       ...properties,

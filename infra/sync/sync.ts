@@ -35,6 +35,11 @@ import { QuotaLedgerStore } from '../../lib/state/quota-ledger.js';
 import type { StateStore } from '../../lib/state/store.js';
 
 /** A listing that cannot be loaded: exit 1 with this message. */
+/** A listed object: the parser refuses an item without metadata.name. */
+export type ListedObject = KubeObject & { metadata: { name: string } };
+const isNamed = (object: KubeObject): object is ListedObject =>
+  typeof object.metadata?.name === 'string' && object.metadata.name !== '';
+
 export class SyncError extends Error {
   override readonly name = 'SyncError';
 }
@@ -49,7 +54,7 @@ const COUNTED_KINDS: ReadonlyMap<string, { group: string; resource: string }> = 
 export interface Listing {
   readonly file: string;
   /** The items of one kind (`Namespace`, `ResourceQuota`, `apps/Deployment`...). */
-  readonly byKind: ReadonlyMap<string, KubeObject[]>;
+  readonly byKind: ReadonlyMap<string, ListedObject[]>;
 }
 
 const groupOf = (apiVersion: unknown): string =>
@@ -72,7 +77,7 @@ export function parseListing(text: string, file: string): Listing {
   const listKind = typeof doc.kind === 'string' && doc.kind.endsWith('List') ? doc.kind : undefined;
   const items = listKind ? (doc.items ?? []) : [doc];
   if (!Array.isArray(items)) throw new SyncError(`${file}: items is not a list`);
-  const byKind = new Map<string, KubeObject[]>();
+  const byKind = new Map<string, ListedObject[]>();
   items.forEach((item: unknown, i) => {
     if (typeof item !== 'object' || item === null) throw new SyncError(`${file}: items[${i}] is not an object`);
     const object = item as KubeObject;
@@ -84,8 +89,7 @@ export function parseListing(text: string, file: string): Listing {
           ? listKind.slice(0, -'List'.length)
           : '';
     if (kind === '') throw new SyncError(`${file}: items[${i}] has no kind`);
-    if (typeof object.metadata?.name !== 'string' || object.metadata.name === '')
-      throw new SyncError(`${file}: items[${i}] (${kind}) has no metadata.name`);
+    if (!isNamed(object)) throw new SyncError(`${file}: items[${i}] (${kind}) has no metadata.name`);
     const group = groupOf(object.apiVersion ?? doc.apiVersion);
     const key = kind === 'Namespace' || kind === 'ResourceQuota' ? kind : `${group}/${kind}`;
     byKind.set(key, [...(byKind.get(key) ?? []), object]);
@@ -129,8 +133,8 @@ export async function applyListings(
   if (namespaces.length > 0) {
     const learner = new LearnedNamespaceStore(store);
     for (const ns of namespaces) {
-      await learner.record(ns.metadata!.name!, namespaceRecord(ns), runId);
-      knownNamespaces.add(ns.metadata!.name!);
+      await learner.record(ns.metadata.name, namespaceRecord(ns), runId);
+      knownNamespaces.add(ns.metadata.name);
     }
     await learner.recordCompleteListing(store.now());
     progress(`namespaces: ${namespaces.length} recorded (complete listing)`);
@@ -142,7 +146,7 @@ export async function applyListings(
     for (const quota of quotas) {
       if (!quota.metadata?.namespace)
         throw new SyncError(`ResourceQuota ${quota.metadata?.name} has no metadata.namespace`);
-      await ledger.recordQuota(quotaOf(quota, quota.metadata.namespace, quota.metadata.name!));
+      await ledger.recordQuota(quotaOf(quota, quota.metadata.namespace, quota.metadata.name));
       knownNamespaces.add(quota.metadata.namespace);
     }
     progress(`resourcequotas: ${quotas.length} recorded`);
@@ -200,7 +204,7 @@ export async function applyListings(
       const object: ChargedObject = {
         namespace,
         resource,
-        name: item.metadata!.name!,
+        name: item.metadata.name,
         ...(typeof uid === 'string' && uid !== '' && { uid }),
       };
       perNamespace.set(namespace, [...(perNamespace.get(namespace) ?? []), { object, charge: usageOf(counted, item) }]);

@@ -233,8 +233,7 @@ export function definePlugin<Config = undefined>(plugin: AdmissionPlugin<Config>
   return plugin;
 }
 
-// A registry holds plugins of different configuration types side by side.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds plugins of different configuration types side by side; no other type accepts them all (configure returns Config, the phases take it).
 export type AnyAdmissionPlugin = AdmissionPlugin<any>;
 
 /** `AlwaysPullImages` → `always-pull-images`, `DenyServiceExternalIPs` → `deny-service-external-ips`. */

@@ -2,6 +2,8 @@
 // files (unknown fields are errors): every accessor fails with a ConfigError naming the plugin,
 // the field path and the problem, and an unknown field names the closest known one, so a typo
 // (`podNodeSelectorPluginConfg`, `efect`, `qsp`) fails the start instead of being ignored.
+import type { FieldError } from '../admission/field.js';
+import { fieldErrorMessage } from '../admission/field.js';
 import { isPlainObject } from '../admission/types.js';
 import { ConfigError } from './errors.js';
 
@@ -43,7 +45,7 @@ export function closestName(name: string, known: readonly string[]): string | un
 }
 
 /** `did you mean "x"?`, or the list of known names when none is close. */
-export function suggestion(name: string, known: readonly string[]): string {
+function suggestion(name: string, known: readonly string[]): string {
   const closest = closestName(name, known);
   if (closest !== undefined) return `did you mean ${JSON.stringify(closest)}?`;
   return known.length === 0 ? 'no fields are supported here' : `supported fields: ${known.join(', ')}`;
@@ -103,6 +105,23 @@ export class ConfigFields {
     return this;
   }
 
+  /**
+   * `apiVersion` and `kind` among the accepted ones (undefined: any). Upstream's decoder needs
+   * them in a file of their own; inside an AdmissionConfiguration entry they may be left out,
+   * unless `required`.
+   */
+  typeMeta(apiVersions: readonly string[] | undefined, kinds: readonly string[], required = false): this {
+    const check = (key: string, accepted: readonly string[] | undefined) => {
+      const v = this.value[key];
+      if (accepted === undefined || accepted.includes(v as string) || (!required && v === undefined)) return;
+      const expected = accepted.length === 1 ? accepted[0] : `one of ${accepted.join(', ')}`;
+      throw this.error(key, `must be ${expected}, got ${JSON.stringify(v ?? null)}`);
+    };
+    check('apiVersion', apiVersions);
+    check('kind', kinds);
+    return this;
+  }
+
   /** The reader of a nested object; subclasses return their own kind. */
   protected nested(path: string, value: Record<string, unknown>): this {
     return new (this.constructor as new (plugin: string, path: string, value: Record<string, unknown>) => this)(
@@ -116,6 +135,9 @@ export class ConfigFields {
     return this.value[key] !== undefined && this.value[key] !== null;
   }
 
+  /** A non-empty string; undefined when absent or empty, unless `required`. */
+  string(key: string, required: true): string;
+  string(key: string, required?: boolean): string | undefined;
   string(key: string, required = false): string | undefined {
     const v = this.value[key];
     if (v === undefined || v === null || v === '') {
@@ -145,19 +167,45 @@ export class ConfigFields {
   }
 
   /** An integer within [min, max]; `fallback` when absent. */
-  integer(key: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  integer(key: string, fallback: number, min?: number, max?: number): number {
+    return this.optionalInteger(key, min, max) ?? fallback;
+  }
+
+  /** An integer within [min, max] (by default any safe integer); undefined when absent. */
+  optionalInteger(key: string, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number | undefined {
     const v = this.value[key];
-    if (v === undefined || v === null) return fallback;
+    if (v === undefined || v === null) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      throw this.error(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+      const range =
+        max !== Number.MAX_SAFE_INTEGER
+          ? ` from ${min} to ${max}`
+          : min !== Number.MIN_SAFE_INTEGER
+            ? ` of at least ${min}`
+            : '';
+      throw this.error(key, `must be an integer${range}, got ${JSON.stringify(v)}`);
     }
     return v;
   }
 
-  strings(key: string): string[] {
-    const v = this.value[key] ?? [];
-    if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) throw this.error(key, 'must be a list of strings');
-    return v as string[];
+  /**
+   * A list of strings; `fallback` when absent. With `nonEmpty`, an empty string is refused too.
+   * A wrong item is named by its index.
+   */
+  strings(
+    key: string,
+    { fallback = [], nonEmpty = false }: { fallback?: string[]; nonEmpty?: boolean } = {},
+  ): string[] {
+    const v = this.value[key];
+    if (v === undefined || v === null) return fallback;
+    if (!Array.isArray(v)) throw this.error(key, 'must be a list of strings');
+    v.forEach((item, i) => {
+      if (typeof item !== 'string' || (nonEmpty && item === ''))
+        throw this.error(
+          `${key}[${i}]`,
+          `must be a ${nonEmpty ? 'non-empty ' : ''}string, got ${JSON.stringify(item)}`,
+        );
+    });
+    return v;
   }
 
   /** A map of string to string (labels, selectors by namespace). */
@@ -176,6 +224,18 @@ export class ConfigFields {
     return this.nested(this.at(key), v);
   }
 
+  /** A list whose items the caller reads itself (manifests, documents); [] when absent. */
+  array(key: string, what = 'a list'): unknown[] {
+    const v = this.value[key] ?? [];
+    if (!Array.isArray(v)) throw this.error(key, `must be ${what}`);
+    return v;
+  }
+
+  /** A nested object, read as an empty one when absent. */
+  object(key: string): this {
+    return this.child(key) ?? this.nested(this.at(key), {});
+  }
+
   list(key: string): this[] {
     const v = this.value[key] ?? [];
     if (!Array.isArray(v)) throw this.error(key, 'must be a list');
@@ -187,22 +247,28 @@ export class ConfigFields {
 }
 
 /**
- * The configuration object of an OpenShift plugin: a map with the given apiVersion and kind, or
- * undefined when the entry has none (OpenShift then disables the plugin).
+ * Upstream's validation errors (a field.ErrorList) as one ConfigError: at the first error's
+ * field, with every other error after it. Undefined when there are none.
  */
-export function openShiftConfigObject(
+export function validationError(plugin: string, errors: readonly FieldError[]): ConfigError | undefined {
+  const [first, ...others] = errors;
+  if (first === undefined) return undefined;
+  const detail = fieldErrorMessage(first).slice(first.field.length + 2);
+  return new ConfigError(plugin, first.field, [detail, ...others.map(fieldErrorMessage)].join('; '));
+}
+
+/**
+ * The configuration of an OpenShift plugin: a map with the given apiVersion and kind and only
+ * the given fields, or undefined when the entry has none (OpenShift then disables the plugin).
+ */
+export function openShiftConfig(
   plugin: string,
   raw: unknown,
   apiVersion: string,
   kind: string,
   fields: readonly string[],
-): Record<string, unknown> | undefined {
+): ConfigFields | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (!isRecord(raw)) throw new ConfigError(plugin, 'configuration', `must be a ${kind} object`);
-  if (raw.apiVersion !== apiVersion)
-    throw new ConfigError(plugin, 'apiVersion', `must be ${apiVersion}, got ${JSON.stringify(raw.apiVersion ?? null)}`);
-  if (raw.kind !== kind)
-    throw new ConfigError(plugin, 'kind', `must be ${kind}, got ${JSON.stringify(raw.kind ?? null)}`);
-  rejectUnknownFields(plugin, '', raw, ['apiVersion', 'kind', ...fields]);
-  return raw;
+  return new ConfigFields(plugin, '', raw).typeMeta([apiVersion], [kind], true).allow('apiVersion', 'kind', ...fields);
 }

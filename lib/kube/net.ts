@@ -78,7 +78,7 @@ function ipv6(input: string): Addr {
   }
   let i = 0;
   while (i < 16) {
-    const digits = /^[0-9A-Fa-f]*/.exec(rest)![0];
+    const digits = /^[0-9A-Fa-f]*/.exec(rest)?.[0] ?? '';
     if (digits.length > 4) throw new AddrError(input, 'each group must have 4 or less digits', rest);
     if (digits.length === 0)
       throw new AddrError(input, 'each colon-separated field must have at least one digit', rest);

@@ -8,6 +8,8 @@ export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
 
 const NANO = 10n ** 9n;
 const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+/** DECIMAL's suffixes by exponent, from 10^-9 up in steps of 10^3. */
+const DECIMAL_SUFFIXES = ['n', 'u', 'm', '', 'k', 'M', 'G', 'T', 'P', 'E'];
 const BINARY: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 const PATTERN = /^([+-]?)(\d+\.?\d*|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d+))?$/;
 
@@ -98,7 +100,7 @@ export class Quantity {
       exponent += 3;
     }
     if (this.format === 'DecimalExponent') return `${sign}${mantissa}${exponent === 0 ? '' : `e${exponent}`}`;
-    const suffix = Object.entries(DECIMAL).find(([, e]) => e === exponent)![0];
+    const suffix = DECIMAL_SUFFIXES[(exponent + 9) / 3];
     return `${sign}${mantissa}${suffix}`;
   }
 }

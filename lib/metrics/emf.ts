@@ -131,7 +131,11 @@ export class EmfPublisher {
       heads = [];
       this.heads.set(key, heads);
     }
-    const head = (heads[mask] ??= this.head(outcome.phase, decision, values));
+    let head = heads[mask];
+    if (head === undefined) {
+      head = this.head(outcome.phase, decision, values);
+      heads[mask] = head;
+    }
     let line = `{"_aws":{"Timestamp":${Date.now()},${head}`;
     for (const { name, value } of values)
       line += `,"${name}":${typeof value === 'number' ? value : JSON.stringify(value)}`;

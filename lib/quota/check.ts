@@ -18,10 +18,11 @@ export interface NamespaceUsage {
   readonly charges: readonly Usage[];
 }
 
-const prettyPrint = (list: Map<string, Quantity>) =>
-  [...list.keys()]
-    .sort()
-    .map((k) => `${k}=${list.get(k)!.toString()}`)
+/** `name=quantity` pairs sorted by name, as upstream's prettyPrint. */
+const prettyPrint = (list: readonly (readonly [name: string, quantity: Quantity])[]) =>
+  [...list]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, quantity]) => `${name}=${quantity.toString()}`)
     .join(',');
 
 /** CheckRequest: the first quota `usage` of `object` would exceed, as upstream words it. */
@@ -44,22 +45,25 @@ export function checkQuotas(
   for (const quota of quotas) {
     const missing = missingConstraints(quota, object, usage);
     if (missing.length > 0) return `failed quota: ${quota.name}: must specify ${missing.join(',')}`;
-    const requested = new Map<string, Quantity>();
-    for (const [name, value] of Object.entries(usage.usage))
-      if (name in quota.hard) requested.set(name, Quantity.parse(value));
-    if (requested.size === 0) continue;
-    const used = new Map<string, Quantity>([...requested.keys()].map((k) => [k, Quantity.zero()]));
-    for (const live of namespace.charges) {
-      if (!quotaMatches(quota, live.facts)) continue;
-      for (const k of requested.keys())
-        if (live.usage[k] !== undefined) used.set(k, used.get(k)!.add(Quantity.parse(live.usage[k])));
-    }
-    const exceeded = [...requested.keys()].filter(
-      (k) => used.get(k)!.add(requested.get(k)!).cmp(Quantity.parse(quota.hard[k])) > 0,
-    );
+    const charged = namespace.charges.filter((live) => quotaMatches(quota, live.facts));
+    const usedOf = (name: string) =>
+      charged.reduce(
+        (sum, live) => (live.usage[name] === undefined ? sum : sum.add(Quantity.parse(live.usage[name]))),
+        Quantity.zero(),
+      );
+    const lines = Object.entries(usage.usage)
+      .filter(([name]) => name in quota.hard)
+      .map(([name, value]) => ({
+        name,
+        requested: Quantity.parse(value),
+        used: usedOf(name),
+        limited: Quantity.parse(quota.hard[name]),
+      }));
+    const exceeded = lines.filter((line) => line.used.add(line.requested).cmp(line.limited) > 0);
     if (exceeded.length > 0) {
-      const mask = (source: (k: string) => Quantity) => new Map(exceeded.map((k) => [k, source(k)]));
-      return `exceeded quota: ${quota.name}, requested: ${prettyPrint(mask((k) => requested.get(k)!))}, used: ${prettyPrint(mask((k) => used.get(k)!))}, limited: ${prettyPrint(mask((k) => Quantity.parse(quota.hard[k])))}`;
+      const column = (key: 'requested' | 'used' | 'limited') =>
+        prettyPrint(exceeded.map((line) => [line.name, line[key]]));
+      return `exceeded quota: ${quota.name}, requested: ${column('requested')}, used: ${column('used')}, limited: ${column('limited')}`;
     }
   }
   return undefined;

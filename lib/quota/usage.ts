@@ -108,8 +108,10 @@ function podResources(pod: PodLike, kind: 'requests' | 'limits'): Map<string, Qu
     }
   }
   if (pod.spec?.overhead)
-    for (const [name, value] of Object.entries(pod.spec.overhead))
-      if (total.has(name)) total.set(name, total.get(name)!.add(Quantity.parse(String(value))));
+    for (const [name, value] of Object.entries(pod.spec.overhead)) {
+      const current = total.get(name);
+      if (current !== undefined) total.set(name, current.add(Quantity.parse(String(value))));
+    }
   return total;
 }
 
@@ -133,8 +135,10 @@ export function usageOf(resource: Pick<GroupVersionResource, 'group' | 'resource
   const requests = podResources(pod, 'requests');
   const limits = podResources(pod, 'limits');
   for (const r of POD_COMPUTE_USAGE) {
-    if (requests.has(r)) usage[`requests.${r}`] = usage[r] = requests.get(r)!.toString();
-    if (limits.has(r)) usage[`limits.${r}`] = limits.get(r)!.toString();
+    const request = requests.get(r);
+    const limit = limits.get(r);
+    if (request !== undefined) usage[`requests.${r}`] = usage[r] = request.toString();
+    if (limit !== undefined) usage[`limits.${r}`] = limit.toString();
   }
   for (const [r, q] of requests) {
     if (r.startsWith('hugepages-')) usage[`requests.${r}`] = usage[r] = q.toString();

@@ -42,8 +42,8 @@ const NOT_THIS_TOMBSTONE = 'attribute_not_exists(pk) OR gone = :false OR uid <> 
 export class LearnedPlacementStore implements LearnedPlacements {
   constructor(private readonly store: StateStore) {}
 
-  private async live(key: { pk: { S?: string }; sk: { S?: string } }): Promise<Item | undefined> {
-    const item = await this.store.get(key.pk.S!, key.sk.S!);
+  private async live(key: { pk: { S: string }; sk: { S: string } }): Promise<Item | undefined> {
+    const item = await this.store.get(key.pk.S, key.sk.S);
     return item === undefined || item.gone?.BOOL === true ? undefined : item;
   }
 

@@ -35,7 +35,7 @@ export class TransactionConflict extends Error {
   }
 }
 
-export const S = (value: string): AttributeValue => ({ S: value });
+export const S = (value: string): AttributeValue.SMember => ({ S: value });
 export const N = (value: number): AttributeValue => ({ N: String(value) });
 export const str = (item: Item | undefined, name: string): string | undefined => item?.[name]?.S;
 export const num = (item: Item | undefined, name: string): number | undefined =>
@@ -91,7 +91,7 @@ export class StateStore {
       result = typed instanceof StoreUnavailableError ? 'unavailable' : 'conflict';
       throw typed;
     } finally {
-      if (started !== undefined) this.onCall!({ operation, result, seconds: (performance.now() - started) / 1000 });
+      if (started !== undefined) this.onCall?.({ operation, result, seconds: (performance.now() - started) / 1000 });
     }
   }
 

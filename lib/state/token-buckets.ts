@@ -26,7 +26,7 @@ export class TokenBucketStore implements TokenBuckets {
     if (buckets.length === 0) return [];
     const doneKey = { pk: S(`req#erl#${this.requestUid}`), sk: S('done') };
     return retryWithJitter('token buckets', MAX_ATTEMPTS, async () => {
-      const done = await this.store.get(doneKey.pk.S!, 'done');
+      const done = await this.store.get(doneKey.pk.S, 'done');
       if (done && !this.store.expired(done)) return []; // a retry of a request that already paid
       const nowMs = this.store.now();
       const writes: TransactWriteItem[] = [];

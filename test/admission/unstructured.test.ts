@@ -23,8 +23,8 @@ describe('parseUnstructured', () => {
     ['9007199254740993', 9007199254740993n], // 2^53 + 1: JSON.parse gives ...992
     ['9223372036854775807', 9223372036854775807n], // int64 max
     ['-9223372036854775808', -9223372036854775808n], // int64 min
-    ['9223372036854775808', 9223372036854775808], // beyond int64: Go's ParseInt fails, a float64
-    ['18446744073709551615', 18446744073709551615], // uint64 max is a float too
+    ['9223372036854775808', 2 ** 63], // beyond int64: Go's ParseInt fails, a float64
+    ['18446744073709551615', 2 ** 64], // uint64 max is a float too (the nearest double is 2^64)
   ])('%s is %o', (text, expected) => {
     expect(parseUnstructured(text)).toBe(expected);
     expect(parseUnstructured(`{"a":[${text}]}`)).toEqual({ a: [expected] });

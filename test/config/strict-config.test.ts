@@ -114,6 +114,11 @@ const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][
     /^NodeRestriction: featureGate: unknown field "featureGate"; did you mean "featureGates"\?$/,
   ],
   [
+    'NodeRestriction',
+    { featureGates: { RecoverVolumeExpansionFailur: true } },
+    /^NodeRestriction: featureGates\.RecoverVolumeExpansionFailur: unknown field "RecoverVolumeExpansionFailur"; did you mean "RecoverVolumeExpansionFailure"\?$/,
+  ],
+  [
     'ImagePolicyWebhook',
     { imagePolicy: { kubeConfigFile: 'x', allowTT: 5 } },
     /^ImagePolicyWebhook: imagePolicy\.allowTT: unknown field "allowTT"; did you mean "allowTTL"\?$/,

@@ -41,8 +41,12 @@ async function emit(
   let stdout = '';
   let stderr = '';
   const code = await emitCommand(argv, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
     env,
     plugins,
   });

@@ -30,8 +30,12 @@ async function sync(
   let stdout = '';
   let stderr = '';
   const code = await syncCommand(argv, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
     env,
     ...(cwd && { cwd }),
   });

@@ -98,7 +98,12 @@ describe('TestPodSecrets', () => {
 
   it('stops at the first name when the visitor says so, and reports it', () => {
     const seen: string[] = [];
-    expect(visitPodSecretNames(spec, (name) => (seen.push(name), false))).toBe(false);
+    expect(
+      visitPodSecretNames(spec, (name) => {
+        seen.push(name);
+        return false;
+      }),
+    ).toBe(false);
     expect(seen).toEqual(['Spec.ImagePullSecrets']);
     expect(visitPodSecretNames({ containers: [{ name: 'c' }] }, () => false)).toBe(true);
   });

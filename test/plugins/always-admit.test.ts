@@ -75,7 +75,7 @@ describe('the AdmissionConfiguration entry is the switch', () => {
       'AlwaysAdmit: enabled: unknown field "enabled"; no fields are supported here',
     );
     expect(configErrorOf(() => configure('yes')).message).toBe(
-      'AlwaysAdmit: configuration: must be {} (the plugin takes no configuration)',
+      'AlwaysAdmit: configuration: must be {} (the plugin takes no configuration), got "yes"',
     );
   });
 

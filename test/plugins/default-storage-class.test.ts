@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/default-storage-class/plugin.js';
 import { syncCommand } from '../../infra/sync/cli.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -226,7 +226,9 @@ describe('`npm run sync` loads the classes that predate the webhook', () => {
       let stderr = '';
       const code = await syncCommand(['--from', file], {
         stdout: () => undefined,
-        stderr: (t) => void (stderr += t),
+        stderr: (t) => {
+          stderr += t;
+        },
         env: { DYNAMODB_ENDPOINT: store.endpoint, STATE_TABLE: store.tableName },
       });
       expect(code).toBe(0);

@@ -165,15 +165,15 @@ describe('configuration (upstream: --default-not-ready-toleration-seconds, --def
   it.each([
     [
       { defaultNotReadyTolerationSeconds: -1 },
-      'DefaultTolerationSeconds: defaultNotReadyTolerationSeconds: must be a non-negative integer number of seconds, got -1',
+      'DefaultTolerationSeconds: defaultNotReadyTolerationSeconds: must be an integer of at least 0, got -1',
     ],
     [
       { defaultUnreachableTolerationSeconds: 1.5 },
-      'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be a non-negative integer number of seconds, got 1.5',
+      'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be an integer of at least 0, got 1.5',
     ],
     [
       { defaultUnreachableTolerationSeconds: '300' },
-      'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be a non-negative integer number of seconds, got "300"',
+      'DefaultTolerationSeconds: defaultUnreachableTolerationSeconds: must be an integer of at least 0, got "300"',
     ],
     [
       { defaultNotReadyTolerationSecond: 10 },
@@ -181,7 +181,7 @@ describe('configuration (upstream: --default-not-ready-toleration-seconds, --def
     ],
     [
       [300],
-      'DefaultTolerationSeconds: configuration: must be an object with defaultNotReadyTolerationSeconds and defaultUnreachableTolerationSeconds',
+      'DefaultTolerationSeconds: configuration: must be an object with defaultNotReadyTolerationSeconds and defaultUnreachableTolerationSeconds, got [300]',
     ],
   ])('refuses %j naming the field', (raw, message) => {
     expect(() => plugin.configure!(raw, source)).toThrow(ConfigError);

@@ -573,7 +573,10 @@ describe('configure: upstream Configuration and ValidateConfiguration', () => {
       'EventRateLimit: limits: Invalid value: []: must not be empty',
     );
     expect(() => plugin.configure!(limits({ type: 'Server', qps: 1.5, burst: 1 }), source)).toThrow(
-      /limits\[0\]\.qps: must be a 32-bit integer/,
+      'EventRateLimit: limits[0].qps: must be an integer from -2147483648 to 2147483647, got 1.5',
+    );
+    expect(() => plugin.configure!(limits({ type: 'Server', qps: 1, brust: 1 }), source)).toThrow(
+      'EventRateLimit: limits[0].brust: unknown field "brust"; did you mean "burst"?',
     );
     expect(() => plugin.configure!({ apiVersion: 'v1', limits: [] }, source)).toThrow(
       /EventRateLimit: apiVersion: must be eventratelimit.admission.k8s.io\/v1alpha1/,

@@ -556,6 +556,9 @@ describe('configure: upstream imagePolicy and its ranges', () => {
       /imagePolicy\.kubeConfigFile: .*missing\.yaml: no such file/,
     );
     expect(() => plugin.configure!({ imagePolicy: {} }, source)).toThrow(/imagePolicy\.kubeConfigFile: required/);
+    expect(() => plugin.configure!(entry({ denyTTl: 5 }), source)).toThrow(
+      'ImagePolicyWebhook: imagePolicy.denyTTl: unknown field "denyTTl"; did you mean "denyTTL"?',
+    );
     expect(goDuration(1.5e9)).toBe('1.5s');
   });
 

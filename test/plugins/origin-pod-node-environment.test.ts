@@ -326,7 +326,7 @@ describe('configuration', () => {
       'defaultNodeSelecter',
       'unknown field "defaultNodeSelecter"; did you mean "defaultNodeSelector"?',
     ],
-    [{ defaultNodeSelector: 5 }, 'defaultNodeSelector', 'must be a string like "region=east, infra=false", got 5'],
+    [{ defaultNodeSelector: 5 }, 'defaultNodeSelector', 'Invalid value: 5: must be a string'],
     [
       { defaultNodeSelector: 'a!=b' },
       'defaultNodeSelector',

@@ -444,6 +444,12 @@ describe('configure: upstream Configuration, validated at start', () => {
     expect(() => plugin.configure!({ defaults: [] }, source)).toThrow(
       /PodTolerationRestriction: defaults: unknown field/,
     );
+    expect(() => plugin.configure!({ whitelist: [{ key: 'k', operater: 'Exists' }] }, source)).toThrow(
+      'PodTolerationRestriction: whitelist[0].operater: unknown field "operater"; did you mean "operator"?',
+    );
+    expect(() => plugin.configure!({ default: [{ key: 'k', tolerationSeconds: '5' }] }, source)).toThrow(
+      'PodTolerationRestriction: default[0].tolerationSeconds: must be an integer, got "5"',
+    );
   });
   it('the example AdmissionConfiguration is accepted', () => {
     const example = parseYaml(readFileSync('config/examples/pod-toleration-restriction.yaml', 'utf8')) as {

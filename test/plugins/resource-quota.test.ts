@@ -19,6 +19,7 @@ import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore, withLatency } from '..
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const config: ResourceQuotaConfig = { limitedResources: [] };
 let store: TestStore;
@@ -390,5 +391,43 @@ describe("usage beyond pods' cpu and memory, as upstream's evaluators charge it"
     expect(gpu.status?.message).toBe(
       'pods "g2" is forbidden: exceeded quota: node-local, requested: requests.example.com/gpu=1, used: requests.example.com/gpu=1, limited: requests.example.com/gpu=1',
     );
+  });
+});
+
+describe('configuration (a ResourceQuotaConfiguration, read strictly)', () => {
+  const source = { file: 'admission.yaml', baseDir: '.' };
+  const configure = (raw: unknown) => plugin.configure?.(raw, source);
+
+  it('reads limitedResources, and no entry limits nothing', () => {
+    expect(configure(undefined)).toEqual({ limitedResources: [] });
+    expect(
+      configure({
+        apiVersion: 'apiserver.config.k8s.io/v1',
+        kind: 'ResourceQuotaConfiguration',
+        limitedResources: [{ resource: 'pods', matchContains: ['cpu'] }],
+      }),
+    ).toEqual({ limitedResources: [{ apiGroup: '', resource: 'pods', matchContains: ['cpu'] }] });
+  });
+
+  it.each([
+    [
+      { limitedResource: [] },
+      'ResourceQuota: limitedResource: unknown field "limitedResource"; did you mean "limitedResources"?',
+    ],
+    [
+      { limitedResources: [{ resource: 'pods', apiGrop: 'x' }] },
+      'ResourceQuota: limitedResources[0].apiGrop: unknown field "apiGrop"; did you mean "apiGroup"?',
+    ],
+    [{ limitedResources: [{ matchContains: [] }] }, 'ResourceQuota: limitedResources[0].resource: Required value'],
+    [
+      { limitedResources: [{ resource: 'pods', matchContains: ['cpu', 1] }] },
+      'ResourceQuota: limitedResources[0].matchContains[1]: must be a string, got 1',
+    ],
+    [
+      { kind: 'LimitRange' },
+      'ResourceQuota: kind: must be one of ResourceQuotaConfiguration, Configuration, got "LimitRange"',
+    ],
+  ])('refuses %j', (raw, message) => {
+    expect(configErrorOf(() => configure(raw)).message).toBe(message);
   });
 });

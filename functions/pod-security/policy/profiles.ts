@@ -47,8 +47,8 @@ const allowedAppArmorAnnotation = (value: string) =>
 function appArmorProfile1_0(meta: PodMetadataLike, spec: PodSpecLike): CheckResult {
   const badValues: string[] = [];
   const setters = badSetters(spec, (context) => {
-    if (!isSet(context.appArmorProfile) || allowedAppArmorType(context.appArmorProfile!.type)) return false;
-    badValues.push(String(context.appArmorProfile!.type ?? ''));
+    if (!isSet(context.appArmorProfile) || allowedAppArmorType(context.appArmorProfile.type)) return false;
+    badValues.push(String(context.appArmorProfile.type ?? ''));
     return true;
   });
   const annotations = Object.entries(annotationsOf(meta))
@@ -93,8 +93,8 @@ function seccompProfileBaseline1_0(meta: PodMetadataLike, spec: PodSpecLike): Ch
 function seccompProfileBaseline1_19(_: PodMetadataLike, spec: PodSpecLike): CheckResult {
   const badValues: string[] = [];
   const setters = badSetters(spec, (context) => {
-    if (!isSet(context.seccompProfile) || validSeccomp(context.seccompProfile!.type)) return false;
-    badValues.push(String(context.seccompProfile!.type ?? ''));
+    if (!isSet(context.seccompProfile) || validSeccomp(context.seccompProfile.type)) return false;
+    badValues.push(String(context.seccompProfile.type ?? ''));
     return true;
   });
   if (setters.length === 0) return ALLOWED;
@@ -110,9 +110,9 @@ function seccompProfileRestricted1_19(_: PodMetadataLike, spec: PodSpecLike): Ch
   let podSeccompSet = false;
   const podProfile = spec.securityContext?.seccompProfile;
   if (isSet(podProfile)) {
-    if (!validSeccomp(podProfile!.type)) {
+    if (!validSeccomp(podProfile.type)) {
       setters.push('pod');
-      badValues.push(String(podProfile!.type ?? ''));
+      badValues.push(String(podProfile.type ?? ''));
     } else {
       podSeccompSet = true;
     }
@@ -122,9 +122,9 @@ function seccompProfileRestricted1_19(_: PodMetadataLike, spec: PodSpecLike): Ch
   visitContainers(spec, (c) => {
     const profile = c.securityContext?.seccompProfile;
     if (isSet(profile)) {
-      if (!validSeccomp(profile!.type)) {
+      if (!validSeccomp(profile.type)) {
         explicitlyBad.push(nameOf(c));
-        badValues.push(String(profile!.type ?? ''));
+        badValues.push(String(profile.type ?? ''));
       }
     } else if (!podSeccompSet) {
       implicitlyBad.push(nameOf(c));
@@ -165,16 +165,16 @@ function seLinuxOptions(allowedTypes: ReadonlySet<string>) {
       const options = context.seLinuxOptions;
       if (!isSet(options)) return false;
       let valid = true;
-      const type = typeof options!.type === 'string' ? options!.type : '';
+      const type = typeof options.type === 'string' ? options.type : '';
       if (!allowedTypes.has(type)) {
         valid = false;
         badTypes.push(type);
       }
-      if (typeof options!.user === 'string' && options!.user !== '') {
+      if (typeof options.user === 'string' && options.user !== '') {
         valid = false;
         setUser = true;
       }
-      if (typeof options!.role === 'string' && options!.role !== '') {
+      if (typeof options.role === 'string' && options.role !== '') {
         valid = false;
         setRole = true;
       }

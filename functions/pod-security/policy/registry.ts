@@ -52,16 +52,17 @@ export function newEvaluator(checks: readonly Check[] = CHECKS): Evaluator {
   const baseline: CheckPod[][] = [];
   const restricted: CheckPod[][] = [];
   for (let minor = 0; minor <= maxMinor; minor++) {
-    const inEffect = ordered
-      .map((check) => ({ check, revision: revisionAt(check, minor) }))
-      .filter((e) => e.revision !== undefined);
+    const inEffect = ordered.flatMap((check) => {
+      const revision = revisionAt(check, minor);
+      return revision === undefined ? [] : [{ check, revision }];
+    });
     const overridden = new Set(
-      inEffect.filter((e) => e.check.level === 'restricted').flatMap((e) => e.revision!.overrideCheckIDs ?? []),
+      inEffect.filter((e) => e.check.level === 'restricted').flatMap((e) => e.revision.overrideCheckIDs ?? []),
     );
-    baseline[minor] = inEffect.filter((e) => e.check.level === 'baseline').map((e) => e.revision!.checkPod);
+    baseline[minor] = inEffect.filter((e) => e.check.level === 'baseline').map((e) => e.revision.checkPod);
     restricted[minor] = inEffect
       .filter((e) => e.check.level === 'restricted' || !overridden.has(e.check.id))
-      .map((e) => e.revision!.checkPod);
+      .map((e) => e.revision.checkPod);
   }
   return {
     maxMinor,

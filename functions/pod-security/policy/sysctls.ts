@@ -24,7 +24,8 @@ const SAFE_1_32 = [...SAFE_1_29, 'net.ipv4.tcp_rmem', 'net.ipv4.tcp_wmem'];
 function sysctls(safe: readonly string[]) {
   const allowed = new Set(safe);
   return function sysctlsCheck(_: PodMetadataLike, spec: PodSpecLike): CheckResult {
-    const list = Array.isArray(spec.securityContext?.sysctls) ? spec.securityContext!.sysctls! : [];
+    const sysctls = spec.securityContext?.sysctls;
+    const list = Array.isArray(sysctls) ? sysctls : [];
     // In the pod's order, duplicates kept, as upstream.
     const bad = list.map((s) => String(s?.name ?? '')).filter((name) => !allowed.has(name));
     return bad.length > 0 ? forbidden('forbidden sysctls', bad.join(', ')) : ALLOWED;

@@ -127,7 +127,7 @@ export const nameOf = (container: ContainerLike): string => (typeof container.na
 export const volumesOf = (spec: PodSpecLike): VolumeLike[] => list(spec.volumes).map((v) => v ?? {});
 
 /** A field a Go struct would hold as non-nil: present and not null. */
-export const isSet = (value: unknown): boolean => value !== undefined && value !== null;
+export const isSet = <T>(value: T): value is NonNullable<T> => value !== undefined && value !== null;
 
 /** Pods with `hostUsers: false` run in a user namespace; some restricted checks relax for them. */
 export const inUserNamespace = (spec: PodSpecLike): boolean => spec.hostUsers === false;

@@ -36,6 +36,9 @@ output of kubectl (each FILE one listing; the kind is read from the items):
                                                             DefaultIngressClass, Priority,
                                                             RuntimeClass); each kind listed is
                                                             complete: a class absent is removed
+  kubectl get limitranges -A -o json > limitranges.json     learned LimitRanges (LimitRanger); complete
+                                                            too (-A: every namespace's), so a
+                                                            LimitRange absent is removed
 
   npm run sync -- --from namespaces.json --from quotas.json --from pods.json --from nodes.json
 

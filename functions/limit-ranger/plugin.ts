@@ -58,7 +58,8 @@ const rule = (operations: WebhookRule['operations'], resource: string): WebhookR
   scope: 'Namespaced',
 });
 // Upstream's handler takes CREATE and UPDATE; SupportsAttributes leaves out pod updates (their
-// containers are immutable) except in-place resizes, and every other subresource.
+// containers are immutable) except in-place resizes (pods/resize, kubernetes#128266), and every
+// other subresource.
 const POD_RULES = [rule(['CREATE'], 'pods'), rule(['UPDATE'], 'pods/resize')];
 const CLAIM_RULES = [rule(['CREATE', 'UPDATE'], 'persistentvolumeclaims')];
 

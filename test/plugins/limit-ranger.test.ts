@@ -796,7 +796,7 @@ describe("upstream's messages and annotation, as the issue quotes them", () => {
 });
 
 describe('in-place resize (pods/resize) and pod-level resources', () => {
-  it('a resize is judged as upstream judges it since 1.33: past the maximum is refused', async () => {
+  it('a resize is judged as upstream judges it (kubernetes#128266): past the maximum is refused', async () => {
     const ns = await namespaceWith([C(NONE, compute('1', ''))]);
     const before = pod('r', 1, rr(compute('500m', ''), compute('1', '')), ns);
     const after = pod('r', 1, rr(compute('500m', ''), compute('2', '')), ns);

@@ -29,17 +29,21 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { ConfigFields } from '../../lib/config/fields.js';
-import { ConfigFields as Fields } from '../../lib/config/fields.js';
+import { ConfigFields as Fields, suggestion } from '../../lib/config/fields.js';
 import type { LimitRange, LimitRangeItem, LimitType } from '../../lib/kube/limit-ranges.js';
 import {
   LIMIT_TYPES,
   limitRangeOf,
+  MAX_MILLI_VALUE,
+  milliValueOf,
+  wholeValueOf,
   persistentVolumeClaimValidateLimitFunc,
   podMutateLimitFunc,
   podValidateLimitFunc,
 } from '../../lib/kube/limit-ranges.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import { Quantity, QuantityError } from '../../lib/kube/quantity.js';
+import { isExtendedResourceName, isNativeResourceName, isQualifiedName } from '../../lib/kube/resources.js';
 
 const PLUGIN = 'LimitRanger';
 /** The name the cluster-wide default goes by (it is no object of the cluster). */
@@ -124,12 +128,33 @@ async function validate(request: AdmissionRequest, context: PluginContext<LimitR
 
 const ITEM_FIELDS = ['type', 'max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const;
 
-/** A ResourceList of the configuration: every value a quantity, kept in canonical form. */
-function resourceList(fields: ConfigFields, key: string): Record<string, string> | undefined {
+/** Resource names a Pod or Container item may bound without a domain (helper.IsStandardContainerResourceName). */
+const CONTAINER_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'];
+
+/**
+ * validateLimitRangeResourceName: for Pod and Container items a container resource (cpu, memory,
+ * ephemeral-storage, hugepages-*) or an extended one, so that a typo fails with the closest name;
+ * for PersistentVolumeClaim items a qualified name (only `storage` bounds anything there).
+ */
+function checkResourceName(fields: ConfigFields, type: LimitType, at: string, name: string): void {
+  const invalid = (why: string) => fields.error(at, `Invalid value: ${JSON.stringify(name)}: ${why}`);
+  if (!isQualifiedName(name)) throw invalid('must be a qualified name');
+  if (name.includes('/')) {
+    if (!isNativeResourceName(name) && !isExtendedResourceName(name))
+      throw invalid("doesn't follow extended resource name standard");
+    return;
+  }
+  if (type === 'PersistentVolumeClaim' || CONTAINER_RESOURCES.includes(name) || name.startsWith('hugepages-')) return;
+  throw invalid(`must be a standard resource for containers; ${suggestion(name, CONTAINER_RESOURCES)}`);
+}
+
+/** A ResourceList of the configuration: every name a resource, every value a quantity, kept in canonical form. */
+function resourceList(fields: ConfigFields, key: string, type: LimitType): Record<string, string> | undefined {
   const raw = fields.child(key);
   if (raw === undefined) return undefined;
   const list: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw.value)) {
+    checkResourceName(fields, type, `${key}.${name}`, name);
     if (typeof value !== 'string' && typeof value !== 'number')
       throw fields.error(`${key}.${name}`, `must be a quantity, got ${JSON.stringify(value)}`);
     let quantity: Quantity;
@@ -152,43 +177,79 @@ function resourceList(fields: ConfigFields, key: string): Record<string, string>
 type Lists = Partial<Record<Exclude<(typeof ITEM_FIELDS)[number], 'type'>, Record<string, string>>>;
 
 /**
- * The pairs upstream's ValidateLimitRange orders, in its words: [the lower list, the higher list,
- * the list the error names, how it reads].
+ * The pairs ValidateLimitRange orders, in its words: the lower list, the higher list, the list the
+ * error names and the list whose value it shows, and how it reads.
  */
-const ORDERED: readonly [keyof Lists, keyof Lists, keyof Lists, (low: string, high: string) => string][] = [
-  ['min', 'max', 'min', (l, h) => `min value ${l} is greater than max value ${h}`],
-  ['min', 'defaultRequest', 'defaultRequest', (l, h) => `min value ${l} is greater than default request value ${h}`],
-  ['defaultRequest', 'max', 'defaultRequest', (l, h) => `default request value ${l} is greater than max value ${h}`],
+const ORDERED: readonly [keyof Lists, keyof Lists, keyof Lists, keyof Lists, (low: string, high: string) => string][] =
   [
-    'defaultRequest',
-    'default',
-    'defaultRequest',
-    (l, h) => `default request value ${l} is greater than default limit value ${h}`,
-  ],
-  ['min', 'default', 'default', (l, h) => `min value ${l} is greater than default value ${h}`],
-  ['default', 'max', 'default', (l, h) => `default value ${l} is greater than max value ${h}`],
-];
+    ['min', 'max', 'min', 'min', (l, h) => `min value ${l} is greater than max value ${h}`],
+    [
+      'min',
+      'defaultRequest',
+      'defaultRequest',
+      'defaultRequest',
+      (l, h) => `min value ${l} is greater than default request value ${h}`,
+    ],
+    [
+      'defaultRequest',
+      'max',
+      'defaultRequest',
+      'defaultRequest',
+      (l, h) => `default request value ${l} is greater than max value ${h}`,
+    ],
+    [
+      'defaultRequest',
+      'default',
+      'defaultRequest',
+      'defaultRequest',
+      (l, h) => `default request value ${l} is greater than default limit value ${h}`,
+    ],
+    ['min', 'default', 'default', 'min', (l, h) => `min value ${l} is greater than default value ${h}`],
+    ['default', 'max', 'default', 'max', (l, h) => `default value ${l} is greater than max value ${h}`],
+  ];
 
-/** ValidateLimitRange's checks between an item's lists, resource by resource. */
+/** ValidateLimitRange's checks between an item's lists, resource by resource, in its words. */
 function checkItemConsistency(type: LimitType, lists: Lists, fields: ConfigFields): void {
   if (type === 'PersistentVolumeClaim' && lists.min?.storage === undefined && lists.max?.storage === undefined)
     throw fields.error(
-      '',
+      'limits',
       'Required value: either minimum or maximum storage value is required, but neither was provided',
     );
   const names = new Set(Object.values(lists).flatMap((list) => Object.keys(list ?? {})));
   for (const name of [...names].sort()) {
     const at = (list: keyof Lists) => lists[list]?.[name];
-    for (const [low, high, named, words] of ORDERED) {
+    for (const [low, high, named, shown, words] of ORDERED) {
       const [l, h] = [at(low), at(high)];
       if (l !== undefined && h !== undefined && Quantity.parse(l).cmp(Quantity.parse(h)) > 0)
-        throw fields.error(`${named}.${name}`, `Invalid value: ${JSON.stringify(at(named))}: ${words(l, h)}`);
+        throw fields.error(`${named}.${name}`, `Invalid value: ${JSON.stringify(at(shown))}: ${words(l, h)}`);
     }
     const ratio = at('maxLimitRequestRatio');
-    if (ratio !== undefined && Quantity.parse(ratio).cmp(Quantity.parse('1')) < 0)
+    if (ratio === undefined) continue;
+    const invalidRatio = (words: string) =>
+      fields.error(`maxLimitRequestRatio.${name}`, `Invalid value: ${JSON.stringify(ratio)}: ${words}`);
+    if (Quantity.parse(ratio).cmp(Quantity.parse('1')) < 0) throw invalidRatio(`ratio ${ratio} is less than 1`);
+    const [min, max] = [at('min'), at('max')];
+    if (min === undefined || max === undefined) continue;
+    // float64 arithmetic at milli precision where nothing overflows, as upstream's.
+    const [r, lo, hi] = [ratio, min, max].map((q) => Quantity.parse(q));
+    const milli = [r, lo, hi].every((q) => wholeValueOf(q) < MAX_MILLI_VALUE);
+    const value = milli ? milliValueOf : wholeValueOf;
+    const ratioValue = Number(value(r)) / (milli ? 1000 : 1);
+    const limit = Number(value(hi)) / Number(value(lo));
+    if (ratioValue > limit) throw invalidRatio(`ratio ${ratio} is greater than max/min = ${limit.toFixed(6)}`);
+  }
+  for (const name of [...names].sort()) {
+    const [def, defReq] = [lists.default?.[name], lists.defaultRequest?.[name]];
+    const overcommit = isNativeResourceName(name) && !name.startsWith('hugepages-');
+    if (
+      !overcommit &&
+      def !== undefined &&
+      defReq !== undefined &&
+      Quantity.parse(def).cmp(Quantity.parse(defReq)) !== 0
+    )
       throw fields.error(
-        `maxLimitRequestRatio.${name}`,
-        `Invalid value: ${JSON.stringify(ratio)}: ratio ${ratio} is less than 1`,
+        `defaultRequest.${name}`,
+        `Invalid value: ${JSON.stringify(defReq)}: default value ${def} must equal to defaultRequest value ${defReq} in ${name}`,
       );
   }
 }
@@ -202,7 +263,7 @@ function limitRangeItem(fields: ConfigFields): LimitRangeItem {
   }
   const lists: Lists = {};
   for (const field of ['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const) {
-    const list = resourceList(fields, field);
+    const list = resourceList(fields, field, type);
     if (list !== undefined) lists[field] = list;
   }
   if (type === 'Pod') {

@@ -165,14 +165,14 @@ const NANO = 10n ** 9n;
 const NANO_PER_MILLI = 10n ** 6n;
 const INT64_MAX = 2n ** 63n - 1n;
 /** resource.MaxMilliValue: the largest value whose MilliValue() fits an int64. */
-const MAX_MILLI_VALUE = INT64_MAX / 1000n;
+export const MAX_MILLI_VALUE = INT64_MAX / 1000n;
 
 const ceilDiv = (a: bigint, b: bigint) => (a % b === 0n ? a / b : a / b + (a > 0n ? 1n : 0n));
 const clamp = (v: bigint) => (v > INT64_MAX ? INT64_MAX : v < -INT64_MAX - 1n ? -INT64_MAX - 1n : v);
 /** Quantity.Value(): whole units, rounded up. */
-const wholeValueOf = (q: Quantity | undefined) => clamp(ceilDiv(q?.nano ?? 0n, NANO));
+export const wholeValueOf = (q: Quantity | undefined) => clamp(ceilDiv(q?.nano ?? 0n, NANO));
 /** Quantity.MilliValue(): thousandths, rounded up. */
-const milliValueOf = (q: Quantity | undefined) => clamp(ceilDiv(q?.nano ?? 0n, NANO_PER_MILLI));
+export const milliValueOf = (q: Quantity | undefined) => clamp(ceilDiv(q?.nano ?? 0n, NANO_PER_MILLI));
 
 /** requestLimitEnforcedValues: the three at a common precision (milli-units unless one would overflow). */
 function requestLimitEnforcedValues(

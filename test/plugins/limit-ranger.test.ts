@@ -973,7 +973,35 @@ describe('configuration.defaultLimitRange: a cluster-wide default (kubernetes#80
       ],
       [
         { defaultLimitRange: { limits: [{ type: 'PersistentVolumeClaim', max: { cpu: '1' } }] } },
-        'LimitRanger: defaultLimitRange.limits[0]: Required value: either minimum or maximum storage value is required, but neither was provided',
+        'LimitRanger: defaultLimitRange.limits[0].limits: Required value: either minimum or maximum storage value is required, but neither was provided',
+      ],
+      [
+        { defaultLimitRange: { limits: [{ type: 'Container', max: { cpuu: '1' } }] } },
+        'LimitRanger: defaultLimitRange.limits[0].max.cpuu: Invalid value: "cpuu": must be a standard resource for containers; did you mean "cpu"?',
+      ],
+      [
+        {
+          defaultLimitRange: {
+            limits: [{ type: 'Container', min: { cpu: '1' }, max: { cpu: '2' }, maxLimitRequestRatio: { cpu: '3' } }],
+          },
+        },
+        'LimitRanger: defaultLimitRange.limits[0].maxLimitRequestRatio.cpu: Invalid value: "3": ratio 3 is greater than max/min = 2.000000',
+      ],
+      [
+        {
+          defaultLimitRange: {
+            limits: [
+              { type: 'Container', default: { 'hugepages-2Mi': '4Mi' }, defaultRequest: { 'hugepages-2Mi': '2Mi' } },
+            ],
+          },
+        },
+        'LimitRanger: defaultLimitRange.limits[0].defaultRequest.hugepages-2Mi: Invalid value: "2Mi": default value 4Mi must equal to defaultRequest value 2Mi in hugepages-2Mi',
+      ],
+      [
+        {
+          defaultLimitRange: { limits: [{ type: 'Container', min: { memory: '1Gi' }, default: { memory: '512Mi' } }] },
+        },
+        'LimitRanger: defaultLimitRange.limits[0].default.memory: Invalid value: "1Gi": min value 1Gi is greater than default value 512Mi',
       ],
     ];
     for (const [raw, message] of cases) {

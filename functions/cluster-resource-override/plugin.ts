@@ -25,10 +25,11 @@
 // (CLUSTER_RESOURCE_OVERRIDE_UNKNOWN_NAMESPACE=skip) or is refused as upstream refuses a namespace
 // it cannot find (=reject).
 //
-// Not applied: the namespace's LimitRange minimums (upstream never lowers a value below them) and
-// LimitRange defaults, until LimitRanges are learned. The apiserver's own LimitRanger (on by
-// default) has applied the defaults before any webhook is called, and refuses afterwards a pod
-// whose overridden request fell below a LimitRange minimum.
+// No value is set below the namespace's LimitRange minimums (the lowest Container `min` of cpu and
+// of memory among its LimitRanges), as upstream: LimitRanges are learned as LimitRanger learns them
+// (the plugin's learning webhook and `npm run sync`); a namespace with none learned has no floor.
+// LimitRange defaults need nothing here: the apiserver's own LimitRanger applied them before any
+// webhook was called.
 //
 // Served as a mutating webhook (upstream's Admit) and a validating twin (upstream's Validate: the
 // final pod must hold exactly the values the mutation would set), on pod CREATE.
@@ -40,6 +41,8 @@ import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { openShiftConfig } from '../../lib/config/fields.js';
+import type { LimitRange } from '../../lib/kube/limit-ranges.js';
+import { limitRangeOf } from '../../lib/kube/limit-ranges.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { QuantityFormat } from '../../lib/kube/quantity.js';
 import { Quantity } from '../../lib/kube/quantity.js';
@@ -136,6 +139,33 @@ const milliValueOf = (q: Quantity) => ceilDiv(q.nano, NANO_PER_MILLI);
 const truncToBigInt = (x: number) => BigInt(Math.trunc(x));
 const atLeast = (q: Quantity, floor: Quantity) => (floor.cmp(q) > 0 ? floor : q);
 
+/** The namespace's floors: the lowest Container minimum of each resource, when a LimitRange sets one. */
+interface Floors {
+  readonly cpu?: Quantity;
+  readonly memory?: Quantity;
+}
+
+/** minResourceLimits: the lowest Container-type `min` of `resource` among the LimitRanges. */
+function minResourceLimits(limitRanges: readonly LimitRange[], resource: 'cpu' | 'memory'): Quantity | undefined {
+  let lowest: Quantity | undefined;
+  for (const { limits } of limitRanges) {
+    for (const item of limits) {
+      const min = item.type === 'Container' ? quantityOf(item.min as ResourceList | undefined, resource) : undefined;
+      if (min !== undefined && (lowest === undefined || min.cmp(lowest) < 0)) lowest = min;
+    }
+  }
+  return lowest;
+}
+
+async function namespaceFloors(state: PluginState, namespace: string): Promise<Floors> {
+  const learned = await state.learnedObjects.list('limitranges', namespace);
+  const limitRanges = learned.map(({ name, object }) => limitRangeOf(name, object));
+  return { cpu: minResourceLimits(limitRanges, 'cpu'), memory: minResourceLimits(limitRanges, 'memory') };
+}
+
+/** Upstream's "don't mutate resource requirements below the namespace limit minimums". */
+const notBelow = (q: Quantity, floor: Quantity | undefined) => (floor !== undefined && q.cmp(floor) < 0 ? floor : q);
+
 /** One value the plugin sets: where, and what. */
 interface Override {
   readonly list: 'requests' | 'limits';
@@ -144,7 +174,7 @@ interface Override {
 }
 
 /** updateContainerResources: the values upstream sets on one container, in its order. */
-function overridesFor(container: Container, config: ClusterResourceOverrideConfig): Override[] {
+function overridesFor(container: Container, config: ClusterResourceOverrideConfig, floors: Floors): Override[] {
   const overrides: Override[] = [];
   const limits = container.resources?.limits;
   const memLimit = quantityOf(limits, 'memory');
@@ -156,13 +186,16 @@ function overridesFor(container: Container, config: ClusterResourceOverrideConfi
     overrides.push({
       list: 'requests',
       resource: 'memory',
-      value: atLeast(Quantity.fromNano(amount * NANO, memLimit.format), MEM_FLOOR),
+      value: notBelow(atLeast(Quantity.fromNano(amount * NANO, memLimit.format), MEM_FLOOR), floors.memory),
     });
   }
   let cpuLimit = quantityOf(limits, 'cpu');
   if (memLimit !== undefined && config.limitCPUToMemoryRatio !== 0) {
     const amount = Number(wholeUnitsOf(memLimit)) * config.limitCPUToMemoryRatio * CPU_BASE_SCALE_FACTOR;
-    cpuLimit = atLeast(Quantity.fromNano(truncToBigInt(amount) * NANO_PER_MILLI, 'DecimalSI'), CPU_FLOOR);
+    cpuLimit = notBelow(
+      atLeast(Quantity.fromNano(truncToBigInt(amount) * NANO_PER_MILLI, 'DecimalSI'), CPU_FLOOR),
+      floors.cpu,
+    );
     overrides.push({ list: 'limits', resource: 'cpu', value: cpuLimit });
   }
   if (cpuLimit !== undefined && config.cpuRequestToLimitRatio !== 0) {
@@ -171,7 +204,10 @@ function overridesFor(container: Container, config: ClusterResourceOverrideConfi
     overrides.push({
       list: 'requests',
       resource: 'cpu',
-      value: atLeast(Quantity.fromNano(truncToBigInt(amount) * NANO_PER_MILLI, format), CPU_FLOOR),
+      value: notBelow(
+        atLeast(Quantity.fromNano(truncToBigInt(amount) * NANO_PER_MILLI, format), CPU_FLOOR),
+        floors.cpu,
+      ),
     });
   }
   return overrides;
@@ -185,7 +221,7 @@ async function applicablePod(
   request: AdmissionRequest,
   config: ClusterResourceOverrideConfig,
   state: PluginState,
-): Promise<{ pod: Pod } | { decision: Decision } | undefined> {
+): Promise<{ pod: Pod; floors: Floors } | { decision: Decision } | undefined> {
   if (!config.enabled || request.operation !== 'CREATE' || !isMainResource(request, '', 'pods')) return undefined;
   const pod = request.object;
   if (!isObjectOfKind<Pod>(pod, 'Pod')) return undefined;
@@ -199,7 +235,7 @@ async function applicablePod(
   const projectEnabled = namespace.annotations[PROJECT_ANNOTATION];
   if (projectEnabled !== undefined && projectEnabled !== 'true') return undefined;
   if (isExemptedNamespace(namespace.name)) return undefined;
-  return { pod };
+  return { pod, floors: await namespaceFloors(state, request.namespace) };
 }
 
 const CONTAINER_LISTS = ['initContainers', 'containers'] as const;
@@ -213,7 +249,7 @@ export default definePlugin<ClusterResourceOverrideConfig>({
       'Overrides container requests (and the CPU limit) as ratios of the limits, in namespaces that opt in (OpenShift autoscaling.openshift.io/ClusterResourceOverride).',
     ...mutatingWithTwin(POD_RULES),
     writes: false,
-    needs: ['namespaces'],
+    needs: ['namespaces', 'limitranges'],
     systemNamespaces: 'exclude',
     // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).
     requiresConfiguration: true,
@@ -225,7 +261,7 @@ export default definePlugin<ClusterResourceOverrideConfig>({
     const applicable = await applicablePod(request, config, state);
     if (applicable === undefined) return allowed();
     if ('decision' in applicable) return applicable.decision;
-    const { pod } = applicable;
+    const { pod, floors } = applicable;
     const spec = { ...pod.spec };
     let changed = false;
     for (const list of CONTAINER_LISTS) {
@@ -233,7 +269,7 @@ export default definePlugin<ClusterResourceOverrideConfig>({
       if (!Array.isArray(containers)) continue;
       spec[list] = containers.map((container) => {
         let resources = container?.resources;
-        for (const { list: which, resource, value } of overridesFor(container ?? {}, config)) {
+        for (const { list: which, resource, value } of overridesFor(container ?? {}, config, floors)) {
           const current = quantityOf(resources?.[which], resource);
           if (current !== undefined && current.cmp(value) === 0) continue;
           resources = { ...resources, [which]: { ...resources?.[which], [resource]: value.toString() } };
@@ -253,7 +289,7 @@ export default definePlugin<ClusterResourceOverrideConfig>({
       const containers = applicable.pod.spec?.[list];
       if (!Array.isArray(containers)) continue;
       for (let i = 0; i < containers.length; i++) {
-        for (const { list: which, resource, value } of overridesFor(containers[i] ?? {}, config)) {
+        for (const { list: which, resource, value } of overridesFor(containers[i] ?? {}, config, applicable.floors)) {
           // applyQuantity(..., mutationAllowed=false): the first difference, as upstream.
           const current = quantityOf(containers[i]?.resources?.[which], resource);
           const problem =

@@ -40,6 +40,9 @@ output of kubectl (each FILE one listing; the kind is read from the items):
                                                             complete, as the classes); the counted
                                                             kinds' listings also recount each one's
                                                             usage in the namespaces it selects
+  kubectl get limitranges -A -o json > limitranges.json     learned LimitRanges (LimitRanger); complete
+                                                            too (-A: every namespace's), so a
+                                                            LimitRange absent is removed
 
   npm run sync -- --from namespaces.json --from quotas.json --from pods.json --from nodes.json
 

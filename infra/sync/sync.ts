@@ -17,6 +17,8 @@
 //                                         classes); with the counted kinds' listings, each learned
 //                                         ClusterResourceQuota's ledger is recounted from the
 //                                         objects of the namespaces it selects
+//   kubectl get limitranges -A -o json    learned LimitRanges (LimitRanger), complete as the classes
+//                                         are: every namespace's, so list them with -A
 //
 // Records are written as the webhooks write them, through lib/state, never around it.
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -164,10 +166,10 @@ export async function applyListings(
   }
   if (pods.length > 0) progress(`pods: ${pods.length} placements recorded`);
 
-  // Cluster-scoped classes: a listing of a kind is all of it (kubectl get <kind> -o json).
+  // Classes and LimitRanges: a listing of a kind is all of it (kubectl get <kind> [-A] -o json).
   const learnedObjects = new LearnedObjectStore(store);
   const learnedKeys = new Set<string>();
-  for (const [resource, { group, kind }] of Object.entries(LEARNED_OBJECT_KINDS) as [
+  for (const [resource, { group, kind, scope }] of Object.entries(LEARNED_OBJECT_KINDS) as [
     LearnedObjectKind,
     (typeof LEARNED_OBJECT_KINDS)[LearnedObjectKind],
   ][]) {
@@ -175,6 +177,10 @@ export async function applyListings(
     learnedKeys.add(key);
     if (!listings.some((l) => l.byKind.has(key))) continue;
     const items = all(key);
+    for (const item of items) {
+      if (scope === 'Namespaced' && !item.metadata?.namespace)
+        throw new SyncError(`${kind} ${item.metadata?.name} has no metadata.namespace`);
+    }
     const removed = await learnedObjects.replaceAll(
       resource,
       items.map((item) => listedObjectObservation(resource, item)),

@@ -226,16 +226,21 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
   return undefined;
 }
 
-/** Where each learned kind is written: its API group and the Kind its objects carry. */
-export const LEARNED_OBJECT_KINDS: Readonly<Record<LearnedObjectKind, { group: string; kind: string }>> = {
-  storageclasses: { group: 'storage.k8s.io', kind: 'StorageClass' },
-  ingressclasses: { group: 'networking.k8s.io', kind: 'IngressClass' },
-  priorityclasses: { group: 'scheduling.k8s.io', kind: 'PriorityClass' },
-  runtimeclasses: { group: 'node.k8s.io', kind: 'RuntimeClass' },
-  clusterresourcequotas: { group: 'quota.openshift.io', kind: 'ClusterResourceQuota' },
+/** Where each learned kind is written: its API group, the Kind its objects carry, and its scope. */
+export const LEARNED_OBJECT_KINDS: Readonly<
+  Record<LearnedObjectKind, { group: string; kind: string; scope: 'Cluster' | 'Namespaced' }>
+> = {
+  storageclasses: { group: 'storage.k8s.io', kind: 'StorageClass', scope: 'Cluster' },
+  ingressclasses: { group: 'networking.k8s.io', kind: 'IngressClass', scope: 'Cluster' },
+  priorityclasses: { group: 'scheduling.k8s.io', kind: 'PriorityClass', scope: 'Cluster' },
+  runtimeclasses: { group: 'node.k8s.io', kind: 'RuntimeClass', scope: 'Cluster' },
+  clusterresourcequotas: { group: 'quota.openshift.io', kind: 'ClusterResourceQuota', scope: 'Cluster' },
+  limitranges: { group: '', kind: 'LimitRange', scope: 'Namespaced' },
 };
 
 const isLearnedObjectKind = (need: string): need is LearnedObjectKind => Object.hasOwn(LEARNED_OBJECT_KINDS, need);
+
+export const isNamespacedKind = (kind: LearnedObjectKind): boolean => LEARNED_OBJECT_KINDS[kind].scope === 'Namespaced';
 
 /** The learned kinds a plugin needs, in the order it names them. */
 export function learnedObjectKinds(metadata: Pick<PluginMetadata, 'needs'>): LearnedObjectKind[] {
@@ -249,7 +254,7 @@ export function learnedObjectRules(metadata: Pick<PluginMetadata, 'needs'>): Web
     apiGroups: [LEARNED_OBJECT_KINDS[kind].group],
     apiVersions: ['v1'],
     resources: [kind],
-    scope: 'Cluster',
+    scope: LEARNED_OBJECT_KINDS[kind].scope,
   }));
 }
 
@@ -261,7 +266,7 @@ export function learnedObjectKindOf(request: AdmissionRequest): LearnedObjectKin
 }
 
 /** Metadata a plugin may read from a learned object; the rest (managedFields above all) is dropped. */
-const KEPT_METADATA = ['name', 'uid', 'labels', 'annotations', 'creationTimestamp'] as const;
+const KEPT_METADATA = ['name', 'namespace', 'uid', 'labels', 'annotations', 'creationTimestamp'] as const;
 
 /** The object as it is stored: kept metadata, every other top-level field but status. */
 export function trimLearnedObject(object: KubeObject): KubeObject {
@@ -272,23 +277,30 @@ export function trimLearnedObject(object: KubeObject): KubeObject {
   return { ...rest, metadata: kept };
 }
 
-/** What one write of a learned kind teaches: the object as it now is, or that it is gone. */
+/**
+ * What one write of a learned kind teaches: the object as it now is, or that it is gone. `namespace`
+ * is set for a namespaced kind (LimitRanges) and only then.
+ */
 export type LearnedObjectObservation =
-  | { kind: 'stored'; of: LearnedObjectKind; name: string; object: KubeObject }
-  | { kind: 'deleted'; of: LearnedObjectKind; name: string };
+  | { kind: 'stored'; of: LearnedObjectKind; name: string; namespace?: string; object: KubeObject }
+  | { kind: 'deleted'; of: LearnedObjectKind; name: string; namespace?: string };
 
 /** Only admitted writes teach (the handler asks); undefined when the request is not one. */
 export function learnedObjectObservation(request: AdmissionRequest): LearnedObjectObservation | undefined {
   const of = learnedObjectKindOf(request);
   if (!of || request.operation === 'CONNECT') return undefined;
-  if (request.operation === 'DELETE') {
-    const name = nameOf(request, request.oldObject);
-    return name === '' ? undefined : { kind: 'deleted', of, name };
-  }
-  const object = request.object;
-  if (!isObjectOfKind(object, LEARNED_OBJECT_KINDS[of].kind)) return undefined;
+  const object = request.operation === 'DELETE' ? request.oldObject : request.object;
   const name = nameOf(request, object);
-  return name === '' ? undefined : { kind: 'stored', of, name, object: trimLearnedObject(object) };
+  if (name === '') return undefined;
+  let where = {};
+  if (isNamespacedKind(of)) {
+    const namespace = request.namespace || text(object?.metadata?.namespace);
+    if (namespace === '') return undefined;
+    where = { namespace };
+  }
+  if (request.operation === 'DELETE') return { kind: 'deleted', of, name, ...where };
+  if (!isObjectOfKind(object, LEARNED_OBJECT_KINDS[of].kind)) return undefined;
+  return { kind: 'stored', of, name, ...where, object: trimLearnedObject(object) };
 }
 
 /** An object of a `kubectl get <kind> -o json` listing, as its learning webhook would record it. */
@@ -296,5 +308,6 @@ export function listedObjectObservation(
   of: LearnedObjectKind,
   object: KubeObject,
 ): Extract<LearnedObjectObservation, { kind: 'stored' }> {
-  return { kind: 'stored', of, name: text(object.metadata?.name), object: trimLearnedObject(object) };
+  const namespace = isNamespacedKind(of) ? { namespace: text(object.metadata?.namespace) } : {};
+  return { kind: 'stored', of, name: text(object.metadata?.name), ...namespace, object: trimLearnedObject(object) };
 }

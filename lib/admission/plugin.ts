@@ -38,7 +38,7 @@ export interface PhaseMetadata {
 /**
  * Cluster state a plugin reads; the emitted configuration subscribes to its writes. `placements`:
  * pods' nodes and Nodes' UIDs (lib/state/placements). A LearnedObjectKind (`storageclasses`,
- * `priorityclasses`...): every object of that cluster-scoped kind (lib/state/learned-objects).
+ * `priorityclasses`, `limitranges`...): every object of that kind (lib/state/learned-objects).
  */
 export type ClusterStateNeed = 'namespaces' | 'resourcequotas' | 'placements' | LearnedObjectKind;
 

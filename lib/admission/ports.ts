@@ -176,14 +176,17 @@ export interface DecisionCache {
   ): Promise<void>;
 }
 
-/** The state a plugin's phase functions receive, scoped to one request. */
-/** Cluster-scoped kinds learned whole (trimmed), by their resource name. */
+/**
+ * Kinds learned whole (trimmed), by their resource name: the cluster-scoped classes and
+ * ClusterResourceQuotas, and LimitRanges (namespaced: learned and listed per namespace).
+ */
 export type LearnedObjectKind =
   | 'storageclasses'
   | 'ingressclasses'
   | 'priorityclasses'
   | 'runtimeclasses'
-  | 'clusterresourcequotas';
+  | 'clusterresourcequotas'
+  | 'limitranges';
 
 /**
  * One object of a learned kind as last seen by the plugin's learning webhook or loaded by
@@ -192,18 +195,27 @@ export type LearnedObjectKind =
  */
 export interface LearnedObject {
   readonly name: string;
+  /** The object's namespace, for a namespaced kind (LimitRanges); undefined for cluster-scoped ones. */
+  readonly namespace?: string;
   readonly object: KubeObject;
   /** ISO time of the observation. */
   readonly observedAt: string;
 }
 
 export interface LearnedObjects {
-  /** undefined when no object of that name was ever seen, or its DELETE was: each plugin says what it then does. */
-  get(kind: LearnedObjectKind, name: string): Promise<LearnedObject | undefined>;
-  /** Every live object of the kind, by name. */
-  list(kind: LearnedObjectKind): Promise<LearnedObject[]>;
+  /**
+   * undefined when no object of that name was ever seen, or its DELETE was: each plugin says what
+   * it then does. A namespaced kind names its namespace.
+   */
+  get(kind: LearnedObjectKind, name: string, namespace?: string): Promise<LearnedObject | undefined>;
+  /**
+   * Every live object of the kind, by name; for a namespaced kind given a namespace, those of that
+   * namespace only (one Query either way).
+   */
+  list(kind: LearnedObjectKind, namespace?: string): Promise<LearnedObject[]>;
 }
 
+/** The state a plugin's phase functions receive, scoped to one request. */
 export interface PluginState {
   readonly learnedNamespaces: LearnedNamespaces;
   readonly learnedObjects: LearnedObjects;

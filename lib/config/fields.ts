@@ -45,7 +45,7 @@ export function closestName(name: string, known: readonly string[]): string | un
 }
 
 /** `did you mean "x"?`, or the list of known names when none is close. */
-function suggestion(name: string, known: readonly string[]): string {
+export function suggestion(name: string, known: readonly string[]): string {
   const closest = closestName(name, known);
   if (closest !== undefined) return `did you mean ${JSON.stringify(closest)}?`;
   return known.length === 0 ? 'no fields are supported here' : `supported fields: ${known.join(', ')}`;

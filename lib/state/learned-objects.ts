@@ -1,14 +1,16 @@
-// Learned cluster-scoped objects: StorageClasses, IngressClasses, PriorityClasses, RuntimeClasses
-// and ClusterResourceQuotas as the plugins that `need` them saw them written (lib/admission/learning)
-// or `npm run sync` loaded them. One generic record per object, whatever the kind; plugins only read.
+// Learned objects: StorageClasses, IngressClasses, PriorityClasses, RuntimeClasses,
+// ClusterResourceQuotas and LimitRanges as the plugins that `need` them saw them written
+// (lib/admission/learning) or `npm run sync` loaded them. One generic record per object, whatever
+// the kind; plugins only read.
 //
-// Keys: one partition per kind (`obj#<kind>`), one item per object (sort key: its name), so that
-// `list(kind)` is a single Query (DefaultStorageClass and Priority look for the default among all).
-// A DELETE removes the item. Observations are lost while the learning webhook is down, and two
+// Keys: one partition per kind (`obj#<kind>`), one item per object (sort key: its name, or
+// `<namespace>/<name>` for a namespaced kind), so that `list(kind)` is a single Query (DefaultStorageClass
+// and Priority look for the default among all) and so is `list(kind, namespace)` (a sort-key prefix:
+// LimitRanger reads one namespace's LimitRanges). A DELETE removes the item. Observations are lost while the learning webhook is down, and two
 // Lambda instances may land a create and a delete out of order; `npm run sync` (a complete listing
 // per kind) puts the store back in step with the cluster.
 import type { LearnedObjectObservation } from '../admission/learning.js';
-import { learnedObjectObservation } from '../admission/learning.js';
+import { isNamespacedKind, learnedObjectObservation } from '../admission/learning.js';
 import type { LearnedObject, LearnedObjectKind, LearnedObjects } from '../admission/ports.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { KubeObject } from '../admission/types.js';
@@ -16,27 +18,36 @@ import type { Item, StateStore } from './store.js';
 import { ConditionFailed, json, N, S, str } from './store.js';
 
 const partition = (kind: LearnedObjectKind) => `obj#${kind}`;
-const objectKey = (kind: LearnedObjectKind, name: string) => ({ pk: S(partition(kind)), sk: S(name) });
+/** The sort key: the name, after `<namespace>/` for a namespaced kind (names never hold a `/`). */
+const sortKey = (kind: LearnedObjectKind, name: string, namespace = '') =>
+  isNamespacedKind(kind) ? `${namespace}/${name}` : name;
+const objectKey = (kind: LearnedObjectKind, name: string, namespace?: string) => ({
+  pk: S(partition(kind)),
+  sk: S(sortKey(kind, name, namespace)),
+});
 
-function decode(item: Item): LearnedObject | undefined {
-  const name = str(item, 'sk');
+function decode(kind: LearnedObjectKind, item: Item): LearnedObject | undefined {
+  const key = str(item, 'sk');
   const object = json<KubeObject>(item, 'data');
-  return name === undefined || object === undefined
-    ? undefined
-    : { name, object, observedAt: str(item, 'observedAt') ?? '' };
+  if (key === undefined || object === undefined) return undefined;
+  const observedAt = str(item, 'observedAt') ?? '';
+  if (!isNamespacedKind(kind)) return { name: key, object, observedAt };
+  const slash = key.indexOf('/');
+  return { name: key.slice(slash + 1), namespace: key.slice(0, slash), object, observedAt };
 }
 
 export class LearnedObjectStore implements LearnedObjects {
   constructor(private readonly store: StateStore) {}
 
-  async get(kind: LearnedObjectKind, name: string): Promise<LearnedObject | undefined> {
-    const item = await this.store.get(partition(kind), name);
-    return item && decode(item);
+  async get(kind: LearnedObjectKind, name: string, namespace?: string): Promise<LearnedObject | undefined> {
+    const item = await this.store.get(partition(kind), sortKey(kind, name, namespace));
+    return item && decode(kind, item);
   }
 
-  async list(kind: LearnedObjectKind): Promise<LearnedObject[]> {
-    const items = await this.store.query(partition(kind));
-    return items.flatMap((item) => decode(item) ?? []);
+  async list(kind: LearnedObjectKind, namespace?: string): Promise<LearnedObject[]> {
+    const prefix = namespace !== undefined && isNamespacedKind(kind) ? `${namespace}/` : '';
+    const items = await this.store.query(partition(kind), prefix);
+    return items.flatMap((item) => decode(kind, item) ?? []);
   }
 
   /**
@@ -49,7 +60,7 @@ export class LearnedObjectStore implements LearnedObjects {
   }
 
   async record(observation: LearnedObjectObservation, requestUid: string): Promise<void> {
-    const key = objectKey(observation.of, observation.name);
+    const key = objectKey(observation.of, observation.name, observation.namespace);
     if (observation.kind === 'deleted') {
       await this.store.delete({ Key: key });
       return;
@@ -81,7 +92,7 @@ export class LearnedObjectStore implements LearnedObjects {
     observations: readonly Extract<LearnedObjectObservation, { kind: 'stored' }>[],
     runId: string,
   ): Promise<number> {
-    const listed = new Set(observations.map((o) => o.name));
+    const listed = new Set(observations.map((o) => sortKey(kind, o.name, o.namespace)));
     for (const observation of observations) await this.record(observation, runId);
     const stale = (await this.store.query(partition(kind))).filter((item) => !listed.has(str(item, 'sk') ?? ''));
     await this.store.deleteAll(stale.map((item) => ({ pk: item.pk, sk: item.sk })));

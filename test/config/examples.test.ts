@@ -39,4 +39,23 @@ describe('config/examples', () => {
       defaultNodeSelector: 'node-role.kubernetes.io/worker=',
     });
   });
+
+  it('limit-ranger.yaml sets a cluster-wide default LimitRange, quantities in canonical form', () => {
+    const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/examples/limit-ranger.yaml' });
+    const plugin = plugins.find((p) => p.metadata.name === 'limit-ranger')!;
+    expect(configurePlugin(plugin, configuration)).toEqual({
+      defaultLimitRange: {
+        name: 'cluster-default',
+        limits: [
+          {
+            type: 'Container',
+            defaultRequest: { cpu: '100m', memory: '128Mi' },
+            default: { cpu: '500m', memory: '512Mi' },
+            max: { cpu: '4', memory: '8Gi' },
+          },
+          { type: 'PersistentVolumeClaim', max: { storage: '100Gi' } },
+        ],
+      },
+    });
+  });
 });

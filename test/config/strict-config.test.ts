@@ -178,6 +178,16 @@ const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][
     { unknownNamespace: 'reject' },
     /^quota\.openshift\.io\/ClusterResourceQuota: unknownNamespace: unknown field "unknownNamespace"; the plugin takes no configuration \(a namespace never learned: env CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE\)$/,
   ],
+  [
+    'LimitRanger',
+    { defaultLimitRange: { limits: [{ type: 'Container', defaultRequests: { cpu: '100m' } }] } },
+    /^LimitRanger: defaultLimitRange\.limits\[0\]\.defaultRequests: unknown field "defaultRequests"; did you mean "defaultRequest"\?$/,
+  ],
+  [
+    'LimitRanger',
+    { defaultLimitRanges: {} },
+    /^LimitRanger: defaultLimitRanges: unknown field "defaultLimitRanges"; did you mean "defaultLimitRange"\?$/,
+  ],
 ];
 
 describe('strict plugin configuration', () => {
@@ -204,11 +214,15 @@ describe('AdmissionConfiguration entries', () => {
 
   it('ignores, and lists, entries of upstream plugins this project does not serve', () => {
     const set = pluginSet([
-      { name: 'LimitRanger' },
+      { name: 'OwnerReferencesPermissionEnforcement' },
       { name: 'ServiceAccount', configuration: { anything: true } },
       { name: 'quota.openshift.io/ValidateClusterResourceQuota' },
     ]);
-    expect(set.ignored).toEqual(['LimitRanger', 'ServiceAccount', 'quota.openshift.io/ValidateClusterResourceQuota']);
+    expect(set.ignored).toEqual([
+      'OwnerReferencesPermissionEnforcement',
+      'ServiceAccount',
+      'quota.openshift.io/ValidateClusterResourceQuota',
+    ]);
   });
 
   it("refuses unknown fields of an entry, naming the closest of upstream's and the project's fields", () => {
@@ -267,7 +281,7 @@ describe('npm run check-config', () => {
     const { code, stdout } = run([
       admissionFile([
         { name: 'PodNodeSelector', configuration: { podNodeSelectorPluginConfig: {} } },
-        { name: 'LimitRanger' },
+        { name: 'OwnerReferencesPermissionEnforcement' },
       ]),
     ]);
     expect(code).toBe(0);
@@ -276,7 +290,7 @@ describe('npm run check-config', () => {
     expect(stdout).toMatch(
       /-- {2}ImagePolicyWebhook \(image-policy-webhook\) is inactive: off without its configuration/,
     );
-    expect(stdout).toContain('--  LimitRanger: not served by this project, entry ignored');
+    expect(stdout).toContain('--  OwnerReferencesPermissionEnforcement: not served by this project, entry ignored');
     expect(stdout.split('\n').filter((l) => /^(ok|--) /.test(l))).toHaveLength(registry.length + 1);
   });
 

@@ -1,9 +1,9 @@
 // OpenShift's tables (openshift/kubernetes openshift-kube-apiserver/admission/autoscaling/
 // clusterresourceoverride/admission_test.go) ported: TestConfigReader (6) and
 // TestLimitRequestAdmission (16), each with upstream's follow-up checks (Validate accepts the
-// mutated pod and refuses the original one when the mutation changed it). Namespaces are learned
-// through the plugin's own webhook and carry the operator's opt-in label. LimitRanges are not
-// learned yet: 3 cases expect values floored at a LimitRange minimum and are asserted as we behave.
+// mutated pod and refuses the original one when the mutation changed it). Namespaces and each
+// case's LimitRanges (upstream's namespaceLimits) are learned through the plugin's own webhook;
+// namespaces carry the operator's opt-in label.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin, { type ClusterResourceOverrideConfig } from '../../functions/cluster-resource-override/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -11,6 +11,7 @@ import { Quantity } from '../../lib/kube/quantity.js';
 import { configErrorOf } from '../support/config-error.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
+import { classWrite } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, requestOf, runPhase } from '../support/review.js';
 
@@ -70,8 +71,24 @@ interface Case {
   expectedCpuLimit: string;
   expectedCpuRequest: string;
   pluginEnabled: boolean;
-  /** Upstream's expectation when it differs from ours (a LimitRange minimum we cannot see yet). */
-  upstream?: { expectedMemRequest: string; expectedCpuLimit: string; expectedCpuRequest: string };
+  /** Upstream's namespaceLimits: one LimitRange per entry, one Container (or claim) `min` each. */
+  namespaceLimits?: { type: 'Container' | 'PersistentVolumeClaim'; min: Record<string, string> }[];
+}
+
+/** fakeMinCPULimitRange, fakeMinMemoryLimitRange, fakeMinStorageLimitRange */
+const minCPU = (cpu: string) => ({ type: 'Container' as const, min: { cpu } });
+const minMemory = (memory: string) => ({ type: 'Container' as const, min: { memory } });
+const minStorage = (storage: string) => ({ type: 'PersistentVolumeClaim' as const, min: { storage } });
+const LIMITS = [minCPU('567m'), minCPU('678m'), minMemory('700Gi'), minMemory('456Gi')];
+const HIGH_LIMITS = [minCPU('10567m'), minCPU('20678m'), minMemory('700Gi'), minMemory('456Gi')];
+
+/** Each LimitRange learned through the plugin's own learning webhook, as the apiserver sends its writes. */
+async function learnLimitRanges(namespace: string, limits: NonNullable<Case['namespaceLimits']>): Promise<void> {
+  const learn = lambdaFor(plugin, store, testConfig(100, 50, 50));
+  for (const [i, item] of limits.entries()) {
+    const limitRange = { metadata: { name: `lr-${i}`, namespace }, spec: { limits: [item] } };
+    expect((await learn('validate', classWrite('limitranges', limitRange))).review?.response?.allowed).toBe(true);
+  }
 }
 
 const nilConfig = configure(undefined);
@@ -93,6 +110,7 @@ const cases: Case[] = [
     expectedCpuLimit: '0',
     expectedCpuRequest: '0',
     pluginEnabled: true,
+    namespaceLimits: LIMITS,
   },
   {
     name: 'test floor for memory and cpu',
@@ -107,11 +125,11 @@ const cases: Case[] = [
     name: 'with namespace limits, test floor for memory and cpu',
     config: testConfig(100, 50, 50),
     pod: (ns) => testPod(ns, '1Mi', '0', '0', '0'),
-    expectedMemRequest: '1Mi',
-    expectedCpuLimit: '1m',
-    expectedCpuRequest: '1m',
+    expectedMemRequest: '456Gi',
+    expectedCpuLimit: '567m',
+    expectedCpuRequest: '567m',
     pluginEnabled: true,
-    upstream: { expectedMemRequest: '456Gi', expectedCpuLimit: '567m', expectedCpuRequest: '567m' },
+    namespaceLimits: LIMITS,
   },
   {
     name: 'nil config',
@@ -130,6 +148,7 @@ const cases: Case[] = [
     expectedCpuLimit: '1',
     expectedCpuRequest: '1',
     pluginEnabled: true,
+    namespaceLimits: LIMITS,
   },
   {
     name: 'all values are adjusted',
@@ -144,11 +163,11 @@ const cases: Case[] = [
     name: 'with namespace limits, all values are adjusted to floor of namespace limits',
     config: testConfig(100, 50, 50),
     pod: (ns) => testPod(ns, '1Gi', '0', '2000m', '0'),
-    expectedMemRequest: '512Mi',
-    expectedCpuLimit: '1',
-    expectedCpuRequest: '500m',
+    expectedMemRequest: '456Gi',
+    expectedCpuLimit: '10567m',
+    expectedCpuRequest: '10567m',
     pluginEnabled: true,
-    upstream: { expectedMemRequest: '456Gi', expectedCpuLimit: '10567m', expectedCpuRequest: '10567m' },
+    namespaceLimits: HIGH_LIMITS,
   },
   {
     name: 'just requests are adjusted',
@@ -163,11 +182,11 @@ const cases: Case[] = [
     name: 'with namespace limits, all requests are adjusted to floor of namespace limits',
     config: testConfig(0, 50, 50),
     pod: (ns) => testPod(ns, '10Mi', '0', '50m', '0'),
-    expectedMemRequest: '5Mi',
+    expectedMemRequest: '456Gi',
     expectedCpuLimit: '50m',
-    expectedCpuRequest: '25m',
+    expectedCpuRequest: '10567m',
     pluginEnabled: true,
-    upstream: { expectedMemRequest: '456Gi', expectedCpuLimit: '50m', expectedCpuRequest: '10567m' },
+    namespaceLimits: HIGH_LIMITS,
   },
   {
     name: 'project annotation disables overrides',
@@ -186,6 +205,7 @@ const cases: Case[] = [
     expectedCpuLimit: '50m',
     expectedCpuRequest: '0',
     pluginEnabled: false,
+    namespaceLimits: HIGH_LIMITS,
   },
   {
     name: "large values don't overflow",
@@ -222,6 +242,7 @@ const cases: Case[] = [
     expectedCpuLimit: '1',
     expectedCpuRequest: '500m',
     pluginEnabled: true,
+    namespaceLimits: [minStorage('1567Mi')],
   },
 ];
 
@@ -230,6 +251,7 @@ const amount = (list: Record<string, unknown> | undefined, name: string) => Quan
 describe('TestLimitRequestAdmission', () => {
   it.each(cases)('$name', async (c) => {
     const namespace = await fakeNamespace(c.pluginEnabled);
+    if (c.namespaceLimits) await learnLimitRanges(namespace, c.namespaceLimits);
     const original = c.pod(namespace);
     const input: ReviewInput = { object: original };
     const result = await mutateIdempotently(plugin, input, c.config, stateFor(input));

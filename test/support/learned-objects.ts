@@ -1,4 +1,4 @@
-// For the plugins that learn cluster-scoped classes: class writes as the apiserver sends them to a
+// For the plugins that learn classes (and LimitRanges): their writes as the apiserver sends them to a
 // plugin's learning webhook, and the object a mutating answer makes (its patch applied with an
 // RFC 6902 implementation).
 import jsonpatch from 'fast-json-patch';
@@ -10,7 +10,7 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import type { Invocation } from './dynamodb.js';
 import type { ReviewInput } from './review.js';
 
-/** A write of a class (CREATE unless said), as the learning webhook receives it. */
+/** A write of a class or LimitRange (CREATE unless said), as the learning webhook receives it. */
 export function classWrite(
   of: LearnedObjectKind,
   object: KubeObject,
@@ -18,13 +18,13 @@ export function classWrite(
   extra: Partial<ReviewInput> = {},
 ): ReviewInput {
   const { group, kind } = LEARNED_OBJECT_KINDS[of];
-  const stored = { apiVersion: `${group}/v1`, kind, ...object };
+  const stored = { apiVersion: group === '' ? 'v1' : `${group}/v1`, kind, ...object };
   return {
     operation,
     kind: { group, kind },
     resource: { group, resource: of },
     name: object.metadata?.name,
-    namespace: '',
+    namespace: object.metadata?.namespace ?? '',
     object: operation === 'DELETE' ? null : stored,
     oldObject: operation === 'CREATE' ? null : stored,
     ...extra,

@@ -18,6 +18,7 @@ import { createRequestState, localDynamoDbClient } from '../../lib/state/index.j
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore, withLatency } from '../support/dynamodb.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
+import { quotaPod } from '../support/quota-objects.js';
 import { classWrite } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 import { review, runPhase } from '../support/review.js';
@@ -32,18 +33,7 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-type Res = { requests?: Record<string, string>; limits?: Record<string, string> };
-const pod = (
-  namespace: string,
-  name: string,
-  resources: Res = {},
-  extra: Record<string, unknown> = {},
-): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, namespace, uid: `uid-of-${namespace}-${name}` },
-  spec: { containers: [{ name: 'ctr', image: 'image', resources }], ...extra },
-});
+const pod = quotaPod;
 const secret = (namespace: string, name: string): ReviewInput => ({
   kind: { kind: 'Secret' },
   resource: { resource: 'secrets' },

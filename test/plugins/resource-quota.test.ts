@@ -19,6 +19,7 @@ import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore, withLatency } from '..
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
+import { quotaPod } from '../support/quota-objects.js';
 import { configErrorOf } from '../support/config-error.js';
 
 const config: ResourceQuotaConfig = { limitedResources: [] };
@@ -31,18 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-type Res = { requests?: Record<string, string>; limits?: Record<string, string> };
-const pod = (
-  namespace: string,
-  name: string,
-  resources: Res = {},
-  extra: Record<string, unknown> = {},
-): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, namespace, uid: `uid-of-${namespace}-${name}` },
-  spec: { containers: [{ name: 'ctr', image: 'image', resources }], ...extra },
-});
+const pod = quotaPod;
 const quotaReview = (
   namespace: string,
   name: string,

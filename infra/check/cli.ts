@@ -187,7 +187,7 @@ async function checkManifests(values: ReturnType<typeof parse>, io: CheckIo): Pr
   }
   if (output === 'text') io.stdout(textReport(results));
   else if (output === 'json') io.stdout(`${JSON.stringify(machineReport(results), null, 2)}\n`);
-  else io.stdout(stringify(machineReport(results), { lineWidth: 0 }));
+  else io.stdout(stringify(machineReport(results), { lineWidth: 0, aliasDuplicateObjects: false }));
   return results.every((r) => r.allowed) ? 0 : 1;
 }
 

@@ -18,7 +18,6 @@ export const REPORT_SOURCE = 'serverless-admission';
 export const REPORT_NAME = 'serverless-admission';
 
 export type ResultKind = 'pass' | 'fail' | 'warn' | 'error' | 'skip';
-const RESULT_KINDS: readonly ResultKind[] = ['pass', 'fail', 'warn', 'error', 'skip'];
 
 export interface ReportResult {
   readonly policy: string;
@@ -146,9 +145,7 @@ export function summaryTable(reports: readonly PolicyReport[]): string {
   ].join('\n')}\n`;
 }
 
-export interface AuditProgress {
-  (line: string): void;
-}
+export type AuditProgress = (line: string) => void;
 
 /** Loads the listings into the chain's (read-only) state, then judges every listed object. */
 export async function auditListings(
@@ -178,4 +175,3 @@ export async function auditListings(
   return policyReports(byNamespace);
 }
 
-export { RESULT_KINDS };

@@ -166,6 +166,7 @@ async function checkManifests(values: ReturnType<typeof parse>, io: CheckIo): Pr
   if (!['text', 'json', 'yaml'].includes(output))
     throw new UsageError(`--output must be text, json or yaml, got ${JSON.stringify(output)}`);
   if (!values.filename?.length) throw new UsageError('-f FILE|DIR is required (or --tests DIR)');
+  const namespaces = parseNamespaceLabels(values['namespace-labels'] ?? []);
   const manifests: Manifest[] = namespacesFirst(readManifests(values.filename));
   const chain = new AdmissionChain({
     ...(values.config !== undefined && { configFile: values.config }),
@@ -174,7 +175,7 @@ async function checkManifests(values: ReturnType<typeof parse>, io: CheckIo): Pr
       username: values.user ?? DEFAULT_USER.username,
       groups: values.group ?? (values.user !== undefined ? ['system:authenticated'] : DEFAULT_USER.groups),
     },
-    namespaces: parseNamespaceLabels(values['namespace-labels'] ?? []),
+    namespaces,
   });
   io.stderr(
     `check: ${manifests.length} objects, configuration ${chain.configurationFile}, ${chain.active.length} plugins\n`,

@@ -21,8 +21,12 @@ async function run(...argv: string[]) {
   let stdout = '';
   let stderr = '';
   const code = await checkCommand(argv, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
     env: {},
   });
   return { code, stdout, stderr };

@@ -174,4 +174,3 @@ export async function auditListings(
   if (skipped > 0) progress(`audit: ${skipped} listed objects without apiVersion skipped`);
   return policyReports(byNamespace);
 }
-

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import type { ChainPorts, ChainWebhook, WebhookAnswer } from '../../lib/admission/chain.js';
+import type { ChainPorts, WebhookAnswer } from '../../lib/admission/chain.js';
 import { runChain } from '../../lib/admission/chain.js';
 import { diffJson } from '../../lib/admission/diff.js';
 import type { AdmissionRequestWire, KubeObject } from '../../lib/admission/types.js';

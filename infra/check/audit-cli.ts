@@ -36,7 +36,8 @@ Options:
       --out DIR         one file per report (policyreport-<namespace>.yaml, clusterpolicyreport.yaml)
                         instead of multi-document YAML on stdout
       --user NAME       the requesting user (default: ${DEFAULT_USER.username})
-      --group GROUP     the user's groups; repeatable (default: ${DEFAULT_USER.groups?.join(', ')})
+      --group GROUP     the user's groups; repeatable (default: ${DEFAULT_USER.groups?.join(', ')};
+                        with --user: system:authenticated)
   -h, --help
 
 Examples:

@@ -39,7 +39,8 @@ Options:
                               kubernetes.io/metadata.name label
   -n, --namespace NS          for objects that name none (default: default)
       --user NAME             the requesting user (default: ${DEFAULT_USER.username})
-      --group GROUP           the user's groups; repeatable (default: ${DEFAULT_USER.groups?.join(', ')})
+      --group GROUP           the user's groups; repeatable (default: ${DEFAULT_USER.groups?.join(', ')};
+                              with --user: system:authenticated)
   -o, --output text|json|yaml the report on stdout (default: text)
       --tests DIR             run the AdmissionTest files under DIR instead (README: "Admission tests")
   -h, --help

@@ -321,6 +321,7 @@ export class AdmissionChain {
       applyPatch: (object, patch) =>
         jsonpatch.applyPatch(structuredClone(object), patch as jsonpatch.Operation[], true, false).newDocument,
       uid: () => randomUUID(),
+      beforeValidation: storedOnCreate,
     };
   }
 
@@ -389,6 +390,25 @@ export class AdmissionChain {
       calls: result.calls,
     };
   }
+}
+
+/**
+ * The registry's BeforeCreate between mutating and validating admission: a uid and a creation
+ * time when the object has none, and for a Namespace the `kubernetes.io/metadata.name` label its
+ * strategy sets (Kubernetes 1.21+). Other strategies' defaults are not modelled.
+ */
+export function storedOnCreate(request: AdmissionRequestWire): KubeObject | null {
+  const object = request.object ?? null;
+  if (request.operation !== 'CREATE' || object === null) return object;
+  const metadata = { ...object.metadata };
+  metadata.uid ??= randomUUID();
+  metadata.creationTimestamp ??= new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (request.kind.group === '' && request.kind.kind === 'Namespace' && typeof metadata.name === 'string')
+    metadata.labels = {
+      ...(metadata.labels as Record<string, string> | undefined),
+      [NAMESPACE_NAME_LABEL]: metadata.name,
+    };
+  return { ...object, metadata };
 }
 
 /** Namespaces first (they are learned before the objects in them), then the rest in input order. */

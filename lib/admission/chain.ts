@@ -45,6 +45,12 @@ export interface ChainPorts<W extends ChainWebhook> {
   applyPatch(object: KubeObject, patch: readonly JsonPatchOperation[]): KubeObject;
   /** A fresh uid for each call. */
   uid(): string;
+  /**
+   * What the apiserver's registry does between the two phases (BeforeCreate: uid,
+   * creationTimestamp, the strategy's PrepareForCreate), so validating webhooks see the object
+   * as it will be stored. Absent: the object goes on unchanged.
+   */
+  beforeValidation?(request: AdmissionRequestWire): KubeObject | null;
 }
 
 export type CallOutcome = 'allowed' | 'patched' | 'denied' | 'failed-open' | 'failed';
@@ -258,6 +264,7 @@ export async function runChain<W extends ChainWebhook>(
 
   // validating/dispatcher.go: every matching webhook sees the final object; the apiserver calls
   // them in parallel and answers with the first refusal in order.
+  if (ports.beforeValidation) wire = { ...wire, object: ports.beforeValidation(wire) };
   const final = viewOf(wire);
   const refusals: Refusal[] = [];
   for (const webhook of validating) {

@@ -10,7 +10,7 @@ import type { ChainPorts, WebhookAnswer } from '../../lib/admission/chain.js';
 import { runChain } from '../../lib/admission/chain.js';
 import { diffJson } from '../../lib/admission/diff.js';
 import type { AdmissionRequestWire, KubeObject } from '../../lib/admission/types.js';
-import { celConditions } from '../../infra/check/runner.js';
+import { celConditions, storedOnCreate } from '../../infra/check/runner.js';
 import type { CheckWebhook } from '../../infra/check/runner.js';
 
 type Server = (request: AdmissionRequestWire) => WebhookAnswer;
@@ -236,6 +236,40 @@ describe('dispatch (mutating and validating dispatchers)', () => {
     await runChain(webhooks, podCreate(), ports(webhooks, { m: record, v: record }, [], NS));
     expect(new Set(uids).size).toBe(2);
     expect(uids).not.toContain('original');
+  });
+});
+
+describe("between the phases (the registry's BeforeCreate)", () => {
+  it("validating webhooks see a uid, a creation time and a Namespace's name label; mutating ones do not", async () => {
+    const rule = { ...POD_RULE, resources: ['namespaces'] };
+    const webhooks = [hook('m', 'mutate', { rules: [rule] }), hook('v', 'validate', { rules: [rule] })];
+    const objects: Record<string, KubeObject> = {};
+    const keep: Server = (request) => {
+      objects[request.uid.startsWith('v') ? 'v' : 'm'] = request.object as KubeObject;
+      return allow(request);
+    };
+    const request: AdmissionRequestWire = {
+      ...podCreate(),
+      kind: { group: '', version: 'v1', kind: 'Namespace' },
+      resource: { group: '', version: 'v1', resource: 'namespaces' },
+      name: 'new',
+      namespace: '',
+      object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'new' } },
+    };
+    let n = 0;
+    const base = ports(webhooks, { m: keep, v: keep }, [], {});
+    await runChain(webhooks, request, {
+      ...base,
+      uid: () => `${['m', 'v'][n++]}-call`,
+      beforeValidation: storedOnCreate,
+    });
+    expect(objects.m.metadata).toEqual({ name: 'new' });
+    expect(objects.v.metadata).toMatchObject({
+      name: 'new',
+      uid: expect.any(String),
+      creationTimestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      labels: { 'kubernetes.io/metadata.name': 'new' },
+    });
   });
 });
 

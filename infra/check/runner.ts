@@ -20,6 +20,7 @@ import type { AdmissionRequestWire, AdmissionReviewWire, KubeObject, UserInfo } 
 import type { ConfiguredPlugin } from '../../lib/config/plugins.js';
 import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
+import { AUDIT_REFUSAL_KEY } from '../../lib/http/enforcement.js';
 import { setLogSink } from '../../lib/http/log.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import type { WebhookConfiguration } from '../emit/webhooks.js';
@@ -233,8 +234,7 @@ export function pluginOutcomes(calls: readonly WebhookCall<CheckWebhook>[]): Plu
       ? 'denied'
       : outcomes.some((o) => o === 'failed' || o === 'failed-open')
         ? 'error'
-        : warnings.length > 0 ||
-            own.some((c) => Object.keys(c.auditAnnotations).some((k) => k === 'audit-mode-refusal'))
+        : warnings.length > 0 || own.some((c) => AUDIT_REFUSAL_KEY in c.auditAnnotations)
           ? 'warned'
           : outcomes.includes('patched')
             ? 'patched'

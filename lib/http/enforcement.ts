@@ -9,9 +9,6 @@ import { selectorMatches } from '../admission/label-selector.js';
 import type { LearnedNamespaces } from '../admission/ports.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { Enforcement, Exemptions } from '../config/enforcement.js';
-import { ruleSends } from '../admission/webhook-rules.js';
-
-export { ruleSends };
 
 /**
  * The audit annotation a refusal becomes in Audit mode. The apiserver records it in the audit

@@ -105,7 +105,7 @@ function stringMap(value: unknown): Record<string, string> {
 }
 
 /** The namespace as its own webhook would have recorded a write of it. */
-function namespaceRecord(object: KubeObject): NamespaceRecord {
+export function namespaceRecord(object: KubeObject): NamespaceRecord {
   const status = object.status as { phase?: unknown } | undefined;
   const terminating =
     status?.phase === 'Terminating' ||
@@ -118,31 +118,57 @@ function namespaceRecord(object: KubeObject): NamespaceRecord {
 }
 
 /**
+ * Where listings are loaded: the store the webhooks use (`npm run sync`), or the in-memory state of
+ * `npm run audit` (infra/check). The methods are lib/state's own, so both record alike.
+ */
+export interface ListingTarget {
+  readonly namespaces: Pick<LearnedNamespaceStore, 'get' | 'record' | 'recordCompleteListing'>;
+  readonly ledger: Pick<QuotaLedgerStore, 'recordQuota' | 'recount'>;
+  readonly clusterQuotaLedger: Pick<ClusterQuotaLedgerStore, 'recount'>;
+  readonly placements: Pick<LearnedPlacementStore, 'record'>;
+  readonly learnedObjects: Pick<LearnedObjectStore, 'list' | 'replaceAll'>;
+  now(): number;
+}
+
+/** The store the webhooks use, as a listing target. */
+export function storeTarget(store: StateStore, runId: string): ListingTarget {
+  return {
+    namespaces: new LearnedNamespaceStore(store),
+    ledger: new QuotaLedgerStore(store, runId),
+    clusterQuotaLedger: new ClusterQuotaLedgerStore(store, runId),
+    placements: new LearnedPlacementStore(store),
+    learnedObjects: new LearnedObjectStore(store),
+    now: () => store.now(),
+  };
+}
+
+/**
  * Loads the listings into the store, namespaces first, then quotas, then recounts. A recount
  * covers every namespace that has objects of the kind in the listing, plus every namespace named
  * in a namespace or quota listing of the same run (where the kind has none left).
  */
 export async function applyListings(
   listings: readonly Listing[],
-  store: StateStore,
+  into: StateStore | ListingTarget,
   runId: string,
   progress: (line: string) => void,
 ): Promise<void> {
+  const target = 'ledger' in into ? into : storeTarget(into, runId);
   const all = (key: string) => listings.flatMap((l) => l.byKind.get(key) ?? []);
   const knownNamespaces = new Set<string>();
 
   const namespaces = all('Namespace');
   if (namespaces.length > 0) {
-    const learner = new LearnedNamespaceStore(store);
+    const learner = target.namespaces;
     for (const ns of namespaces) {
       await learner.record(ns.metadata.name, namespaceRecord(ns), runId);
       knownNamespaces.add(ns.metadata.name);
     }
-    await learner.recordCompleteListing(store.now());
+    await learner.recordCompleteListing(target.now());
     progress(`namespaces: ${namespaces.length} recorded (complete listing)`);
   }
 
-  const ledger = new QuotaLedgerStore(store, runId);
+  const { ledger } = target;
   const quotas = all('ResourceQuota');
   if (quotas.length > 0) {
     for (const quota of quotas) {
@@ -155,7 +181,7 @@ export async function applyListings(
   }
 
   // A listing shows stored objects, as an UPDATE's oldObject does (and revives no pod seen deleted).
-  const placements = new LearnedPlacementStore(store);
+  const { placements } = target;
   const nodes = all('/Node');
   for (const node of nodes) await placements.record(listedObservation('Node', node));
   if (nodes.length > 0) progress(`nodes: ${nodes.length} recorded`);
@@ -166,8 +192,9 @@ export async function applyListings(
   }
   if (pods.length > 0) progress(`pods: ${pods.length} placements recorded`);
 
-  // Classes and LimitRanges: a listing of a kind is all of it (kubectl get <kind> [-A] -o json).
-  const learnedObjects = new LearnedObjectStore(store);
+  // Classes, ClusterResourceQuotas and LimitRanges: a listing of a kind is all of it
+  // (kubectl get <kind> [-A] -o json).
+  const { learnedObjects } = target;
   const learnedKeys = new Set<string>();
   for (const [resource, { group, kind, scope }] of Object.entries(LEARNED_OBJECT_KINDS) as [
     LearnedObjectKind,
@@ -190,7 +217,7 @@ export async function applyListings(
   }
 
   const kinds = new Set(listings.flatMap((l) => [...l.byKind.keys()]));
-  const clusterQuotas = await clusterQuotaRecounter(store, runId);
+  const clusterQuotas = await clusterQuotaRecounter(target);
   for (const key of [...kinds].sort()) {
     if (key === 'Namespace' || key === 'ResourceQuota' || key === '/Node' || learnedKeys.has(key)) continue;
     const counted = COUNTED_KINDS.get(key);
@@ -234,13 +261,12 @@ export async function applyListings(
  * of the namespaces it selects (learned namespaces, this run's listing included). undefined when
  * no ClusterResourceQuota is learned.
  */
-async function clusterQuotaRecounter(store: StateStore, runId: string) {
-  const quotas = (await new LearnedObjectStore(store).list('clusterresourcequotas')).map(({ object }) =>
+async function clusterQuotaRecounter(target: ListingTarget) {
+  const quotas = (await target.learnedObjects.list('clusterresourcequotas')).map(({ object }) =>
     clusterQuotaOf(object),
   );
   if (quotas.length === 0) return undefined;
-  const namespaces = new LearnedNamespaceStore(store);
-  const ledger = new ClusterQuotaLedgerStore(store, runId);
+  const { namespaces, clusterQuotaLedger: ledger } = target;
   const selected = new Map<string, Set<string>>(); // namespace -> the quotas selecting it
   const quotasOf = async (namespace: string) => {
     let names = selected.get(namespace);

@@ -6,7 +6,6 @@ import { isNamespaceRequest } from '../admission/learning.js';
 import { allowed } from '../admission/decision.js';
 import type { LabelSelector } from '../admission/label-selector.js';
 import { selectorMatches } from '../admission/label-selector.js';
-import type { WebhookRule } from '../admission/plugin.js';
 import type { LearnedNamespaces } from '../admission/ports.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { Enforcement, Exemptions } from '../config/enforcement.js';
@@ -67,26 +66,6 @@ async function namespaceMatches(
   if (request.namespace === '' || learned === undefined) return false;
   const namespace = await learned.get(request.namespace);
   return namespace !== undefined && selectorMatches(selector, namespace.labels);
-}
-
-const allows = (list: readonly string[], value: string) => list.includes('*') || list.includes(value);
-
-/** The apiserver's rule matching (webhook/predicates/rules): does `rule` send this request? */
-export function ruleSends(rule: WebhookRule, request: AdmissionRequest): boolean {
-  const { group, version, resource } = request.resource;
-  const clusterScoped = request.namespace === '' || isNamespaceRequest(request);
-  if (rule.scope === 'Namespaced' && clusterScoped) return false;
-  if (rule.scope === 'Cluster' && !clusterScoped) return false;
-  if (!allows(rule.operations, request.operation)) return false;
-  if (!allows(rule.apiGroups, group) || !allows(rule.apiVersions, version)) return false;
-  return rule.resources.some((entry) => {
-    if (entry === '*/*') return true;
-    const slash = entry.indexOf('/');
-    const [main, sub] = slash < 0 ? [entry, ''] : [entry.slice(0, slash), entry.slice(slash + 1)];
-    return (
-      (main === '*' || main === resource) && (sub === '*' ? request.subResource !== '' : sub === request.subResource)
-    );
-  });
 }
 
 /** True when the plugin must not judge this request: by namespace, user, group or labels. */

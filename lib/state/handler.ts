@@ -5,7 +5,7 @@ import { usesStore } from '../admission/plugin.js';
 import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
 import { createAdmissionHandler } from '../http/admission-handler.js';
 import { pluginMetrics } from '../metrics/index.js';
-import type { RequestState } from './index.js';
+import type { LearningState } from './index.js';
 import {
   isNamespaceRequest,
   isPlacementRequest,
@@ -36,19 +36,19 @@ export function createStatefulAdmissionHandler<Config>(
     observe: async (request, phase, decision, state) => {
       if (phase !== learnIn) return;
       if (learnsNamespaces && decision.kind !== 'denied' && isNamespaceRequest(request)) {
-        await (state as RequestState).namespaceLearner.observe(request);
+        await (state as LearningState).namespaceLearner.observe(request);
       }
       if (learnsQuotas && decision.kind !== 'denied' && isQuotaRequest(request)) {
-        await (state as RequestState).quotaLearner.observe(request);
+        await (state as LearningState).quotaLearner.observe(request);
       }
       // The stored object teaches even when the write is refused (lib/state/placements).
       if (learnsPlacements && isPlacementRequest(request)) {
-        await (state as RequestState).placementLearner.observe(request, decision.kind !== 'denied');
+        await (state as LearningState).placementLearner.observe(request, decision.kind !== 'denied');
       }
       // Learned objects (StorageClasses, PriorityClasses...): as namespaces, only admitted writes.
       const kind = learnedObjectKindOf(request);
       if (kind && learnedKinds.has(kind) && decision.kind !== 'denied') {
-        await (state as RequestState).objectLearner.observe(request);
+        await (state as LearningState).objectLearner.observe(request);
       }
     },
     ...options,

@@ -24,8 +24,20 @@ export { createStateTable, TTL_ATTRIBUTE } from './table.js';
 export { StateStore } from './store.js';
 export * from '../admission/ports.js';
 
+/**
+ * What the stateful handler's learning step calls, whatever keeps the state: this store, or the
+ * in-memory adapter of `npm run check` (infra/check). Each learner records one request's lesson
+ * (lib/admission/learning says what a request teaches); a dry run records nothing.
+ */
+export interface LearningState extends PluginState {
+  readonly namespaceLearner: { observe(request: AdmissionRequest): Promise<void> };
+  readonly placementLearner: { observe(request: AdmissionRequest, admitted: boolean): Promise<void> };
+  readonly quotaLearner: { observe(request: AdmissionRequest): Promise<void> };
+  readonly objectLearner: { observe(request: AdmissionRequest): Promise<void> };
+}
+
 /** The request-scoped state of a plugin and the learning port the handler uses. */
-export interface RequestState extends PluginState {
+export interface RequestState extends LearningState {
   /** Records a Namespace write (the handler calls it; dry runs write nothing). */
   readonly namespaceLearner: LearnedNamespaceStore;
   /** Records a pod or Node write (the handler calls it; dry runs write nothing). */

@@ -94,6 +94,29 @@ const podStatus = (name: string): ReviewInput => {
   return { operation: 'UPDATE', subResource: 'status', object: bound, oldObject: bound, userInfo: kubelet };
 };
 
+const limitRange: ReviewInput = {
+  kind: { kind: 'LimitRange' },
+  resource: { resource: 'limitranges' },
+  object: {
+    apiVersion: 'v1',
+    kind: 'LimitRange',
+    metadata: { name: 'limits', namespace: NS },
+    spec: { limits: [{ type: 'Container', default: { cpu: '500m' }, min: { cpu: '50m' }, max: { cpu: '2' } }] },
+  },
+};
+/** A ClusterResourceQuota selecting the bench namespace by its label (cluster-scoped). */
+const clusterQuota: ReviewInput = {
+  kind: { group: 'quota.openshift.io', version: 'v1', kind: 'ClusterResourceQuota' },
+  resource: { group: 'quota.openshift.io', version: 'v1', resource: 'clusterresourcequotas' },
+  namespace: '',
+  object: {
+    apiVersion: 'quota.openshift.io/v1',
+    kind: 'ClusterResourceQuota',
+    metadata: { name: 'crq' },
+    spec: { selector: { labels: { matchLabels: { environment: 'test' } } }, quota: { hard: { pods: '1000' } } },
+  },
+};
+
 /** What each stateful plugin sees in real use: state it learns first, then the measured request. */
 const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => ReviewInput }> = {
   'namespace-lifecycle': { setup: [namespace], request: (i) => ({ object: pod(`nl-${i}`) }) },
@@ -109,6 +132,8 @@ const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => Re
   'run-once-duration': { setup: [namespace], request: (i) => ({ object: runOnce(pod(`rod-${i}`)) }) },
   'origin-pod-node-environment': { setup: [namespace], request: (i) => ({ object: pod(`opne-${i}`) }) },
   'cluster-resource-override': { setup: [optedIn], request: (i) => ({ object: pod(`cro-${i}`) }) },
+  'limit-ranger': { setup: [namespace, limitRange], request: (i) => ({ object: pod(`lr-${i}`) }) },
+  'cluster-resource-quota': { setup: [namespace, clusterQuota], request: (i) => ({ object: pod(`crq-${i}`) }) },
 };
 
 function configFor(plugin: AnyAdmissionPlugin): unknown {

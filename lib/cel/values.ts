@@ -3,9 +3,9 @@
 // a CEL int (BigInt) and every other number a double: `object.spec.replicas <= 5` and
 // `string(object.spec.replicas)` then behave as upstream. (A double field that holds a whole
 // number, `1.0`, is an int here.)
-import type { KubeObject } from '../../lib/admission/types.js';
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import type { LearnedNamespace } from '../../lib/admission/ports.js';
+import type { KubeObject } from '../admission/types.js';
+import type { AdmissionRequest } from '../admission/request.js';
+import type { LearnedNamespace } from '../admission/ports.js';
 
 export function toCel(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;

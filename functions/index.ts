@@ -15,6 +15,7 @@ import extendedResourceToleration from './extended-resource-toleration/plugin.js
 import externalIpRanger from './external-ip-ranger/plugin.js';
 import imagePolicyWebhook from './image-policy-webhook/plugin.js';
 import limitPodHardAntiAffinityTopology from './limit-pod-hard-anti-affinity-topology/plugin.js';
+import mutatingAdmissionPolicy from './mutating-admission-policy/plugin.js';
 import namespaceExists from './namespace-exists/plugin.js';
 import namespaceLifecycle from './namespace-lifecycle/plugin.js';
 import namespaceReservation from './namespace-reservation/plugin.js';
@@ -49,6 +50,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   externalIpRanger,
   imagePolicyWebhook,
   limitPodHardAntiAffinityTopology,
+  mutatingAdmissionPolicy,
   namespaceExists,
   namespaceLifecycle,
   namespaceReservation,

@@ -198,7 +198,7 @@ function checkedRules(rules: readonly WebhookRule[], metadata: PluginMetadata, p
 /** The requests the plugin judges in this phase: its own rules, or those its configuration gives. */
 function judgedRules(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookRule[] {
   const { metadata } = plugin;
-  if (phase === 'mutate') return [...(metadata.mutating?.rules ?? [])];
+  if (phase === 'mutate') return [...(effectivePhase(plugin, phase, options)?.rules ?? [])];
   if (plugin.validatingRulesFor) return [...plugin.validatingRulesFor(options.configs?.get(metadata.name))];
   return [...(metadata.validating?.rules ?? [])];
 }
@@ -282,6 +282,14 @@ function phaseMetadata(metadata: PluginMetadata, phase: Phase): PhaseMetadata | 
   return phase === 'mutate' ? metadata.mutating : metadata.validating;
 }
 
+/** The phase as this configuration makes it (mutatingPhaseFor: MutatingAdmissionPolicy's policies). */
+function effectivePhase(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): PhaseMetadata | undefined {
+  const declared = phaseMetadata(plugin.metadata, phase);
+  const config = options.configs?.get(plugin.metadata.name);
+  if (phase !== 'mutate' || !declared || !plugin.mutatingPhaseFor || config === undefined) return declared;
+  return { ...declared, ...plugin.mutatingPhaseFor(config) };
+}
+
 export function learningWebhookName(plugin: string): string {
   return `${plugin}.learn.${WEBHOOK_DOMAIN}`;
 }
@@ -307,7 +315,7 @@ interface WebhookPlan {
  */
 export function webhookPlans(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan[] {
   const { metadata } = plugin;
-  const meta = phaseMetadata(metadata, phase);
+  const meta = effectivePhase(plugin, phase, options);
   if (!meta) return [];
   const judged = checkedRules(judgedRules(plugin, phase, options), metadata, phase);
   if (judged.length === 0) return [];
@@ -453,7 +461,8 @@ export function mutatingConfiguration(
   const webhooks = webhookPlans(plugin, 'mutate', options).map(
     (plan): MutatingWebhook => ({
       ...webhookOf(plugin, 'mutate', options, plan),
-      reinvocationPolicy: plan.role === 'learn' ? 'Never' : (metadata.mutating?.reinvocationPolicy ?? 'Never'),
+      reinvocationPolicy:
+        plan.role === 'learn' ? 'Never' : (effectivePhase(plugin, 'mutate', options)?.reinvocationPolicy ?? 'Never'),
     }),
   );
   if (webhooks.length === 0) return undefined;

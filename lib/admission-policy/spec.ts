@@ -65,13 +65,17 @@ export function selector(f: Fields | undefined): Selector {
   return labelSelector(labels as Record<string, string>, requirements);
 }
 
-const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'] as const;
+/** The operations a policy's rules may name (validation.go's supported operations). */
+export const VALIDATING_OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'] as const;
+/** A mutating policy cannot act on DELETE (supportedMutatingOperations). */
+export const MUTATING_OPERATIONS = ['*', 'CONNECT', 'CREATE', 'UPDATE'] as const;
+type Operations = readonly string[];
 
-function rules(list: Fields[]): NamedRule[] {
+function rules(list: Fields[], OPERATIONS: Operations): NamedRule[] {
   return list.map((r) => {
     r.allow('operations', 'apiGroups', 'apiVersions', 'resources', 'scope', 'resourceNames');
     const operations = r.strings('operations');
-    const bad = operations.find((o) => !(OPERATIONS as readonly string[]).includes(o));
+    const bad = operations.find((o) => !OPERATIONS.includes(o));
     if (bad !== undefined)
       throw r.error(
         'operations',
@@ -90,15 +94,19 @@ function rules(list: Fields[]): NamedRule[] {
   });
 }
 
-export function matchResources(f: Fields, requireRules: boolean): MatchResources {
+export function matchResources(
+  f: Fields,
+  requireRules: boolean,
+  operations: Operations = VALIDATING_OPERATIONS,
+): MatchResources {
   f.allow('namespaceSelector', 'objectSelector', 'resourceRules', 'excludeResourceRules', 'matchPolicy');
-  const resourceRules = rules(f.list('resourceRules'));
+  const resourceRules = rules(f.list('resourceRules'), operations);
   if (requireRules && resourceRules.length === 0) throw f.error('resourceRules', 'Required value');
   return {
     namespaceSelector: selector(f.child('namespaceSelector')),
     objectSelector: selector(f.child('objectSelector')),
     resourceRules,
-    excludeResourceRules: rules(f.list('excludeResourceRules')),
+    excludeResourceRules: rules(f.list('excludeResourceRules'), operations),
     matchPolicy: f.oneOf('matchPolicy', ['Exact', 'Equivalent'] as const, 'Equivalent'),
   };
 }
@@ -138,7 +146,7 @@ export function manifestSpec(plugin: string, kind: string, manifest: Manifest): 
 export function policyCommon(
   spec: Fields,
   environment: EnvironmentVersion,
-  extra: Partial<CompileScope> = {},
+  operations: Operations = VALIDATING_OPERATIONS,
 ): Omit<PolicyCommon, 'name' | 'order' | 'failurePolicy'> & { scope: (role: ExpressionRole) => CompileScope } {
   const paramKind = spec.child('paramKind')?.allow('apiVersion', 'kind');
   const constraints =
@@ -156,7 +164,6 @@ export function policyCommon(
     role,
     params: paramKind !== undefined,
     environment,
-    ...extra,
   });
   const variables = variableFields.map((v) => {
     v.allow('name', 'expression');
@@ -175,7 +182,7 @@ export function policyCommon(
       apiVersion: paramKind.string('apiVersion', true)!,
       kind: paramKind.string('kind', true)!,
     },
-    matchConstraints: matchResources(constraints, true),
+    matchConstraints: matchResources(constraints, true, operations),
     matchConditions,
     variables,
     scope,
@@ -183,13 +190,16 @@ export function policyCommon(
 }
 
 /** paramRef and matchResources of a binding's spec. */
-export function bindingCommon(spec: Fields): Omit<BindingCommon, 'name'> {
+export function bindingCommon(
+  spec: Fields,
+  operations: Operations = VALIDATING_OPERATIONS,
+): Omit<BindingCommon, 'name'> {
   const ref = spec.child('paramRef')?.allow('name', 'namespace', 'selector', 'parameterNotFoundAction');
   if (ref && (ref.string('name') === undefined) === !ref.child('selector'))
     throw ref.error('', 'one of `name` or `selector` must be set');
   const match = spec.child('matchResources');
   return {
-    matchResources: match && matchResources(match, false),
+    matchResources: match && matchResources(match, false, operations),
     paramRef: ref && {
       name: ref.string('name'),
       namespace: ref.string('namespace'),

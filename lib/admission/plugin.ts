@@ -169,6 +169,11 @@ export interface AdmissionPlugin<Config = undefined> {
    */
   readonly validatingRulesFor?: (config: Config) => readonly WebhookRule[];
   /**
+   * For plugins whose mutating webhook depends on configuration (MutatingAdmissionPolicy): its
+   * rules, failurePolicy and reinvocationPolicy for this configuration, replacing metadata.mutating's.
+   */
+  readonly mutatingPhaseFor?: (config: Config) => Pick<PhaseMetadata, 'rules' | 'failurePolicy' | 'reinvocationPolicy'>;
+  /**
    * Why this configuration leaves the plugin nothing to judge (ValidatingAdmissionPolicy without
    * policies), or undefined when it is active. An inactive plugin is not served, emitted or packaged.
    */

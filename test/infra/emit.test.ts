@@ -21,6 +21,7 @@ import { ruleCovers, rulesOverlap } from '../../infra/emit/webhooks.js';
 import { learningRules } from '../../lib/admission/learning.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
+import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { testPki } from '../support/pki.js';
 
 interface Run {
@@ -210,8 +211,15 @@ describe('every registered plugin, mTLS', () => {
     expect(run.code, run.stderr).toBe(0);
     const docs = documents(run.stdout);
     expectGoodPractice(docs, registry);
-    for (const { metadata } of registry) {
+    const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: everyPluginActive });
+    for (const plugin of registry) {
+      const { metadata } = plugin;
       const mine = docs.filter((d) => d.metadata.name === `serverless-admission-${metadata.name}`);
+      // A phase that follows the configuration (MutatingAdmissionPolicy's policies) is checked as configured.
+      const mutating =
+        plugin.mutatingPhaseFor && metadata.mutating
+          ? { ...metadata.mutating, ...plugin.mutatingPhaseFor(configurePlugin(plugin, configuration)) }
+          : metadata.mutating;
       expect(mine.map((d) => d.kind)).toEqual([
         ...(metadata.mutating ? ['MutatingWebhookConfiguration'] : []),
         ...(metadata.validating ? ['ValidatingWebhookConfiguration'] : []),
@@ -219,7 +227,7 @@ describe('every registered plugin, mTLS', () => {
       for (const doc of mine) {
         const { judge, learn } = judgeAndLearn(doc);
         const phase = doc.kind === 'MutatingWebhookConfiguration' ? 'mutate' : 'validate';
-        const meta = phase === 'mutate' ? metadata.mutating! : metadata.validating!;
+        const meta = phase === 'mutate' ? mutating! : metadata.validating!;
         expect(judge.name).toBe(`${metadata.name}.${phase}.serverless-admission.io`);
         expect(judge.clientConfig.url).toBe(`https://admission.example.com/${metadata.name}/${phase}`);
         expect(judge.timeoutSeconds).toBe(meta.timeoutSeconds);
@@ -247,7 +255,7 @@ describe('every registered plugin, mTLS', () => {
           });
         }
         if (!learns) expect(learn).toBeUndefined();
-        if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(metadata.mutating!.reinvocationPolicy ?? 'Never');
+        if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(mutating!.reinvocationPolicy ?? 'Never');
         else expect(judge.reinvocationPolicy).toBeUndefined();
         // NoneOnDryRun where the webhook records: side effects, or requests the plugin also learns from.
         const learnedHere = learns ? [...learningRules(metadata), ...(meta.observes ?? [])] : [];

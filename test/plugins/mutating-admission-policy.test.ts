@@ -1,0 +1,616 @@
+// MutatingAdmissionPolicy: upstream's tests (staging/src/k8s.io/apiserver/pkg/admission/plugin/
+// policy/mutating: compilation_test.go TestCompilation, dispatcher_test.go, patch/*_test.go) as
+// tables, each case run through the plugin and its patch applied with fast-json-patch; then the
+// validation the apiserver applies on create (pkg/apis/admissionregistration/validation,
+// TestValidateMutatingAdmissionPolicy), reinvocation, params, and the emitted webhook.
+import { describe, expect, it } from 'vitest';
+import type { PluginConfig } from '../../functions/mutating-admission-policy/config.js';
+import plugin, { mutatingPhaseFor } from '../../functions/mutating-admission-policy/plugin.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import { NO_STATE } from '../../lib/admission/ports.js';
+import type { PluginState } from '../../lib/admission/ports.js';
+import { configErrorOf } from '../support/config-error.js';
+import type { ReviewInput } from '../support/review.js';
+import { deniedMessage, runPhase } from '../support/review.js';
+
+const source = { file: 'test AdmissionConfiguration', baseDir: import.meta.dirname };
+const configure = (raw: unknown): PluginConfig => plugin.configure!(raw, source);
+
+type Mutation =
+  | { patchType: 'JSONPatch'; jsonPatch: { expression: string } }
+  | { patchType: 'ApplyConfiguration'; applyConfiguration: { expression: string } };
+
+const jsonPatch = (expression: string): Mutation => ({ patchType: 'JSONPatch', jsonPatch: { expression } });
+const applyConfiguration = (expression: string): Mutation => ({
+  patchType: 'ApplyConfiguration',
+  applyConfiguration: { expression },
+});
+
+interface PolicyOptions {
+  name?: string;
+  mutations: Mutation[];
+  variables?: { name: string; expression: string }[];
+  matchConditions?: { name: string; expression: string }[];
+  failurePolicy?: 'Fail' | 'Ignore';
+  reinvocationPolicy?: 'Never' | 'IfNeeded';
+  paramKind?: { apiVersion: string; kind: string };
+  resources?: string[];
+  apiGroups?: string[];
+}
+
+/** A policy and its binding, as `kubectl apply -f` would take them (v1). */
+function policy(options: PolicyOptions, binding: Record<string, unknown> = {}): Record<string, unknown>[] {
+  const name = options.name ?? 'd1';
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        ...(options.paramKind && { paramKind: options.paramKind }),
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: options.apiGroups ?? ['apps'],
+              apiVersions: ['v1'],
+              operations: ['CREATE', 'UPDATE'],
+              resources: options.resources ?? ['deployments'],
+            },
+          ],
+        },
+        ...(options.variables && { variables: options.variables }),
+        ...(options.matchConditions && { matchConditions: options.matchConditions }),
+        failurePolicy: options.failurePolicy ?? 'Fail',
+        reinvocationPolicy: options.reinvocationPolicy ?? 'Never',
+        mutations: options.mutations,
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicyBinding',
+      metadata: { name: `${name}-binding` },
+      spec: { policyName: name, ...binding },
+    },
+  ];
+}
+
+function deployment(spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'd', namespace: 'default', ...metadata },
+    spec,
+  };
+}
+
+const deploymentReview = (object: KubeObject, extra: Partial<ReviewInput> = {}): ReviewInput => ({
+  kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+  resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+  namespace: 'default',
+  name: 'd',
+  object,
+  ...extra,
+});
+
+const containers = (...names: string[]) => ({
+  template: { spec: { containers: names.map((name) => ({ name })) } },
+});
+
+const run = (config: PluginConfig, input: ReviewInput, state: PluginState = NO_STATE) =>
+  runPhase(plugin, 'mutate', input, config, state);
+
+interface CompilationCase {
+  name: string;
+  options: PolicyOptions;
+  object: KubeObject;
+  oldObject?: KubeObject;
+  expected?: KubeObject;
+  expectedErr?: string;
+}
+
+// compilation_test.go TestCompilation: every case of its table that needs no schema beyond JSON.
+const COMPILATION: CompilationCase[] = [
+  {
+    name: 'jsonPatch with false test operation',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{op: "test", path: "/spec/replicas", value: 100},
+          JSONPatch{op: "replace", path: "/spec/replicas", value: 3},
+        ]`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    expected: deployment({ replicas: 1 }),
+  },
+  {
+    name: 'jsonPatch with true test operation',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{op: "test", path: "/spec/replicas", value: 1},
+          JSONPatch{op: "replace", path: "/spec/replicas", value: 3},
+        ]`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    expected: deployment({ replicas: 3 }),
+  },
+  {
+    name: 'jsonPatch remove to unset field',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "remove", path: "/spec/replicas"}]`)] },
+    object: deployment({ replicas: 1 }),
+    expected: deployment({}),
+  },
+  {
+    name: 'jsonPatch remove map entry by key',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "remove", path: "/metadata/labels/y"}]`)] },
+    object: deployment({}, { labels: { x: '1', y: '1' } }),
+    expected: deployment({}, { labels: { x: '1' } }),
+  },
+  {
+    name: 'jsonPatch remove element in list',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "remove", path: "/spec/template/spec/containers/1"}]`)] },
+    object: deployment(containers('a', 'b', 'c')),
+    expected: deployment(containers('a', 'c')),
+  },
+  {
+    name: 'jsonPatch copy map entry by key',
+    options: {
+      mutations: [jsonPatch(`[JSONPatch{op: "copy", from: "/metadata/labels/x", path: "/metadata/labels/y"}]`)],
+    },
+    object: deployment({}, { labels: { x: '1' } }),
+    expected: deployment({}, { labels: { x: '1', y: '1' } }),
+  },
+  {
+    name: 'jsonPatch copy first element to end of list',
+    options: {
+      mutations: [
+        jsonPatch(
+          `[JSONPatch{op: "copy", from: "/spec/template/spec/containers/0", path: "/spec/template/spec/containers/-"}]`,
+        ),
+      ],
+    },
+    object: deployment(containers('a', 'b', 'c')),
+    expected: deployment(containers('a', 'b', 'c', 'a')),
+  },
+  {
+    name: 'jsonPatch move map entry by key',
+    options: {
+      mutations: [jsonPatch(`[JSONPatch{op: "move", from: "/metadata/labels/x", path: "/metadata/labels/y"}]`)],
+    },
+    object: deployment({}, { labels: { x: '1' } }),
+    expected: deployment({}, { labels: { y: '1' } }),
+  },
+  {
+    name: 'jsonPatch move first element to end of list',
+    options: {
+      mutations: [
+        jsonPatch(
+          `[JSONPatch{op: "move", from: "/spec/template/spec/containers/0", path: "/spec/template/spec/containers/-"}]`,
+        ),
+      ],
+    },
+    object: deployment(containers('a', 'b', 'c')),
+    expected: deployment(containers('b', 'c', 'a')),
+  },
+  {
+    name: 'jsonPatch add map entry by key and value',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/metadata/labels/x", value: "2"}]`)] },
+    object: deployment({}, { labels: { y: '1' } }),
+    expected: deployment({}, { labels: { y: '1', x: '2' } }),
+  },
+  {
+    name: 'jsonPatch add map value to field',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/metadata/labels", value: {"y": "2"}}]`)] },
+    object: deployment({}),
+    expected: deployment({}, { labels: { y: '2' } }),
+  },
+  {
+    name: 'jsonPatch add map to existing map',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/metadata/labels", value: {"y": "2"}}]`)] },
+    object: deployment({}, { labels: { x: '1' } }),
+    expected: deployment({}, { labels: { y: '2' } }),
+  },
+  {
+    name: 'jsonPatch add to start of list',
+    options: {
+      mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/spec/template/spec/containers/0", value: {"name": "x"}}]`)],
+    },
+    object: deployment(containers('a')),
+    expected: deployment(containers('x', 'a')),
+  },
+  {
+    name: 'jsonPatch add to end of list',
+    options: {
+      mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/spec/template/spec/containers/-", value: {"name": "x"}}]`)],
+    },
+    object: deployment(containers('a')),
+    expected: deployment(containers('a', 'x')),
+  },
+  {
+    name: 'jsonPatch replace key in map',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "replace", path: "/metadata/labels/x", value: "2"}]`)] },
+    object: deployment({}, { labels: { y: '1' } }),
+    expected: deployment({}, { labels: { y: '1', x: '2' } }),
+  },
+  {
+    name: 'jsonPatch replace map value of unset field',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "replace", path: "/metadata/labels", value: {"y": "2"}}]`)] },
+    object: deployment({}),
+    expected: deployment({}, { labels: { y: '2' } }),
+  },
+  {
+    name: 'jsonPatch replace map value of set field',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "replace", path: "/metadata/labels", value: {"y": "2"}}]`)] },
+    object: deployment({}, { labels: { x: '1' } }),
+    expected: deployment({}, { labels: { y: '2' } }),
+  },
+  {
+    name: 'jsonPatch replace first element in list',
+    options: {
+      mutations: [
+        jsonPatch(`[JSONPatch{op: "replace", path: "/spec/template/spec/containers/0", value: {"name": "x"}}]`),
+      ],
+    },
+    object: deployment(containers('a')),
+    expected: deployment(containers('x')),
+  },
+  {
+    name: 'jsonPatch replace end of list with - not allowed',
+    options: {
+      mutations: [
+        jsonPatch(`[JSONPatch{op: "replace", path: "/spec/template/spec/containers/-", value: {"name": "x"}}]`),
+      ],
+    },
+    object: deployment(containers('a')),
+    expectedErr:
+      'JSONPath: replace operation does not apply: doc is missing key: /spec/template/spec/containers/-: missing value',
+  },
+  {
+    name: 'jsonPatch replace with variable',
+    options: {
+      variables: [{ name: 'desired', expression: '10' }],
+      mutations: [jsonPatch(`[JSONPatch{op: "replace", path: "/spec/replicas", value: variables.desired + 1}]`)],
+    },
+    object: deployment({ replicas: 1 }),
+    expected: deployment({ replicas: 11 }),
+  },
+  {
+    name: 'jsonPatch with CEL initializer',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{op: "add", path: "/spec/template/spec/containers/-", value: Object.spec.template.spec.containers{
+            name: "x",
+            ports: [Object.spec.template.spec.containers.ports{containerPort: 8080}],
+          }},
+        ]`),
+      ],
+    },
+    object: deployment(containers('a')),
+    expected: deployment({
+      template: { spec: { containers: [{ name: 'a' }, { name: 'x', ports: [{ containerPort: 8080 }] }] } },
+    }),
+  },
+  {
+    name: 'jsonPatch invalid CEL initializer type',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/spec/template/spec/containers/-",
+            value: Object.spec.template.spec.containers{
+              name: "x",
+              ports: [Object.spec.template.spec.containers.portsZ{containerPort: 8080}]
+            }
+          }
+        ]`),
+      ],
+    },
+    object: deployment(containers('a')),
+    expectedErr:
+      ' mismatch: unexpected type name "Object.spec.template.spec.containers.portsZ", expected "Object.spec.template.spec.containers.ports", which matches field name path from root Object type',
+  },
+  {
+    name: 'jsonPatch add map entry by key and value (Object initializer)',
+    options: {
+      mutations: [
+        jsonPatch(
+          `[JSONPatch{op: "add", path: "/spec", value: Object.spec{selector: Object.spec.selector{}, replicas: 10}}]`,
+        ),
+      ],
+    },
+    object: deployment({}),
+    expected: deployment({ selector: {}, replicas: 10 }),
+  },
+  {
+    name: 'JSONPatch patch type has field access',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/metadata/labels",
+            value: {
+              "op": JSONPatch{op: "opValue"}.op,
+              "path": JSONPatch{path: "pathValue"}.path,
+              "from": JSONPatch{from: "fromValue"}.from,
+              "value": string(JSONPatch{value: "valueValue"}.value),
+            }
+          }
+        ]`),
+      ],
+    },
+    object: deployment({}, { labels: {} }),
+    expected: deployment({}, { labels: { op: 'opValue', path: 'pathValue', from: 'fromValue', value: 'valueValue' } }),
+  },
+  {
+    name: 'JSONPatch patch type has field testing',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/metadata/labels",
+            value: {
+              "op": string(has(JSONPatch{op: "opValue"}.op)),
+              "path": string(has(JSONPatch{path: "pathValue"}.path)),
+              "from": string(has(JSONPatch{from: "fromValue"}.from)),
+              "value": string(has(JSONPatch{value: "valueValue"}.value)),
+              "op-unset": string(has(JSONPatch{}.op)),
+              "path-unset": string(has(JSONPatch{}.path)),
+              "from-unset": string(has(JSONPatch{}.from)),
+              "value-unset": string(has(JSONPatch{}.value)),
+            }
+          }
+        ]`),
+      ],
+    },
+    object: deployment({}, { labels: {} }),
+    expected: deployment(
+      {},
+      {
+        labels: {
+          op: 'true',
+          path: 'true',
+          from: 'true',
+          value: 'true',
+          'op-unset': 'false',
+          'path-unset': 'false',
+          'from-unset': 'false',
+          'value-unset': 'false',
+        },
+      },
+    ),
+  },
+  {
+    name: 'JSONPatch patch type equality',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/metadata/labels",
+            value: {
+              "empty": string(JSONPatch{} == JSONPatch{}),
+              "partial": string(JSONPatch{op: "add"} == JSONPatch{op: "add"}),
+              "same-all": string(JSONPatch{op: "add", path: "path", from: "from", value: 1} == JSONPatch{op: "add", path: "path", from: "from", value: 1}),
+              "different-op": string(JSONPatch{op: "add"} == JSONPatch{op: "remove"}),
+              "different-path": string(JSONPatch{op: "add", path: "x", from: "from", value: 1} == JSONPatch{op: "add", path: "path", from: "from", value: 1}),
+              "different-from": string(JSONPatch{op: "add", path: "path", from: "x", value: 1} == JSONPatch{op: "add", path: "path", from: "from", value: 1}),
+              "different-value": string(JSONPatch{op: "add", path: "path", from: "from", value: "1"} == JSONPatch{op: "add", path: "path", from: "from", value: 1}),
+            }
+          }
+        ]`),
+      ],
+    },
+    object: deployment({}, { labels: {} }),
+    expected: deployment(
+      {},
+      {
+        labels: {
+          empty: 'true',
+          partial: 'true',
+          'same-all': 'true',
+          'different-op': 'false',
+          'different-path': 'false',
+          'different-from': 'false',
+          'different-value': 'false',
+        },
+      },
+    ),
+  },
+  {
+    name: 'applyConfiguration then jsonPatch',
+    options: {
+      mutations: [
+        applyConfiguration(`Object{spec: Object.spec{replicas: object.spec.replicas + 100}}`),
+        jsonPatch(`[JSONPatch{op: "replace", path: "/spec/replicas", value: object.spec.replicas + 10}]`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    expected: deployment({ replicas: 111 }),
+  },
+  {
+    name: 'jsonPatch then applyConfiguration',
+    options: {
+      mutations: [
+        jsonPatch(`[JSONPatch{op: "replace", path: "/spec/replicas", value: object.spec.replicas + 10}]`),
+        applyConfiguration(`Object{spec: Object.spec{replicas: object.spec.replicas + 100}}`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    expected: deployment({ replicas: 111 }),
+  },
+  {
+    name: 'apply configuration with conditionals',
+    options: {
+      mutations: [
+        applyConfiguration(`
+          Object{
+            spec: Object.spec{
+              replicas: object.spec.replicas % 2 == 0?object.spec.replicas + 1:object.spec.replicas
+            }
+          }`),
+      ],
+    },
+    object: deployment({ replicas: 2 }),
+    expected: deployment({ replicas: 3 }),
+  },
+  {
+    name: 'apply configuration with old object',
+    options: {
+      mutations: [
+        applyConfiguration(`Object{
+          spec: Object.spec{
+            replicas: oldObject.spec.replicas % 2 == 0?oldObject.spec.replicas + 1:oldObject.spec.replicas
+          }
+        }`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    oldObject: deployment({ replicas: 2 }),
+    expected: deployment({ replicas: 3 }),
+  },
+  {
+    name: 'apply configuration with variable',
+    options: {
+      variables: [{ name: 'desired', expression: '10' }],
+      mutations: [applyConfiguration(`Object{spec: Object.spec{replicas: variables.desired + 1}}`)],
+    },
+    object: deployment({ replicas: 1 }),
+    expected: deployment({ replicas: 11 }),
+  },
+  {
+    name: 'apply configuration with invalid type name',
+    options: { mutations: [applyConfiguration(`Object{spec: Object.specx{replicas: 1}}`)] },
+    object: deployment({ replicas: 1 }),
+    expectedErr:
+      'type mismatch: unexpected type name "Object.specx", expected "Object.spec", which matches field name path from root Object type',
+  },
+  {
+    name: 'jsonPatch with excessive cost',
+    options: {
+      variables: [{ name: 'list', expression: '[0,1,2,3,4,5,6,7,8,9]' }],
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{op: "replace", path: "/spec/replicas",
+            value: variables.list.all(x1, variables.list.all(x2, variables.list.all(x3, variables.list.all(x4, variables.list.all(x5, variables.list.all(x5, "0123456789" == "0123456789"))))))? 1 : 0
+          }
+        ]`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    expectedErr: 'operation cancelled: actual cost limit exceeded',
+  },
+  {
+    name: 'request variable',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{op: "replace", path: "/spec/replicas",
+            value: request.kind.group == 'apps' && request.kind.version == 'v1' && request.kind.kind == 'Deployment' ? 10 : 0
+          }
+        ]`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    expected: deployment({ replicas: 10 }),
+  },
+  {
+    name: 'object type has field access',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{op: "add", path: "/metadata/labels", value: {"value": Object{field: "fieldValue"}.field}}
+        ]`),
+      ],
+    },
+    object: deployment({}, { labels: {} }),
+    expected: deployment({}, { labels: { value: 'fieldValue' } }),
+  },
+  {
+    name: 'object type has field testing',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/metadata/labels",
+            value: {
+              "field": string(has(Object{field: "fieldValue"}.field)),
+              "field-unset": string(has(Object{}.field)),
+            }
+          }
+        ]`),
+      ],
+    },
+    object: deployment({}, { labels: {} }),
+    expected: deployment({}, { labels: { field: 'true', 'field-unset': 'false' } }),
+  },
+  {
+    name: 'object type equality',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/metadata/labels",
+            value: {
+              "empty": string(Object{} == Object{}),
+              "same": string(Object{field: "x"} == Object{field: "x"}),
+              "different": string(Object{field: "x"} == Object{field: "y"}),
+            }
+          }
+        ]`),
+      ],
+    },
+    object: deployment({}, { labels: {} }),
+    expected: deployment({}, { labels: { empty: 'true', same: 'true', different: 'false' } }),
+  },
+];
+
+describe('TestCompilation (compilation_test.go)', () => {
+  for (const c of COMPILATION) {
+    it(c.name, async () => {
+      const config = configure({ manifests: policy(c.options) });
+      const result = await run(
+        config,
+        deploymentReview(c.object, c.oldObject ? { oldObject: c.oldObject, operation: 'UPDATE' } : {}),
+      );
+      if (c.expectedErr !== undefined) {
+        expect(result.decision.kind).toBe('denied');
+        expect(deniedMessage(result)).toContain(c.expectedErr);
+        return;
+      }
+      expect(deniedMessage(result)).toBeUndefined();
+      expect(result.patchedObject).toEqual(c.expected);
+    });
+  }
+
+  it('refuses at start what compilation refuses: a non-Object apply configuration, with the field path', () => {
+    for (const [expression, detail] of [
+      [`"I'm a teapot!"`, 'must evaluate to Object but got string'],
+      ['Object.spec.metadata{}', 'must evaluate to Object but got Object.spec.metadata'],
+    ]) {
+      const error = configErrorOf(() =>
+        configure({ manifests: policy({ mutations: [applyConfiguration(expression)] }) }),
+      );
+      expect(error.message).toContain('spec.mutations[0].applyConfiguration.expression');
+      expect(error.message).toContain(detail);
+    }
+  });
+
+  it('refuses the authorizer at start, as for ValidatingAdmissionPolicy', () => {
+    const error = configErrorOf(() =>
+      configure({
+        manifests: policy({
+          mutations: [
+            jsonPatch(`[
+              JSONPatch{op: "replace", path: "/spec/replicas",
+                value: authorizer.group('').resource('endpoints').check('create').allowed() ? 10 : 0
+              }
+            ]`),
+          ],
+        }),
+      }),
+    );
+    expect(error.message).toContain("undeclared reference to 'authorizer'");
+  });
+});

@@ -10,7 +10,7 @@ import { EVALUATION_COST_BUDGET } from '../../lib/cel/cel-env.js';
 import { constructedTypeName } from '../../lib/cel/interpreter.js';
 import { fromCel, toCel } from '../../lib/cel/values.js';
 import { MERGE_SCHEMA } from '../../lib/kube/merge-schema.js';
-import { findAtomics, merge, typeOfKind, undeclaredFields } from '../../lib/kube/structured-merge.js';
+import { findAtomics, merge, typeOfKind } from '../../lib/kube/structured-merge.js';
 import type { CompiledMutation, CompiledPolicy } from './config.js';
 import { JsonPatchError, JsonPatchTestFailed, applyJsonPatch } from './json-patch.js';
 import type { PatchOperation } from './json-patch.js';
@@ -102,11 +102,6 @@ function applyConfiguration(object: KubeObject, result: unknown): KubeObject {
   const patch = toJson(result, 'ApplyConfiguration expression') as Record<string, unknown>;
   const type = typeOfKind(MERGE_SCHEMA, String(object.apiVersion ?? ''), String(object.kind ?? ''));
   if (type !== undefined) {
-    const undeclared = undeclaredFields(MERGE_SCHEMA, patch, type);
-    if (undeclared.length > 0)
-      throw new MutationError(
-        `error applying patch: failed to convert patch object to typed object: ${undeclared[0]}: field not declared in schema`,
-      );
     const atomics = findAtomics(MERGE_SCHEMA, patch, type);
     if (atomics.length > 0)
       throw new MutationError(

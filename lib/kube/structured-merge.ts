@@ -85,11 +85,11 @@ function resolve(schema: MergeSchema, type: FieldType | undefined): Resolved {
 /** The identity of a list-map element: its key fields' values (defaults filled in). */
 function keyOf(schema: MergeSchema, element: Json, resolved: Resolved): string | undefined {
   if (!isObject(element)) return undefined;
-  const elemType = resolve(schema, resolved.elem);
+  const elemName = resolved.elem !== undefined && 'named' in resolved.elem ? resolved.elem.named : undefined;
   const values = (resolved.keys ?? []).map((key) => {
     const value = element[key];
     if (value !== undefined) return value;
-    return elemType.typeName !== undefined ? schema.keyDefaults?.[`${elemType.typeName}.${key}`] : undefined;
+    return elemName !== undefined ? schema.keyDefaults?.[`${elemName}.${key}`] : undefined;
   });
   return JSON.stringify(values);
 }
@@ -109,10 +109,12 @@ function mergeList(schema: MergeSchema, live: Json[], patch: Json[], resolved: R
   const merged = new Set<string>();
   for (const element of live) {
     const key = identity(element);
-    if (key !== undefined && fromPatch.has(key)) {
+    if (key === undefined || !fromPatch.has(key)) out.push(element);
+    // Duplicates of a key the patch sets become the one merged entry (smd_test.go: env vars).
+    else if (!merged.has(key)) {
       out.push(merge(schema, element, fromPatch.get(key), resolved.elem));
       merged.add(key);
-    } else out.push(element);
+    }
   }
   for (const element of patch) {
     const key = identity(element);
@@ -158,41 +160,29 @@ function mergeFields(
   return out;
 }
 
-/** Field paths (`.spec.selector`, `.spec.containers[0].ports`) of the atomic values set in `value`. */
+/**
+ * Field paths (`.spec.selector`, `.spec.containers[0].args`) of the atomic values set in `value`,
+ * an object of a kind the schema describes: a list it leaves out is atomic, an object granular.
+ */
 export function findAtomics(schema: MergeSchema, value: Json, type: FieldType | undefined, path = ''): string[] {
   const resolved = resolve(schema, type);
   const found: string[] = [];
-  if (isObject(value) && (resolved.kind === 'struct' || resolved.kind === 'map')) {
+  if (isObject(value) && resolved.kind === 'deduced') {
+    for (const key of Object.keys(value).sort())
+      found.push(...findAtomics(schema, value[key], undefined, `${path}.${key}`));
+  } else if (isObject(value) && (resolved.kind === 'struct' || resolved.kind === 'map')) {
     if (resolved.atomic) found.push(path);
-    // upstream descends into declared fields only (a map's values are not looked at).
-    if (resolved.fields)
-      for (const key of Object.keys(value).sort()) {
-        const field = resolved.fields[key];
-        if (field !== undefined) found.push(...findAtomics(schema, value[key], field, `${path}.${key}`));
-      }
-  } else if (Array.isArray(value) && resolved.kind === 'list') {
-    if (resolved.atomic) found.push(path);
+    // upstream descends into a struct's fields only (a map's values are not looked at); the
+    // fields this schema leaves out are deduced.
+    if (resolved.kind === 'struct' && resolved.fields)
+      for (const key of Object.keys(value).sort())
+        found.push(...findAtomics(schema, value[key], resolved.fields[key], `${path}.${key}`));
+  } else if (Array.isArray(value) && (resolved.kind === 'list' || resolved.kind === 'deduced')) {
+    // A list the schema leaves out is atomic (merge-schema.ts keeps every list-map and set).
+    if (resolved.atomic || resolved.kind === 'deduced') found.push(path);
     value.forEach((element, i) => {
       found.push(...findAtomics(schema, element, resolved.elem, `${path}[${i}]`));
     });
   }
   return found;
-}
-
-/** Fields the schema does not declare (`.spec.replicasx`), as structured-merge-diff reports them. */
-export function undeclaredFields(schema: MergeSchema, value: Json, type: FieldType | undefined, path = ''): string[] {
-  const resolved = resolve(schema, type);
-  const { fields } = resolved;
-  if (isObject(value) && resolved.kind === 'struct' && fields) {
-    return Object.keys(value).flatMap((key) => {
-      const field = fields[key];
-      if (field === undefined) return [`${path}.${key}`];
-      return undeclaredFields(schema, value[key], field, `${path}.${key}`);
-    });
-  }
-  if (isObject(value) && resolved.kind === 'map' && resolved.elem)
-    return Object.keys(value).flatMap((key) => undeclaredFields(schema, value[key], resolved.elem, `${path}.${key}`));
-  if (Array.isArray(value) && resolved.kind === 'list')
-    return value.flatMap((element, i) => undeclaredFields(schema, element, resolved.elem, `${path}[${i}]`));
-  return [];
 }

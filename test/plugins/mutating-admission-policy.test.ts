@@ -614,3 +614,294 @@ describe('TestCompilation (compilation_test.go)', () => {
     expect(error.message).toContain("undeclared reference to 'authorizer'");
   });
 });
+
+/** A Deployment whose pod template has this spec. */
+const withPodSpec = (podSpec: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
+  deployment({ ...spec, template: { spec: podSpec } });
+
+// patch/smd_test.go TestApplyConfiguration (its cases TestCompilation shares are run there too).
+const APPLY_CONFIGURATION: CompilationCase[] = [
+  {
+    name: 'apply configuration add to listType=map',
+    options: {
+      mutations: [
+        applyConfiguration(`Object{
+          spec: Object.spec{
+            template: Object.spec.template{
+              spec: Object.spec.template.spec{
+                volumes: [Object.spec.template.spec.volumes{
+                  name: "y"
+                }]
+              }
+            }
+          }
+        }`),
+      ],
+    },
+    object: withPodSpec({ volumes: [{ name: 'x' }] }),
+    expected: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y' }] }),
+  },
+  {
+    name: 'apply configuration update listType=map entry',
+    options: {
+      mutations: [
+        applyConfiguration(`Object{
+          spec: Object.spec{
+            template: Object.spec.template{
+              spec: Object.spec.template.spec{
+                volumes: [Object.spec.template.spec.volumes{
+                  name: "y",
+                  hostPath: Object.spec.template.spec.volumes.hostPath{
+                    path: "a"
+                  }
+                }]
+              }
+            }
+          }
+        }`),
+      ],
+    },
+    object: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y' }] }),
+    expected: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y', hostPath: { path: 'a' } }] }),
+  },
+  {
+    name: 'complex apply configuration initialization',
+    options: {
+      mutations: [
+        applyConfiguration(`Object{
+          spec: Object.spec{
+            replicas: 1,
+            template: Object.spec.template{
+              metadata: Object.spec.template.metadata{
+                labels: {"app": "nginx"}
+              },
+              spec: Object.spec.template.spec{
+                containers: [Object.spec.template.spec.containers{
+                  name: "nginx",
+                  image: "nginx:1.14.2",
+                  ports: [Object.spec.template.spec.containers.ports{
+                    containerPort: 80
+                  }],
+                  resources: Object.spec.template.spec.containers.resources{
+                    limits: {"cpu": "128M"},
+                  }
+                }]
+              }
+            }
+          }
+        }`),
+      ],
+    },
+    object: deployment({}),
+    expected: deployment({
+      replicas: 1,
+      template: {
+        metadata: { labels: { app: 'nginx' } },
+        spec: {
+          containers: [
+            {
+              name: 'nginx',
+              image: 'nginx:1.14.2',
+              ports: [{ containerPort: 80 }],
+              resources: { limits: { cpu: '128M' } },
+            },
+          ],
+        },
+      },
+    }),
+  },
+  {
+    name: 'apply configuration with change to atomic',
+    options: {
+      mutations: [
+        applyConfiguration(`Object{spec: Object.spec{selector: Object.spec.selector{matchLabels: {"l": "v"}}}}`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    expectedErr:
+      'error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.selector',
+  },
+  {
+    name: 'apply configuration with duplicate env vars in original object',
+    options: { mutations: [applyConfiguration(`Object{spec: Object.spec{replicas: 3}}`)] },
+    object: withPodSpec(
+      {
+        containers: [
+          {
+            name: 'nginx',
+            env: [
+              { name: 'test', value: 'a' },
+              { name: 'test', value: 'b' },
+            ],
+          },
+        ],
+      },
+      { replicas: 1 },
+    ),
+    expected: withPodSpec(
+      {
+        containers: [
+          {
+            name: 'nginx',
+            env: [
+              { name: 'test', value: 'a' },
+              { name: 'test', value: 'b' },
+            ],
+          },
+        ],
+      },
+      { replicas: 3 },
+    ),
+  },
+  {
+    name: 'apply configuration modify existing env variable',
+    options: {
+      mutations: [
+        applyConfiguration(`Object{
+          spec: Object.spec{
+            template: Object.spec.template{
+              spec: Object.spec.template.spec{
+                containers: [Object.spec.template.spec.containers{
+                  name: "nginx",
+                  env: [Object.spec.template.spec.containers.env{
+                    name: "test",
+                    value: "c"
+                  }]
+                }]
+              }
+            }
+          }
+        }`),
+      ],
+    },
+    object: withPodSpec(
+      {
+        containers: [
+          {
+            name: 'nginx',
+            env: [
+              { name: 'test', value: 'a' },
+              { name: 'test', value: 'b' },
+              { name: 'foo', value: 'bar' },
+            ],
+          },
+        ],
+      },
+      { replicas: 1 },
+    ),
+    expected: withPodSpec(
+      {
+        containers: [
+          {
+            name: 'nginx',
+            env: [
+              { name: 'test', value: 'c' },
+              { name: 'foo', value: 'bar' },
+            ],
+          },
+        ],
+      },
+      { replicas: 1 },
+    ),
+  },
+];
+
+describe('TestApplyConfiguration (patch/smd_test.go)', () => {
+  for (const c of APPLY_CONFIGURATION) {
+    it(c.name, async () => {
+      const config = configure({ manifests: policy(c.options) });
+      const result = await run(config, deploymentReview(c.object));
+      if (c.expectedErr !== undefined) {
+        expect(deniedMessage(result)).toContain(c.expectedErr);
+        return;
+      }
+      expect(deniedMessage(result)).toBeUndefined();
+      expect(result.patchedObject).toEqual(c.expected);
+    });
+  }
+});
+
+function pod(spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', ...metadata }, spec };
+}
+const podReview = (object: KubeObject, extra: Partial<ReviewInput> = {}): ReviewInput => ({
+  kind: { group: '', version: 'v1', kind: 'Pod' },
+  resource: { group: '', version: 'v1', resource: 'pods' },
+  namespace: 'default',
+  name: 'p',
+  object,
+  ...extra,
+});
+const podPolicy = (options: Omit<PolicyOptions, 'resources' | 'apiGroups'>) =>
+  policy({ ...options, resources: ['pods'], apiGroups: [''] });
+
+describe('apply configurations on pods: list-map merges and the atomic fields (issue 15)', () => {
+  it('merges containers by name, keeping the others and their fields', async () => {
+    const config = configure({
+      manifests: podPolicy({
+        mutations: [
+          applyConfiguration(`Object{spec: Object.spec{containers: [Object.spec.containers{
+            name: "app", imagePullPolicy: "Always",
+            ports: [Object.spec.containers.ports{containerPort: 8080, name: "http"}]
+          }]}}`),
+        ],
+      }),
+    });
+    const result = await run(
+      config,
+      podReview(
+        pod({
+          containers: [
+            { name: 'sidecar', image: 'envoy' },
+            { name: 'app', image: 'app:1', ports: [{ containerPort: 8080, protocol: 'TCP' }] },
+          ],
+        }),
+      ),
+    );
+    expect(result.patchedObject?.spec).toEqual({
+      containers: [
+        { name: 'sidecar', image: 'envoy' },
+        {
+          name: 'app',
+          image: 'app:1',
+          imagePullPolicy: 'Always',
+          // A port without protocol is the TCP one (the key field's schema default).
+          ports: [{ containerPort: 8080, protocol: 'TCP', name: 'http' }],
+        },
+      ],
+    });
+  });
+
+  for (const [field, expression, path] of [
+    ['nodeSelector', 'nodeSelector: {"disk": "ssd"}', '.spec.nodeSelector'],
+    ['tolerations', 'tolerations: [Object.spec.tolerations{key: "k", operator: "Exists"}]', '.spec.tolerations'],
+    [
+      'imagePullSecrets',
+      'imagePullSecrets: [Object.spec.imagePullSecrets{name: "regcred"}]',
+      '.spec.imagePullSecrets[0]',
+    ],
+    ['container args', 'containers: [Object.spec.containers{name: "app", args: ["-v"]}]', '.spec.containers[0].args'],
+  ]) {
+    it(`refuses an apply configuration that sets ${field} (atomic), naming ${path}`, async () => {
+      const config = configure({
+        manifests: podPolicy({ mutations: [applyConfiguration(`Object{spec: Object.spec{${expression}}}`)] }),
+      });
+      const result = await run(config, podReview(pod({ containers: [{ name: 'app' }] })));
+      expect(deniedMessage(result)).toBe(
+        `policy 'd1' with binding 'd1-binding' denied request: error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: ${path}`,
+      );
+      expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Invalid' });
+    });
+  }
+
+  it('adds labels to a pod, keeping the ones it has: one patch from the object as received', async () => {
+    const config = configure({
+      manifests: podPolicy({
+        mutations: [applyConfiguration(`Object{metadata: Object.metadata{labels: {"team": "platform"}}}`)],
+      }),
+    });
+    const result = await run(config, podReview(pod({ containers: [{ name: 'app' }] }, { labels: { app: 'web' } })));
+    expect(result.patch).toEqual([{ op: 'add', path: '/metadata/labels/team', value: 'platform' }]);
+    expect(result.patchedObject?.metadata?.labels).toEqual({ app: 'web', team: 'platform' });
+  });
+});

@@ -3,6 +3,8 @@
 // tables, each case run through the plugin and its patch applied with fast-json-patch; then the
 // validation the apiserver applies on create (pkg/apis/admissionregistration/validation,
 // TestValidateMutatingAdmissionPolicy), reinvocation, params, and the emitted webhook.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PluginConfig } from '../../functions/mutating-admission-policy/config.js';
 import plugin, { mutatingPhaseFor } from '../../functions/mutating-admission-policy/plugin.js';
@@ -11,7 +13,8 @@ import { NO_STATE } from '../../lib/admission/ports.js';
 import type { PluginState } from '../../lib/admission/ports.js';
 import { configErrorOf } from '../support/config-error.js';
 import type { ReviewInput } from '../support/review.js';
-import { deniedMessage, runPhase } from '../support/review.js';
+import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
+import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 
 const source = { file: 'test AdmissionConfiguration', baseDir: import.meta.dirname };
 const configure = (raw: unknown): PluginConfig => plugin.configure!(raw, source);
@@ -903,5 +906,376 @@ describe('apply configurations on pods: list-map merges and the atomic fields (i
     const result = await run(config, podReview(pod({ containers: [{ name: 'app' }] }, { labels: { app: 'web' } })));
     expect(result.patch).toEqual([{ op: 'add', path: '/metadata/labels/team', value: 'platform' }]);
     expect(result.patchedObject?.metadata?.labels).toEqual({ app: 'web', team: 'platform' });
+  });
+});
+
+const labelsOf = (result: Awaited<ReturnType<typeof run>>) => result.patchedObject?.metadata?.labels;
+
+const production = applyConfiguration(`Object{metadata: Object.metadata{labels: {"environment": "production"}}}`);
+const prodOnly = [
+  { name: 'prodonly', expression: `object.?metadata.labels["environment"].orValue("") == "production"` },
+];
+const invoked = applyConfiguration(`Object{metadata: Object.metadata{labels: {"policy1invoked": "true"}}}`);
+
+describe('TestDispatcher (dispatcher_test.go)', () => {
+  const volumes = () => withPodSpec({ volumes: [{ name: 'x' }] });
+
+  it('simple patch', async () => {
+    const config = configure({
+      manifests: policy({
+        mutations: [applyConfiguration(`Object{spec: Object.spec{replicas: object.spec.replicas + 100}}`)],
+      }),
+    });
+    const result = await run(config, deploymentReview(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 1 })));
+    expect(result.patchedObject).toEqual(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 101 }));
+  });
+
+  it('with param', async () => {
+    const config = configure({
+      manifests: [
+        ...policy(
+          {
+            paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+            mutations: [
+              applyConfiguration(`Object{spec: Object.spec{replicas: object.spec.replicas + int(params.data['key'])}}`),
+            ],
+          },
+          { paramRef: { name: 'cm1', namespace: 'default', parameterNotFoundAction: 'Deny' } },
+        ),
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm1', namespace: 'default' }, data: { key: '10' } },
+      ],
+    });
+    const result = await run(config, deploymentReview(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 1 })));
+    expect((result.patchedObject?.spec as { replicas?: number }).replicas).toBe(11);
+  });
+
+  it('both policies reinvoked', async () => {
+    const labelFrom = (name: string) =>
+      applyConfiguration(
+        `Object{metadata: Object.metadata{labels: {"${name}": string(int(object.?metadata.labels["count"].orValue("1")) + 1)}}}`,
+      );
+    const config = configure({
+      manifests: [
+        ...policy({ name: 'policy1', mutations: [labelFrom('policy1')] }),
+        ...policy({ name: 'policy2', mutations: [labelFrom('policy2')] }),
+      ],
+    });
+    const result = await run(config, deploymentReview(volumes()));
+    expect(labelsOf(result)).toEqual({ policy1: '2', policy2: '2' });
+  });
+
+  it('1st policy sets match condition that 2nd policy matches', async () => {
+    const config = configure({
+      manifests: [
+        ...policy({ name: 'policy1', mutations: [production] }),
+        ...policy({ name: 'policy2', matchConditions: prodOnly, mutations: [invoked] }),
+      ],
+    });
+    const result = await run(config, deploymentReview(volumes()));
+    expect(labelsOf(result)).toEqual({ environment: 'production', policy1invoked: 'true' });
+  });
+
+  it('1st policy still does not match after 2nd policy sets match condition', async () => {
+    const config = configure({
+      manifests: [
+        ...policy({ name: 'policy1', matchConditions: prodOnly, mutations: [invoked] }),
+        ...policy({ name: 'policy2', mutations: [production] }),
+      ],
+    });
+    const result = await run(config, deploymentReview(volumes()));
+    expect(labelsOf(result)).toEqual({ environment: 'production' });
+  });
+});
+
+describe('reinvocation, as the apiserver runs the MAP step (dispatcher.go, reinvocationcontext.go)', () => {
+  const counter = (name: string) =>
+    applyConfiguration(
+      `Object{metadata: Object.metadata{labels: {"${name}": string(int(object.?metadata.labels["${name}"].orValue("0")) + 1)}}}`,
+    );
+
+  it('runs every IfNeeded policy once more after a mutation, within the one call; Never ones once', async () => {
+    const config = configure({
+      manifests: [
+        ...policy({ name: 'again', reinvocationPolicy: 'IfNeeded', mutations: [counter('again')] }),
+        ...policy({ name: 'once', reinvocationPolicy: 'Never', mutations: [counter('once')] }),
+      ],
+    });
+    const result = await run(config, deploymentReview(deployment({})));
+    expect(labelsOf(result)).toEqual({ again: '2', once: '1' });
+  });
+
+  it('an IfNeeded policy sees what a later policy did: its second run copies the later label', async () => {
+    const config = configure({
+      manifests: [
+        ...policy({
+          name: 'copy',
+          reinvocationPolicy: 'IfNeeded',
+          mutations: [
+            applyConfiguration(
+              `Object{metadata: Object.metadata{labels: {"copy": object.?metadata.labels["environment"].orValue("none")}}}`,
+            ),
+          ],
+        }),
+        ...policy({ name: 'source', mutations: [production] }),
+      ],
+    });
+    const result = await run(config, deploymentReview(deployment({})));
+    expect(labelsOf(result)).toEqual({ copy: 'production', environment: 'production' });
+  });
+
+  it('a policy whose match conditions skipped it is not reinvoked; nothing applied, nothing reinvoked', async () => {
+    const config = configure({
+      manifests: policy({
+        reinvocationPolicy: 'IfNeeded',
+        matchConditions: prodOnly,
+        mutations: [counter('n')],
+      }),
+    });
+    const result = await run(config, deploymentReview(deployment({})));
+    expect(result.patch).toEqual([]);
+  });
+
+  it("the emitted webhook asks for IfNeeded when any policy does, and its rules are the policies' union", () => {
+    const config = configure({
+      manifests: [
+        ...policy({ name: 'a', reinvocationPolicy: 'IfNeeded', failurePolicy: 'Ignore', mutations: [counter('a')] }),
+        ...podPolicy({ name: 'b', failurePolicy: 'Ignore', mutations: [counter('b')] }),
+      ],
+    });
+    const phase = mutatingPhaseFor(config);
+    expect(phase.reinvocationPolicy).toBe('IfNeeded');
+    expect(phase.failurePolicy).toBe('Ignore');
+    expect(phase.rules.map((r) => r.resources)).toEqual([['deployments'], ['pods']]);
+    const never = mutatingPhaseFor(configure({ manifests: policy({ mutations: [counter('a')] }) }));
+    expect(never).toMatchObject({ reinvocationPolicy: 'Never', failurePolicy: 'Fail' });
+  });
+});
+
+describe('failurePolicy, params and matching (generic dispatcher)', () => {
+  const failing = jsonPatch(`[JSONPatch{op: "replace", path: "/spec/missing/x", value: 1}]`);
+  const labelled = applyConfiguration(`Object{metadata: Object.metadata{labels: {"ok": "true"}}}`);
+
+  it('Fail: the policy error refuses the request, with the binding named and the error a cause', async () => {
+    const config = configure({ manifests: policy({ mutations: [failing] }) });
+    const result = await run(config, deploymentReview(deployment({})));
+    const message =
+      "policy 'd1' with binding 'd1-binding' denied request: JSONPath: replace operation does not apply: doc is missing path: /spec/missing/x: missing value";
+    expect(deniedMessage(result)).toBe(message);
+    expect(result.wire.response!.status).toMatchObject({
+      code: 403,
+      reason: 'Invalid',
+      details: { name: 'd', group: 'apps', kind: 'deployments', causes: [{ message }] },
+    });
+  });
+
+  it("Ignore: the failing mutation is skipped, the policy's next mutation and other policies still apply", async () => {
+    const config = configure({
+      manifests: [...policy({ failurePolicy: 'Ignore', mutations: [failing, labelled] })],
+    });
+    const result = await run(config, deploymentReview(deployment({})));
+    expect(deniedMessage(result)).toBeUndefined();
+    expect(labelsOf(result)).toEqual({ ok: 'true' });
+  });
+
+  it('params by selector: one invocation per param, in order; none found with Deny refuses', async () => {
+    const manifests = (action: 'Allow' | 'Deny', params: Record<string, unknown>[]) => [
+      ...policy(
+        {
+          paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+          mutations: [applyConfiguration(`Object{metadata: Object.metadata{labels: {params.data.key: "set"}}}`)],
+        },
+        { paramRef: { selector: { matchLabels: { use: 'yes' } }, parameterNotFoundAction: action } },
+      ),
+      ...params,
+    ];
+    const cm = (name: string, key: string, use: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'default', labels: { use } },
+      data: { key },
+    });
+    const two = await run(
+      configure({
+        manifests: manifests('Deny', [cm('a', 'one', 'yes'), cm('b', 'two', 'yes'), cm('c', 'three', 'no')]),
+      }),
+      deploymentReview(deployment({})),
+    );
+    expect(labelsOf(two)).toEqual({ one: 'set', two: 'set' });
+    const none = await run(configure({ manifests: manifests('Deny', []) }), deploymentReview(deployment({})));
+    expect(deniedMessage(none)).toBe(
+      "policy 'd1' with binding 'd1-binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
+    );
+    const allowed = await run(configure({ manifests: manifests('Allow', []) }), deploymentReview(deployment({})));
+    expect(allowed.patch).toEqual([]);
+  });
+
+  it('binding matchResources narrow the policy; objectSelector reads the object', async () => {
+    const config = configure({
+      manifests: policy(
+        { mutations: [labelled] },
+        { matchResources: { objectSelector: { matchLabels: { tier: 'web' } } } },
+      ),
+    });
+    const web = await run(config, deploymentReview(deployment({}, { labels: { tier: 'web' } })));
+    expect(labelsOf(web)).toEqual({ tier: 'web', ok: 'true' });
+    const db = await run(config, deploymentReview(deployment({}, { labels: { tier: 'db' } })));
+    expect(db.patch).toEqual([]);
+  });
+
+  it('a request no policy names is admitted untouched; DELETE is never patched', async () => {
+    const config = configure({ manifests: policy({ mutations: [labelled] }) });
+    const pods = await run(config, podReview(pod({ containers: [{ name: 'a' }] })));
+    expect(pods.decision).toEqual({ kind: 'allowed' });
+    const deletion = await run(
+      config,
+      deploymentReview(deployment({}), { operation: 'DELETE', object: null, oldObject: deployment({}) }),
+    );
+    expect(deletion.decision).toEqual({ kind: 'allowed' });
+  });
+
+  it('JSONPatch with jsonpatch.escapeKey adds an annotation whose key has a slash', async () => {
+    const config = configure({
+      manifests: policy({
+        mutations: [
+          jsonPatch(`[
+            JSONPatch{op: "add", path: "/metadata/annotations", value: {}},
+            JSONPatch{op: "add", path: "/metadata/annotations/" + jsonpatch.escapeKey("example.com/a~b"), value: "v"}
+          ]`),
+        ],
+      }),
+    });
+    const result = await run(config, deploymentReview(deployment({})));
+    expect(result.patchedObject?.metadata?.annotations).toEqual({ 'example.com/a~b': 'v' });
+  });
+});
+
+// pkg/apis/admissionregistration/validation TestValidateMutatingAdmissionPolicy: what the apiserver
+// refuses on create is refused at start, naming the object and the field.
+describe('TestValidateMutatingAdmissionPolicy: refused at start', () => {
+  const base = () => policy({ mutations: [applyConfiguration('Object{}')] });
+  const spec = (manifests: Record<string, unknown>[]) => manifests[0].spec as Record<string, unknown>;
+  const cases: [string, (m: Record<string, unknown>[]) => void, string][] = [
+    ['no reinvocationPolicy', (m) => delete spec(m).reinvocationPolicy, 'spec.reinvocationPolicy: Required value'],
+    [
+      'an unknown reinvocationPolicy',
+      (m) => void (spec(m).reinvocationPolicy = 'other'),
+      'spec.reinvocationPolicy: Unsupported value: "other": supported values: "Never", "IfNeeded"',
+    ],
+    [
+      'an unknown failurePolicy',
+      (m) => void (spec(m).failurePolicy = 'other'),
+      'spec.failurePolicy: Unsupported value: "other": supported values: "Fail", "Ignore"',
+    ],
+    [
+      'no mutations',
+      (m) => void (spec(m).mutations = []),
+      'spec.mutations: Required value: mutations must contain at least one item',
+    ],
+    [
+      'no patchType',
+      (m) => void (spec(m).mutations = [{ applyConfiguration: { expression: 'Object{}' } }]),
+      'spec.mutations[0].patchType: Required value',
+    ],
+    [
+      'an unknown patchType',
+      (m) => void (spec(m).mutations = [{ patchType: 'other', applyConfiguration: { expression: 'Object{}' } }]),
+      'spec.mutations[0].patchType: Unsupported value: "other": supported values: "ApplyConfiguration", "JSONPatch"',
+    ],
+    [
+      'applyConfiguration beside patchType JSONPatch',
+      (m) =>
+        void (spec(m).mutations = [
+          { patchType: 'JSONPatch', jsonPatch: { expression: '[]' }, applyConfiguration: { expression: 'Object{}' } },
+        ]),
+      'spec.mutations[0].applyConfiguration: Invalid value: "{applyConfiguration}": must not be specified when patchType is JSONPatch',
+    ],
+    [
+      'patchType JSONPatch without jsonPatch',
+      (m) => void (spec(m).mutations = [{ patchType: 'JSONPatch' }]),
+      'spec.mutations[0].jsonPatch: Required value: must be specified when patchType is JSONPatch',
+    ],
+    [
+      'a blank expression',
+      (m) => void (spec(m).mutations = [{ patchType: 'JSONPatch', jsonPatch: { expression: '  ' } }]),
+      'spec.mutations[0].jsonPatch.expression: Required value',
+    ],
+    [
+      'DELETE in the rules',
+      (m) =>
+        void ((spec(m).matchConstraints as { resourceRules: { operations: string[] }[] }).resourceRules[0].operations =
+          ['DELETE']),
+      'Unsupported value: "DELETE": supported values: "*", "CONNECT", "CREATE", "UPDATE"',
+    ],
+    [
+      'no resource rules',
+      (m) => void ((spec(m).matchConstraints as { resourceRules: unknown[] }).resourceRules = []),
+      'spec.matchConstraints.resourceRules: Required value',
+    ],
+    ['a misspelt field', (m) => void (spec(m).mutation = []), 'unknown field "mutation"; did you mean "mutations"?'],
+    [
+      'a JSONPatch field that JSONPatch lacks',
+      (m) =>
+        void (spec(m).mutations = [
+          { patchType: 'JSONPatch', jsonPatch: { expression: '[JSONPatch{op: "add", pth: "/a"}]' } },
+        ]),
+      "undefined field 'pth'",
+    ],
+    [
+      'a JSONPatch expression that is not a list of JSONPatch',
+      (m) => void (spec(m).mutations = [{ patchType: 'JSONPatch', jsonPatch: { expression: '"add"' } }]),
+      'must evaluate to list(JSONPatch) but got string',
+    ],
+    [
+      'JSONPatch in a match condition (patch types are for mutations only)',
+      (m) => void (spec(m).matchConditions = [{ name: 'x', expression: 'JSONPatch{} == JSONPatch{}' }]),
+      "undeclared reference to 'JSONPatch'",
+    ],
+  ];
+  for (const [name, change, expected] of cases) {
+    it(`refuses ${name}`, () => {
+      const manifests = base();
+      change(manifests);
+      const error = configErrorOf(() => configure({ manifests }));
+      expect(error.message).toContain('MutatingAdmissionPolicy');
+      expect(error.message).toContain(expected);
+    });
+  }
+
+  it('accepts the policy at v1alpha1, v1beta1 and v1, with failurePolicy defaulted to Fail', () => {
+    for (const version of ['v1alpha1', 'v1beta1', 'v1']) {
+      const manifests = base().map((m) => ({ ...m, apiVersion: `admissionregistration.k8s.io/${version}` }));
+      delete spec(manifests).failurePolicy;
+      const config = configure({ manifests });
+      expect(config.policies.map((p) => [p.name, p.failurePolicy, p.bindings.length])).toEqual([['d1', 'Fail', 1]]);
+    }
+  });
+
+  it('refuses a binding naming a policy that is not loaded', () => {
+    const [, binding] = base();
+    const error = configErrorOf(() => configure({ manifests: [binding] }));
+    expect(error.message).toContain(
+      'spec.policyName: Invalid value: "d1": no MutatingAdmissionPolicy of that name is loaded',
+    );
+  });
+
+  it('is inactive without configuration, as ValidatingAdmissionPolicy without policies', () => {
+    expect(plugin.inactiveReason!(configure(undefined))).toMatch(/no policies to apply/);
+  });
+});
+
+describe('the shipped example (config/examples/mutating-admission-policy.yaml)', () => {
+  const file = resolve(import.meta.dirname, '../../config/examples/mutating-admission-policy.yaml');
+  const configuration = parseAdmissionConfiguration(readFileSync(file, 'utf8'), file);
+  const config = configurePlugin<PluginConfig>(plugin, configuration);
+
+  it("labels a pod with its namespace's team, and a second call on the result changes nothing", async () => {
+    const result = await mutateIdempotently(plugin, podReview(pod({ containers: [{ name: 'app' }] })), config);
+    expect(result.patch).toEqual([{ op: 'add', path: '/metadata/labels', value: { team: 'platform' } }]);
+  });
+
+  it('gives a Deployment without replicas two, recorded under an escaped annotation key', async () => {
+    const result = await mutateIdempotently(plugin, deploymentReview(deployment({ template: {} })), config);
+    expect(result.patchedObject?.spec).toEqual({ template: {}, replicas: 2 });
+    expect(result.patchedObject?.metadata?.annotations).toEqual({ 'example.com/defaulted-replicas': 'true' });
   });
 });

@@ -946,7 +946,7 @@ describe('TestDispatcher (dispatcher_test.go)', () => {
       ],
     });
     const result = await run(config, deploymentReview(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 1 })));
-    expect((result.patchedObject?.spec as { replicas?: number }).replicas).toBe(11);
+    expect((result.patchedObject?.spec as { replicas?: number } | undefined)?.replicas).toBe(11);
   });
 
   it('both policies reinvoked', async () => {
@@ -1155,79 +1155,115 @@ describe('TestValidateMutatingAdmissionPolicy: refused at start', () => {
   const base = () => policy({ mutations: [applyConfiguration('Object{}')] });
   const spec = (manifests: Record<string, unknown>[]) => manifests[0].spec as Record<string, unknown>;
   const cases: [string, (m: Record<string, unknown>[]) => void, string][] = [
-    ['no reinvocationPolicy', (m) => delete spec(m).reinvocationPolicy, 'spec.reinvocationPolicy: Required value'],
+    [
+      'no reinvocationPolicy',
+      (m) => {
+        delete spec(m).reinvocationPolicy;
+      },
+      'spec.reinvocationPolicy: Required value',
+    ],
     [
       'an unknown reinvocationPolicy',
-      (m) => void (spec(m).reinvocationPolicy = 'other'),
+      (m) => {
+        spec(m).reinvocationPolicy = 'other';
+      },
       'spec.reinvocationPolicy: Unsupported value: "other": supported values: "Never", "IfNeeded"',
     ],
     [
       'an unknown failurePolicy',
-      (m) => void (spec(m).failurePolicy = 'other'),
+      (m) => {
+        spec(m).failurePolicy = 'other';
+      },
       'spec.failurePolicy: Unsupported value: "other": supported values: "Fail", "Ignore"',
     ],
     [
       'no mutations',
-      (m) => void (spec(m).mutations = []),
+      (m) => {
+        spec(m).mutations = [];
+      },
       'spec.mutations: Required value: mutations must contain at least one item',
     ],
     [
       'no patchType',
-      (m) => void (spec(m).mutations = [{ applyConfiguration: { expression: 'Object{}' } }]),
+      (m) => {
+        spec(m).mutations = [{ applyConfiguration: { expression: 'Object{}' } }];
+      },
       'spec.mutations[0].patchType: Required value',
     ],
     [
       'an unknown patchType',
-      (m) => void (spec(m).mutations = [{ patchType: 'other', applyConfiguration: { expression: 'Object{}' } }]),
+      (m) => {
+        spec(m).mutations = [{ patchType: 'other', applyConfiguration: { expression: 'Object{}' } }];
+      },
       'spec.mutations[0].patchType: Unsupported value: "other": supported values: "ApplyConfiguration", "JSONPatch"',
     ],
     [
       'applyConfiguration beside patchType JSONPatch',
-      (m) =>
-        void (spec(m).mutations = [
+      (m) => {
+        spec(m).mutations = [
           { patchType: 'JSONPatch', jsonPatch: { expression: '[]' }, applyConfiguration: { expression: 'Object{}' } },
-        ]),
+        ];
+      },
       'spec.mutations[0].applyConfiguration: Invalid value: "{applyConfiguration}": must not be specified when patchType is JSONPatch',
     ],
     [
       'patchType JSONPatch without jsonPatch',
-      (m) => void (spec(m).mutations = [{ patchType: 'JSONPatch' }]),
+      (m) => {
+        spec(m).mutations = [{ patchType: 'JSONPatch' }];
+      },
       'spec.mutations[0].jsonPatch: Required value: must be specified when patchType is JSONPatch',
     ],
     [
       'a blank expression',
-      (m) => void (spec(m).mutations = [{ patchType: 'JSONPatch', jsonPatch: { expression: '  ' } }]),
+      (m) => {
+        spec(m).mutations = [{ patchType: 'JSONPatch', jsonPatch: { expression: '  ' } }];
+      },
       'spec.mutations[0].jsonPatch.expression: Required value',
     ],
     [
       'DELETE in the rules',
-      (m) =>
-        void ((spec(m).matchConstraints as { resourceRules: { operations: string[] }[] }).resourceRules[0].operations =
-          ['DELETE']),
+      (m) => {
+        (spec(m).matchConstraints as { resourceRules: { operations: string[] }[] }).resourceRules[0].operations = [
+          'DELETE',
+        ];
+      },
       'Unsupported value: "DELETE": supported values: "*", "CONNECT", "CREATE", "UPDATE"',
     ],
     [
       'no resource rules',
-      (m) => void ((spec(m).matchConstraints as { resourceRules: unknown[] }).resourceRules = []),
+      (m) => {
+        (spec(m).matchConstraints as { resourceRules: unknown[] }).resourceRules = [];
+      },
       'spec.matchConstraints.resourceRules: Required value',
     ],
-    ['a misspelt field', (m) => void (spec(m).mutation = []), 'unknown field "mutation"; did you mean "mutations"?'],
+    [
+      'a misspelt field',
+      (m) => {
+        spec(m).mutation = [];
+      },
+      'unknown field "mutation"; did you mean "mutations"?',
+    ],
     [
       'a JSONPatch field that JSONPatch lacks',
-      (m) =>
-        void (spec(m).mutations = [
+      (m) => {
+        spec(m).mutations = [
           { patchType: 'JSONPatch', jsonPatch: { expression: '[JSONPatch{op: "add", pth: "/a"}]' } },
-        ]),
+        ];
+      },
       "undefined field 'pth'",
     ],
     [
       'a JSONPatch expression that is not a list of JSONPatch',
-      (m) => void (spec(m).mutations = [{ patchType: 'JSONPatch', jsonPatch: { expression: '"add"' } }]),
+      (m) => {
+        spec(m).mutations = [{ patchType: 'JSONPatch', jsonPatch: { expression: '"add"' } }];
+      },
       'must evaluate to list(JSONPatch) but got string',
     ],
     [
       'JSONPatch in a match condition (patch types are for mutations only)',
-      (m) => void (spec(m).matchConditions = [{ name: 'x', expression: 'JSONPatch{} == JSONPatch{}' }]),
+      (m) => {
+        spec(m).matchConditions = [{ name: 'x', expression: 'JSONPatch{} == JSONPatch{}' }];
+      },
       "undeclared reference to 'JSONPatch'",
     ],
   ];

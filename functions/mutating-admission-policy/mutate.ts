@@ -111,14 +111,37 @@ function applyConfiguration(object: KubeObject, result: unknown): KubeObject {
   return merge(MERGE_SCHEMA, object, patch, type) as KubeObject;
 }
 
+/**
+ * The expressions' bindings for this object: each variable converted for CEL when an expression
+ * first reads it (a label-adding apply configuration never reads the pod it labels).
+ */
+function contextFor(policy: CompiledPolicy, object: KubeObject, bindings: Omit<Bindings, 'object'>) {
+  let converted: { value: unknown } | undefined;
+  const context: Record<string, unknown> = {
+    get object() {
+      converted ??= { value: toCel(object) };
+      return converted.value;
+    },
+    get oldObject() {
+      return bindings.oldObject;
+    },
+    get request() {
+      return bindings.request;
+    },
+    params: bindings.params,
+    namespaceObject: bindings.namespaceObject,
+  };
+  context.variables = new LazyVariables(policy, context, () => {});
+  return context;
+}
+
 function applyMutation(
   mutation: CompiledMutation,
   object: KubeObject,
   policy: CompiledPolicy,
   bindings: Omit<Bindings, 'object'>,
 ): KubeObject {
-  const context: Record<string, unknown> = { ...bindings, object: toCel(object) };
-  context.variables = new LazyVariables(policy, context, () => {});
+  const context = contextFor(policy, object, bindings);
   const outcome = mutation.expression.evaluate(context, EVALUATION_COST_BUDGET);
   if ('error' in outcome) throw new MutationError(failed(mutation.expression, outcome.error));
   if (mutation.patchType === 'ApplyConfiguration') return applyConfiguration(object, outcome.value);
@@ -138,9 +161,8 @@ export function mutate(
   object: KubeObject,
   bindings: Omit<Bindings, 'object'>,
 ): MutationOutcome {
-  const context: Record<string, unknown> = { ...bindings, object: toCel(object) };
-  context.variables = new LazyVariables(policy, context, () => {});
-  const matched = matchConditions(policy, context);
+  const matched =
+    policy.matchConditions.length === 0 ? 'match' : matchConditions(policy, contextFor(policy, object, bindings));
   if (matched === 'skip') return { object, errors: [], ran: false, applied: false };
   if (matched !== 'match') return { object, errors: [matched.error], ran: false, applied: false };
   const errors: string[] = [];

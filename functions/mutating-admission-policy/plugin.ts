@@ -101,9 +101,18 @@ class Dispatch {
   async run(invocation: Invocation): Promise<{ ran: boolean; applied: boolean }> {
     if (this.object === null) return { ran: true, applied: false };
     const { policy, binding, param } = invocation;
-    const { oldObject, request } = this.data.converted;
     const namespaceObject = policy.usesNamespaceObject ? await this.data.namespaceObject() : null;
-    const outcome = mutate(policy, this.object, { oldObject, request, params: param, namespaceObject });
+    const data = this.data;
+    const outcome = mutate(policy, this.object, {
+      get oldObject() {
+        return data.oldObject;
+      },
+      get request() {
+        return data.requestValue;
+      },
+      params: param,
+      namespaceObject,
+    });
     for (const message of outcome.errors) this.error(policy, binding, message);
     this.object = outcome.object;
     return { ran: outcome.ran, applied: outcome.applied };

@@ -2,11 +2,12 @@
 // for CEL once and only if some policy gets that far, the namespace read once and only if needed.
 import type { LearnedNamespace } from '../admission/ports.js';
 import type { AdmissionRequest } from '../admission/request.js';
-import type { KubeObject } from '../admission/types.js';
 import { namespaceVariable, requestVariable, toCel } from '../cel/values.js';
 
 export class RequestData {
   private cache?: { object: unknown; oldObject: unknown; request: unknown };
+  private old?: { value: unknown };
+  private requestCache?: { value: unknown };
   private namespace?: Promise<LearnedNamespace | undefined>;
 
   constructor(
@@ -24,9 +25,16 @@ export class RequestData {
     return this.cache;
   }
 
-  /** A mutating policy changed the object: later policies see the new one. */
-  replaceObject(object: KubeObject | null): void {
-    this.cache = { ...this.converted, object: toCel(object) };
+  /** `oldObject` alone (a mutating policy converts each object it sees itself). */
+  get oldObject(): unknown {
+    this.old ??= { value: this.cache?.oldObject ?? toCel(this.request.oldObject) };
+    return this.old.value;
+  }
+
+  /** `request` alone. */
+  get requestValue(): unknown {
+    this.requestCache ??= { value: this.cache?.request ?? requestVariable(this.request) };
+    return this.requestCache.value;
   }
 
   /** upstream: the Namespace object itself is not its own namespace; cluster-scoped has none. */

@@ -150,7 +150,7 @@ function applyMutation(
     return applyJsonPatch(object, operations);
   } catch (error) {
     if (error instanceof JsonPatchTestFailed) return object;
-    if (error instanceof JsonPatchError) throw new MutationError(`JSONPath: ${error.message}`);
+    if (error instanceof JsonPatchError) throw new MutationError(`JSON Patch: ${error.message}`);
     throw error;
   }
 }

@@ -268,7 +268,7 @@ const COMPILATION: CompilationCase[] = [
     },
     object: deployment(containers('a')),
     expectedErr:
-      'JSONPath: replace operation does not apply: doc is missing key: /spec/template/spec/containers/-: missing value',
+      'JSON Patch: replace operation does not apply: doc is missing key: /spec/template/spec/containers/-: missing value',
   },
   {
     name: 'jsonPatch replace with variable',
@@ -567,9 +567,30 @@ const COMPILATION: CompilationCase[] = [
     object: deployment({}, { labels: {} }),
     expected: deployment({}, { labels: { empty: 'true', same: 'true', different: 'false' } }),
   },
+  {
+    // Upstream documents it as behaviour to fix: Object types are not checked against the schema.
+    name: 'object types are not fully type checked',
+    options: { mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/spec", value: Object.invalid{replicas: 1}}]`)] },
+    object: deployment({}, { labels: {} }),
+    expected: deployment({ replicas: 1 }, { labels: {} }),
+  },
+  {
+    // patch/json_patch_test.go TestJSONPatch (its other rows are TestCompilation's above).
+    name: 'JSONPatch key escaping',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{op: "add", path: "/metadata/labels", value: {}},
+          JSONPatch{op: "add", path: "/metadata/labels/" + jsonpatch.escapeKey("k8s.io/x~y"), value: "true"}
+        ]`),
+      ],
+    },
+    object: deployment({}, { labels: {} }),
+    expected: deployment({}, { labels: { 'k8s.io/x~y': 'true' } }),
+  },
 ];
 
-describe('TestCompilation (compilation_test.go)', () => {
+describe('TestCompilation (compilation_test.go) and TestJSONPatch (patch/json_patch_test.go)', () => {
   for (const c of COMPILATION) {
     it(c.name, async () => {
       const config = configure({ manifests: policy(c.options) });
@@ -1059,7 +1080,7 @@ describe('failurePolicy, params and matching (generic dispatcher)', () => {
     const config = configure({ manifests: policy({ mutations: [failing] }) });
     const result = await run(config, deploymentReview(deployment({})));
     const message =
-      "policy 'd1' with binding 'd1-binding' denied request: JSONPath: replace operation does not apply: doc is missing path: /spec/missing/x: missing value";
+      "policy 'd1' with binding 'd1-binding' denied request: JSON Patch: replace operation does not apply: doc is missing path: /spec/missing/x: missing value";
     expect(deniedMessage(result)).toBe(message);
     expect(result.wire.response!.status).toMatchObject({
       code: 403,

@@ -99,12 +99,25 @@ const containers = (...names: string[]) => ({
   template: { spec: { containers: names.map((name) => ({ name })) } },
 });
 
-const run = (config: PluginConfig, input: ReviewInput, state: PluginState = NO_STATE) =>
+/** Every namespace known, without labels: what the Namespace webhook would have recorded. */
+const cluster: PluginState = {
+  ...NO_STATE,
+  learnedNamespaces: {
+    get: async (name) => ({ name, labels: {}, annotations: {}, phase: 'Active', observedAt: '2024-01-01T00:00:00Z' }),
+    knownAbsent: async () => false,
+  },
+};
+
+const run = (config: PluginConfig, input: ReviewInput, state: PluginState = cluster) =>
   runPhase(plugin, 'mutate', input, config, state);
 
 interface CompilationCase {
   name: string;
   options: PolicyOptions;
+  /** The binding's spec beyond policyName, and param objects loaded beside the policy. */
+  binding?: Record<string, unknown>;
+  params?: Record<string, unknown>[];
+  namespace?: string;
   object: KubeObject;
   oldObject?: KubeObject;
   expected?: KubeObject;
@@ -568,6 +581,49 @@ const COMPILATION: CompilationCase[] = [
     expected: deployment({}, { labels: { empty: 'true', same: 'true', different: 'false' } }),
   },
   {
+    name: 'apply configuration with params',
+    options: {
+      paramKind: { kind: 'ConfigMap', apiVersion: 'v1' },
+      mutations: [applyConfiguration(`Object{spec: Object.spec{replicas: int(params.data['k1'])}}`)],
+    },
+    binding: { paramRef: { name: 'p', parameterNotFoundAction: 'Deny' } },
+    params: [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'default' }, data: { k1: '100' } },
+    ],
+    object: deployment({ replicas: 1 }),
+    expected: deployment({ replicas: 100 }),
+  },
+  {
+    name: 'applyConfiguration with excessive cost',
+    options: {
+      variables: [{ name: 'list', expression: '[0,1,2,3,4,5,6,7,8,9]' }],
+      mutations: [
+        applyConfiguration(`Object{
+          spec: Object.spec{
+            replicas: variables.list.all(x1, variables.list.all(x2, variables.list.all(x3, variables.list.all(x4, variables.list.all(x5, variables.list.all(x5, "0123456789" == "0123456789"))))))? 1 : 0
+          }
+        }`),
+      ],
+    },
+    object: deployment({ replicas: 1 }),
+    expectedErr: 'operation cancelled: actual cost limit exceeded',
+  },
+  {
+    name: 'namespace request variable',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{op: "replace", path: "/spec/replicas",
+            value: namespaceObject.metadata.name == 'ns1' ? 10 : 0
+          }
+        ]`),
+      ],
+    },
+    namespace: 'ns1',
+    object: deployment({ replicas: 1 }, { namespace: 'ns1' }),
+    expected: deployment({ replicas: 10 }, { namespace: 'ns1' }),
+  },
+  {
     // Upstream documents it as behaviour to fix: Object types are not checked against the schema.
     name: 'object types are not fully type checked',
     options: { mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/spec", value: Object.invalid{replicas: 1}}]`)] },
@@ -593,10 +649,13 @@ const COMPILATION: CompilationCase[] = [
 describe('TestCompilation (compilation_test.go) and TestJSONPatch (patch/json_patch_test.go)', () => {
   for (const c of COMPILATION) {
     it(c.name, async () => {
-      const config = configure({ manifests: policy(c.options) });
+      const config = configure({ manifests: [...policy(c.options, c.binding), ...(c.params ?? [])] });
       const result = await run(
         config,
-        deploymentReview(c.object, c.oldObject ? { oldObject: c.oldObject, operation: 'UPDATE' } : {}),
+        deploymentReview(c.object, {
+          ...(c.oldObject && { oldObject: c.oldObject, operation: 'UPDATE' as const }),
+          ...(c.namespace && { namespace: c.namespace }),
+        }),
       );
       if (c.expectedErr !== undefined) {
         expect(result.decision.kind).toBe('denied');

@@ -5,7 +5,7 @@
 //
 // Source: Kubernetes' structured-merge-diff schema of the built-in types as client-go ships it,
 // staging/src/k8s.io/client-go/applyconfigurations/internal/internal.go at kubernetes/kubernetes
-// commit 005336e04478bf7324370500677cd3aa2c31e168 (the 1.30 API), itself generated from the types'
+// commit 005336e04478bf7324370500677cd3aa2c31e168 (a 1.30-era API), itself generated from the types'
 // OpenAPI (x-kubernetes-list-type, x-kubernetes-list-map-keys, x-kubernetes-map-type). Only what
 // changes a merge is kept: list-map lists with their keys, set lists, atomic maps and atomic
 // structs, and the struct fields that lead to them. Every other field merges as structured-merge-

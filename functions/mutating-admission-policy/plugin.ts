@@ -14,7 +14,12 @@ import type { PhaseMetadata } from '../../lib/admission/plugin.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { UnknownNamespaceError, resourcesMatch, webhookRulesFor } from '../../lib/admission-policy/matching.js';
+import {
+  UnknownNamespaceError,
+  resourcesMatch,
+  webhookRulesFor,
+  webhookRulesOverlap,
+} from '../../lib/admission-policy/matching.js';
 import { ParamError } from '../../lib/admission-policy/params.js';
 import { RequestData } from '../../lib/admission-policy/request-data.js';
 import type { BindingCommon } from '../../lib/admission-policy/spec.js';
@@ -134,16 +139,31 @@ function refusal(request: AdmissionRequest, errors: readonly PolicyError[]): Dec
   });
 }
 
-/** The emitted mutating webhook follows the loaded policies: their rules, and IfNeeded if any asks. */
+/**
+ * The emitted mutating webhook follows the loaded policies: their rules, and IfNeeded if any asks.
+ * Fail and Ignore policies on rules no request shares get a webhook each (failurePolicyGroups):
+ * each request then reaches one webhook, which runs every policy. Where their rules overlap, one
+ * webhook serves them all and fails closed, since a Fail policy may apply.
+ */
 export function mutatingPhaseFor(
   config: PluginConfig,
-): Pick<PhaseMetadata, 'rules' | 'failurePolicy' | 'reinvocationPolicy'> {
+): Pick<PhaseMetadata, 'rules' | 'failurePolicy' | 'reinvocationPolicy' | 'failurePolicyGroups'> {
   const { policies } = config;
+  const failing = webhookRulesFor(policies.filter((p) => p.failurePolicy === 'Fail'));
+  const ignoring = webhookRulesFor(policies.filter((p) => p.failurePolicy === 'Ignore'));
+  const disjoint = !failing.some((a) => ignoring.some((b) => webhookRulesOverlap(a, b)));
   return {
     rules: webhookRulesFor(policies),
-    // One webhook serves every policy: it fails closed when any policy does.
-    failurePolicy: policies.some((p) => p.failurePolicy === 'Fail') ? 'Fail' : 'Ignore',
+    failurePolicy: failing.length > 0 ? 'Fail' : 'Ignore',
     reinvocationPolicy: policies.some((p) => p.reinvocationPolicy === 'IfNeeded') ? 'IfNeeded' : 'Never',
+    ...(failing.length > 0 &&
+      ignoring.length > 0 &&
+      disjoint && {
+        failurePolicyGroups: [
+          { rules: failing, failurePolicy: 'Fail' as const },
+          { rules: ignoring, failurePolicy: 'Ignore' as const },
+        ],
+      }),
   };
 }
 

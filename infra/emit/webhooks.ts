@@ -99,6 +99,11 @@ export function webhookName(plugin: string, phase: Phase): string {
   return `${plugin}.${phase}.${WEBHOOK_DOMAIN}`;
 }
 
+/** The judge of a plugin's failurePolicy Ignore group, beside its Fail one (failurePolicyGroups). */
+export function ignoreGroupWebhookName(plugin: string, phase: Phase): string {
+  return `${plugin}.${phase}-ignore.${WEBHOOK_DOMAIN}`;
+}
+
 export function configurationName(plugin: string): string {
   return `${CONFIGURATION_PREFIX}${plugin}`;
 }
@@ -297,6 +302,8 @@ export function learningWebhookName(plugin: string): string {
 /** One webhook to emit: the plugin's own (it judges) or its learning twin (it only learns). */
 interface WebhookPlan {
   readonly role: 'judge' | 'learn';
+  /** A judge of the failurePolicy Ignore group, beside the Fail group's (failurePolicyGroups). */
+  readonly ignoreGroup?: boolean;
   readonly rules: readonly WebhookRule[];
   readonly matchConditions: readonly { readonly name: string; readonly expression: string }[];
   readonly failurePolicy: 'Fail' | 'Ignore';
@@ -314,6 +321,25 @@ interface WebhookPlan {
  * learns from all.
  */
 export function webhookPlans(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan[] {
+  const plans = phasePlans(plugin, phase, options);
+  const groups = effectivePhase(plugin, phase, options)?.failurePolicyGroups;
+  // A staged rollout fails open everywhere anyway: one judge is enough.
+  if (!groups || groups.length < 2 || options.stagedNamespace !== undefined) return plans;
+  return plans.flatMap((plan) =>
+    plan.role !== 'judge'
+      ? [plan]
+      : groups.map(
+          (group): WebhookPlan => ({
+            ...plan,
+            rules: checkedRules(group.rules, plugin.metadata, phase),
+            failurePolicy: group.failurePolicy,
+            ignoreGroup: group.failurePolicy === 'Ignore',
+          }),
+        ),
+  );
+}
+
+function phasePlans(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan[] {
   const { metadata } = plugin;
   const meta = effectivePhase(plugin, phase, options);
   if (!meta) return [];
@@ -412,7 +438,12 @@ function webhookOf(
   const failOpen = options.stagedNamespace !== undefined || enforcement !== 'Deny';
   const namespaces = namespaceSelector(metadata, options);
   return {
-    name: plan.role === 'learn' ? learningWebhookName(metadata.name) : webhookName(metadata.name, phase),
+    name:
+      plan.role === 'learn'
+        ? learningWebhookName(metadata.name)
+        : plan.ignoreGroup
+          ? ignoreGroupWebhookName(metadata.name, phase)
+          : webhookName(metadata.name, phase),
     clientConfig: {
       url: webhookUrl(options.baseUrl, metadata.name, phase, options.auth),
       ...(options.caBundle && { caBundle: options.caBundle }),

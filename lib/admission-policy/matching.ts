@@ -159,3 +159,22 @@ export function webhookRulesFor(policies: readonly { readonly matchConstraints: 
   }
   return [...rules.values()];
 }
+
+const shares = (a: readonly string[], b: readonly string[]) =>
+  a.includes('*') || b.includes('*') || a.some((x) => b.includes(x));
+
+/**
+ * True when some request could match both rules. Conservative: resources are compared by their
+ * main resource, so `pods` and `pods/status` count as overlapping.
+ */
+export function webhookRulesOverlap(a: WebhookRule, b: WebhookRule): boolean {
+  const main = (resources: readonly string[]) => resources.map((r) => r.split('/')[0]);
+  const scopes = [a.scope ?? '*', b.scope ?? '*'];
+  return (
+    shares(a.operations, b.operations) &&
+    shares(a.apiGroups, b.apiGroups) &&
+    shares(a.apiVersions, b.apiVersions) &&
+    shares(main(a.resources), main(b.resources)) &&
+    (scopes.includes('*') || scopes[0] === scopes[1])
+  );
+}

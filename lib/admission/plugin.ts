@@ -33,6 +33,15 @@ export interface PhaseMetadata {
    * and releases). They go, with the `needs` learning rules, to the fail-open learning webhook.
    */
   readonly observes?: readonly WebhookRule[];
+  /**
+   * The judged requests split by failurePolicy, on rules no two groups share (MutatingAdmission-
+   * Policy's Fail and Ignore policies): one webhook per group, on the same URL, so an outage fails
+   * closed only where a Fail policy applies. `rules` stays their union.
+   */
+  readonly failurePolicyGroups?: readonly {
+    readonly rules: readonly WebhookRule[];
+    readonly failurePolicy: 'Fail' | 'Ignore';
+  }[];
 }
 
 /**

@@ -196,13 +196,18 @@ afterAll(() => {
   removeEverything();
 });
 
-/** The webhooks of one configuration: the plugin's own first, then its fail-open learning twin, if any. */
-function judgeAndLearn(doc: Doc): { judge: Doc; learn?: Doc } {
-  const [judge, learn, ...rest] = doc.webhooks;
+/**
+ * The webhooks of one configuration: the plugin's own first, then (failurePolicyGroups) the judge
+ * of its Ignore group, then its fail-open learning twin, if any.
+ */
+function judgeAndLearn(doc: Doc): { judge: Doc; learn?: Doc; ignoreGroup?: Doc } {
+  const [judge, ...others] = doc.webhooks;
+  const ignoreGroup = others.find((w: Doc) => /\.mutate-ignore\.serverless-admission\.io$/.test(w.name));
+  const [learn, ...rest] = others.filter((w: Doc) => w !== ignoreGroup);
   expect(rest).toEqual([]);
   expect(judge.name).not.toMatch(/\.learn\./);
   if (learn) expect(learn.name).toMatch(/\.learn\.serverless-admission\.io$/);
-  return { judge, learn };
+  return { judge, learn, ignoreGroup };
 }
 
 describe('every registered plugin, mTLS', () => {
@@ -225,7 +230,7 @@ describe('every registered plugin, mTLS', () => {
         ...(metadata.validating ? ['ValidatingWebhookConfiguration'] : []),
       ]);
       for (const doc of mine) {
-        const { judge, learn } = judgeAndLearn(doc);
+        const { judge, learn, ignoreGroup } = judgeAndLearn(doc);
         const phase = doc.kind === 'MutatingWebhookConfiguration' ? 'mutate' : 'validate';
         const meta = phase === 'mutate' ? mutating! : metadata.validating!;
         expect(judge.name).toBe(`${metadata.name}.${phase}.serverless-admission.io`);
@@ -255,6 +260,17 @@ describe('every registered plugin, mTLS', () => {
           });
         }
         if (!learns) expect(learn).toBeUndefined();
+        // Fail and Ignore policies on rules no request shares: a judge each, on the same URL.
+        const groups = phase === 'mutate' ? mutating?.failurePolicyGroups : undefined;
+        if (groups) {
+          expect(judge.rules).toEqual(groups[0].rules.map((r) => ({ ...r, scope: r.scope ?? '*' })));
+          expect(ignoreGroup).toMatchObject({
+            failurePolicy: 'Ignore',
+            clientConfig: judge.clientConfig,
+            rules: groups[1].rules.map((r) => ({ ...r, scope: r.scope ?? '*' })),
+            reinvocationPolicy: judge.reinvocationPolicy,
+          });
+        } else expect(ignoreGroup).toBeUndefined();
         if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(mutating!.reinvocationPolicy ?? 'Never');
         else expect(judge.reinvocationPolicy).toBeUndefined();
         // NoneOnDryRun where the webhook records: side effects, or requests the plugin also learns from.

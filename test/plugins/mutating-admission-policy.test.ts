@@ -1129,6 +1129,31 @@ describe('reinvocation, as the apiserver runs the MAP step (dispatcher.go, reinv
     const never = mutatingPhaseFor(configure({ manifests: policy({ mutations: [counter('a')] }) }));
     expect(never).toMatchObject({ reinvocationPolicy: 'Never', failurePolicy: 'Fail' });
   });
+
+  it('Fail and Ignore policies on separate resources get a webhook each; on shared ones, one that fails closed', () => {
+    const separate = mutatingPhaseFor(
+      configure({
+        manifests: [
+          ...policy({ name: 'a', failurePolicy: 'Fail', mutations: [counter('a')] }),
+          ...podPolicy({ name: 'b', failurePolicy: 'Ignore', mutations: [counter('b')] }),
+        ],
+      }),
+    );
+    expect(separate.failurePolicyGroups?.map((g) => [g.failurePolicy, g.rules.map((r) => r.resources)])).toEqual([
+      ['Fail', [['deployments']]],
+      ['Ignore', [['pods']]],
+    ]);
+    const shared = mutatingPhaseFor(
+      configure({
+        manifests: [
+          ...policy({ name: 'a', failurePolicy: 'Fail', mutations: [counter('a')] }),
+          ...policy({ name: 'b', failurePolicy: 'Ignore', mutations: [counter('b')] }),
+        ],
+      }),
+    );
+    expect(shared.failurePolicyGroups).toBeUndefined();
+    expect(shared.failurePolicy).toBe('Fail');
+  });
 });
 
 describe('failurePolicy, params and matching (generic dispatcher)', () => {

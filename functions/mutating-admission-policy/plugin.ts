@@ -206,8 +206,9 @@ export default definePlugin<PluginConfig>({
       if (outcome.ran && invocation.policy.reinvocationPolicy === 'IfNeeded') reinvocable.push(invocation.key);
     }
     // The apiserver reinvokes its mutating chain once when a mutation was applied (the versioned
-    // object is dirty); MAP then runs the IfNeeded invocations again, on the current object.
-    if (applied && reinvocable.length > 0) {
+    // object is dirty); MAP then runs the IfNeeded invocations again, on the current object. A
+    // policy error under Fail has refused the request before that.
+    if (dispatch.errors.length === 0 && applied && reinvocable.length > 0) {
       for (const invocation of await dispatch.invocations(candidates))
         if (reinvocable.includes(invocation.key)) await dispatch.run(invocation);
     }

@@ -1420,3 +1420,30 @@ describe('the shipped example (config/examples/mutating-admission-policy.yaml)',
     expect(result.patchedObject?.metadata?.annotations).toEqual({ 'example.com/defaulted-replicas': 'true' });
   });
 });
+
+describe('reinvocation after an error', () => {
+  it('a Fail policy error refuses at once: no second round, one cause per error', async () => {
+    const config = configure({
+      manifests: [
+        ...policy({
+          name: 'again',
+          reinvocationPolicy: 'IfNeeded',
+          mutations: [applyConfiguration(`Object{metadata: Object.metadata{labels: {"x": "1"}}}`)],
+        }),
+        ...policy({
+          name: 'broken',
+          reinvocationPolicy: 'IfNeeded',
+          mutations: [jsonPatch(`[JSONPatch{op: "remove", path: "/spec/absent"}]`)],
+        }),
+      ],
+    });
+    const result = await run(config, deploymentReview(deployment({})));
+    const causes = (result.wire.response!.status as { details?: { causes?: unknown[] } }).details?.causes;
+    expect(causes).toEqual([
+      {
+        message:
+          "policy 'broken' with binding 'broken-binding' denied request: JSON Patch: error in remove for path: '/spec/absent': Unable to remove nonexistent key: absent: missing value",
+      },
+    ]);
+  });
+});

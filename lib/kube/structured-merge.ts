@@ -99,6 +99,8 @@ function mergeList(schema: MergeSchema, live: Json[], patch: Json[], resolved: R
     const seen = new Set(live.map((v) => JSON.stringify(v)));
     return [...live, ...patch.filter((v) => !seen.has(JSON.stringify(v)))];
   }
+  // structured-merge-diff's order (typed/merge.go visitListItems): the live entries in order,
+  // each merged with the patch's entry of the same key, then the patch's new entries in order.
   const identity = (element: Json) => keyOf(schema, element, resolved);
   const fromPatch = new Map<string, Json>();
   for (const element of patch) {

@@ -17,6 +17,7 @@ import externalIpRanger from './external-ip-ranger/plugin.js';
 import imagePolicyWebhook from './image-policy-webhook/plugin.js';
 import limitPodHardAntiAffinityTopology from './limit-pod-hard-anti-affinity-topology/plugin.js';
 import limitRanger from './limit-ranger/plugin.js';
+import mutatingAdmissionPolicy from './mutating-admission-policy/plugin.js';
 import namespaceExists from './namespace-exists/plugin.js';
 import namespaceLifecycle from './namespace-lifecycle/plugin.js';
 import namespaceReservation from './namespace-reservation/plugin.js';
@@ -53,6 +54,7 @@ export const plugins: readonly AnyAdmissionPlugin[] = [
   imagePolicyWebhook,
   limitPodHardAntiAffinityTopology,
   limitRanger,
+  mutatingAdmissionPolicy,
   namespaceExists,
   namespaceLifecycle,
   namespaceReservation,

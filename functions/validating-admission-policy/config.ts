@@ -4,15 +4,23 @@
 // with a ConfigError naming the object, the field path and, for CEL, the position.
 import type { ConfigSource } from '../../lib/admission/plugin.js';
 import { ConfigError } from '../../lib/config/errors.js';
-import type { EnvironmentVersion } from './cel-env.js';
-import type { ExpressionRole, Type } from './checker.js';
-import type { CompileScope, CompiledExpression } from './compile.js';
-import { Fields } from './fields.js';
-import { ADMISSION_REGISTRATION_VERSIONS, UPSTREAM_NAME, readOptions } from './manifests.js';
-import type { Manifest } from './manifests.js';
-import { EVERYTHING, PolicyIndex, labelSelector } from './matching.js';
-import type { MatchResources, NamedRule, Selector, SelectorRequirement } from './matching.js';
-import { ParamStore } from './params.js';
+import type { EnvironmentVersion } from '../../lib/cel/cel-env.js';
+import type { CompiledExpression } from '../../lib/cel/compile.js';
+import type { Fields } from '../../lib/admission-policy/fields.js';
+import { ADMISSION_REGISTRATION_VERSIONS, readOptions } from '../../lib/admission-policy/manifests.js';
+import type { Manifest } from '../../lib/admission-policy/manifests.js';
+import { PolicyIndex } from '../../lib/admission-policy/matching.js';
+import { ParamStore } from '../../lib/admission-policy/params.js';
+import {
+  bindingCommon,
+  manifestSpec,
+  policyCommon,
+  uniqueNames,
+  usesNamespaceObject,
+} from '../../lib/admission-policy/spec.js';
+import type { BindingCommon, PolicyCommon } from '../../lib/admission-policy/spec.js';
+
+export const UPSTREAM_NAME = 'ValidatingAdmissionPolicy';
 
 export interface CompiledValidation {
   readonly expression: CompiledExpression;
@@ -22,26 +30,11 @@ export interface CompiledValidation {
   readonly fieldPath: string;
 }
 
-export interface CompiledBinding {
-  readonly name: string;
+export interface CompiledBinding extends BindingCommon {
   readonly validationActions: readonly ('Deny' | 'Warn' | 'Audit')[];
-  readonly matchResources?: MatchResources;
-  readonly paramRef?: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly selector?: Selector;
-    readonly parameterNotFoundAction: 'Allow' | 'Deny';
-  };
 }
 
-export interface CompiledPolicy {
-  readonly name: string;
-  readonly order: number;
-  readonly failurePolicy: 'Fail' | 'Ignore';
-  readonly paramKind?: { readonly apiVersion: string; readonly kind: string };
-  readonly matchConstraints: MatchResources;
-  readonly matchConditions: readonly { readonly name: string; readonly expression: CompiledExpression }[];
-  readonly variables: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+export interface CompiledPolicy extends PolicyCommon {
   readonly validations: readonly CompiledValidation[];
   readonly auditAnnotations: readonly { readonly key: string; readonly expression: CompiledExpression }[];
   readonly usesNamespaceObject: boolean;
@@ -55,88 +48,8 @@ export interface PluginConfig {
   readonly unknownNamespace: 'NoLabels' | 'Fail';
 }
 
-function selector(f: Fields | undefined): Selector {
-  if (!f) return EVERYTHING;
-  f.allow('matchLabels', 'matchExpressions');
-  const labels = f.child('matchLabels')?.value ?? {};
-  for (const [k, v] of Object.entries(labels))
-    if (typeof v !== 'string') throw f.error(`matchLabels.${k}`, 'must be a string');
-  const requirements = f.list('matchExpressions').map((e): SelectorRequirement => {
-    e.allow('key', 'operator', 'values');
-    const operator = e.oneOf('operator', ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const, 'In');
-    const values = e.strings('values');
-    if ((operator === 'In' || operator === 'NotIn') === (values.length === 0))
-      throw e.error(
-        'values',
-        `Invalid value: ${JSON.stringify(values)}: must be ${values.length ? 'empty' : 'non-empty'} for operator ${operator}`,
-      );
-    return { key: e.string('key', true)!, operator, values };
-  });
-  return labelSelector(labels as Record<string, string>, requirements);
-}
-
-const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'] as const;
-
-function rules(list: Fields[]): NamedRule[] {
-  return list.map((r) => {
-    r.allow('operations', 'apiGroups', 'apiVersions', 'resources', 'scope', 'resourceNames');
-    const operations = r.strings('operations');
-    const bad = operations.find((o) => !(OPERATIONS as readonly string[]).includes(o));
-    if (bad !== undefined)
-      throw r.error(
-        'operations',
-        `Unsupported value: ${JSON.stringify(bad)}: supported values: ${OPERATIONS.map((o) => JSON.stringify(o)).join(', ')}`,
-      );
-    for (const key of ['operations', 'apiGroups', 'apiVersions', 'resources'])
-      if (r.strings(key).length === 0) throw r.error(key, 'Required value');
-    return {
-      operations: operations as NamedRule['operations'],
-      apiGroups: r.strings('apiGroups'),
-      apiVersions: r.strings('apiVersions'),
-      resources: r.strings('resources'),
-      scope: r.oneOf('scope', ['Cluster', 'Namespaced', '*'] as const, '*'),
-      resourceNames: r.strings('resourceNames'),
-    };
-  });
-}
-
-function matchResources(f: Fields, requireRules: boolean): MatchResources {
-  f.allow('namespaceSelector', 'objectSelector', 'resourceRules', 'excludeResourceRules', 'matchPolicy');
-  const resourceRules = rules(f.list('resourceRules'));
-  if (requireRules && resourceRules.length === 0) throw f.error('resourceRules', 'Required value');
-  return {
-    namespaceSelector: selector(f.child('namespaceSelector')),
-    objectSelector: selector(f.child('objectSelector')),
-    resourceRules,
-    excludeResourceRules: rules(f.list('excludeResourceRules')),
-    matchPolicy: f.oneOf('matchPolicy', ['Exact', 'Equivalent'] as const, 'Equivalent'),
-  };
-}
-
-function uniqueNames(items: Fields[], key: string): void {
-  const seen = new Set<string>();
-  for (const item of items) {
-    const name = item.string(key, true)!;
-    if (seen.has(name)) throw item.error(key, `Duplicate value: ${JSON.stringify(name)}`);
-    seen.add(name);
-  }
-}
-
 function policyOf(manifest: Manifest, order: number, environment: EnvironmentVersion): CompiledPolicy {
-  const top = new Fields(`ValidatingAdmissionPolicy (${manifest.origin})`, '', manifest.object).allow(
-    'apiVersion',
-    'kind',
-    'metadata',
-    'spec',
-    'status',
-  );
-  const name =
-    top.child('metadata')?.string('name', true) ??
-    (() => {
-      throw top.error('metadata.name', 'Required value');
-    })();
-  const owner = `ValidatingAdmissionPolicy ${JSON.stringify(name)} (${manifest.origin})`;
-  const spec = new Fields(owner, 'spec', top.child('spec')?.value ?? {});
+  const { name, spec } = manifestSpec(UPSTREAM_NAME, 'ValidatingAdmissionPolicy', manifest);
   spec.allow(
     'paramKind',
     'matchConstraints',
@@ -146,29 +59,8 @@ function policyOf(manifest: Manifest, order: number, environment: EnvironmentVer
     'matchConditions',
     'variables',
   );
-  const paramKind = spec.child('paramKind')?.allow('apiVersion', 'kind');
-  const constraints =
-    spec.child('matchConstraints') ??
-    (() => {
-      throw spec.error('matchConstraints', 'Required value');
-    })();
-  const conditions = spec.list('matchConditions');
-  uniqueNames(conditions, 'name');
-  const variableFields = spec.list('variables');
-  uniqueNames(variableFields, 'name');
-  const declared = new Map<string, Type>();
-  const scope = (role: ExpressionRole): CompileScope => ({
-    variables: new Map(declared),
-    role,
-    params: paramKind !== undefined,
-    environment,
-  });
-  const variables = variableFields.map((v) => {
-    v.allow('name', 'expression');
-    const entry = { name: v.string('name', true)!, expression: v.compile('expression', scope('variable'))! };
-    declared.set(entry.name, entry.expression.type);
-    return entry;
-  });
+  const common = policyCommon(spec, environment);
+  const { scope } = common;
   const validations = spec.list('validations').map((v): CompiledValidation => {
     v.allow('expression', 'message', 'reason', 'messageExpression', 'fieldPath');
     const message = v.string('message') ?? '';
@@ -192,51 +84,26 @@ function policyOf(manifest: Manifest, order: number, environment: EnvironmentVer
   });
   if (validations.length === 0 && auditAnnotations.length === 0)
     throw spec.error('validations', 'Required value: validations or auditAnnotations must contain at least one item');
-  const matchConditions = conditions.map(
-    (c) => (
-      c.allow('name', 'expression'),
-      { name: c.string('name', true)!, expression: c.compile('expression', scope('matchCondition'))! }
-    ),
-  );
-  const all = [...matchConditions, ...variables, ...auditAnnotations]
+  const all = [...common.matchConditions, ...common.variables, ...auditAnnotations]
     .map((e) => e.expression.text)
     .concat(validations.flatMap((v) => [v.expression.text, v.messageExpression?.text ?? '']));
   return {
     name,
     order,
     failurePolicy: spec.oneOf('failurePolicy', ['Fail', 'Ignore'] as const, 'Fail'),
-    paramKind: paramKind && {
-      apiVersion: paramKind.string('apiVersion', true)!,
-      kind: paramKind.string('kind', true)!,
-    },
-    matchConstraints: matchResources(constraints, true),
-    matchConditions,
-    variables,
+    paramKind: common.paramKind,
+    matchConstraints: common.matchConstraints,
+    matchConditions: common.matchConditions,
+    variables: common.variables,
     validations,
     auditAnnotations,
-    usesNamespaceObject: all.some((text) => /\bnamespaceObject\b/.test(text)),
+    usesNamespaceObject: usesNamespaceObject(all),
     bindings: [],
   };
 }
 
 function bindingOf(manifest: Manifest): { policyName: string; binding: CompiledBinding; owner: Fields } {
-  const top = new Fields(`ValidatingAdmissionPolicyBinding (${manifest.origin})`, '', manifest.object).allow(
-    'apiVersion',
-    'kind',
-    'metadata',
-    'spec',
-    'status',
-  );
-  const name =
-    top.child('metadata')?.string('name', true) ??
-    (() => {
-      throw top.error('metadata.name', 'Required value');
-    })();
-  const spec = new Fields(
-    `ValidatingAdmissionPolicyBinding ${JSON.stringify(name)} (${manifest.origin})`,
-    'spec',
-    top.child('spec')?.value ?? {},
-  );
+  const { name, spec } = manifestSpec(UPSTREAM_NAME, 'ValidatingAdmissionPolicyBinding', manifest);
   spec.allow('policyName', 'paramRef', 'matchResources', 'validationActions');
   const actions = spec.strings('validationActions');
   if (actions.length === 0) throw spec.error('validationActions', 'Required value');
@@ -253,23 +120,13 @@ function bindingOf(manifest: Manifest): { policyName: string; binding: CompiledB
       'validationActions',
       `Invalid value: ${JSON.stringify(actions)}: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)`,
     );
-  const ref = spec.child('paramRef')?.allow('name', 'namespace', 'selector', 'parameterNotFoundAction');
-  if (ref && (ref.string('name') === undefined) === !ref.child('selector'))
-    throw ref.error('', 'one of `name` or `selector` must be set');
-  const match = spec.child('matchResources');
   return {
     policyName: spec.string('policyName', true)!,
     owner: spec,
     binding: {
       name,
       validationActions: actions as CompiledBinding['validationActions'],
-      matchResources: match && matchResources(match, false),
-      paramRef: ref && {
-        name: ref.string('name'),
-        namespace: ref.string('namespace'),
-        selector: ref.child('selector') && selector(ref.child('selector')),
-        parameterNotFoundAction: ref.oneOf('parameterNotFoundAction', ['Allow', 'Deny'] as const, 'Deny'),
-      },
+      ...bindingCommon(spec),
     },
   };
 }
@@ -278,7 +135,7 @@ const kindOf = (m: Manifest) =>
   ADMISSION_REGISTRATION_VERSIONS.includes(String(m.object.apiVersion)) ? String(m.object.kind) : '';
 
 export function configure(raw: unknown, source: ConfigSource): PluginConfig {
-  const options = readOptions(raw, source);
+  const options = readOptions(UPSTREAM_NAME, raw, source);
   const policies = new Map<string, CompiledPolicy>();
   const bindings: ReturnType<typeof bindingOf>[] = [];
   const params: Manifest[] = [];

@@ -15,16 +15,15 @@ import {
   withWarnings,
 } from '../../lib/admission/decision.js';
 import type { Decision as AdmissionDecision } from '../../lib/admission/decision.js';
-import type { PluginContext, WebhookRule } from '../../lib/admission/plugin.js';
+import type { WebhookRule } from '../../lib/admission/plugin.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
-import type { LearnedNamespace } from '../../lib/admission/ports.js';
+import { UnknownNamespaceError, resourcesMatch, webhookRulesFor } from '../../lib/admission-policy/matching.js';
+import { ParamError } from '../../lib/admission-policy/params.js';
+import { RequestData } from '../../lib/admission-policy/request-data.js';
 import { configure } from './config.js';
 import type { CompiledBinding, CompiledPolicy, PluginConfig } from './config.js';
 import { validate } from './evaluate.js';
 import type { Bindings } from './evaluate.js';
-import { UnknownNamespaceError, resourcesMatch } from './matching.js';
-import { ParamError } from './params.js';
-import { namespaceVariable, requestVariable, toCel } from './values.js';
 
 /**
  * In-tree, these are `validation.policy.admission.k8s.io/validation_failure` and
@@ -54,56 +53,6 @@ class Outcome {
     if (policy.failurePolicy === 'Ignore') return;
     const message = `failed to configure ${binding ? 'binding' : 'policy'}: ${error.message}`;
     this.denials.push({ policy: policy.name, binding: binding?.name, message });
-  }
-}
-
-/** The request's data for CEL, converted once and only if some policy gets that far. */
-class RequestData {
-  private cache?: { object: unknown; oldObject: unknown; request: unknown };
-  private namespace?: Promise<LearnedNamespace | undefined>;
-
-  constructor(
-    readonly request: AdmissionRequest,
-    private readonly context: PluginContext<PluginConfig>,
-  ) {}
-
-  get converted() {
-    this.cache ??= {
-      object: toCel(this.request.object),
-      oldObject: toCel(this.request.oldObject),
-      request: requestVariable(this.request),
-    };
-    return this.cache;
-  }
-
-  /** upstream: the Namespace object itself is not its own namespace; cluster-scoped has none. */
-  get namespaceName(): string {
-    const { kind } = this.request;
-    return kind.group === '' && kind.version === 'v1' && kind.kind === 'Namespace' ? '' : this.request.namespace;
-  }
-
-  learned(): Promise<LearnedNamespace | undefined> {
-    this.namespace ??= this.context.state.learnedNamespaces.get(this.request.namespace);
-    return this.namespace;
-  }
-
-  /** Labels for namespaceSelector: a namespace being written is read from the request itself. */
-  readonly labels = async () => {
-    const r = this.request;
-    if (
-      r.resource.resource === 'namespaces' &&
-      r.subResource === '' &&
-      (r.operation === 'CREATE' || r.operation === 'UPDATE')
-    )
-      return r.object?.metadata?.labels ?? {};
-    const learned = await this.learned();
-    if (learned) return learned.labels;
-    return this.context.config.unknownNamespace === 'Fail' ? null : {};
-  };
-
-  async namespaceObject(): Promise<unknown> {
-    if (this.namespaceName === '') return null;
-    return toCel(namespaceVariable(this.namespaceName, await this.learned()));
   }
 }
 
@@ -196,16 +145,7 @@ function answer(request: AdmissionRequest, outcome: Outcome): AdmissionDecision 
 }
 
 /** The union of the policies' matchConstraints rules, as webhook rules (resourceNames dropped). */
-export function validatingRulesFor(config: PluginConfig): WebhookRule[] {
-  const rules = new Map<string, WebhookRule>();
-  for (const policy of config.policies) {
-    for (const { operations, apiGroups, apiVersions, resources, scope } of policy.matchConstraints.resourceRules) {
-      const rule: WebhookRule = { operations, apiGroups, apiVersions, resources, scope };
-      rules.set(JSON.stringify(rule), rule);
-    }
-  }
-  return [...rules.values()];
-}
+export const validatingRulesFor = (config: PluginConfig): WebhookRule[] => webhookRulesFor(config.policies);
 
 export default definePlugin<PluginConfig>({
   metadata: {
@@ -230,7 +170,7 @@ export default definePlugin<PluginConfig>({
   async validate(request, context) {
     const candidates = context.config.index.candidates(request);
     if (candidates.length === 0) return allowed();
-    const data = new RequestData(request, context);
+    const data = new RequestData(request, context.state.learnedNamespaces, context.config.unknownNamespace);
     const outcome = new Outcome();
     for (const policy of candidates) {
       try {

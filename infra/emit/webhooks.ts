@@ -99,6 +99,11 @@ export function webhookName(plugin: string, phase: Phase): string {
   return `${plugin}.${phase}.${WEBHOOK_DOMAIN}`;
 }
 
+/** The judge of a plugin's failurePolicy Ignore group, beside its Fail one (failurePolicyGroups). */
+export function ignoreGroupWebhookName(plugin: string, phase: Phase): string {
+  return `${plugin}.${phase}-ignore.${WEBHOOK_DOMAIN}`;
+}
+
 export function configurationName(plugin: string): string {
   return `${CONFIGURATION_PREFIX}${plugin}`;
 }
@@ -198,7 +203,7 @@ function checkedRules(rules: readonly WebhookRule[], metadata: PluginMetadata, p
 /** The requests the plugin judges in this phase: its own rules, or those its configuration gives. */
 function judgedRules(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookRule[] {
   const { metadata } = plugin;
-  if (phase === 'mutate') return [...(metadata.mutating?.rules ?? [])];
+  if (phase === 'mutate') return [...(effectivePhase(plugin, phase, options)?.rules ?? [])];
   if (plugin.validatingRulesFor) return [...plugin.validatingRulesFor(options.configs?.get(metadata.name))];
   return [...(metadata.validating?.rules ?? [])];
 }
@@ -282,6 +287,14 @@ function phaseMetadata(metadata: PluginMetadata, phase: Phase): PhaseMetadata | 
   return phase === 'mutate' ? metadata.mutating : metadata.validating;
 }
 
+/** The phase as this configuration makes it (mutatingPhaseFor: MutatingAdmissionPolicy's policies). */
+function effectivePhase(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): PhaseMetadata | undefined {
+  const declared = phaseMetadata(plugin.metadata, phase);
+  const config = options.configs?.get(plugin.metadata.name);
+  if (phase !== 'mutate' || !declared || !plugin.mutatingPhaseFor || config === undefined) return declared;
+  return { ...declared, ...plugin.mutatingPhaseFor(config) };
+}
+
 export function learningWebhookName(plugin: string): string {
   return `${plugin}.learn.${WEBHOOK_DOMAIN}`;
 }
@@ -289,6 +302,8 @@ export function learningWebhookName(plugin: string): string {
 /** One webhook to emit: the plugin's own (it judges) or its learning twin (it only learns). */
 interface WebhookPlan {
   readonly role: 'judge' | 'learn';
+  /** A judge of the failurePolicy Ignore group, beside the Fail group's (failurePolicyGroups). */
+  readonly ignoreGroup?: boolean;
   readonly rules: readonly WebhookRule[];
   readonly matchConditions: readonly { readonly name: string; readonly expression: string }[];
   readonly failurePolicy: 'Fail' | 'Ignore';
@@ -306,8 +321,27 @@ interface WebhookPlan {
  * learns from all.
  */
 export function webhookPlans(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan[] {
+  const plans = phasePlans(plugin, phase, options);
+  const groups = effectivePhase(plugin, phase, options)?.failurePolicyGroups;
+  // A staged rollout fails open everywhere anyway: one judge is enough.
+  if (!groups || groups.length < 2 || options.stagedNamespace !== undefined) return plans;
+  return plans.flatMap((plan) =>
+    plan.role !== 'judge'
+      ? [plan]
+      : groups.map(
+          (group): WebhookPlan => ({
+            ...plan,
+            rules: checkedRules(group.rules, plugin.metadata, phase),
+            failurePolicy: group.failurePolicy,
+            ignoreGroup: group.failurePolicy === 'Ignore',
+          }),
+        ),
+  );
+}
+
+function phasePlans(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan[] {
   const { metadata } = plugin;
-  const meta = phaseMetadata(metadata, phase);
+  const meta = effectivePhase(plugin, phase, options);
   if (!meta) return [];
   const judged = checkedRules(judgedRules(plugin, phase, options), metadata, phase);
   if (judged.length === 0) return [];
@@ -404,7 +438,12 @@ function webhookOf(
   const failOpen = options.stagedNamespace !== undefined || enforcement !== 'Deny';
   const namespaces = namespaceSelector(metadata, options);
   return {
-    name: plan.role === 'learn' ? learningWebhookName(metadata.name) : webhookName(metadata.name, phase),
+    name:
+      plan.role === 'learn'
+        ? learningWebhookName(metadata.name)
+        : plan.ignoreGroup
+          ? ignoreGroupWebhookName(metadata.name, phase)
+          : webhookName(metadata.name, phase),
     clientConfig: {
       url: webhookUrl(options.baseUrl, metadata.name, phase, options.auth),
       ...(options.caBundle && { caBundle: options.caBundle }),
@@ -453,7 +492,8 @@ export function mutatingConfiguration(
   const webhooks = webhookPlans(plugin, 'mutate', options).map(
     (plan): MutatingWebhook => ({
       ...webhookOf(plugin, 'mutate', options, plan),
-      reinvocationPolicy: plan.role === 'learn' ? 'Never' : (metadata.mutating?.reinvocationPolicy ?? 'Never'),
+      reinvocationPolicy:
+        plan.role === 'learn' ? 'Never' : (effectivePhase(plugin, 'mutate', options)?.reinvocationPolicy ?? 'Never'),
     }),
   );
   if (webhooks.length === 0) return undefined;

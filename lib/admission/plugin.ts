@@ -33,6 +33,15 @@ export interface PhaseMetadata {
    * and releases). They go, with the `needs` learning rules, to the fail-open learning webhook.
    */
   readonly observes?: readonly WebhookRule[];
+  /**
+   * The judged requests split by failurePolicy, on rules no two groups share (MutatingAdmission-
+   * Policy's Fail and Ignore policies): one webhook per group, on the same URL, so an outage fails
+   * closed only where a Fail policy applies. `rules` stays their union.
+   */
+  readonly failurePolicyGroups?: readonly {
+    readonly rules: readonly WebhookRule[];
+    readonly failurePolicy: 'Fail' | 'Ignore';
+  }[];
 }
 
 /**
@@ -170,6 +179,11 @@ export interface AdmissionPlugin<Config = undefined> {
    * validating rules to emit for this configuration, replacing metadata.validating.rules.
    */
   readonly validatingRulesFor?: (config: Config) => readonly WebhookRule[];
+  /**
+   * For plugins whose mutating webhook depends on configuration (MutatingAdmissionPolicy): its
+   * rules, failurePolicy and reinvocationPolicy for this configuration, replacing metadata.mutating's.
+   */
+  readonly mutatingPhaseFor?: (config: Config) => Pick<PhaseMetadata, 'rules' | 'failurePolicy' | 'reinvocationPolicy'>;
   /**
    * Why this configuration leaves the plugin nothing to judge (ValidatingAdmissionPolicy without
    * policies), or undefined when it is active. An inactive plugin is not served, emitted or packaged.

@@ -92,7 +92,10 @@ export function createAdmissionHandler<Config>(
   // Exemptions cover what the plugin judges. Requests it only records (a ResourceQuota write, a
   // pod's DELETE that releases its charge) are recorded whoever sends them: state stays true.
   const judgedRules: Record<Phase, readonly WebhookRule[]> = {
-    mutate: plugin.metadata.mutating?.rules ?? [],
+    mutate:
+      exempts && plugin.mutatingPhaseFor
+        ? plugin.mutatingPhaseFor(config).rules
+        : (plugin.metadata.mutating?.rules ?? []),
     validate:
       exempts && plugin.validatingRulesFor
         ? plugin.validatingRulesFor(config)

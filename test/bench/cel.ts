@@ -5,8 +5,8 @@
 import { pathToFileURL } from 'node:url';
 import plugin from '../../functions/validating-admission-policy/plugin.js';
 import type { PluginConfig } from '../../functions/validating-admission-policy/config.js';
-import { compileExpression } from '../../functions/validating-admission-policy/compile.js';
-import { toCel } from '../../functions/validating-admission-policy/values.js';
+import { compileExpression } from '../../lib/cel/compile.js';
+import { toCel } from '../../lib/cel/values.js';
 import { decodeAdmissionReview } from '../../lib/admission/request.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { PluginState } from '../../lib/admission/ports.js';

@@ -11,7 +11,7 @@ import { benchQuotaBurst } from './quota-burst.js';
 import { table } from './stats.js';
 import { benchThroughput } from './throughput.js';
 
-const SECTIONS = ['handlers', 'cold-start', 'throughput', 'cel', 'store', 'quota-burst', 'logger'] as const;
+const SECTIONS = ['handlers', 'cold-start', 'throughput', 'cel', 'map', 'store', 'quota-burst', 'logger'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE]
@@ -24,6 +24,8 @@ Measures, next to a floor in the same run:
               one function's bundle without metrics, with lib/metrics' EMF, with Powertools' EMF
   throughput  the local mTLS server at 16 connections vs a bare https server with the same TLS
   cel         ValidatingAdmissionPolicy evaluation, and a request with 1 vs 1,000 policies loaded
+  map         MutatingAdmissionPolicy: a label-adding ApplyConfiguration on a pod, full handler, vs
+              the parse floor; a request with 1 vs 1,000 policies loaded
   store       DynamoDB calls per admitted request for each writing plugin
   quota-burst 64 concurrent pod creates vs pods: 32, every store call 10 ms later, vs the same
               calls uncoordinated
@@ -79,6 +81,7 @@ async function main(): Promise<void> {
   }
   for (const [section, modulePath, exportName] of [
     ['cel', './cel.js', 'benchCel'],
+    ['map', './mutating-admission-policy.js', 'benchMutatingAdmissionPolicy'],
     ['store', './store.js', 'benchStore'],
   ] as const) {
     if (!only.has(section)) continue;

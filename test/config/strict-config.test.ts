@@ -169,6 +169,11 @@ const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][
     /^ValidatingAdmissionPolicy: manifest: unknown field "manifest"; did you mean "manifests"\?$/,
   ],
   [
+    'MutatingAdmissionPolicy',
+    { path: ['policies.yaml'] },
+    /^MutatingAdmissionPolicy: path: unknown field "path"; did you mean "paths"\?$/,
+  ],
+  [
     'network.openshift.io/ExternalIPRanger',
     { apiVersion: 'network.openshift.io/v1', kind: 'ExternalIPRangerAdmissionConfig', externalIPNetworkCIDR: [] },
     /^network\.openshift\.io\/ExternalIPRanger: externalIPNetworkCIDR: unknown field "externalIPNetworkCIDR"; did you mean "externalIPNetworkCIDRs"\?$/,

@@ -21,6 +21,7 @@ import { ruleCovers, rulesOverlap } from '../../infra/emit/webhooks.js';
 import { learningRules } from '../../lib/admission/learning.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
+import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { testPki } from '../support/pki.js';
 
 interface Run {
@@ -199,13 +200,18 @@ afterAll(() => {
   removeEverything();
 });
 
-/** The webhooks of one configuration: the plugin's own first, then its fail-open learning twin, if any. */
-function judgeAndLearn(doc: Doc): { judge: Doc; learn?: Doc } {
-  const [judge, learn, ...rest] = doc.webhooks;
+/**
+ * The webhooks of one configuration: the plugin's own first, then (failurePolicyGroups) the judge
+ * of its Ignore group, then its fail-open learning twin, if any.
+ */
+function judgeAndLearn(doc: Doc): { judge: Doc; learn?: Doc; ignoreGroup?: Doc } {
+  const [judge, ...others] = doc.webhooks;
+  const ignoreGroup = others.find((w: Doc) => /\.mutate-ignore\.serverless-admission\.io$/.test(w.name));
+  const [learn, ...rest] = others.filter((w: Doc) => w !== ignoreGroup);
   expect(rest).toEqual([]);
   expect(judge.name).not.toMatch(/\.learn\./);
   if (learn) expect(learn.name).toMatch(/\.learn\.serverless-admission\.io$/);
-  return { judge, learn };
+  return { judge, learn, ignoreGroup };
 }
 
 describe('every registered plugin, mTLS', () => {
@@ -214,16 +220,23 @@ describe('every registered plugin, mTLS', () => {
     expect(run.code, run.stderr).toBe(0);
     const docs = documents(run.stdout);
     expectGoodPractice(docs, registry);
-    for (const { metadata } of registry) {
+    const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: everyPluginActive });
+    for (const plugin of registry) {
+      const { metadata } = plugin;
       const mine = docs.filter((d) => d.metadata.name === `serverless-admission-${metadata.name}`);
+      // A phase that follows the configuration (MutatingAdmissionPolicy's policies) is checked as configured.
+      const mutating =
+        plugin.mutatingPhaseFor && metadata.mutating
+          ? { ...metadata.mutating, ...plugin.mutatingPhaseFor(configurePlugin(plugin, configuration)) }
+          : metadata.mutating;
       expect(mine.map((d) => d.kind)).toEqual([
         ...(metadata.mutating ? ['MutatingWebhookConfiguration'] : []),
         ...(metadata.validating ? ['ValidatingWebhookConfiguration'] : []),
       ]);
       for (const doc of mine) {
-        const { judge, learn } = judgeAndLearn(doc);
+        const { judge, learn, ignoreGroup } = judgeAndLearn(doc);
         const phase = doc.kind === 'MutatingWebhookConfiguration' ? 'mutate' : 'validate';
-        const meta = phase === 'mutate' ? metadata.mutating! : metadata.validating!;
+        const meta = phase === 'mutate' ? mutating! : metadata.validating!;
         expect(judge.name).toBe(`${metadata.name}.${phase}.serverless-admission.io`);
         expect(judge.clientConfig.url).toBe(`https://admission.example.com/${metadata.name}/${phase}`);
         expect(judge.timeoutSeconds).toBe(meta.timeoutSeconds);
@@ -251,7 +264,18 @@ describe('every registered plugin, mTLS', () => {
           });
         }
         if (!learns) expect(learn).toBeUndefined();
-        if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(metadata.mutating!.reinvocationPolicy ?? 'Never');
+        // Fail and Ignore policies on rules no request shares: a judge each, on the same URL.
+        const groups = phase === 'mutate' ? mutating?.failurePolicyGroups : undefined;
+        if (groups) {
+          expect(judge.rules).toEqual(groups[0].rules.map((r) => ({ ...r, scope: r.scope ?? '*' })));
+          expect(ignoreGroup).toMatchObject({
+            failurePolicy: 'Ignore',
+            clientConfig: judge.clientConfig,
+            rules: groups[1].rules.map((r) => ({ ...r, scope: r.scope ?? '*' })),
+            reinvocationPolicy: judge.reinvocationPolicy,
+          });
+        } else expect(ignoreGroup).toBeUndefined();
+        if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(mutating!.reinvocationPolicy ?? 'Never');
         else expect(judge.reinvocationPolicy).toBeUndefined();
         // NoneOnDryRun where the webhook records: side effects, or requests the plugin also learns from.
         const learnedHere = learns ? [...learningRules(metadata), ...(meta.observes ?? [])] : [];

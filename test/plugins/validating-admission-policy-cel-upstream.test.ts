@@ -4,13 +4,13 @@
 // its inputs, and the value or error upstream gives.
 import { describe, expect, it } from 'vitest';
 import { isCelError, isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
-import { CostMeter, policyEnvironment } from '../../functions/validating-admission-policy/cel-env.js';
-import type { EnvironmentVersion } from '../../functions/validating-admission-policy/cel-env.js';
-import { CelCompileError, compileExpression } from '../../functions/validating-admission-policy/compile.js';
-import { FORMATS } from '../../functions/validating-admission-policy/library/format.js';
-import { Compiler, asCel } from '../../functions/validating-admission-policy/interpreter.js';
-import { isOptional, optionalOf, optionalValue } from '../../functions/validating-admission-policy/library/optional.js';
-import { parseCel } from '../../functions/validating-admission-policy/parser.js';
+import { CostMeter, policyEnvironment } from '../../lib/cel/cel-env.js';
+import type { EnvironmentVersion } from '../../lib/cel/cel-env.js';
+import { CelCompileError, compileExpression } from '../../lib/cel/compile.js';
+import { FORMATS } from '../../lib/cel/library/format.js';
+import { Compiler, asCel } from '../../lib/cel/interpreter.js';
+import { isOptional, optionalOf, optionalValue } from '../../lib/cel/library/optional.js';
+import { parseCel } from '../../lib/cel/parser.js';
 
 const NONE = Symbol('optional.none()');
 const some = (value: unknown) => ({ some: value });

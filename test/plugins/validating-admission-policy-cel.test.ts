@@ -1,9 +1,9 @@
 // The CEL side of the ValidatingAdmissionPolicy plugin: the 1.27 page's table of example
 // expressions and its property-name escaping, then Kubernetes' CEL libraries as far as they go.
 import { describe, expect, it } from 'vitest';
-import type { ExpressionRole, Type } from '../../functions/validating-admission-policy/checker.js';
-import { CelCompileError, compileExpression } from '../../functions/validating-admission-policy/compile.js';
-import { toCel } from '../../functions/validating-admission-policy/values.js';
+import type { ExpressionRole, Type } from '../../lib/cel/checker.js';
+import { CelCompileError, compileExpression } from '../../lib/cel/compile.js';
+import { toCel } from '../../lib/cel/values.js';
 
 /** Compiles as a policy would and evaluates with `object` (plain JSON, converted as requests are). */
 function evaluate(expression: string, object: unknown = {}): unknown {

@@ -48,6 +48,8 @@ export interface CompileScope {
   readonly params?: boolean;
   /** The apiserver version whose environment compiles the expression (default: the newest). */
   readonly environment?: EnvironmentVersion;
+  /** A MutatingAdmissionPolicy mutation: JSONPatch and Object types, `jsonpatch.escapeKey`. */
+  readonly patchTypes?: boolean;
 }
 
 /** cel-go's caret display: the line, then dots up to the column. */
@@ -85,11 +87,17 @@ export function compileExpression(text: string, scope: CompileScope): CompiledEx
   }
   const variables = new Set<string>(VARIABLE_NAMES);
   if (scope.params === false) variables.delete('params');
-  const checked = checkExpression(tree, { env, variables, declared: scope.variables, role: scope.role ?? 'any' });
+  const checked = checkExpression(tree, {
+    env,
+    variables,
+    declared: scope.variables,
+    role: scope.role ?? 'any',
+    patchTypes: scope.patchTypes,
+  });
   if (checked.errors.length > 0)
     throw new CelCompileError(checked.errors.map((e) => located(text, e.pos, e.message)).join('\n'));
   if (checked.typeError) throw new CelCompileError(checked.typeError, checked.typeError);
-  const program = new Compiler(env, variables).program(tree);
+  const program = new Compiler(env, variables, scope.patchTypes).program(tree);
   return {
     text,
     type: checked.type,

@@ -1,28 +1,29 @@
 // Reading a manifest field by field, the way the apiserver validates one: each accessor fails
 // with a ConfigError naming the object, the field path and the problem in upstream's words
 // (`Required value`, `Unsupported value: ...`, CEL compile errors with their position).
-import { ConfigError } from '../../lib/config/errors.js';
-import { ConfigFields } from '../../lib/config/fields.js';
-import { CelCompileError, compileExpression } from './compile.js';
-import type { CompileScope, CompiledExpression } from './compile.js';
-import { UPSTREAM_NAME } from './manifests.js';
+import { ConfigError } from '../config/errors.js';
+import { ConfigFields } from '../config/fields.js';
+import { CelCompileError, compileExpression } from '../cel/compile.js';
+import type { CompileScope, CompiledExpression } from '../cel/compile.js';
 
 /** Field access that fails with the object, the field path and upstream's wording. */
 export class Fields extends ConfigFields {
   constructor(
+    /** The plugin's upstream name (`ValidatingAdmissionPolicy`, `MutatingAdmissionPolicy`). */
+    override readonly plugin: string,
     readonly owner: string,
     path: string,
     value: Record<string, unknown>,
   ) {
-    super(UPSTREAM_NAME, path, value);
+    super(plugin, path, value);
   }
 
   override error(field: string, detail: string): ConfigError {
-    return new ConfigError(UPSTREAM_NAME, `${this.owner} ${field === '' ? this.path : this.at(field)}`.trim(), detail);
+    return new ConfigError(this.plugin, `${this.owner} ${field === '' ? this.path : this.at(field)}`.trim(), detail);
   }
 
   protected override nested(path: string, value: Record<string, unknown>): this {
-    return new Fields(this.owner, path, value) as this;
+    return new Fields(this.plugin, this.owner, path, value) as this;
   }
 
   compile(key: string, scope: CompileScope, required = true): CompiledExpression | undefined {

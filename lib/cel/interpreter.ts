@@ -173,6 +173,20 @@ const TYPE_CONSTANTS: Record<string, CelValue> = {
   'google.protobuf.Duration': objectType(DurationSchema),
 };
 
+/** The type names of constructed messages (`JSONPatch`, `Object.spec`...), which are maps here. */
+const constructedTypes = new WeakMap<object, string>();
+
+function constructed(fields: Map<string, unknown>, type: string): unknown {
+  const value = celMap(fields as never);
+  constructedTypes.set(value, type);
+  return value;
+}
+
+/** The type name a value was constructed with (`JSONPatch`, `Object.spec`), else undefined. */
+export function constructedTypeName(value: unknown): string | undefined {
+  return value !== null && typeof value === 'object' ? constructedTypes.get(value) : undefined;
+}
+
 export class Compiler {
   private readonly scopes: Map<string, number>[] = [];
   private slotCount = 0;
@@ -180,6 +194,8 @@ export class Compiler {
   constructor(
     private readonly runtime: Runtime,
     private readonly variables: ReadonlySet<string>,
+    /** MAP mutations: `JSONPatch{...}` and `Object...{...}` construct values. */
+    private readonly patchTypes = false,
   ) {}
 
   /** The closure, and how many comprehension variable slots a frame needs. */
@@ -324,8 +340,25 @@ export class Compiler {
         };
       }
       case 'object': {
-        const pos = node.pos;
-        return () => err(`unknown type: ${node.type}`, pos);
+        const { pos, type } = node;
+        if (!this.patchTypes || (type !== 'JSONPatch' && type !== 'Object' && !type.startsWith('Object.')))
+          return () => err(`unknown type: ${type}`, pos);
+        const fields = node.fields.map((f) => ({ name: f.name, value: this.compile(f.value), optional: f.optional }));
+        return (f) => {
+          const out = new Map<string, unknown>();
+          for (const field of fields) {
+            let value = field.value(f);
+            if (isCelError(value)) return value;
+            if (field.optional) {
+              if (!isOptional(value))
+                return err(`no such overload: optional field of type '${typeNameOf(value)}'`, pos);
+              value = optionalValue(value);
+              if (value === undefined) continue;
+            }
+            out.set(field.name, value);
+          }
+          return constructed(out, type);
+        };
       }
       case 'call':
         return this.call(node);

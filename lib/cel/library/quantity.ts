@@ -3,7 +3,7 @@
 // number of nano-units (the finest precision Kubernetes keeps), so `quantity('1Gi') ==
 // quantity('1024Mi')` holds, as it does upstream.
 import { CelScalar, celFunc, celMethod } from '@bufbuild/cel';
-import { Quantity, QuantityError } from '../../../lib/kube/quantity.js';
+import { Quantity, QuantityError } from '../../kube/quantity.js';
 import type { CelFunc } from '@bufbuild/cel';
 import { QUANTITY, opaqueText } from './types.js';
 

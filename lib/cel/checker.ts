@@ -12,6 +12,7 @@ import type { CelFunc, CelType } from '@bufbuild/cel';
 import { RE2JS } from '@bufbuild/re2';
 import { CostMeter } from './cel-env.js';
 import type { PolicyEnvironment } from './cel-env.js';
+import { JSONPATCH_FUNCTIONS } from './library/jsonpatch.js';
 import type { Node } from './parser.js';
 
 export type Type =
@@ -21,7 +22,13 @@ export type Type =
   | { readonly kind: 'map'; readonly key: Type; readonly value: Type }
   | { readonly kind: 'opt'; readonly inner: Type }
   | { readonly kind: 'type'; readonly of: Type }
-  | { readonly kind: 'object'; readonly name: string; readonly fields: Readonly<Record<string, Type>> };
+  | {
+      readonly kind: 'object';
+      readonly name: string;
+      readonly fields: Readonly<Record<string, Type>>;
+      /** Any field may be set and read, as dyn: MAP's `Object...` types (no schemas here). */
+      readonly open?: boolean;
+    };
 
 export type ExpressionRole =
   | 'validation'
@@ -29,6 +36,8 @@ export type ExpressionRole =
   | 'matchCondition'
   | 'auditAnnotation'
   | 'variable'
+  | 'jsonPatch'
+  | 'applyConfiguration'
   | 'any';
 
 export const DYN: Type = { kind: 'dyn' };
@@ -97,6 +106,14 @@ const NAMESPACE = object('kubernetes.Namespace', {
     phase: STRING,
   }),
 });
+
+/** upstream's JSONPatch type (k8s.io/apiserver/pkg/cel/mutation/jsonpatch.go). */
+export const JSONPATCH_TYPE = object('JSONPatch', { op: STRING, path: STRING, from: STRING, value: DYN });
+/** The root of an apply configuration: `Object{spec: Object.spec{...}}`. */
+const APPLY_CONFIGURATION_TYPE: Type = { kind: 'object', name: 'Object', fields: {}, open: true };
+
+/** A type name MAP's dynamic type resolver knows: `Object` and every `Object.<field path>`. */
+export const isObjectTypeName = (name: string): boolean => name === 'Object' || name.startsWith('Object.');
 
 export const VARIABLE_TYPES: Readonly<Record<string, Type>> = {
   object: DYN,
@@ -191,6 +208,8 @@ export interface CheckContext {
   /** `variables.<name>` declared before this expression, with their result types when known. */
   readonly declared: ReadonlySet<string> | ReadonlyMap<string, Type>;
   readonly role: ExpressionRole;
+  /** A mutation of a MutatingAdmissionPolicy: JSONPatch, Object types and the jsonpatch library. */
+  readonly patchTypes?: boolean;
 }
 
 export interface CheckError {
@@ -204,6 +223,9 @@ const RETURN_TYPES: Record<ExpressionRole, readonly Type[] | undefined> = {
   messageExpression: [STRING],
   auditAnnotation: [STRING, NULL],
   variable: undefined,
+  // Stricter than nothing, looser than cel-go: a list(dyn) or dyn result is checked when evaluated.
+  jsonPatch: [list(JSONPATCH_TYPE), list(DYN), DYN],
+  applyConfiguration: [APPLY_CONFIGURATION_TYPE, DYN],
   any: undefined,
 };
 
@@ -395,13 +417,33 @@ class Checker {
         return map(key ?? DYN, value ?? DYN);
       }
       case 'object':
-        for (const f of node.fields) this.check(f.value);
-        return this.fail(node.pos, `undeclared reference to '${node.type}' (in container '')`);
+        return this.construction(node);
       case 'call':
         return this.call(node, formatAncestor);
       case 'comprehension':
         return this.comprehension(node);
     }
+  }
+
+  /** `JSONPatch{...}` and `Object.<path>{...}`, the only messages a policy can construct. */
+  private construction(node: Extract<Node, { kind: 'object' }>): Type {
+    const fields = node.fields.map((f) => ({ field: f, type: this.check(f.value) }));
+    if (!this.ctx.patchTypes || (node.type !== 'JSONPatch' && !isObjectTypeName(node.type)))
+      return this.fail(node.pos, `undeclared reference to '${node.type}' (in container '')`);
+    if (isObjectTypeName(node.type)) return { kind: 'object', name: node.type, fields: {}, open: true };
+    const declared = (JSONPATCH_TYPE as Extract<Type, { kind: 'object' }>).fields;
+    for (const { field, type } of fields) {
+      const expected = declared[field.name];
+      let provided = type;
+      if (field.optional && provided.kind === 'opt') provided = provided.inner;
+      if (expected === undefined) this.fail(field.value.pos, `undefined field '${field.name}'`);
+      else if (!assignable(expected, provided))
+        this.fail(
+          field.value.pos,
+          `expected type of field '${field.name}' is '${formatType(expected)}' but provided type is '${formatType(provided)}'`,
+        );
+    }
+    return JSONPATCH_TYPE;
   }
 
   private select(node: Extract<Node, { kind: 'select' }>): Type {
@@ -425,7 +467,8 @@ class Checker {
       if (!assignable(inner.key, STRING))
         return this.fail(node.pos, `type '${formatType(inner)}' does not support field selection`);
       result = inner.value;
-    } else if (inner.kind === 'object') {
+    } else if (inner.kind === 'object' && inner.open) result = DYN;
+    else if (inner.kind === 'object') {
       const t = inner.fields[field];
       if (t === undefined) return this.fail(node.pos, `undefined field '${field}'`);
       result = t;
@@ -511,7 +554,8 @@ class Checker {
     args: readonly Type[],
     node: Extract<Node, { kind: 'call' }>,
   ): Type {
-    const overloads = overloadsOf(this.ctx.env, name);
+    const overloads =
+      JSONPATCH_FUNCTIONS.has(name) && !this.ctx.patchTypes ? undefined : overloadsOf(this.ctx.env, name);
     if (!overloads) {
       return this.fail(pos, `undeclared reference to '${name}' (in container '')`);
     }
@@ -669,8 +713,9 @@ export function checkExpression(
   if (errors.length > 0) return { errors, type };
   const expected = RETURN_TYPES[ctx.role];
   if (expected && !expected.some((t) => equivalent(t, type))) {
+    // A mutation's result is named by its one declared type; the looser ones are ours (see RETURN_TYPES).
     const typeError =
-      expected.length === 1
+      expected.length === 1 || ctx.role === 'jsonPatch' || ctx.role === 'applyConfiguration'
         ? `must evaluate to ${formatType(expected[0])} but got ${formatType(type)}`
         : `must evaluate to one of [${expected.map(formatType).join(' ')}] but got ${formatType(type)}`;
     return { errors, type, typeError };

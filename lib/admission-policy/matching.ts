@@ -1,10 +1,11 @@
 // Which policies and bindings apply to a request: upstream's policy/matching and webhook
 // predicates (rules, namespace and object selectors), and an index so that a request no policy
 // names costs the same with 1 or 1,000 policies loaded.
-import type { LabelSelectorRequirement } from '../../lib/admission/label-selector.js';
-import { isEmptySelector, selectorMatches } from '../../lib/admission/label-selector.js';
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import type { Operation } from '../../lib/admission/types.js';
+import type { LabelSelectorRequirement } from '../admission/label-selector.js';
+import { isEmptySelector, selectorMatches } from '../admission/label-selector.js';
+import type { WebhookRule } from '../admission/plugin.js';
+import type { AdmissionRequest } from '../admission/request.js';
+import type { Operation } from '../admission/types.js';
 
 export interface NamedRule {
   readonly operations: readonly (Operation | '*')[];
@@ -145,4 +146,35 @@ export class PolicyIndex<P extends { readonly order: number; readonly matchConst
     }
     return found.size > 1 ? [...found].sort((a, b) => a.order - b.order) : [...found];
   }
+}
+
+/** The union of the policies' matchConstraints rules, as webhook rules (resourceNames dropped). */
+export function webhookRulesFor(policies: readonly { readonly matchConstraints: MatchResources }[]): WebhookRule[] {
+  const rules = new Map<string, WebhookRule>();
+  for (const policy of policies) {
+    for (const { operations, apiGroups, apiVersions, resources, scope } of policy.matchConstraints.resourceRules) {
+      const rule: WebhookRule = { operations, apiGroups, apiVersions, resources, scope };
+      rules.set(JSON.stringify(rule), rule);
+    }
+  }
+  return [...rules.values()];
+}
+
+const shares = (a: readonly string[], b: readonly string[]) =>
+  a.includes('*') || b.includes('*') || a.some((x) => b.includes(x));
+
+/**
+ * True when some request could match both rules. Conservative: resources are compared by their
+ * main resource, so `pods` and `pods/status` count as overlapping.
+ */
+export function webhookRulesOverlap(a: WebhookRule, b: WebhookRule): boolean {
+  const main = (resources: readonly string[]) => resources.map((r) => r.split('/')[0]);
+  const scopes = [a.scope ?? '*', b.scope ?? '*'];
+  return (
+    shares(a.operations, b.operations) &&
+    shares(a.apiGroups, b.apiGroups) &&
+    shares(a.apiVersions, b.apiVersions) &&
+    shares(main(a.resources), main(b.resources)) &&
+    (scopes.includes('*') || scopes[0] === scopes[1])
+  );
 }

@@ -1,16 +1,16 @@
-// Where policies come from: `configuration.manifests` (inline objects) and `configuration.paths`
+// Where admission policies come from (ValidatingAdmissionPolicy and MutatingAdmissionPolicy alike):
+// `configuration.manifests` (inline objects) and `configuration.paths`
 // (multi-document YAML files relative to the AdmissionConfiguration's directory), read as
 // `kubectl apply -f` reads them, `kind: List` included. Each object remembers where it came from,
 // for error messages.
 import { isAbsolute, resolve } from 'node:path';
-import type { ConfigSource } from '../../lib/admission/plugin.js';
-import { DocumentError, NO_SUCH_FILE, readDocuments } from '../../lib/config/documents.js';
-import { ConfigError } from '../../lib/config/errors.js';
-import { ConfigFields, isRecord } from '../../lib/config/fields.js';
+import type { ConfigSource } from '../admission/plugin.js';
+import { DocumentError, NO_SUCH_FILE, readDocuments } from '../config/documents.js';
+import { ConfigError } from '../config/errors.js';
+import { ConfigFields, isRecord } from '../config/fields.js';
 
-import { DEFAULT_ENVIRONMENT, ENVIRONMENT_VERSIONS } from './cel-env.js';
-import type { EnvironmentVersion } from './cel-env.js';
-export const UPSTREAM_NAME = 'ValidatingAdmissionPolicy';
+import { DEFAULT_ENVIRONMENT, ENVIRONMENT_VERSIONS } from '../cel/cel-env.js';
+import type { EnvironmentVersion } from '../cel/cel-env.js';
 export const ADMISSION_REGISTRATION_VERSIONS = [
   'admissionregistration.k8s.io/v1',
   'admissionregistration.k8s.io/v1beta1',
@@ -23,21 +23,21 @@ export interface Manifest {
   readonly origin: string;
 }
 
-function expand(object: unknown, origin: string, out: Manifest[]): void {
+function expand(plugin: string, object: unknown, origin: string, out: Manifest[]): void {
   if (object === null || object === undefined) return; // an empty YAML document
-  if (!isRecord(object)) throw new ConfigError(UPSTREAM_NAME, origin, 'must be a Kubernetes object');
+  if (!isRecord(object)) throw new ConfigError(plugin, origin, 'must be a Kubernetes object');
   if (
     object.kind === 'List' ||
     (typeof object.kind === 'string' && object.kind.endsWith('List') && Array.isArray(object.items))
   ) {
     const items = Array.isArray(object.items) ? object.items : [];
-    for (const [i, item] of items.entries()) expand(item, `${origin} items[${i}]`, out);
+    for (const [i, item] of items.entries()) expand(plugin, item, `${origin} items[${i}]`, out);
     return;
   }
   out.push({ object, origin });
 }
 
-function readFile(path: string, field: string, source: ConfigSource, out: Manifest[]): void {
+function readFile(plugin: string, path: string, field: string, source: ConfigSource, out: Manifest[]): void {
   const file = isAbsolute(path) ? path : resolve(source.baseDir, path);
   let documents: readonly unknown[];
   try {
@@ -45,10 +45,10 @@ function readFile(path: string, field: string, source: ConfigSource, out: Manife
   } catch (error) {
     if (!(error instanceof DocumentError)) throw error;
     const reason = error.reason === NO_SUCH_FILE ? 'does not exist' : error.reason;
-    throw new ConfigError(UPSTREAM_NAME, field, `file ${file} ${reason}`);
+    throw new ConfigError(plugin, field, `file ${file} ${reason}`);
   }
   documents.forEach((document, i) => {
-    expand(document, `${path} document ${i + 1}`, out);
+    expand(plugin, document, `${path} document ${i + 1}`, out);
   });
 }
 
@@ -62,17 +62,20 @@ export interface PluginOptions {
 
 const OPTION_KEYS = ['apiVersion', 'kind', 'manifests', 'paths', 'unknownNamespace', 'celEnvironment'];
 
-/** Reads the AdmissionConfiguration entry (undefined: no policies, every request admitted). */
-export function readOptions(raw: unknown, source: ConfigSource): PluginOptions {
+/**
+ * Reads the AdmissionConfiguration entry of `plugin` (its upstream name, for errors); undefined:
+ * no policies, every request admitted.
+ */
+export function readOptions(plugin: string, raw: unknown, source: ConfigSource): PluginOptions {
   if (raw === undefined || raw === null)
     return { manifests: [], unknownNamespace: 'NoLabels', celEnvironment: DEFAULT_ENVIRONMENT };
-  const entry = ConfigFields.of(UPSTREAM_NAME, raw, `an object in ${source.file}`).allow(...OPTION_KEYS);
+  const entry = ConfigFields.of(plugin, raw, `an object in ${source.file}`).allow(...OPTION_KEYS);
   const unknownNamespace = entry.oneOf('unknownNamespace', ['Fail', 'NoLabels'] as const, 'NoLabels');
   const celEnvironment = entry.oneOf('celEnvironment', ENVIRONMENT_VERSIONS, DEFAULT_ENVIRONMENT);
   const manifests: Manifest[] = [];
   for (const [i, object] of entry.array('manifests', 'a list of objects').entries())
-    expand(object, `manifests[${i}]`, manifests);
+    expand(plugin, object, `manifests[${i}]`, manifests);
   for (const [i, path] of entry.strings('paths', { nonEmpty: true }).entries())
-    readFile(path, `paths[${i}]`, source, manifests);
+    readFile(plugin, path, `paths[${i}]`, source, manifests);
   return { manifests, unknownNamespace, celEnvironment };
 }

@@ -458,6 +458,9 @@ class Parser {
           continue;
         }
         node = { kind: 'select', pos: t.pos, operand: node, field, optional, test: false };
+        // `a.b.C{...}`: construction of a message with a qualified name.
+        const qualified = !optional && this.is('{') ? qualifiedIdent(node) : undefined;
+        if (qualified !== undefined) node = this.objectLiteral(qualified);
         continue;
       }
       if (this.accept('[') || this.accept('[?')) {
@@ -542,25 +545,27 @@ class Parser {
       return { kind: 'call', pos: open.pos, fn: name, args };
     }
     // `Name{field: value}`: message construction.
-    let node: Node = { kind: 'ident', pos: t.pos, name };
-    if (this.is('{')) {
-      const open = this.next();
-      const fields: { name: string; value: Node; optional: boolean }[] = [];
-      if (!this.accept('}')) {
-        do {
-          if (this.is('}')) break;
-          const optional = this.accept('?');
-          const field = this.next();
-          if (field.kind !== 'ident')
-            this.fail(field, `Syntax error: mismatched input '${field.text}' expecting IDENTIFIER`);
-          this.expect(':');
-          fields.push({ name: field.text, value: this.expr(), optional });
-        } while (this.accept(','));
-        this.expect('}');
-      }
-      node = { kind: 'object', pos: open.pos, type: name, fields };
+    if (this.is('{')) return this.objectLiteral(name);
+    return { kind: 'ident', pos: t.pos, name };
+  }
+
+  /** `Name{field: value, ?field: optional}`, the `{` next; Name may be qualified (`Object.spec`). */
+  private objectLiteral(type: string): Node {
+    const open = this.next();
+    const fields: { name: string; value: Node; optional: boolean }[] = [];
+    if (!this.accept('}')) {
+      do {
+        if (this.is('}')) break;
+        const optional = this.accept('?');
+        const field = this.next();
+        if (field.kind !== 'ident')
+          this.fail(field, `Syntax error: mismatched input '${field.text}' expecting IDENTIFIER`);
+        this.expect(':');
+        fields.push({ name: field.text, value: this.expr(), optional });
+      } while (this.accept(','));
+      this.expect('}');
     }
-    return node;
+    return { kind: 'object', pos: open.pos, type, fields };
   }
 
   private listLiteral(open: Token, firstOptional: boolean): Node {
@@ -654,4 +659,14 @@ class Parser {
 /** `field` maps selected names (Kubernetes unescapes `x__dash__y` to `x-y`). */
 export function parseCel(text: string, options: ParseOptions, field: (name: string) => string = (n) => n): Node {
   return new Parser(text, options, field).parse();
+}
+
+/** `a.b.c` when the node is identifiers and plain selections only. */
+function qualifiedIdent(node: Node): string | undefined {
+  if (node.kind === 'ident') return node.name;
+  if (node.kind === 'select' && !node.optional && !node.test) {
+    const operand = qualifiedIdent(node.operand);
+    return operand === undefined ? undefined : `${operand}.${node.field}`;
+  }
+  return undefined;
 }

@@ -3,9 +3,10 @@
 // a CEL int (BigInt) and every other number a double: `object.spec.replicas <= 5` and
 // `string(object.spec.replicas)` then behave as upstream. (A double field that holds a whole
 // number, `1.0`, is an int here.)
-import type { KubeObject } from '../../lib/admission/types.js';
-import type { AdmissionRequest } from '../../lib/admission/request.js';
-import type { LearnedNamespace } from '../../lib/admission/ports.js';
+import { isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
+import type { KubeObject } from '../admission/types.js';
+import type { AdmissionRequest } from '../admission/request.js';
+import type { LearnedNamespace } from '../admission/ports.js';
 
 export function toCel(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
@@ -47,4 +48,38 @@ export function namespaceVariable(name: string, learned: LearnedNamespace | unde
     metadata.annotations = { ...learned.annotations };
   }
   return { apiVersion: 'v1', kind: 'Namespace', metadata, spec: {}, status: { phase: learned?.phase ?? 'Active' } };
+}
+
+/** A CEL value that has no JSON form (a type, an optional, a timestamp...). */
+export class NotJsonError extends Error {
+  override readonly name = 'NotJsonError';
+}
+
+/**
+ * A CEL value as JSON, as cel-go converts one to a protobuf Value before marshalling it: ints and
+ * uints become numbers, lists arrays, maps (and constructed messages) objects with string keys.
+ */
+export function fromCel(value: unknown): unknown {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new NotJsonError(`unsupported double value ${value}`);
+    return value;
+  }
+  if (isCelUint(value)) return Number(value.value);
+  if (isCelList(value)) return [...value].map(fromCel);
+  if (isCelMap(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, entry] of value.entries()) {
+      if (typeof key !== 'string') throw new NotJsonError(`unsupported map key type: ${typeof key}`);
+      out[key] = fromCel(entry);
+    }
+    return out;
+  }
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+  // Parts of the request's own objects (toCel's plain JSON) may reach a result unconverted.
+  if (Array.isArray(value)) return value.map(fromCel);
+  if (typeof value === 'object' && value.constructor === Object && !('$typeName' in value))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromCel(v)]));
+  throw new NotJsonError('unsupported value type');
 }

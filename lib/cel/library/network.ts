@@ -3,7 +3,7 @@
 // sloppy parser shares); upstream then refuses zones and IPv4-mapped IPv6 addresses.
 import { CelScalar, celFunc, celMethod, mapType, listType } from '@bufbuild/cel';
 import type { CelFunc } from '@bufbuild/cel';
-import { AddrError, is4In6, parseAddr, parsePrefix as parseNetPrefix } from '../../../lib/kube/net.js';
+import { AddrError, is4In6, parseAddr, parsePrefix as parseNetPrefix } from '../../kube/net.js';
 import { CIDR_TYPE, IP_TYPE, URL_TYPE, opaqueText } from './types.js';
 
 const { BOOL, INT, STRING } = CelScalar;

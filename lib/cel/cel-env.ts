@@ -27,6 +27,7 @@ import { quantityLibrary } from './library/quantity.js';
 import { semverLibrary } from './library/semver.js';
 import { CIDR_TYPE, IP_TYPE, NAMED_FORMAT, QUANTITY, SEMVER, URL_TYPE, kubernetesTypes } from './library/types.js';
 import { formatLibrary } from './library/format.js';
+import { jsonPatchLibrary } from './library/jsonpatch.js';
 import type { ParseOptions } from './parser.js';
 
 /** Kubernetes' celconfig.PerCallLimit. */
@@ -117,6 +118,8 @@ const LIBRARIES: readonly { readonly since: EnvironmentVersion; readonly funcs: 
       ...urlLibrary,
       ...quantityLibrary,
       ...optionalLibrary,
+      // Declared for every expression; the checker refuses it outside a mutation (patch types).
+      ...jsonPatchLibrary,
     ],
   },
   { since: '1.31', funcs: [...ipLibrary, ...cidrLibrary] },

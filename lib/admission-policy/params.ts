@@ -1,8 +1,8 @@
 // Param objects loaded with the policies (any kind), found as upstream's generic.CollectParams finds
 // them through an informer. A param kind is namespaced when its loaded objects carry a namespace.
-import type { CompiledBinding, CompiledPolicy } from './config.js';
 import type { Manifest } from './manifests.js';
-import { toCel } from './values.js';
+import type { BindingCommon, PolicyCommon } from './spec.js';
+import { toCel } from '../cel/values.js';
 
 interface ParamObject {
   readonly name: string;
@@ -46,7 +46,11 @@ export class ParamStore {
    * The params one binding evaluates with: [null] when the policy has no paramKind or the binding
    * no paramRef (upstream evaluates once with params = null), else the objects found, possibly none.
    */
-  collect(policy: CompiledPolicy, binding: CompiledBinding, requestNamespace: string): unknown[] {
+  collect(
+    policy: Pick<PolicyCommon, 'paramKind'>,
+    binding: Pick<BindingCommon, 'paramRef'>,
+    requestNamespace: string,
+  ): unknown[] {
     const { paramKind } = policy;
     const ref = binding.paramRef;
     if (!paramKind || !ref) return [null];

@@ -1,0 +1,165 @@
+// MutatingAdmissionPolicies, their bindings and params, read from the AdmissionConfiguration entry
+// as the ValidatingAdmissionPolicy entry reads its own (lib/admission-policy), and checked as the
+// apiserver checks them on create (pkg/apis/admissionregistration/validation: failurePolicy,
+// reinvocationPolicy, mutations and their patch types, no DELETE in the rules); every expression
+// is compiled at start, a mutation's with the patch types (JSONPatch, Object, jsonpatch.escapeKey).
+import type { ConfigSource } from '../../lib/admission/plugin.js';
+import type { Fields } from '../../lib/admission-policy/fields.js';
+import { ADMISSION_REGISTRATION_VERSIONS, readOptions } from '../../lib/admission-policy/manifests.js';
+import type { Manifest } from '../../lib/admission-policy/manifests.js';
+import { PolicyIndex } from '../../lib/admission-policy/matching.js';
+import { ParamStore } from '../../lib/admission-policy/params.js';
+import {
+  MUTATING_OPERATIONS,
+  bindingCommon,
+  manifestSpec,
+  policyCommon,
+  usesNamespaceObject,
+} from '../../lib/admission-policy/spec.js';
+import type { BindingCommon, PolicyCommon } from '../../lib/admission-policy/spec.js';
+import type { EnvironmentVersion } from '../../lib/cel/cel-env.js';
+import type { CompiledExpression } from '../../lib/cel/compile.js';
+import { ConfigError } from '../../lib/config/errors.js';
+
+export const UPSTREAM_NAME = 'MutatingAdmissionPolicy';
+
+export type PatchType = 'JSONPatch' | 'ApplyConfiguration';
+
+export interface CompiledMutation {
+  readonly patchType: PatchType;
+  readonly expression: CompiledExpression;
+}
+
+export interface CompiledPolicy extends PolicyCommon {
+  readonly reinvocationPolicy: 'Never' | 'IfNeeded';
+  readonly mutations: readonly CompiledMutation[];
+  readonly usesNamespaceObject: boolean;
+  readonly bindings: BindingCommon[];
+}
+
+export interface PluginConfig {
+  readonly policies: readonly CompiledPolicy[];
+  readonly index: PolicyIndex<CompiledPolicy>;
+  readonly params: ParamStore;
+  readonly unknownNamespace: 'NoLabels' | 'Fail';
+}
+
+const PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'] as const;
+const FIELD_OF: Record<PatchType, 'jsonPatch' | 'applyConfiguration'> = {
+  JSONPatch: 'jsonPatch',
+  ApplyConfiguration: 'applyConfiguration',
+};
+
+/** One `spec.mutations[i]`: its patchType names the one member that must be set. */
+function mutationOf(m: Fields, scope: ReturnType<typeof policyCommon>['scope']): CompiledMutation {
+  m.allow('patchType', 'jsonPatch', 'applyConfiguration');
+  const patchType = m.string('patchType');
+  if (patchType === undefined || patchType === '') throw m.error('patchType', 'Required value');
+  if (!(PATCH_TYPES as readonly string[]).includes(patchType))
+    throw m.error(
+      'patchType',
+      `Unsupported value: ${JSON.stringify(patchType)}: supported values: ${PATCH_TYPES.map((t) => JSON.stringify(t)).join(', ')}`,
+    );
+  const member = FIELD_OF[patchType as PatchType];
+  const other = member === 'jsonPatch' ? 'applyConfiguration' : 'jsonPatch';
+  if (m.child(other) !== undefined)
+    throw m.error(other, `Invalid value: "{${other}}": must not be specified when patchType is ${patchType}`);
+  const body = m.child(member);
+  if (body === undefined) throw m.error(member, `Required value: must be specified when patchType is ${patchType}`);
+  body.allow('expression');
+  if ((body.string('expression') ?? '').trim() === '') throw body.error('expression', 'Required value');
+  const role = member === 'jsonPatch' ? 'jsonPatch' : 'applyConfiguration';
+  const expression = body.compile('expression', { ...scope(role), patchTypes: true });
+  if (expression === undefined) throw body.error('expression', 'Required value');
+  return { patchType: patchType as PatchType, expression };
+}
+
+function policyOf(manifest: Manifest, order: number, environment: EnvironmentVersion): CompiledPolicy {
+  const { name, spec } = manifestSpec(UPSTREAM_NAME, 'MutatingAdmissionPolicy', manifest);
+  spec.allow(
+    'paramKind',
+    'matchConstraints',
+    'variables',
+    'mutations',
+    'failurePolicy',
+    'matchConditions',
+    'reinvocationPolicy',
+  );
+  const failurePolicy = spec.oneOf('failurePolicy', ['Fail', 'Ignore'] as const, 'Fail');
+  const reinvocation = spec.string('reinvocationPolicy');
+  if (reinvocation === undefined || reinvocation === '') throw spec.error('reinvocationPolicy', 'Required value');
+  if (reinvocation !== 'Never' && reinvocation !== 'IfNeeded')
+    throw spec.error(
+      'reinvocationPolicy',
+      `Unsupported value: ${JSON.stringify(reinvocation)}: supported values: "Never", "IfNeeded"`,
+    );
+  const common = policyCommon(spec, environment, MUTATING_OPERATIONS);
+  const mutationFields = spec.list('mutations');
+  if (mutationFields.length === 0)
+    throw spec.error('mutations', 'Required value: mutations must contain at least one item');
+  const mutations = mutationFields.map((m) => mutationOf(m, common.scope));
+  const texts = [...common.matchConditions, ...common.variables, ...mutations].map((e) => e.expression.text);
+  return {
+    name,
+    order,
+    failurePolicy,
+    reinvocationPolicy: reinvocation,
+    paramKind: common.paramKind,
+    matchConstraints: common.matchConstraints,
+    matchConditions: common.matchConditions,
+    variables: common.variables,
+    mutations,
+    usesNamespaceObject: usesNamespaceObject(texts),
+    bindings: [],
+  };
+}
+
+function bindingOf(manifest: Manifest): { policyName: string; binding: BindingCommon; owner: Fields } {
+  const { name, spec } = manifestSpec(UPSTREAM_NAME, 'MutatingAdmissionPolicyBinding', manifest);
+  spec.allow('policyName', 'paramRef', 'matchResources');
+  const policyName = spec.string('policyName');
+  if (policyName === undefined || policyName === '') throw spec.error('policyName', 'Required value');
+  return { policyName, owner: spec, binding: { name, ...bindingCommon(spec, MUTATING_OPERATIONS) } };
+}
+
+const kindOf = (m: Manifest) =>
+  ADMISSION_REGISTRATION_VERSIONS.includes(String(m.object.apiVersion)) ? String(m.object.kind) : '';
+
+export function configure(raw: unknown, source: ConfigSource): PluginConfig {
+  const options = readOptions(UPSTREAM_NAME, raw, source);
+  const policies = new Map<string, CompiledPolicy>();
+  const bindings: ReturnType<typeof bindingOf>[] = [];
+  const params: Manifest[] = [];
+  for (const manifest of options.manifests) {
+    const kind = kindOf(manifest);
+    if (kind === 'MutatingAdmissionPolicy') {
+      const policy = policyOf(manifest, policies.size, options.celEnvironment);
+      if (policies.has(policy.name))
+        throw new ConfigError(
+          UPSTREAM_NAME,
+          `MutatingAdmissionPolicy ${JSON.stringify(policy.name)} (${manifest.origin})`,
+          'defined twice',
+        );
+      policies.set(policy.name, policy);
+    } else if (kind === 'MutatingAdmissionPolicyBinding') bindings.push(bindingOf(manifest));
+    else params.push(manifest);
+  }
+  for (const { policyName, binding, owner } of bindings) {
+    const policy = policies.get(policyName);
+    if (!policy)
+      throw owner.error(
+        'policyName',
+        `Invalid value: ${JSON.stringify(policyName)}: no MutatingAdmissionPolicy of that name is loaded`,
+      );
+    if (policy.bindings.some((b) => b.name === binding.name))
+      throw owner.error('', `binding ${JSON.stringify(binding.name)} defined twice`);
+    policy.bindings.push(binding);
+  }
+  const list = [...policies.values()];
+  return {
+    policies: list,
+    index: new PolicyIndex(list),
+    params: new ParamStore(params),
+    unknownNamespace: options.unknownNamespace,
+  };
+}

@@ -1,0 +1,69 @@
+// The request's data for policy expressions, shared by every policy a request meets: converted
+// for CEL once and only if some policy gets that far, the namespace read once and only if needed.
+import type { LearnedNamespace } from '../admission/ports.js';
+import type { AdmissionRequest } from '../admission/request.js';
+import { namespaceVariable, requestVariable, toCel } from '../cel/values.js';
+
+export class RequestData {
+  private cache?: { object: unknown; oldObject: unknown; request: unknown };
+  private old?: { value: unknown };
+  private requestCache?: { value: unknown };
+  private namespace?: Promise<LearnedNamespace | undefined>;
+
+  constructor(
+    readonly request: AdmissionRequest,
+    private readonly learnedNamespaces: { get(name: string): Promise<LearnedNamespace | undefined> },
+    private readonly unknownNamespace: 'NoLabels' | 'Fail',
+  ) {}
+
+  get converted() {
+    this.cache ??= {
+      object: toCel(this.request.object),
+      oldObject: toCel(this.request.oldObject),
+      request: requestVariable(this.request),
+    };
+    return this.cache;
+  }
+
+  /** `oldObject` alone (a mutating policy converts each object it sees itself). */
+  get oldObject(): unknown {
+    this.old ??= { value: this.cache?.oldObject ?? toCel(this.request.oldObject) };
+    return this.old.value;
+  }
+
+  /** `request` alone. */
+  get requestValue(): unknown {
+    this.requestCache ??= { value: this.cache?.request ?? requestVariable(this.request) };
+    return this.requestCache.value;
+  }
+
+  /** upstream: the Namespace object itself is not its own namespace; cluster-scoped has none. */
+  get namespaceName(): string {
+    const { kind } = this.request;
+    return kind.group === '' && kind.version === 'v1' && kind.kind === 'Namespace' ? '' : this.request.namespace;
+  }
+
+  learned(): Promise<LearnedNamespace | undefined> {
+    this.namespace ??= this.learnedNamespaces.get(this.request.namespace);
+    return this.namespace;
+  }
+
+  /** Labels for namespaceSelector: a namespace being written is read from the request itself. */
+  readonly labels = async () => {
+    const r = this.request;
+    if (
+      r.resource.resource === 'namespaces' &&
+      r.subResource === '' &&
+      (r.operation === 'CREATE' || r.operation === 'UPDATE')
+    )
+      return r.object?.metadata?.labels ?? {};
+    const learned = await this.learned();
+    if (learned) return learned.labels;
+    return this.unknownNamespace === 'Fail' ? null : {};
+  };
+
+  async namespaceObject(): Promise<unknown> {
+    if (this.namespaceName === '') return null;
+    return toCel(namespaceVariable(this.namespaceName, await this.learned()));
+  }
+}

@@ -2,10 +2,13 @@
 // for CEL once and only if some policy gets that far, the namespace read once and only if needed.
 import type { LearnedNamespace } from '../admission/ports.js';
 import type { AdmissionRequest } from '../admission/request.js';
+import type { UnstructuredRequest } from '../admission/unstructured.js';
+import { unstructuredRequest } from '../admission/unstructured.js';
 import { namespaceVariable, requestVariable, toCel } from '../cel/values.js';
 
 export class RequestData {
   private cache?: { object: unknown; oldObject: unknown; request: unknown };
+  private exactValues?: UnstructuredRequest;
   private old?: { value: unknown };
   private requestCache?: { value: unknown };
   private namespace?: Promise<LearnedNamespace | undefined>;
@@ -16,24 +19,30 @@ export class RequestData {
     private readonly unknownNamespace: 'NoLabels' | 'Fail',
   ) {}
 
+  /** object, oldObject and options with numbers typed as the apiserver types them (from the review's text). */
+  private get exact(): UnstructuredRequest {
+    this.exactValues ??= unstructuredRequest(this.request);
+    return this.exactValues;
+  }
+
   get converted() {
     this.cache ??= {
-      object: toCel(this.request.object),
-      oldObject: toCel(this.request.oldObject),
-      request: requestVariable(this.request),
+      object: this.exact.object,
+      oldObject: this.exact.oldObject,
+      request: requestVariable(this.request, this.exact.options),
     };
     return this.cache;
   }
 
   /** `oldObject` alone (a mutating policy converts each object it sees itself). */
   get oldObject(): unknown {
-    this.old ??= { value: this.cache?.oldObject ?? toCel(this.request.oldObject) };
+    this.old ??= { value: this.cache?.oldObject ?? this.exact.oldObject };
     return this.old.value;
   }
 
   /** `request` alone. */
   get requestValue(): unknown {
-    this.requestCache ??= { value: this.cache?.request ?? requestVariable(this.request) };
+    this.requestCache ??= { value: this.cache?.request ?? requestVariable(this.request, this.exact.options) };
     return this.requestCache.value;
   }
 

@@ -1,26 +1,18 @@
-// JSON as CEL sees it. JSON has one number type; Kubernetes' CEL gets ints for integer fields and
-// doubles for the rest from the OpenAPI schema. Without schemas, every integral JSON number becomes
-// a CEL int (BigInt) and every other number a double: `object.spec.replicas <= 5` and
-// `string(object.spec.replicas)` then behave as upstream. (A double field that holds a whole
-// number, `1.0`, is an int here.)
+// JSON as CEL sees it. Kubernetes' CEL gets ints for integer fields and doubles for the rest: from
+// the OpenAPI schema for built-in types, and for JSON numbers as the apiserver's unstructured
+// decoding types them (lib/admission/unstructured: `10` an int, `10.0` a double). A request's
+// objects come typed from its text (unstructuredRequest); toCel types a value without text: every
+// integral number an int (BigInt), every other a double.
 import { isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
 import type { KubeObject } from '../admission/types.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { LearnedNamespace } from '../admission/ports.js';
+import { toUnstructured } from '../admission/unstructured.js';
 
-export function toCel(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(toCel);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toCel(v);
-    return out;
-  }
-  return value;
-}
+export const toCel: (value: unknown) => unknown = toUnstructured;
 
 /** The `request` variable: upstream's admission.k8s.io AdmissionRequest, empty optional fields omitted. */
-export function requestVariable(request: AdmissionRequest): unknown {
+export function requestVariable(request: AdmissionRequest, options: unknown = request.options): unknown {
   const out: Record<string, unknown> = {
     uid: request.uid,
     kind: request.kind,
@@ -36,7 +28,7 @@ export function requestVariable(request: AdmissionRequest): unknown {
   if (request.subResource !== '') out.subResource = out.requestSubResource = request.subResource;
   if (request.name !== '') out.name = request.name;
   if (request.namespace !== '') out.namespace = request.namespace;
-  if (request.options !== null) out.options = request.options;
+  if (options !== null) out.options = options;
   return toCel(out);
 }
 

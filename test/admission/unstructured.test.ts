@@ -78,6 +78,9 @@ describe('hasAmbiguousNumbers', () => {
     ['{"weight": 1e3}', true],
     ['{"id": 9007199254740993}', true],
     ['{"id": 9007199254740991}', false], // 2^53 - 1 is exact in both
+    ['{"note": "a \\" quote, then 10.0", "n": 1}', false], // an escaped quote does not end the string
+    ['{"path": "C:\\\\", "w": 10.0}', true], // an escaped backslash does not escape the quote
+    ['[1, 2.0]', true],
   ])('%s: %s', (text, expected) => {
     expect(hasAmbiguousNumbers(text)).toBe(expected);
   });

@@ -65,6 +65,9 @@ class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** `1 object`, `2 objects`. */
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 /** Progress on stderr, one line per PROGRESS_EVERY objects, for inputs longer than that. */
 const PROGRESS_EVERY = 100;
 
@@ -144,7 +147,7 @@ export function textReport(results: readonly ObjectResult[]): string {
     for (const warning of r.warnings) lines.push(`  Warning: ${warning}`);
   }
   const refused = results.filter((r) => !r.allowed).length;
-  lines.push(`${results.length} objects: ${results.length - refused} admitted, ${refused} refused`);
+  lines.push(`${count(results.length, 'object')}: ${results.length - refused} admitted, ${refused} refused`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -179,7 +182,7 @@ async function checkManifests(values: ReturnType<typeof parse>, io: CheckIo): Pr
     namespaces,
   });
   io.stderr(
-    `check: ${manifests.length} objects, configuration ${chain.configurationFile}, ${chain.active.length} plugins\n`,
+    `check: ${count(manifests.length, 'object')}, configuration ${chain.configurationFile}, ${count(chain.active.length, 'plugin')}\n`,
   );
   const results: ObjectResult[] = [];
   for (const [i, { object, source }] of manifests.entries()) {
@@ -212,7 +215,7 @@ async function checkTests(dir: string, io: CheckIo): Promise<number> {
       io.stdout(`FAIL ${test.name} (${where})\n${differences.map((d) => `  ${d}\n`).join('')}`);
     }
   }
-  io.stdout(`${tests.length} tests: ${tests.length - failed} passed, ${failed} failed\n`);
+  io.stdout(`${count(tests.length, 'test')}: ${tests.length - failed} passed, ${failed} failed\n`);
   return failed === 0 ? 0 : 1;
 }
 

@@ -165,7 +165,7 @@ describe('npm run check --tests', () => {
     expect(stdout).toContain('FAIL team-a-and-legacy');
     expect(stdout).toContain('  Pod team-a/web:\n    always-pull-images: expected allowed, got patched\n');
     expect(stdout).toContain('  Pod team-a/web-2:\n    allowed: expected true, got false\n');
-    expect(stdout).toContain('1 tests: 0 passed, 1 failed');
+    expect(stdout).toContain('1 test: 0 passed, 1 failed');
   });
 
   it('exits 2 on a misspelt field, naming the file, the field and the closest known one', async () => {

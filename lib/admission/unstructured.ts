@@ -12,13 +12,20 @@
 import type { AdmissionRequest } from './request.js';
 import { isPlainObject } from './types.js';
 
+/** Sets an own property, `__proto__` included (a JSON key like any other; `=` would set the prototype). */
+function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
 /** A JS value (from JSON.parse) typed as unstructured decoding types it, when its text is not at hand. */
 export function toUnstructured(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
   if (Array.isArray(value)) return value.map(toUnstructured);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toUnstructured(v);
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) setOwn(out, k, toUnstructured(v));
     return out;
   }
   return value;
@@ -119,7 +126,7 @@ export function parseUnstructured(text: string): unknown {
         if (typeof key !== 'string') fail();
         space();
         if (text[at++] !== ':') fail();
-        out[key as string] = value();
+        setOwn(out, key as string, value());
         space();
         const next = text[at++];
         if (next === '}') return out;

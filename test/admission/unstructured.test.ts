@@ -106,3 +106,14 @@ describe('unstructuredRequest', () => {
     expect(withText.oldObject).toBeNull();
   });
 });
+
+describe('a key named __proto__', () => {
+  it('is an own key, as JSON.parse and Go keep it, in both conversions', () => {
+    const text = '{"__proto__":{"a":1},"b":2}';
+    for (const value of [parseUnstructured(text), toUnstructured(JSON.parse(text))]) {
+      expect(Object.keys(value as object)).toEqual(['__proto__', 'b']);
+      expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+      expect((value as Record<string, unknown>).b).toBe(2n);
+    }
+  });
+});

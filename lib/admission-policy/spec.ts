@@ -60,7 +60,7 @@ export function selector(f: Fields | undefined): Selector {
         'values',
         `Invalid value: ${JSON.stringify(values)}: must be ${values.length ? 'empty' : 'non-empty'} for operator ${operator}`,
       );
-    return { key: e.string('key', true)!, operator, values };
+    return { key: e.string('key', true), operator, values };
   });
   return labelSelector(labels as Record<string, string>, requirements);
 }
@@ -114,7 +114,7 @@ export function matchResources(
 export function uniqueNames(items: Fields[], key: string): void {
   const seen = new Set<string>();
   for (const item of items) {
-    const name = item.string(key, true)!;
+    const name = item.string(key, true);
     if (seen.has(name)) throw item.error(key, `Duplicate value: ${JSON.stringify(name)}`);
     seen.add(name);
   }
@@ -167,20 +167,18 @@ export function policyCommon(
   });
   const variables = variableFields.map((v) => {
     v.allow('name', 'expression');
-    const entry = { name: v.string('name', true)!, expression: v.compile('expression', scope('variable'))! };
+    const entry = { name: v.string('name', true), expression: v.compile('expression', scope('variable')) };
     declared.set(entry.name, entry.expression.type);
     return entry;
   });
-  const matchConditions = conditions.map(
-    (c) => (
-      c.allow('name', 'expression'),
-      { name: c.string('name', true)!, expression: c.compile('expression', scope('matchCondition'))! }
-    ),
-  );
+  const matchConditions = conditions.map((c) => {
+    c.allow('name', 'expression');
+    return { name: c.string('name', true), expression: c.compile('expression', scope('matchCondition')) };
+  });
   return {
     paramKind: paramKind && {
-      apiVersion: paramKind.string('apiVersion', true)!,
-      kind: paramKind.string('kind', true)!,
+      apiVersion: paramKind.string('apiVersion', true),
+      kind: paramKind.string('kind', true),
     },
     matchConstraints: matchResources(constraints, true, operations),
     matchConditions,

@@ -64,7 +64,9 @@ export function validate(policy: CompiledPolicy, bindings: Bindings): ValidateRe
   const onError = policy.failurePolicy === 'Ignore' ? 'admit' : 'deny';
   let budget = EVALUATION_COST_BUDGET;
   const context: Record<string, unknown> = { ...bindings };
-  context.variables = new LazyVariables(policy, context, (cost) => void (budget -= cost));
+  context.variables = new LazyVariables(policy, context, (cost) => {
+    budget -= cost;
+  });
 
   const matched = matchConditions(policy, context);
   if (matched === 'skip') return { decisions: [], auditAnnotations: [] };

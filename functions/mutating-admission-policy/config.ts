@@ -70,7 +70,6 @@ function mutationOf(m: Fields, scope: ReturnType<typeof policyCommon>['scope']):
   if ((body.string('expression') ?? '').trim() === '') throw body.error('expression', 'Required value');
   const role = member === 'jsonPatch' ? 'jsonPatch' : 'applyConfiguration';
   const expression = body.compile('expression', { ...scope(role), patchTypes: true });
-  if (expression === undefined) throw body.error('expression', 'Required value');
   return { patchType: patchType as PatchType, expression };
 }
 

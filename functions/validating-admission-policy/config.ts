@@ -66,7 +66,7 @@ function policyOf(manifest: Manifest, order: number, environment: EnvironmentVer
     const message = v.string('message') ?? '';
     if (message.includes('\n')) throw v.error('message', 'Invalid value: message must not contain line breaks');
     return {
-      expression: v.compile('expression', scope('validation'))!,
+      expression: v.compile('expression', scope('validation')),
       messageExpression: v.compile('messageExpression', scope('messageExpression'), false),
       message,
       reason: v.oneOf('reason', ['Forbidden', 'Invalid', 'RequestEntityTooLarge'] as const, 'Invalid'),
@@ -77,10 +77,10 @@ function policyOf(manifest: Manifest, order: number, environment: EnvironmentVer
   uniqueNames(annotationFields, 'key');
   const auditAnnotations = annotationFields.map((a) => {
     a.allow('key', 'valueExpression');
-    const key = a.string('key', true)!;
+    const key = a.string('key', true);
     if (!/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(key) || `${name}/${key}`.length > 253 || key.length > 63)
       throw a.error('key', `Invalid value: ${JSON.stringify(key)}: must be a valid annotation key`);
-    return { key, expression: a.compile('valueExpression', scope('auditAnnotation'))! };
+    return { key, expression: a.compile('valueExpression', scope('auditAnnotation')) };
   });
   if (validations.length === 0 && auditAnnotations.length === 0)
     throw spec.error('validations', 'Required value: validations or auditAnnotations must contain at least one item');
@@ -121,7 +121,7 @@ function bindingOf(manifest: Manifest): { policyName: string; binding: CompiledB
       `Invalid value: ${JSON.stringify(actions)}: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)`,
     );
   return {
-    policyName: spec.string('policyName', true)!,
+    policyName: spec.string('policyName', true),
     owner: spec,
     binding: {
       name,

@@ -16,12 +16,10 @@ export interface Decision {
   readonly fieldPath?: string;
 }
 
-export interface AuditAnnotationResult {
-  readonly key: string;
-  readonly value?: string;
-  /** An error under failurePolicy Fail: becomes a denial. */
-  readonly error?: string;
-}
+/** An audit annotation's value, or (under failurePolicy Fail) the error that becomes a denial. */
+export type AuditAnnotationResult =
+  | { readonly key: string; readonly value: string; readonly error?: undefined }
+  | { readonly key: string; readonly error: string; readonly value?: undefined };
 
 export interface ValidateResult {
   readonly decisions: readonly Decision[];
@@ -64,7 +62,9 @@ export function validate(policy: CompiledPolicy, bindings: Bindings): ValidateRe
   const onError = policy.failurePolicy === 'Ignore' ? 'admit' : 'deny';
   let budget = EVALUATION_COST_BUDGET;
   const context: Record<string, unknown> = { ...bindings };
-  context.variables = new LazyVariables(policy, context, (cost) => void (budget -= cost));
+  context.variables = new LazyVariables(policy, context, (cost) => {
+    budget -= cost;
+  });
 
   const matched = matchConditions(policy, context);
   if (matched === 'skip') return { decisions: [], auditAnnotations: [] };

@@ -113,7 +113,7 @@ async function dispatch(
           outcome.denials.push({ policy: policy.name, binding: binding.name, message: annotation.error });
         else {
           const values = collected.get(annotation.key) ?? [];
-          const value = annotation.value!.slice(0, MAX_AUDIT_ANNOTATION_VALUE);
+          const value = annotation.value.slice(0, MAX_AUDIT_ANNOTATION_VALUE);
           if (!values.includes(value)) values.push(value);
           collected.set(annotation.key, values);
         }

@@ -26,6 +26,9 @@ export class Fields extends ConfigFields {
     return new Fields(this.plugin, this.owner, path, value) as this;
   }
 
+  /** The field's expression, compiled; undefined when absent or empty, unless `required` (the default). */
+  compile(key: string, scope: CompileScope, required?: true): CompiledExpression;
+  compile(key: string, scope: CompileScope, required: boolean): CompiledExpression | undefined;
   compile(key: string, scope: CompileScope, required = true): CompiledExpression | undefined {
     const text = this.string(key, required);
     if (text === undefined) return undefined;

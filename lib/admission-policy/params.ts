@@ -68,7 +68,7 @@ export class ParamStore {
     const found =
       ref.name !== undefined
         ? inScope.filter((o) => o.name === ref.name)
-        : inScope.filter((o) => ref.selector!.matches(o.labels));
+        : inScope.filter((o) => ref.selector.matches(o.labels));
     if (found.length === 0 && ref.parameterNotFoundAction === 'Deny') {
       throw new ParamError('no params found for policy binding with `Deny` parameterNotFoundAction');
     }

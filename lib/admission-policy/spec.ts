@@ -10,12 +10,14 @@ import type { Manifest } from './manifests.js';
 import { EVERYTHING, labelSelector } from './matching.js';
 import type { MatchResources, NamedRule, Selector, SelectorRequirement } from './matching.js';
 
-export interface ParamRef {
-  readonly name?: string;
+/** A binding's paramRef finds its params by `name` or by `selector`: exactly one is set. */
+export type ParamRef = {
   readonly namespace?: string;
-  readonly selector?: Selector;
   readonly parameterNotFoundAction: 'Allow' | 'Deny';
-}
+} & (
+  | { readonly name: string; readonly selector?: undefined }
+  | { readonly name?: undefined; readonly selector: Selector }
+);
 
 export interface ParamKind {
   readonly apiVersion: string;
@@ -60,7 +62,7 @@ export function selector(f: Fields | undefined): Selector {
         'values',
         `Invalid value: ${JSON.stringify(values)}: must be ${values.length ? 'empty' : 'non-empty'} for operator ${operator}`,
       );
-    return { key: e.string('key', true)!, operator, values };
+    return { key: e.string('key', true), operator, values };
   });
   return labelSelector(labels as Record<string, string>, requirements);
 }
@@ -114,7 +116,7 @@ export function matchResources(
 export function uniqueNames(items: Fields[], key: string): void {
   const seen = new Set<string>();
   for (const item of items) {
-    const name = item.string(key, true)!;
+    const name = item.string(key, true);
     if (seen.has(name)) throw item.error(key, `Duplicate value: ${JSON.stringify(name)}`);
     seen.add(name);
   }
@@ -167,20 +169,18 @@ export function policyCommon(
   });
   const variables = variableFields.map((v) => {
     v.allow('name', 'expression');
-    const entry = { name: v.string('name', true)!, expression: v.compile('expression', scope('variable'))! };
+    const entry = { name: v.string('name', true), expression: v.compile('expression', scope('variable')) };
     declared.set(entry.name, entry.expression.type);
     return entry;
   });
-  const matchConditions = conditions.map(
-    (c) => (
-      c.allow('name', 'expression'),
-      { name: c.string('name', true)!, expression: c.compile('expression', scope('matchCondition'))! }
-    ),
-  );
+  const matchConditions = conditions.map((c) => {
+    c.allow('name', 'expression');
+    return { name: c.string('name', true), expression: c.compile('expression', scope('matchCondition')) };
+  });
   return {
     paramKind: paramKind && {
-      apiVersion: paramKind.string('apiVersion', true)!,
-      kind: paramKind.string('kind', true)!,
+      apiVersion: paramKind.string('apiVersion', true),
+      kind: paramKind.string('kind', true),
     },
     matchConstraints: matchResources(constraints, true, operations),
     matchConditions,
@@ -189,23 +189,42 @@ export function policyCommon(
   };
 }
 
-/** paramRef and matchResources of a binding's spec. */
+/** A paramRef's fields, with the one of `name` and `selector` that it sets. */
+type ParamTarget = { readonly fields: Fields } & ({ readonly name: string } | { readonly selector: Fields });
+
+function paramTarget(fields: Fields): ParamTarget {
+  fields.allow('name', 'namespace', 'selector', 'parameterNotFoundAction');
+  const name = fields.string('name');
+  const selectorFields = fields.child('selector');
+  if (name !== undefined && selectorFields === undefined) return { fields, name };
+  if (name === undefined && selectorFields !== undefined) return { fields, selector: selectorFields };
+  throw fields.error('', 'one of `name` or `selector` must be set');
+}
+
+function paramRef(target: ParamTarget): ParamRef {
+  const { fields } = target;
+  const namespace = fields.string('namespace');
+  return {
+    ...('name' in target ? { name: target.name } : { selector: selector(target.selector) }),
+    namespace,
+    parameterNotFoundAction: fields.oneOf('parameterNotFoundAction', ['Allow', 'Deny'] as const, 'Deny'),
+  };
+}
+
+/**
+ * paramRef and matchResources of a binding's spec. Which of paramRef's `name` and `selector` is set
+ * is checked before matchResources, its other fields after, so the first error named stays the same.
+ */
 export function bindingCommon(
   spec: Fields,
   operations: Operations = VALIDATING_OPERATIONS,
 ): Omit<BindingCommon, 'name'> {
-  const ref = spec.child('paramRef')?.allow('name', 'namespace', 'selector', 'parameterNotFoundAction');
-  if (ref && (ref.string('name') === undefined) === !ref.child('selector'))
-    throw ref.error('', 'one of `name` or `selector` must be set');
+  const ref = spec.child('paramRef');
+  const target = ref && paramTarget(ref);
   const match = spec.child('matchResources');
   return {
     matchResources: match && matchResources(match, false, operations),
-    paramRef: ref && {
-      name: ref.string('name'),
-      namespace: ref.string('namespace'),
-      selector: ref.child('selector') && selector(ref.child('selector')),
-      parameterNotFoundAction: ref.oneOf('parameterNotFoundAction', ['Allow', 'Deny'] as const, 'Deny'),
-    },
+    paramRef: target && paramRef(target),
   };
 }
 

@@ -129,7 +129,8 @@ class Converter {
     const name = this.named(ref);
     if (name !== undefined) return this.significant.has(name);
     if (Converter.untyped(ref)) return ref.map?.elementRelationship === 'atomic';
-    if (ref.list) return ref.list.elementRelationship !== 'atomic' || this.isSignificant(ref.list.elementType);
+    // A list's relationship defaults to atomic, a map's to separable (granular).
+    if (ref.list) return ref.list.elementRelationship === 'associative' || this.isSignificant(ref.list.elementType);
     if (ref.map?.fields !== undefined)
       return ref.map.elementRelationship === 'atomic' || ref.map.fields.some((f) => this.isSignificant(f.type));
     if (ref.map) return ref.map.elementRelationship === 'atomic' || !this.isScalar(ref.map.elementType ?? {});

@@ -1,217 +1,146 @@
-// The server-side-apply merge schema of the built-in objects MutatingAdmissionPolicies mutate most:
-// Pods and the workload objects that embed a pod template (Deployment, ReplicaSet, StatefulSet,
-// DaemonSet, Job, CronJob, ReplicationController, PodTemplate), Services, ConfigMaps, Secrets,
-// Namespaces and ServiceAccounts.
+// The server-side-apply merge schema of every built-in kind, decoded from the compact text of
+// merge-schema.generated.ts (written by `npm run merge-schema`, infra/merge-schema/, from the
+// structured-merge-diff schema that Debian's golang-k8s-client-go-dev package ships; the header of
+// the generated file names the version). This module owns that text's grammar: it both formats it
+// (for the generator) and parses it (for the plugins).
 //
-// Source: Kubernetes' structured-merge-diff schema of the built-in types as client-go ships it,
-// staging/src/k8s.io/client-go/applyconfigurations/internal/internal.go at kubernetes/kubernetes
-// commit 005336e04478bf7324370500677cd3aa2c31e168 (a 1.30-era API), itself generated from the types'
-// OpenAPI (x-kubernetes-list-type, x-kubernetes-list-map-keys, x-kubernetes-map-type). Only what
-// changes a merge is kept: list-map lists with their keys, set lists, atomic maps and atomic
-// structs, and the struct fields that lead to them. Every other field merges as structured-merge-
-// diff's deduced type would (objects field by field, lists replaced), which is what the schema says
-// of the fields left out here (scalars, granular maps, atomic lists). Transcribed, not generated:
-// no npm package ships Kubernetes' OpenAPI with these extensions (see the README).
+// The generated text keeps only what changes a merge or the atomic check (list-maps with their
+// keys, sets, atomic maps and structs, maps of objects, and the struct fields leading to them);
+// everything it leaves out merges as structured-merge-diff's deduced type, which is what the
+// schema says of those fields (scalars, maps of scalars, atomic lists of such).
+//
+// Grammar. Types are grouped by package (`io.k8s.api.core.v1`); a type is a string:
+//   struct    := '!'? field (' ' field)*      '!' marks an atomic struct (`+structType=atomic`)
+//   namedMap  := map                          a named type that is a map (RawExtension)
+//   field     := name ':' ref
+//   ref       := '=' key (',' key)* '/' ref   list-map (`x-kubernetes-list-type: map`) by keys
+//              | '+' ref                      set
+//              | '*' ref                      atomic list
+//              | map
+//              | '?'                          deduced (structured-merge-diff's untyped values)
+//              | ''                           scalar
+//              | name                         a named type: in the same package unless it holds a '.'
+//   map       := '%' ref | '~' ref            granular map | atomic map
+import { MERGE_SCHEMA_TEXT } from './merge-schema.generated.js';
 import type { FieldType, MergeSchema, NamedType } from './structured-merge.js';
 
-const CORE = 'io.k8s.api.core.v1.';
-const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
-const APPS = 'io.k8s.api.apps.v1.';
-const BATCH = 'io.k8s.api.batch.v1.';
+/** What structured-merge-diff calls `__untyped_deduced_`: never defined, so resolved as deduced. */
+export const DEDUCED_TYPE = '__untyped_deduced_';
+
+/** The generated module's shape: what `npm run merge-schema` writes. */
+export interface MergeSchemaText {
+  /** Package (`io.k8s.api.core.v1`) → type name (`PodSpec`) → the type in the grammar above. */
+  readonly types: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** apiVersion (`apps/v1`) → [package, the kinds it serves, space-separated (type name = kind)]. */
+  readonly kinds: Readonly<Record<string, readonly [string, string]>>;
+  /** `<package>.<Type>.<key field>` → the default of a list-map key (a port's protocol: TCP). */
+  readonly keyDefaults: Readonly<Record<string, unknown>>;
+}
 
 const SCALAR: FieldType = { scalar: true };
-const named = (name: string): FieldType => ({ named: name });
-const core = (name: string): FieldType => named(CORE + name);
-const listMap = (elem: string, ...keys: string[]): FieldType => ({
-  list: { elem: named(elem), relationship: 'associative', keys },
-});
-const set: FieldType = { list: { elem: SCALAR, relationship: 'set' } };
-const atomicMap: FieldType = { map: { elem: SCALAR, atomic: true } };
-const atomicList = (elem: string): FieldType => ({ list: { elem: named(elem), relationship: 'atomic' } });
-const struct = (fields: Record<string, FieldType>): NamedType => ({ fields });
-const atomicStruct: NamedType = { fields: {}, atomic: true };
 
-const object = (spec: string, status?: string) =>
-  struct({ metadata: named(`${META}ObjectMeta`), spec: named(spec), ...(status && { status: named(status) }) });
+function parseRef(text: string, pkg: string): FieldType {
+  const rest = text.slice(1);
+  switch (text[0]) {
+    case undefined:
+      return SCALAR;
+    case '?':
+      return { named: DEDUCED_TYPE };
+    case '=': {
+      const slash = rest.indexOf('/');
+      const keys = rest.slice(0, slash).split(',');
+      return { list: { elem: parseRef(rest.slice(slash + 1), pkg), relationship: 'associative', keys } };
+    }
+    case '+':
+      return { list: { elem: parseRef(rest, pkg), relationship: 'set' } };
+    case '*':
+      return { list: { elem: parseRef(rest, pkg), relationship: 'atomic' } };
+    case '%':
+      return { map: { elem: parseRef(rest, pkg) } };
+    case '~':
+      return { map: { elem: parseRef(rest, pkg), atomic: true } };
+    default:
+      return { named: text.includes('.') ? text : `${pkg}.${text}` };
+  }
+}
 
-const container = struct({
-  env: listMap(`${CORE}EnvVar`, 'name'),
-  envFrom: atomicList(`${CORE}EnvFromSource`),
-  lifecycle: core('Lifecycle'),
-  livenessProbe: core('Probe'),
-  ports: listMap(`${CORE}ContainerPort`, 'containerPort', 'protocol'),
-  readinessProbe: core('Probe'),
-  resources: core('ResourceRequirements'),
-  securityContext: core('SecurityContext'),
-  startupProbe: core('Probe'),
-  volumeDevices: listMap(`${CORE}VolumeDevice`, 'devicePath'),
-  volumeMounts: listMap(`${CORE}VolumeMount`, 'mountPath'),
-});
+function parseType(text: string, pkg: string): NamedType {
+  if (text[0] === '%' || text[0] === '~') {
+    const { map } = parseRef(text, pkg) as Extract<FieldType, { map: unknown }>;
+    return { elem: map.elem, ...(map.atomic && { atomic: true }) };
+  }
+  const atomic = text[0] === '!';
+  const body = atomic ? text.slice(1) : text;
+  const fields: Record<string, FieldType> = {};
+  for (const field of body === '' ? [] : body.split(' ')) {
+    const colon = field.indexOf(':');
+    fields[field.slice(0, colon)] = parseRef(field.slice(colon + 1), pkg);
+  }
+  return atomic ? { fields, atomic } : { fields };
+}
 
-const TYPES: Record<string, NamedType> = {
-  [`${META}ObjectMeta`]: struct({
-    finalizers: set,
-    managedFields: atomicList(`${META}ManagedFieldsEntry`),
-    ownerReferences: listMap(`${META}OwnerReference`, 'uid'),
-  }),
-  [`${META}OwnerReference`]: atomicStruct,
-  [`${META}LabelSelector`]: atomicStruct,
-  [`${META}Condition`]: struct({}),
+/** The schema the merge reads, from the generated text. */
+export function parseMergeSchema(text: MergeSchemaText): MergeSchema {
+  const types: Record<string, NamedType> = {};
+  for (const [pkg, named] of Object.entries(text.types))
+    for (const [name, type] of Object.entries(named)) types[`${pkg}.${name}`] = parseType(type, pkg);
+  const kinds: Record<string, string> = {};
+  for (const [apiVersion, [pkg, names]] of Object.entries(text.kinds)) {
+    const groupVersion = apiVersion.includes('/') ? apiVersion : `/${apiVersion}`;
+    for (const kind of names.split(' ')) kinds[`${groupVersion}/${kind}`] = `${pkg}.${kind}`;
+  }
+  return { types, kinds, keyDefaults: text.keyDefaults };
+}
 
-  [`${CORE}Pod`]: object(`${CORE}PodSpec`, `${CORE}PodStatus`),
-  [`${CORE}PodTemplate`]: struct({ metadata: named(`${META}ObjectMeta`), template: core('PodTemplateSpec') }),
-  [`${CORE}PodTemplateSpec`]: object(`${CORE}PodSpec`),
-  [`${CORE}PodSpec`]: struct({
-    affinity: core('Affinity'),
-    containers: listMap(`${CORE}Container`, 'name'),
-    dnsConfig: core('PodDNSConfig'),
-    ephemeralContainers: listMap(`${CORE}EphemeralContainer`, 'name'),
-    hostAliases: listMap(`${CORE}HostAlias`, 'ip'),
-    imagePullSecrets: listMap(`${CORE}LocalObjectReference`, 'name'),
-    initContainers: listMap(`${CORE}Container`, 'name'),
-    nodeSelector: atomicMap,
-    readinessGates: atomicList(`${CORE}PodReadinessGate`),
-    resourceClaims: listMap(`${CORE}PodResourceClaim`, 'name'),
-    schedulingGates: listMap(`${CORE}PodSchedulingGate`, 'name'),
-    securityContext: core('PodSecurityContext'),
-    tolerations: atomicList(`${CORE}Toleration`),
-    topologySpreadConstraints: listMap(`${CORE}TopologySpreadConstraint`, 'topologyKey', 'whenUnsatisfiable'),
-    volumes: listMap(`${CORE}Volume`, 'name'),
-  }),
-  [`${CORE}PodStatus`]: struct({
-    conditions: listMap(`${CORE}PodCondition`, 'type'),
-    podIPs: listMap(`${CORE}PodIP`, 'ip'),
-    resourceClaimStatuses: listMap(`${CORE}PodResourceClaimStatus`, 'name'),
-  }),
-  [`${CORE}Container`]: container,
-  [`${CORE}EphemeralContainer`]: container,
-  [`${CORE}EnvVar`]: struct({ valueFrom: core('EnvVarSource') }),
-  [`${CORE}EnvVarSource`]: struct({
-    configMapKeyRef: core('ConfigMapKeySelector'),
-    fieldRef: core('ObjectFieldSelector'),
-    resourceFieldRef: core('ResourceFieldSelector'),
-    secretKeyRef: core('SecretKeySelector'),
-  }),
-  [`${CORE}ConfigMapKeySelector`]: atomicStruct,
-  [`${CORE}SecretKeySelector`]: atomicStruct,
-  [`${CORE}ObjectFieldSelector`]: atomicStruct,
-  [`${CORE}ResourceFieldSelector`]: atomicStruct,
-  [`${CORE}ObjectReference`]: atomicStruct,
-  [`${CORE}LocalObjectReference`]: atomicStruct,
-  [`${CORE}SecretReference`]: atomicStruct,
-  [`${CORE}TypedLocalObjectReference`]: atomicStruct,
-  [`${CORE}NodeSelector`]: atomicStruct,
-  [`${CORE}NodeSelectorTerm`]: atomicStruct,
-  [`${CORE}ScopeSelector`]: atomicStruct,
-  [`${CORE}TopologySelectorTerm`]: atomicStruct,
-  [`${CORE}ResourceRequirements`]: struct({ claims: listMap(`${CORE}ResourceClaim`, 'name') }),
-  [`${CORE}Affinity`]: struct({
-    nodeAffinity: core('NodeAffinity'),
-    podAffinity: core('PodAffinity'),
-    podAntiAffinity: core('PodAntiAffinity'),
-  }),
-  [`${CORE}NodeAffinity`]: struct({
-    preferredDuringSchedulingIgnoredDuringExecution: atomicList(`${CORE}PreferredSchedulingTerm`),
-    requiredDuringSchedulingIgnoredDuringExecution: core('NodeSelector'),
-  }),
-  [`${CORE}PodAffinity`]: struct({
-    preferredDuringSchedulingIgnoredDuringExecution: atomicList(`${CORE}WeightedPodAffinityTerm`),
-    requiredDuringSchedulingIgnoredDuringExecution: atomicList(`${CORE}PodAffinityTerm`),
-  }),
-  [`${CORE}PodAntiAffinity`]: struct({
-    preferredDuringSchedulingIgnoredDuringExecution: atomicList(`${CORE}WeightedPodAffinityTerm`),
-    requiredDuringSchedulingIgnoredDuringExecution: atomicList(`${CORE}PodAffinityTerm`),
-  }),
-  [`${CORE}TopologySpreadConstraint`]: struct({ labelSelector: named(`${META}LabelSelector`) }),
-  [`${CORE}Volume`]: struct({
-    cephfs: core('CephFSVolumeSource'),
-    cinder: core('CinderVolumeSource'),
-    csi: core('CSIVolumeSource'),
-    ephemeral: core('EphemeralVolumeSource'),
-    flexVolume: core('FlexVolumeSource'),
-    iscsi: core('ISCSIVolumeSource'),
-    rbd: core('RBDVolumeSource'),
-    scaleIO: core('ScaleIOVolumeSource'),
-    storageos: core('StorageOSVolumeSource'),
-  }),
-  [`${CORE}CephFSVolumeSource`]: struct({ secretRef: core('LocalObjectReference') }),
-  [`${CORE}CinderVolumeSource`]: struct({ secretRef: core('LocalObjectReference') }),
-  [`${CORE}CSIVolumeSource`]: struct({ nodePublishSecretRef: core('LocalObjectReference') }),
-  [`${CORE}FlexVolumeSource`]: struct({ secretRef: core('LocalObjectReference') }),
-  [`${CORE}ISCSIVolumeSource`]: struct({ secretRef: core('LocalObjectReference') }),
-  [`${CORE}RBDVolumeSource`]: struct({ secretRef: core('LocalObjectReference') }),
-  [`${CORE}ScaleIOVolumeSource`]: struct({ secretRef: core('LocalObjectReference') }),
-  [`${CORE}StorageOSVolumeSource`]: struct({ secretRef: core('LocalObjectReference') }),
-  [`${CORE}EphemeralVolumeSource`]: struct({ volumeClaimTemplate: core('PersistentVolumeClaimTemplate') }),
-  [`${CORE}PersistentVolumeClaimTemplate`]: object(`${CORE}PersistentVolumeClaimSpec`),
-  [`${CORE}PersistentVolumeClaim`]: object(`${CORE}PersistentVolumeClaimSpec`, `${CORE}PersistentVolumeClaimStatus`),
-  [`${CORE}PersistentVolumeClaimSpec`]: struct({
-    dataSource: core('TypedLocalObjectReference'),
-    selector: named(`${META}LabelSelector`),
-  }),
-  [`${CORE}PersistentVolumeClaimStatus`]: struct({
-    conditions: listMap(`${CORE}PersistentVolumeClaimCondition`, 'type'),
-  }),
+const packageOf = (name: string) => name.slice(0, name.lastIndexOf('.'));
 
-  [`${CORE}Service`]: object(`${CORE}ServiceSpec`, `${CORE}ServiceStatus`),
-  [`${CORE}ServiceSpec`]: struct({
-    ports: listMap(`${CORE}ServicePort`, 'port', 'protocol'),
-    selector: atomicMap,
-  }),
-  [`${CORE}ServiceStatus`]: struct({ conditions: listMap(`${META}Condition`, 'type') }),
-  [`${CORE}ConfigMap`]: struct({ metadata: named(`${META}ObjectMeta`) }),
-  [`${CORE}Secret`]: struct({ metadata: named(`${META}ObjectMeta`) }),
-  [`${CORE}Namespace`]: object(`${CORE}NamespaceSpec`, `${CORE}NamespaceStatus`),
-  [`${CORE}NamespaceSpec`]: struct({}),
-  [`${CORE}NamespaceStatus`]: struct({ conditions: listMap(`${CORE}NamespaceCondition`, 'type') }),
-  [`${CORE}ServiceAccount`]: struct({
-    metadata: named(`${META}ObjectMeta`),
-    imagePullSecrets: atomicList(`${CORE}LocalObjectReference`),
-    secrets: listMap(`${CORE}ObjectReference`, 'name'),
-  }),
-  [`${CORE}ReplicationController`]: object(`${CORE}ReplicationControllerSpec`),
-  [`${CORE}ReplicationControllerSpec`]: struct({ selector: atomicMap, template: core('PodTemplateSpec') }),
+function formatRef(type: FieldType, pkg: string): string {
+  if ('scalar' in type) return '';
+  if ('named' in type) {
+    if (type.named === DEDUCED_TYPE) return '?';
+    return packageOf(type.named) === pkg ? type.named.slice(pkg.length + 1) : type.named;
+  }
+  if ('map' in type) return `${type.map.atomic ? '~' : '%'}${formatRef(type.map.elem, pkg)}`;
+  const elem = formatRef(type.list.elem, pkg);
+  if (type.list.relationship === 'associative') return `=${(type.list.keys ?? []).join(',')}/${elem}`;
+  return `${type.list.relationship === 'set' ? '+' : '*'}${elem}`;
+}
 
-  [`${APPS}Deployment`]: object(`${APPS}DeploymentSpec`),
-  [`${APPS}DeploymentSpec`]: struct({ selector: named(`${META}LabelSelector`), template: core('PodTemplateSpec') }),
-  [`${APPS}ReplicaSet`]: object(`${APPS}ReplicaSetSpec`),
-  [`${APPS}ReplicaSetSpec`]: struct({ selector: named(`${META}LabelSelector`), template: core('PodTemplateSpec') }),
-  [`${APPS}DaemonSet`]: object(`${APPS}DaemonSetSpec`),
-  [`${APPS}DaemonSetSpec`]: struct({ selector: named(`${META}LabelSelector`), template: core('PodTemplateSpec') }),
-  [`${APPS}StatefulSet`]: object(`${APPS}StatefulSetSpec`),
-  [`${APPS}StatefulSetSpec`]: struct({
-    selector: named(`${META}LabelSelector`),
-    template: core('PodTemplateSpec'),
-    volumeClaimTemplates: atomicList(`${CORE}PersistentVolumeClaim`),
-  }),
-  [`${BATCH}Job`]: object(`${BATCH}JobSpec`),
-  [`${BATCH}JobSpec`]: struct({ selector: named(`${META}LabelSelector`), template: core('PodTemplateSpec') }),
-  [`${BATCH}CronJob`]: object(`${BATCH}CronJobSpec`),
-  [`${BATCH}CronJobSpec`]: struct({ jobTemplate: named(`${BATCH}JobTemplateSpec`) }),
-  [`${BATCH}JobTemplateSpec`]: object(`${BATCH}JobSpec`),
-};
+function formatType(type: NamedType, pkg: string): string {
+  if (type.fields === undefined)
+    return formatRef({ map: { elem: type.elem ?? { named: DEDUCED_TYPE }, atomic: type.atomic } }, pkg);
+  const fields = Object.entries(type.fields).map(([name, ref]) => `${name}:${formatRef(ref, pkg)}`);
+  return `${type.atomic ? '!' : ''}${fields.join(' ')}`;
+}
 
-const KINDS: Record<string, string> = {
-  '/v1/Pod': `${CORE}Pod`,
-  '/v1/PodTemplate': `${CORE}PodTemplate`,
-  '/v1/Service': `${CORE}Service`,
-  '/v1/ConfigMap': `${CORE}ConfigMap`,
-  '/v1/Secret': `${CORE}Secret`,
-  '/v1/Namespace': `${CORE}Namespace`,
-  '/v1/ServiceAccount': `${CORE}ServiceAccount`,
-  '/v1/PersistentVolumeClaim': `${CORE}PersistentVolumeClaim`,
-  '/v1/ReplicationController': `${CORE}ReplicationController`,
-  'apps/v1/Deployment': `${APPS}Deployment`,
-  'apps/v1/ReplicaSet': `${APPS}ReplicaSet`,
-  'apps/v1/DaemonSet': `${APPS}DaemonSet`,
-  'apps/v1/StatefulSet': `${APPS}StatefulSet`,
-  'batch/v1/Job': `${BATCH}Job`,
-  'batch/v1/CronJob': `${BATCH}CronJob`,
-};
+/**
+ * The generated text of a schema (the inverse of parseMergeSchema). Every kind must be served by
+ * a type of its own name, one package per apiVersion: the text stores kinds that way.
+ */
+export function formatMergeSchema(schema: MergeSchema): MergeSchemaText {
+  const types: Record<string, Record<string, string>> = {};
+  for (const name of Object.keys(schema.types).sort()) {
+    const pkg = packageOf(name);
+    types[pkg] ??= {};
+    types[pkg][name.slice(pkg.length + 1)] = formatType(schema.types[name], pkg);
+  }
+  const kinds: Record<string, [string, string]> = {};
+  for (const key of Object.keys(schema.kinds).sort()) {
+    const kindAt = key.lastIndexOf('/');
+    const [groupVersion, kind] = [key.slice(0, kindAt), key.slice(kindAt + 1)];
+    const apiVersion = groupVersion.startsWith('/') ? groupVersion.slice(1) : groupVersion;
+    const type = schema.kinds[key];
+    const pkg = packageOf(type);
+    if (type !== `${pkg}.${kind}`) throw new Error(`kind ${key} is served by ${type}, not a type named ${kind}`);
+    const entry = kinds[apiVersion];
+    if (entry !== undefined && entry[0] !== pkg)
+      throw new Error(`apiVersion ${apiVersion} is served by two packages: ${entry[0]} and ${pkg}`);
+    kinds[apiVersion] = entry === undefined ? [pkg, kind] : [pkg, `${entry[1]} ${kind}`];
+  }
+  const keyDefaults = Object.fromEntries(
+    Object.entries(schema.keyDefaults ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+  return { types, kinds, keyDefaults };
+}
 
-export const MERGE_SCHEMA: MergeSchema = {
-  types: TYPES,
-  kinds: KINDS,
-  // The schema's `default:` of list-map key fields: a port without a protocol is the TCP one.
-  keyDefaults: { [`${CORE}ContainerPort.protocol`]: 'TCP', [`${CORE}ServicePort.protocol`]: 'TCP' },
-};
+export const MERGE_SCHEMA: MergeSchema = parseMergeSchema(MERGE_SCHEMA_TEXT);

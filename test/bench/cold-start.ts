@@ -9,6 +9,8 @@ import { usesStore } from '../../lib/admission/plugin.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import type { Plugin } from 'esbuild';
 import { build } from 'esbuild';
 import { plugins } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
@@ -20,6 +22,8 @@ import { sampleReviewFor } from './samples.js';
 import { median, round, spread } from './stats.js';
 
 const OUT = '.local/bench/bundles';
+/** serverless.yml's esbuild plugins, so the bench builds what packaging builds. */
+const packagingPlugins = createRequire(import.meta.url)('../../infra/serverless/esbuild-plugins.cjs') as Plugin[];
 const SDK = ['@aws-sdk/*', '@smithy/*', '@aws-crypto/*'];
 
 interface Run {
@@ -39,6 +43,12 @@ function run(args: string[], env: NodeJS.ProcessEnv): Run {
 }
 
 const BARE = `const u=process.cpuUsage();process.stdout.write(JSON.stringify({cpu:(u.user+u.system)/1000}))`;
+/**
+ * Bare node importing an empty ES module: Node's ESM loader (resolve, load, fs/promises) is paid
+ * by any .mjs handler, and in Lambda by the runtime itself, which is ESM, before ours loads.
+ */
+const EMPTY_ESM = 'empty.mjs';
+const BARE_ESM = `import('./${EMPTY_ESM}').then(()=>{const u=process.cpuUsage();process.stdout.write(JSON.stringify({cpu:(u.user+u.system)/1000}))})`;
 const driver = (bundle: string, event: string) =>
   `const t0=performance.now();import('./${bundle}').then(({handler})=>{const t1=performance.now();const e=JSON.parse(require('fs').readFileSync('./${event}','utf8'));return handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const u=process.cpuUsage();process.stdout.write(JSON.stringify({load:t1-t0,answer:t2-t1,status:r.statusCode,cpu:(u.user+u.system)/1000}))})})`;
 
@@ -60,6 +70,7 @@ async function bundle(
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
     },
     external,
+    plugins: packagingPlugins,
     outfile: join(OUT, file),
     metafile: true,
     logLevel: 'silent',
@@ -80,10 +91,16 @@ async function bundle(
 /** `runs` pairs of (bare node, the function), alternating; medians and the ratio's spread. */
 function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number) {
   run(['-e', BARE], env);
+  run(['-e', BARE_ESM], env);
   run(args, env); // warm the file cache
-  const samples = Array.from({ length: runs }, () => ({ bare: run(['-e', BARE], env), fn: run(args, env) }));
+  const samples = Array.from({ length: runs }, () => ({
+    bare: run(['-e', BARE], env),
+    esm: run(['-e', BARE_ESM], env),
+    fn: run(args, env),
+  }));
   const wallRatio = spread(samples.map((s) => s.fn.wall / s.bare.wall));
   const cpuRatio = spread(samples.map((s) => s.fn.cpu / s.bare.cpu));
+  const esmCpuRatio = spread(samples.map((s) => s.fn.cpu / s.esm.cpu));
   return {
     status: samples[0].fn.status,
     'load ms': round(median(samples.map((s) => s.fn.load ?? 0)), 1),
@@ -94,11 +111,17 @@ function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number) {
     'wall spread': `${round(wallRatio.min, 2)}–${round(wallRatio.max, 2)}`,
     'cpu ratio': round(cpuRatio.median, 2),
     'cpu spread': `${round(cpuRatio.min, 2)}–${round(cpuRatio.max, 2)}`,
+    'cpu ms': round(median(samples.map((s) => s.fn.cpu)), 1),
+    'bare cpu ms': round(median(samples.map((s) => s.bare.cpu)), 1),
+    'empty ESM cpu ms': round(median(samples.map((s) => s.esm.cpu)), 1),
+    'cpu ratio vs empty ESM': round(esmCpuRatio.median, 2),
+    'vs ESM spread': `${round(esmCpuRatio.min, 2)}–${round(esmCpuRatio.max, 2)}`,
   };
 }
 
 export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[]> {
   mkdirSync(OUT, { recursive: true });
+  writeFileSync(join(OUT, EMPTY_ESM), 'export {};\n');
   // As packaged (infra/serverless/packaged-config.ts): the functions start from the parsed JSON.
   const config = resolve(
     writePackagedConfiguration(packagePluginSet(plugins).packaged, join(OUT, 'admission-configuration.json')),

@@ -5,10 +5,10 @@
 // is compiled at start, a mutation's with the patch types (JSONPatch, Object, jsonpatch.escapeKey).
 import type { ConfigSource } from '../../lib/admission/plugin.js';
 import type { Fields } from '../../lib/admission-policy/fields.js';
-import { ADMISSION_REGISTRATION_VERSIONS, readOptions } from '../../lib/admission-policy/manifests.js';
+import { readOptions } from '../../lib/admission-policy/manifests.js';
+import type { PolicySet } from '../../lib/admission-policy/policy-set.js';
+import { loadPolicySet } from '../../lib/admission-policy/policy-set.js';
 import type { Manifest } from '../../lib/admission-policy/manifests.js';
-import { PolicyIndex } from '../../lib/admission-policy/matching.js';
-import { ParamStore } from '../../lib/admission-policy/params.js';
 import {
   MUTATING_OPERATIONS,
   bindingCommon,
@@ -19,7 +19,6 @@ import {
 import type { BindingCommon, PolicyCommon } from '../../lib/admission-policy/spec.js';
 import type { EnvironmentVersion } from '../../lib/cel/cel-env.js';
 import type { CompiledExpression } from '../../lib/cel/compile.js';
-import { ConfigError } from '../../lib/config/errors.js';
 
 export const UPSTREAM_NAME = 'MutatingAdmissionPolicy';
 
@@ -37,12 +36,7 @@ export interface CompiledPolicy extends PolicyCommon {
   readonly bindings: BindingCommon[];
 }
 
-export interface PluginConfig {
-  readonly policies: readonly CompiledPolicy[];
-  readonly index: PolicyIndex<CompiledPolicy>;
-  readonly params: ParamStore;
-  readonly unknownNamespace: 'NoLabels' | 'Fail';
-}
+export type PluginConfig = PolicySet<CompiledPolicy>;
 
 const PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'] as const;
 const FIELD_OF: Record<PatchType, 'jsonPatch' | 'applyConfiguration'> = {
@@ -121,44 +115,6 @@ function bindingOf(manifest: Manifest): { policyName: string; binding: BindingCo
   return { policyName, owner: spec, binding: { name, ...bindingCommon(spec, MUTATING_OPERATIONS) } };
 }
 
-const kindOf = (m: Manifest) =>
-  ADMISSION_REGISTRATION_VERSIONS.includes(String(m.object.apiVersion)) ? String(m.object.kind) : '';
-
 export function configure(raw: unknown, source: ConfigSource): PluginConfig {
-  const options = readOptions(UPSTREAM_NAME, raw, source);
-  const policies = new Map<string, CompiledPolicy>();
-  const bindings: ReturnType<typeof bindingOf>[] = [];
-  const params: Manifest[] = [];
-  for (const manifest of options.manifests) {
-    const kind = kindOf(manifest);
-    if (kind === 'MutatingAdmissionPolicy') {
-      const policy = policyOf(manifest, policies.size, options.celEnvironment);
-      if (policies.has(policy.name))
-        throw new ConfigError(
-          UPSTREAM_NAME,
-          `MutatingAdmissionPolicy ${JSON.stringify(policy.name)} (${manifest.origin})`,
-          'defined twice',
-        );
-      policies.set(policy.name, policy);
-    } else if (kind === 'MutatingAdmissionPolicyBinding') bindings.push(bindingOf(manifest));
-    else params.push(manifest);
-  }
-  for (const { policyName, binding, owner } of bindings) {
-    const policy = policies.get(policyName);
-    if (!policy)
-      throw owner.error(
-        'policyName',
-        `Invalid value: ${JSON.stringify(policyName)}: no MutatingAdmissionPolicy of that name is loaded`,
-      );
-    if (policy.bindings.some((b) => b.name === binding.name))
-      throw owner.error('', `binding ${JSON.stringify(binding.name)} defined twice`);
-    policy.bindings.push(binding);
-  }
-  const list = [...policies.values()];
-  return {
-    policies: list,
-    index: new PolicyIndex(list),
-    params: new ParamStore(params),
-    unknownNamespace: options.unknownNamespace,
-  };
+  return loadPolicySet(UPSTREAM_NAME, readOptions(UPSTREAM_NAME, raw, source), policyOf, bindingOf);
 }

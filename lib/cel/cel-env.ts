@@ -19,7 +19,7 @@ import { CelScalar, celEnv, celError, celFunc, isCelError, isCelList, isCelMap, 
 import type { CelEnv, CelFunc, CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { Runtime } from './interpreter.js';
-import { listsExtension, listsLibrary, regexLibrary, setsLibrary } from './library/lists.js';
+import { listsExtension, listsLibrary, listsSignatures, regexLibrary, setsLibrary } from './library/lists.js';
 import { cidrLibrary, ipLibrary, urlLibrary } from './library/network.js';
 import { OPTIONAL_TYPE, optionalLibrary, optionalRegistry } from './library/optional.js';
 import { overrides } from './library/overrides.js';
@@ -184,7 +184,12 @@ function buildEnvironment(version: EnvironmentVersion): PolicyEnvironment {
   const resolver = base.funcs as unknown as FuncResolver;
   const hostPlan = plan(base, parse(`${HOST}()`));
   const groups = new Map<string, FuncGroup | undefined>();
-  const declarations = [...resolver].filter((f) => f.name !== HOST);
+  // The checker sees lists.go's typed overloads in place of the list(dyn) ones that evaluate.
+  const typed = new Set(listsSignatures.map((f) => f.name));
+  const declarations = [
+    ...[...resolver].filter((f) => f.name !== HOST && !(typed.has(f.name) && f.target?.kind === 'list')),
+    ...listsSignatures,
+  ];
   return {
     version,
     parse: { twoVariableComprehensions: atLeast(version, '1.33'), listsExtension: atLeast(version, '1.35') },

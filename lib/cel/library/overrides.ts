@@ -1,7 +1,7 @@
 // Where @bufbuild/cel's functions answer differently from cel-go's, these overloads are tried
 // first (cel-env.ts): `duration.getMilliseconds()` is the whole duration in milliseconds in cel-go
-// (not the millisecond part), and `replace` with an empty search string inserts between runes, as
-// Go's strings.Replace does.
+// (not the millisecond part); the strings extension counts code points, and `split` and `replace`
+// are Go's strings.SplitN and strings.Replace (an empty separator works between code points).
 import { CelScalar, celMethod, isCelList, isCelMap, isCelType, isCelUint, listType, objectType } from '@bufbuild/cel';
 import type { CelFunc, CelList } from '@bufbuild/cel';
 import { DurationSchema } from '@bufbuild/protobuf/wkt';
@@ -31,18 +31,83 @@ function goReplace(text: string, search: string, replacement: string, limit: big
   return out;
 }
 
+/** Go's strings.SplitN (n < 0: all; an empty separator splits into code points). */
+function goSplit(text: string, separator: string, limit: bigint): string[] {
+  if (limit === 0n) return [];
+  const n = limit < 0n ? Number.POSITIVE_INFINITY : Number(limit);
+  if (separator === '') {
+    const runes = [...text];
+    if (runes.length <= n) return runes;
+    return [...runes.slice(0, n - 1), runes.slice(n - 1).join('')];
+  }
+  const parts = text.split(separator);
+  if (parts.length <= n) return parts;
+  return [...parts.slice(0, n - 1), parts.slice(n - 1).join(separator)];
+}
+
+const outOfRange = (index: bigint) => new Error(`index out of range: ${index}`);
+
+/** cel-go's indexOf and lastIndexOf: code-point positions, the offset checked first. */
+function runeIndex(text: string, search: string, offset: bigint | undefined, last: boolean): bigint {
+  const runes = [...text];
+  if (offset !== undefined && (offset < 0n || offset > BigInt(runes.length))) throw outOfRange(offset);
+  if (search === '') return offset ?? (last ? BigInt(runes.length) : 0n);
+  const sub = [...search];
+  const matches = (i: number) => sub.every((r, j) => runes[i + j] === r);
+  if (!last) {
+    for (let i = Number(offset ?? 0n); i <= runes.length - sub.length; i++) if (matches(i)) return BigInt(i);
+    return -1n;
+  }
+  let start = offset === undefined ? runes.length - sub.length : Number(offset);
+  if (start + sub.length > runes.length) start = runes.length - sub.length;
+  for (let i = start; i >= 0; i--) if (matches(i)) return BigInt(i);
+  return -1n;
+}
+
+/** cel-go's substring: the range is checked first, in cel-go's words. */
+function substring(text: string, start: bigint, end?: bigint): string {
+  const runes = [...text];
+  const stop = end ?? BigInt(runes.length);
+  if (start > stop && end !== undefined) throw new Error(`invalid substring range. start: ${start}, end: ${end}`);
+  if (start < 0n || start > BigInt(runes.length)) throw outOfRange(start);
+  if (stop < 0n || stop > BigInt(runes.length)) throw outOfRange(stop);
+  return runes.slice(Number(start), Number(stop)).join('');
+}
+
 export const overrides: CelFunc[] = [
   celMethod('getMilliseconds', DURATION, [], INT, function () {
     const { seconds, nanos } = (this as unknown as { message: { seconds: bigint; nanos: number } }).message;
     return BigInt(seconds) * 1000n + BigInt(Math.trunc(nanos / 1_000_000));
   }),
-  // cel-go's substring: the range is checked first, in cel-go's words.
+  // The strings extension counts code points, as cel-go's does (JavaScript's methods count UTF-16 units).
+  celMethod('substring', STRING, [INT], STRING, function (start) {
+    return substring(this, start);
+  }),
   celMethod('substring', STRING, [INT, INT], STRING, function (start, end) {
+    return substring(this, start, end);
+  }),
+  celMethod('charAt', STRING, [INT], STRING, function (index) {
     const runes = [...this];
-    if (start > end) throw new Error(`invalid substring range. start: ${start}, end: ${end}`);
-    if (start < 0n || start > BigInt(runes.length)) throw new Error(`index out of range: ${start}`);
-    if (end < 0n || end > BigInt(runes.length)) throw new Error(`index out of range: ${end}`);
-    return runes.slice(Number(start), Number(end)).join('');
+    if (index < 0n || index > BigInt(runes.length)) throw outOfRange(index);
+    return runes[Number(index)] ?? '';
+  }),
+  celMethod('indexOf', STRING, [STRING], INT, function (search) {
+    return runeIndex(this, search, undefined, false);
+  }),
+  celMethod('indexOf', STRING, [STRING, INT], INT, function (search, offset) {
+    return runeIndex(this, search, offset, false);
+  }),
+  celMethod('lastIndexOf', STRING, [STRING], INT, function (search) {
+    return runeIndex(this, search, undefined, true);
+  }),
+  celMethod('lastIndexOf', STRING, [STRING, INT], INT, function (search, offset) {
+    return runeIndex(this, search, offset, true);
+  }),
+  celMethod('split', STRING, [STRING], listType(STRING), function (separator) {
+    return goSplit(this, separator, -1n);
+  }),
+  celMethod('split', STRING, [STRING, INT], listType(STRING), function (separator, limit) {
+    return goSplit(this, separator, limit);
   }),
   celMethod('replace', STRING, [STRING, STRING], STRING, function (search, replacement) {
     return goReplace(this, search, replacement, -1n);

@@ -2,12 +2,49 @@
 // first (cel-env.ts): `duration.getMilliseconds()` is the whole duration in milliseconds in cel-go
 // (not the millisecond part); the strings extension counts code points, and `split` and `replace`
 // are Go's strings.SplitN and strings.Replace (an empty separator works between code points).
-import { CelScalar, celMethod, isCelList, isCelMap, isCelType, isCelUint, listType, objectType } from '@bufbuild/cel';
+import {
+  CelScalar,
+  celFunc,
+  celMethod,
+  isCelList,
+  isCelMap,
+  isCelType,
+  isCelUint,
+  listType,
+  objectType,
+} from '@bufbuild/cel';
 import type { CelFunc, CelList } from '@bufbuild/cel';
-import { DurationSchema } from '@bufbuild/protobuf/wkt';
+import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
+import {
+  durationText,
+  goFloat,
+  goParseFloat,
+  isTimestamp,
+  offsetOf,
+  rfc3339Offset,
+  timestampText,
+  withOffset,
+} from './time.js';
 
 const { INT, STRING } = CelScalar;
 const DURATION = objectType(DurationSchema);
+const TIMESTAMP = objectType(TimestampSchema);
+
+/**
+ * What happens after @bufbuild/cel's own overload answered: a timestamp made from text, or moved by
+ * a duration, keeps the UTC offset it was written with (time.ts).
+ */
+export const resultHooks: Readonly<Record<string, (result: unknown, args: readonly unknown[]) => void>> = {
+  timestamp(result, [text]) {
+    if (typeof text === 'string' && isTimestamp(result)) withOffset(result, rfc3339Offset(text));
+  },
+  '_+_'(result, [a, b]) {
+    if (isTimestamp(result)) withOffset(result, offsetOf(isTimestamp(a) ? a : b));
+  },
+  '_-_'(result, [a]) {
+    if (isTimestamp(result)) withOffset(result, offsetOf(a));
+  },
+};
 
 /** Go's strings.Replace(s, old, new, n) (n < 0: all). */
 function goReplace(text: string, search: string, replacement: string, limit: bigint): string {
@@ -75,6 +112,14 @@ function substring(text: string, start: bigint, end?: bigint): string {
 }
 
 export const overrides: CelFunc[] = [
+  celFunc('string', [TIMESTAMP], STRING, (t) => timestampText(t as never)),
+  celFunc('string', [DURATION], STRING, (d) => durationText(d as never)),
+  celFunc('string', [CelScalar.DOUBLE], STRING, goFloat),
+  celFunc('double', [STRING], CelScalar.DOUBLE, (text) => {
+    const value = goParseFloat(text);
+    if (value === undefined) throw new Error("type conversion error from 'string' to 'double'");
+    return value;
+  }),
   celMethod('getMilliseconds', DURATION, [], INT, function () {
     const { seconds, nanos } = (this as unknown as { message: { seconds: bigint; nanos: number } }).message;
     return BigInt(seconds) * 1000n + BigInt(Math.trunc(nanos / 1_000_000));
@@ -123,31 +168,6 @@ export const overrides: CelFunc[] = [
 type TimeMessage = { desc?: { typeName?: string }; message?: { seconds: bigint; nanos: number } };
 const timeKind = (v: unknown) => (v as TimeMessage | null)?.desc?.typeName;
 
-function goFloat(value: number): string {
-  if (Number.isNaN(value)) return 'NaN';
-  if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
-  if (value === 0) return Object.is(value, -0) ? '-0' : '0';
-  const exponent = Math.floor(Math.log10(Math.abs(value)));
-  if (exponent < -4 || exponent >= 21) {
-    const [mantissa, exp] = value.toExponential().split('e');
-    const sign = exp.startsWith('-') ? '-' : '+';
-    return `${mantissa}e${sign}${exp.replace(/^[+-]/, '').padStart(2, '0')}`;
-  }
-  return String(value);
-}
-
-/** A duration as cel-go prints it: seconds, with the fraction only when there is one. */
-function secondsText(seconds: bigint, nanos: number): string {
-  return `${Number(seconds) + nanos / 1e9}s`;
-}
-
-function timestampText(message: { seconds: bigint; nanos: number }): string {
-  const date = new Date(Number(message.seconds) * 1000);
-  const base = date.toISOString().slice(0, 19);
-  const fraction = message.nanos ? `.${String(message.nanos).padStart(9, '0').replace(/0+$/, '')}` : '';
-  return `${base}${fraction}Z`;
-}
-
 function goFixed(value: number, precision: number): string {
   if (Number.isNaN(value)) return 'NaN';
   if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
@@ -184,9 +204,8 @@ function formatString(v: unknown): string {
   if (isDouble(v)) return goFloat(v);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
   const kind = timeKind(v);
-  const message = (v as TimeMessage).message!;
-  if (kind === 'google.protobuf.Timestamp') return timestampText(message);
-  if (kind === 'google.protobuf.Duration') return secondsText(BigInt(message.seconds), message.nanos);
+  if (kind === 'google.protobuf.Timestamp') return timestampText(v as never);
+  if (kind === 'google.protobuf.Duration') return durationText(v as never);
   if (isCelType(v)) return String(v);
   throw new Error(
     `error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given ${typeName(v)}`,

@@ -163,24 +163,35 @@ export const overrides: CelFunc[] = [
 ];
 
 // cel-go's string.format (ext.Strings version 2, locale en_US), which Kubernetes' policies get:
-// `%s` prints values as cel-go's string() does (`+Inf`, `1` for 1.0), and lists and maps as CEL
-// literals (strings quoted, doubles to 6 places, map keys sorted); `%f` groups thousands.
+// `%s` prints values as cel-go's string() does (`+Inf`, `1` for 1.0, `1e+06`), and lists and maps
+// as CEL literals (strings quoted, doubles to 6 places, NaN and infinities quoted, map keys sorted);
+// `%f` and `%e` print as golang.org/x/text does for en_US (`1,234.568`, `1.234500 × 10⁰³`, `∞`).
 type TimeMessage = { desc?: { typeName?: string }; message?: { seconds: bigint; nanos: number } };
 const timeKind = (v: unknown) => (v as TimeMessage | null)?.desc?.typeName;
 
+// %f and %e go through golang.org/x/text's message printer for locale en_US: thousands grouped,
+// infinities as ∞, and the exponent as `× 10` with superscript digits (at least two).
 function goFixed(value: number, precision: number): string {
   if (Number.isNaN(value)) return 'NaN';
-  if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
+  if (!Number.isFinite(value)) return value > 0 ? '∞' : '-∞';
   const [whole, fraction] = Math.abs(value).toFixed(precision).split('.');
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${value < 0 || Object.is(value, -0) ? '-' : ''}${grouped}${fraction !== undefined ? `.${fraction}` : ''}`;
 }
 
-function goScientific(value: number, precision: number): string {
+const SUPERSCRIPT = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+
+/**
+ * %e. cel-go builds the verb as `%<precision>e`, so the clause's precision is a width there and the
+ * mantissa always has Go's default six decimals.
+ */
+function goScientific(value: number): string {
   if (Number.isNaN(value)) return 'NaN';
-  if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
-  const [mantissa, exp] = value.toExponential(precision).split('e');
-  return `${mantissa}e${exp.startsWith('-') ? '-' : '+'}${exp.replace(/^[+-]/, '').padStart(2, '0')}`;
+  if (!Number.isFinite(value)) return value > 0 ? '∞' : '-∞';
+  const [mantissa, exp] = value.toExponential(6).split('e');
+  const exponent = Number(exp);
+  const power = [...String(Math.abs(exponent)).padStart(2, '0')].map((d) => SUPERSCRIPT[Number(d)]).join('');
+  return `${mantissa}\u202f×\u202f10${exponent < 0 ? '⁻' : ''}${power}`;
 }
 
 const quote = (s: string) => JSON.stringify(s);
@@ -288,7 +299,7 @@ function format(template: string, args: CelList): string {
         out += goFixed(asFloat(arg, 'fixed-point'), precision);
         break;
       case 'e':
-        out += goScientific(asFloat(arg, 'scientific'), precision);
+        out += goScientific(asFloat(arg, 'scientific'));
         break;
       case 'b':
         out += radix(integer(arg, 'binary', true), 2);

@@ -199,13 +199,7 @@ export const listsLibrary: CelFunc[] = [
 ];
 
 const SUMMABLE: readonly CelType[] = [INT, CelScalar.UINT, CelScalar.DOUBLE, objectType(DurationSchema)];
-const COMPARABLE: readonly CelType[] = [
-  ...SUMMABLE,
-  BOOL,
-  objectType(TimestampSchema),
-  STRING,
-  CelScalar.BYTES,
-];
+const COMPARABLE: readonly CelType[] = [...SUMMABLE, BOOL, objectType(TimestampSchema), STRING, CelScalar.BYTES];
 const declaredOnly = () => {
   throw new Error('no such overload');
 };

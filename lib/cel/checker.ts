@@ -588,7 +588,7 @@ class Checker {
     const candidates = (target ? overloads.member : overloads.global).filter(
       (f) =>
         f.arguments.length === args.length &&
-        (!target || assignable(fromCel(f.target!), target)) &&
+        (!target || (f.target !== undefined && assignable(fromCel(f.target), target))) &&
         f.arguments.every((p, i) => assignable(fromCel(p), args[i])),
     );
     if (candidates.length === 0 || !typeParametersAgree(name, target, args)) {

@@ -46,12 +46,19 @@ export function celEquals(a: CelValue, b: CelValue): boolean {
   if (isNumber(ua) && isNumber(ub)) return typeof ua === typeof ub ? ua === ub : Number(ua) === Number(ub);
   if (isCelList(a) && isCelList(b)) {
     if (a.size !== b.size) return false;
-    for (let i = 0; i < a.size; i++) if (!celEquals(a.get(i)!, b.get(i)!)) return false;
+    let i = 0;
+    for (const x of a) {
+      const y = b.get(i++);
+      if (y === undefined || !celEquals(x, y)) return false;
+    }
     return true;
   }
   if (isCelMap(a) && isCelMap(b)) {
     if (a.size !== b.size) return false;
-    for (const [k, v] of a) if (!b.has(k) || !celEquals(v, b.get(k)!)) return false;
+    for (const [k, v] of a) {
+      const w = b.get(k);
+      if (w === undefined || !celEquals(v, w)) return false;
+    }
     return true;
   }
   const ta = timeOf(a);

@@ -280,7 +280,7 @@ function format(template: string, args: CelList): string {
       i++;
       continue;
     }
-    const clause = /^\.([0-9]+)?|/.exec(template.slice(i + 1))![0];
+    const clause = /^\.[0-9]*/.exec(template.slice(i + 1))?.[0] ?? '';
     const precision = clause.length > 1 ? Number(clause.slice(1)) : 6;
     i += clause.length;
     const verb = template[i + 1];

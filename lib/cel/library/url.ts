@@ -51,7 +51,7 @@ function shouldEscape(c: number, mode: Mode): boolean {
 }
 
 /** net/url unescape: %XX decoded (and `+` as a space in a query component), or Go's error. */
-function unescape(text: string, mode: Mode): string {
+function goUnescape(text: string, mode: Mode): string {
   const s = utf8(text);
   let plus = false;
   for (let i = 0; i < s.length; ) {
@@ -59,13 +59,13 @@ function unescape(text: string, mode: Mode): string {
     if (c === 0x25) {
       if (i + 2 >= s.length || !isHex(s[i + 1]) || !isHex(s[i + 2]))
         throw new UrlError(`invalid URL escape ${JSON.stringify(s.subarray(i, i + 3).toString('utf8'))}`);
-      const escape = s.subarray(i, i + 3).toString('latin1');
-      if (mode === 'host' && hexValue(s[i + 1]) < 8 && escape !== '%25')
-        throw new UrlError(`invalid URL escape ${JSON.stringify(escape)}`);
+      const sequence = s.subarray(i, i + 3).toString('latin1');
+      if (mode === 'host' && hexValue(s[i + 1]) < 8 && sequence !== '%25')
+        throw new UrlError(`invalid URL escape ${JSON.stringify(sequence)}`);
       if (mode === 'zone') {
         const v = (hexValue(s[i + 1]) << 4) | hexValue(s[i + 2]);
-        if (escape !== '%25' && v !== 0x20 && shouldEscape(v, 'host'))
-          throw new UrlError(`invalid URL escape ${JSON.stringify(escape)}`);
+        if (sequence !== '%25' && v !== 0x20 && shouldEscape(v, 'host'))
+          throw new UrlError(`invalid URL escape ${JSON.stringify(sequence)}`);
       }
       i += 3;
     } else {
@@ -88,7 +88,7 @@ function unescape(text: string, mode: Mode): string {
 }
 
 /** net/url escape, for the path. */
-function escape(text: string, mode: Mode): string {
+function goEscape(text: string, mode: Mode): string {
   let out = '';
   for (const c of utf8(text)) {
     out += shouldEscape(c, mode) ? `%${c.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(c);
@@ -118,9 +118,9 @@ function parseHost(host: string): string {
     const zone = host.slice(0, close).indexOf('%25');
     if (zone >= 0) {
       return (
-        unescape(host.slice(0, zone), 'host') +
-        unescape(host.slice(zone, close), 'zone') +
-        unescape(host.slice(close), 'host')
+        goUnescape(host.slice(0, zone), 'host') +
+        goUnescape(host.slice(zone, close), 'zone') +
+        goUnescape(host.slice(close), 'host')
       );
     }
   } else {
@@ -130,7 +130,7 @@ function parseHost(host: string): string {
       if (!validOptionalPort(colonPort)) throw new UrlError(`invalid port ${JSON.stringify(colonPort)} after host`);
     }
   }
-  return unescape(host, 'host');
+  return goUnescape(host, 'host');
 }
 
 const USERINFO = /^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$/;
@@ -141,7 +141,7 @@ function parseAuthority(authority: string): string {
   if (at < 0) return host;
   const userinfo = authority.slice(0, at);
   if (!USERINFO.test(userinfo)) throw new UrlError('net/url: invalid userinfo');
-  for (const part of userinfo.split(':', 2)) unescape(part, 'userPassword');
+  for (const part of userinfo.split(':', 2)) goUnescape(part, 'userPassword');
   return host;
 }
 
@@ -192,8 +192,8 @@ function parse(raw: string, viaRequest: boolean): GoUrl {
     rest = end < 0 ? '' : rest.slice(end);
     url.host = parseAuthority(authority);
   }
-  url.path = unescape(rest, 'path');
-  url.rawPath = escape(url.path, 'path') === rest ? '' : rest;
+  url.path = goUnescape(rest, 'path');
+  url.rawPath = goEscape(url.path, 'path') === rest ? '' : rest;
   return url;
 }
 
@@ -216,7 +216,7 @@ export function parseURL(raw: string): GoUrl {
   return wrap(raw, () => {
     const hash = raw.indexOf('#');
     const url = parse(hash < 0 ? raw : raw.slice(0, hash), false);
-    if (hash >= 0) unescape(raw.slice(hash + 1), 'fragment');
+    if (hash >= 0) goUnescape(raw.slice(hash + 1), 'fragment');
     return url;
   });
 }
@@ -225,13 +225,13 @@ export function parseURL(raw: string): GoUrl {
 export function escapedPath(url: GoUrl): string {
   if (url.rawPath !== '' && validEncoded(url.rawPath, 'path')) {
     try {
-      if (unescape(url.rawPath, 'path') === url.path) return url.rawPath;
+      if (goUnescape(url.rawPath, 'path') === url.path) return url.rawPath;
     } catch {
       // fall through to the default escaping, as Go does
     }
   }
   if (url.path === '*') return '*';
-  return escape(url.path, 'path');
+  return goEscape(url.path, 'path');
 }
 
 function splitHostPort(hostPort: string): [string, string] {
@@ -258,8 +258,8 @@ export function query(url: GoUrl): Map<string, string[]> {
     if (pair === '' || pair.includes(';')) continue;
     const eq = pair.indexOf('=');
     try {
-      const key = unescape(eq < 0 ? pair : pair.slice(0, eq), 'queryComponent');
-      const value = unescape(eq < 0 ? '' : pair.slice(eq + 1), 'queryComponent');
+      const key = goUnescape(eq < 0 ? pair : pair.slice(0, eq), 'queryComponent');
+      const value = goUnescape(eq < 0 ? '' : pair.slice(eq + 1), 'queryComponent');
       const values = out.get(key);
       if (values) values.push(value);
       else out.set(key, [value]);

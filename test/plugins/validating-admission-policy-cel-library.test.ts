@@ -388,3 +388,13 @@ describe("error texts in cel-go's words", () => {
     ['dyn(1).x == 1', "type 'int' does not support field selection"],
   ])('%s: %s', (expression, message) => row(expression, { error: message }));
 });
+
+// format.go's uri format: url.ParseRequestURI, its error as the message.
+describe('format.uri() validates as Go url.ParseRequestURI', () => {
+  it.each<[string, unknown]>([
+    ["format.uri().validate('https://user:pass@example.com:80/path?query=val#fragment').hasValue()", false],
+    ["format.uri().validate('/absolute-path').hasValue()", false],
+    ["format.uri().validate('https://a:b:c/').value()", ['parse "https://a:b:c/": invalid port ":c" after host']],
+    ["format.uri().validate('../relative-path').value()", ['parse "../relative-path": invalid URI for request']],
+  ])('%s', row);
+});

@@ -263,8 +263,9 @@ describe('split, replace, charAt and indexOf on unicode (cel-go strings extensio
 });
 
 // cel-go common/types: duration.getMilliseconds() is the whole duration in milliseconds
-// (time.Duration.Milliseconds()); getSeconds/getMinutes/getHours likewise. Quantity's isInteger is
-// apimachinery's AsInt64. sign is a global function.
+// (time.Duration.Milliseconds()); getSeconds/getMinutes/getHours likewise. Quantity's isInteger and
+// asInteger are apimachinery's AsInt64 on the amount ParseQuantity made (resource/quantity.go,
+// amount.go). sign is a global function.
 describe('durations and quantities', () => {
   it.each<[string, unknown]>([
     ["duration('3723.5s').getMilliseconds()", 3723500n],
@@ -274,15 +275,26 @@ describe('durations and quantities', () => {
     ["duration('90m').getHours()", 1n],
     ["duration('90m').getMinutes()", 90n],
     ["duration('90m').getSeconds()", 5400n],
-    ["quantity('9223372036854775807').isInteger()", true],
-    ["quantity('9223372036854775808').isInteger()", false],
-    ["quantity('-9223372036854775808').isInteger()", true],
+    // ParseQuantity keeps at most 18 digits (15 less the suffix's for binary ones) as an int64 amount.
+    ["quantity('922337203685477580').isInteger()", true],
+    ["quantity('9223372036854775807').isInteger()", false],
+    ["quantity('-9223372036854775808').isInteger()", false],
     ["quantity('9E').isInteger()", true],
     ["quantity('10E').isInteger()", false],
-    ["quantity('7Ei').isInteger()", true],
-    ["quantity('8Ei').isInteger()", false],
+    ["quantity('1Ti').isInteger()", true],
+    ["quantity('1Pi').isInteger()", false],
+    ["quantity('7Ei').isInteger()", false],
     ["quantity('1e18').isInteger()", true],
     ["quantity('1e19').isInteger()", false],
+    // AsInt64 refuses a negative scale even when the value is whole; a decimal is never an int64.
+    ["quantity('1000m').isInteger()", false],
+    ["quantity('1.0').isInteger()", false],
+    ["quantity('0.5k').isInteger()", true],
+    ["quantity('1.5Gi').isInteger()", false],
+    ["quantity('0').isInteger()", true],
+    ["quantity('1.5').add(quantity('0.5')).isInteger()", false],
+    ["quantity('1k').add(quantity('1')).asInteger()", 1001n],
+    ["quantity('1000m').asInteger()", { error: 'cannot convert value to integer' }],
     ["quantity('9999999999999999999999999999999999999G').isInteger()", false],
     ["quantity('9223372036854775808').asApproximateFloat() > 9.2e18", true],
     ["quantity('9223372036854775808').asInteger()", { error: 'cannot convert value to integer' }],

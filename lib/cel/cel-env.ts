@@ -19,10 +19,10 @@ import { CelScalar, celEnv, celError, celFunc, isCelError, isCelList, isCelMap, 
 import type { CelEnv, CelFunc, CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { Runtime } from './interpreter.js';
-import { listsExtension, listsLibrary, regexLibrary, setsLibrary } from './library/lists.js';
+import { listsExtension, listsLibrary, listsSignatures, regexLibrary, setsLibrary } from './library/lists.js';
 import { cidrLibrary, ipLibrary, urlLibrary } from './library/network.js';
 import { OPTIONAL_TYPE, optionalLibrary, optionalRegistry } from './library/optional.js';
-import { overrides } from './library/overrides.js';
+import { overrides, resultHooks } from './library/overrides.js';
 import { quantityLibrary } from './library/quantity.js';
 import { semverLibrary } from './library/semver.js';
 import { CIDR_TYPE, IP_TYPE, NAMED_FORMAT, QUANTITY, SEMVER, URL_TYPE, kubernetesTypes } from './library/types.js';
@@ -157,7 +157,8 @@ const HOST = '__vap_evaluation__';
 /** The group with cel-go's behaviour first where @bufbuild/cel's differs (library/overrides.ts). */
 function withOverrides(name: string, group: FuncGroup | undefined): FuncGroup | undefined {
   const first = overrides.filter((f) => f.name === name);
-  if (first.length === 0 || !group) return group;
+  const after = resultHooks[name];
+  if ((first.length === 0 && !after) || !group) return group;
   return {
     name,
     call(id, target, args) {
@@ -165,7 +166,9 @@ function withOverrides(name: string, group: FuncGroup | undefined): FuncGroup | 
         const result = (f as unknown as FuncGroup).call(id, target, args);
         if (result !== undefined) return result;
       }
-      return group.call(id, target, args);
+      const result = group.call(id, target, args);
+      after?.(result, args);
+      return result;
     },
   };
 }
@@ -184,7 +187,12 @@ function buildEnvironment(version: EnvironmentVersion): PolicyEnvironment {
   const resolver = base.funcs as unknown as FuncResolver;
   const hostPlan = plan(base, parse(`${HOST}()`));
   const groups = new Map<string, FuncGroup | undefined>();
-  const declarations = [...resolver].filter((f) => f.name !== HOST);
+  // The checker sees lists.go's typed overloads in place of the list(dyn) ones that evaluate.
+  const typed = new Set(listsSignatures.map((f) => f.name));
+  const declarations = [
+    ...[...resolver].filter((f) => f.name !== HOST && !(typed.has(f.name) && f.target?.kind === 'list')),
+    ...listsSignatures,
+  ];
   return {
     version,
     parse: { twoVariableComprehensions: atLeast(version, '1.33'), listsExtension: atLeast(version, '1.35') },

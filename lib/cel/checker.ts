@@ -271,6 +271,28 @@ const OPERATOR_DISPLAY = new Set([
   '_[_]',
 ]);
 
+const agree = (a: Type, b: Type) => assignable(a, b) || assignable(b, a);
+const elementOf = (t: Type | undefined): Type => (t?.kind === 'list' ? t.elem : DYN);
+
+/**
+ * The overloads declared with a type parameter, which the declarations here hold as dyn: lists.go's
+ * `list(A).indexOf(A)` and cel-go's `sets.contains(list(T), list(T))` need their element types to
+ * agree (cel-go binds A or T to the first and checks the second against it).
+ */
+function typeParametersAgree(name: string, target: Type | undefined, args: readonly Type[]): boolean {
+  switch (name) {
+    case 'indexOf':
+    case 'lastIndexOf':
+      return target?.kind !== 'list' || args.length !== 1 || agree(target.elem, args[0]);
+    case 'sets.contains':
+    case 'sets.equivalent':
+    case 'sets.intersects':
+      return agree(elementOf(args[0]), elementOf(args[1]));
+    default:
+      return true;
+  }
+}
+
 class Checker {
   readonly errors: CheckError[] = [];
   private readonly scopes: Map<string, Type>[] = [];
@@ -379,10 +401,14 @@ class Checker {
               this.fail(e.pos, `expected type 'optional_type(${formatType(t)})' but found '${formatType(t)}'`);
           }
           if (elem === undefined) elem = t;
-          else if (!mismatch && !formatAncestor && !equivalent(elem, t)) {
-            mismatch = true;
-            this.fail(e.pos, `expected type '${formatType(elem)}' but found '${formatType(t)}'`);
-          } else elem = join(elem, t);
+          else {
+            // cel-go types a mixed literal list(dyn); the homogeneous-literal validator then refuses it.
+            if (!mismatch && !formatAncestor && !equivalent(elem, t)) {
+              mismatch = true;
+              this.fail(e.pos, `expected type '${formatType(elem)}' but found '${formatType(t)}'`);
+            }
+            elem = join(elem, t);
+          }
         });
         return list(elem ?? DYN);
       }
@@ -562,10 +588,10 @@ class Checker {
     const candidates = (target ? overloads.member : overloads.global).filter(
       (f) =>
         f.arguments.length === args.length &&
-        (!target || assignable(fromCel(f.target!), target)) &&
+        (!target || (f.target !== undefined && assignable(fromCel(f.target), target))) &&
         f.arguments.every((p, i) => assignable(fromCel(p), args[i])),
     );
-    if (candidates.length === 0) {
+    if (candidates.length === 0 || !typeParametersAgree(name, target, args)) {
       return this.fail(pos, `found no matching overload for '${name}' applied to '${this.signature(target, args)}'`);
     }
     this.literalValidators(name, node);

@@ -65,14 +65,13 @@ export function located(text: string, offset: number, message: string): string {
 /** What upstream escapes in property names: the literals, `in`, and CEL's reserved words. */
 const KEYWORDS = new Set(['true', 'false', 'null', 'in', ...RESERVED]);
 
+const ESCAPED: Readonly<Record<string, string>> = { underscores: '__', dot: '.', dash: '-', slash: '/' };
+
 /** Upstream's property-name escaping, undone: `__dash__` → `-`, `__namespace__` → `namespace`... */
 export function unescapeProperty(name: string): string {
   const keyword = /^__([a-z]+)__$/.exec(name);
   if (keyword && KEYWORDS.has(keyword[1])) return keyword[1];
-  return name.replace(
-    /__(underscores|dot|dash|slash)__/g,
-    (_, word: string) => ({ underscores: '__', dot: '.', dash: '-', slash: '/' })[word]!,
-  );
+  return name.replace(/__(underscores|dot|dash|slash)__/g, (escaped, word: string) => ESCAPED[word] ?? escaped);
 }
 
 export function compileExpression(text: string, scope: CompileScope): CompiledExpression {

@@ -93,6 +93,8 @@ const UPSTREAM_MESSAGES: readonly [RegExp, string][] = [
   [/^int overflow during .*$/, 'integer overflow'],
   [/^uint overflow during .*$/, 'unsigned integer overflow'],
   [/^index (-?\d+) out of bounds \[0, \d+\)$/, 'index out of range: $1'],
+  // time.LoadLocation's error, which cel-go's timestamp getters return for an unknown zone.
+  [/^Invalid time zone specified: (.*)$/, 'unknown time zone $1'],
 ];
 
 function upstreamError(error: CelErr, pos: number): CelErr {

@@ -174,9 +174,9 @@ const ESCAPES: Record<string, string> = {
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
-  const fail = (pos: number, message: string): never => {
+  function fail(pos: number, message: string): never {
     throw new CelSyntaxError(pos, message);
-  };
+  }
   while (i < text.length) {
     const c = text[i];
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f') {
@@ -198,7 +198,10 @@ function tokenize(text: string): Token[] {
       i += quote.length;
       const units: number[] = [];
       let out = '';
-      const push = (s: string) => (bytes ? units.push(...Buffer.from(s, 'utf8')) : (out += s));
+      const push = (s: string) => {
+        if (bytes) units.push(...Buffer.from(s, 'utf8'));
+        else out += s;
+      };
       for (;;) {
         if (i >= text.length) fail(start, `Syntax error: token recognition error at: '${text.slice(start)}'`);
         if (text.startsWith(quote, i)) {
@@ -233,7 +236,8 @@ function tokenize(text: string): Token[] {
           } else fail(i, `Syntax error: token recognition error at: '${text.slice(start, i + 2)}'`);
           continue;
         }
-        const cp = text.codePointAt(i)!;
+        const cp = text.codePointAt(i);
+        if (cp === undefined) fail(start, `Syntax error: token recognition error at: '${text.slice(start)}'`);
         push(String.fromCodePoint(cp));
         i += cp > 0xffff ? 2 : 1;
       }
@@ -259,7 +263,8 @@ function tokenize(text: string): Token[] {
       }
       const m = /^(?:[0-9]*\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+\.?(?![0-9]))|^[0-9]+/.exec(
         text.slice(i),
-      )!;
+      );
+      if (!m) fail(i, `Syntax error: token recognition error at: '${c}'`);
       let lexeme = m[0];
       // `1.` followed by an identifier is a selection on an int (`1.size()` is not a double).
       if (lexeme.endsWith('.') && !/[eE]/.test(lexeme) && /[A-Za-z_?]/.test(text[i + lexeme.length] ?? ''))
@@ -274,7 +279,8 @@ function tokenize(text: string): Token[] {
       continue;
     }
     if (/[A-Za-z_]/.test(c)) {
-      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i))!;
+      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i));
+      if (!m) fail(i, `Syntax error: token recognition error at: '${c}'`);
       i += m[0].length;
       tokens.push({ kind: 'ident', pos: start, text: m[0] });
       continue;
@@ -288,8 +294,8 @@ function tokenize(text: string): Token[] {
     }
     const op = OPERATORS.find((o) => text.startsWith(o, i));
     if (!op) fail(i, `Syntax error: token recognition error at: '${c}'`);
-    tokens.push({ kind: 'op', pos: start, text: op! });
-    i += op!.length;
+    tokens.push({ kind: 'op', pos: start, text: op });
+    i += op.length;
   }
   tokens.push({ kind: 'eof', pos: text.length, text: '<EOF>' });
   return tokens;

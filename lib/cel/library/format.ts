@@ -5,6 +5,7 @@ import { CelScalar, celFunc, celList, celMethod } from '@bufbuild/cel';
 import type { CelFunc } from '@bufbuild/cel';
 import { OPTIONAL_TYPE, NONE, optionalOf } from './optional.js';
 import { NAMED_FORMAT, opaqueText } from './types.js';
+import { UrlError, parseRequestURI } from './url.js';
 
 /** apimachinery's validation.RegexError. */
 function regexError(message: string, pattern: string, ...examples: string[]): string {
@@ -120,11 +121,16 @@ export const FORMATS: Record<string, (s: string) => string[]> = {
   dns1123SubdomainPrefix: prefixed(dns1123Subdomain),
   dns1035LabelPrefix: prefixed(dns1035Label),
   labelValue,
-  // Go's url.ParseRequestURI: an absolute URI or an absolute path, no fragment.
-  uri: (s) =>
-    /^(?:[a-zA-Z][a-zA-Z0-9+.-]*:[^\s#]*|\/[^\s#]*)$/.test(s)
-      ? []
-      : [`parse ${JSON.stringify(s)}: invalid URI for request`],
+  // Go's url.ParseRequestURI (url.ts), its error as the message.
+  uri: (s) => {
+    try {
+      parseRequestURI(s);
+      return [];
+    } catch (error) {
+      if (error instanceof UrlError) return [error.message];
+      throw error;
+    }
+  },
   uuid: (s) =>
     /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$/i.test(s)
       ? []

@@ -3,7 +3,7 @@
 // bigint (int), CelUint, number (double), string, durations and timestamps (protobuf messages)...
 // find/findAll run on RE2 (regex.ts).
 import { create } from '@bufbuild/protobuf';
-import { DurationSchema } from '@bufbuild/protobuf/wkt';
+import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
 import {
   CelScalar,
   celFunc,
@@ -14,8 +14,9 @@ import {
   isCelMap,
   isCelUint,
   listType,
+  objectType,
 } from '@bufbuild/cel';
-import type { CelFunc, CelList, CelValue } from '@bufbuild/cel';
+import type { CelFunc, CelList, CelType, CelValue } from '@bufbuild/cel';
 import { findAll } from './regex.js';
 
 const { BOOL, INT, STRING, DYN } = CelScalar;
@@ -45,12 +46,19 @@ export function celEquals(a: CelValue, b: CelValue): boolean {
   if (isNumber(ua) && isNumber(ub)) return typeof ua === typeof ub ? ua === ub : Number(ua) === Number(ub);
   if (isCelList(a) && isCelList(b)) {
     if (a.size !== b.size) return false;
-    for (let i = 0; i < a.size; i++) if (!celEquals(a.get(i)!, b.get(i)!)) return false;
+    let i = 0;
+    for (const x of a) {
+      const y = b.get(i++);
+      if (y === undefined || !celEquals(x, y)) return false;
+    }
     return true;
   }
   if (isCelMap(a) && isCelMap(b)) {
     if (a.size !== b.size) return false;
-    for (const [k, v] of a) if (!b.has(k) || !celEquals(v, b.get(k)!)) return false;
+    for (const [k, v] of a) {
+      const w = b.get(k);
+      if (w === undefined || !celEquals(v, w)) return false;
+    }
     return true;
   }
   const ta = timeOf(a);
@@ -62,6 +70,17 @@ export function celEquals(a: CelValue, b: CelValue): boolean {
 
 /** Ordering of comparable values of one type: numbers, strings, bools, bytes, durations, timestamps. */
 export function compare(a: CelValue, b: CelValue): number {
+  const order = comparison(a, b);
+  if (order === undefined) throw new Error('no such overload');
+  return order;
+}
+
+/**
+ * cel-go's Compare: numbers across int, uint and double; otherwise two values of one comparable
+ * type. Undefined where cel-go answers with an error value (which lists.go's min, max and isSorted
+ * pass over, as they only look for the preferred result).
+ */
+function comparison(a: CelValue, b: CelValue): number | undefined {
   const ua = unsigned(a) ?? a;
   const ub = unsigned(b) ?? b;
   if (isNumber(ua) && isNumber(ub)) return ua < ub ? -1 : ua > ub ? 1 : 0;
@@ -71,46 +90,94 @@ export function compare(a: CelValue, b: CelValue): number {
   const ta = timeOf(a);
   const tb = timeOf(b);
   if (ta && tb && ta.kind === tb.kind) return ta.nanos < tb.nanos ? -1 : ta.nanos > tb.nanos ? 1 : 0;
-  throw new Error('no such overload');
+  return undefined;
 }
 
+/** Whether cel-go's value implements traits.Comparer. */
+const comparable = (v: CelValue) =>
+  isNumber(v) ||
+  isCelUint(v) ||
+  typeof v === 'string' ||
+  typeof v === 'boolean' ||
+  v instanceof Uint8Array ||
+  timeOf(v) !== undefined;
+
+const UINT64_MAX = (1n << 64n) - 1n;
+const DURATION_MAX = INT64_MAX;
+
+/**
+ * lists.go sum: one overload per summable type, chosen at run time by the first element (cel-go's
+ * dynamic dispatch), then the zero of that type plus each element with that type's `+`.
+ */
 function sum(list: CelList): CelValue {
-  let total: bigint | number = 0n;
-  let duration: bigint | undefined;
-  for (const v of list) {
-    const time = timeOf(v);
-    if (time?.kind === 'duration') {
-      duration = (duration ?? 0n) + time.nanos;
-      continue;
+  if (list.size === 0) return 0n;
+  const first = list.get(0);
+  const time = timeOf(first);
+  if (time?.kind === 'duration') {
+    let total = 0n;
+    for (const v of list) {
+      const t = timeOf(v);
+      if (t?.kind !== 'duration') throw new Error('no such overload');
+      total += t.nanos;
+      if (total > DURATION_MAX || total < INT64_MIN) throw new Error('integer overflow');
     }
-    const n = unsigned(v) ?? v;
-    if (!isNumber(n)) throw new Error('no such overload');
-    if (typeof n === 'number' || typeof total === 'number') total = Number(total) + Number(n);
-    else {
-      total += n;
-      if (total > INT64_MAX || total < INT64_MIN) throw new Error('integer overflow');
-    }
-  }
-  if (duration !== undefined)
     return create(DurationSchema, {
-      seconds: duration / 1_000_000_000n,
-      nanos: Number(duration % 1_000_000_000n),
+      seconds: total / 1_000_000_000n,
+      nanos: Number(total % 1_000_000_000n),
     }) as never;
-  if (list.size > 0 && isCelUint(list.get(0))) return celUint(total as bigint);
+  }
+  if (typeof first === 'number') {
+    let total = 0;
+    for (const v of list) {
+      if (typeof v !== 'number') throw new Error('no such overload');
+      total += v;
+    }
+    return total;
+  }
+  if (isCelUint(first)) {
+    let total = 0n;
+    for (const v of list) {
+      if (!isCelUint(v)) throw new Error('no such overload');
+      total += v.value;
+      if (total > UINT64_MAX) throw new Error('unsigned integer overflow');
+    }
+    return celUint(total);
+  }
+  if (typeof first !== 'bigint') throw new Error('no such overload');
+  let total = 0n;
+  for (const v of list) {
+    if (typeof v !== 'bigint') throw new Error('no such overload');
+    total += v;
+    if (total > INT64_MAX || total < INT64_MIN) throw new Error('integer overflow');
+  }
   return total;
 }
 
+/** lists.go cmp: keeps the element the comparison prefers; min or max of an empty list is an error. */
 function extreme(list: CelList, name: string, sign: 1 | -1): CelValue {
   let best: CelValue | undefined;
-  for (const v of list) if (best === undefined || compare(v, best) * sign > 0) best = v;
+  for (const v of list) {
+    if (!comparable(v)) throw new Error('no such overload');
+    if (best === undefined || comparison(best, v) === sign) best = v;
+  }
   if (best === undefined) throw new Error(`${name} called on empty list`);
   return best;
 }
 
+function isSorted(list: CelList): boolean {
+  let previous: CelValue | undefined;
+  for (const v of list) {
+    if (!comparable(v)) throw new Error('no such overload');
+    if (previous !== undefined && comparison(previous, v) === 1) return false;
+    previous = v;
+  }
+  return true;
+}
+
 function indexOf(list: CelList, value: CelValue, last: boolean): bigint {
   let found = -1;
-  for (let i = 0; i < list.size; i++)
-    if (celEquals(list.get(i)!, value)) {
+  for (const [i, v] of [...list].entries())
+    if (celEquals(v, value)) {
       found = i;
       if (!last) break;
     }
@@ -119,17 +186,16 @@ function indexOf(list: CelList, value: CelValue, last: boolean): bigint {
 
 export const listsLibrary: CelFunc[] = [
   celMethod('isSorted', LIST, [], BOOL, function () {
-    for (let i = 1; i < this.size; i++) if (compare(this.get(i - 1)!, this.get(i)!) > 0) return false;
-    return true;
+    return isSorted(this);
   }),
   celMethod('sum', LIST, [], DYN, function () {
     return sum(this) as never;
   }),
   celMethod('min', LIST, [], DYN, function () {
-    return extreme(this, 'min', -1) as never;
+    return extreme(this, 'min', 1) as never;
   }),
   celMethod('max', LIST, [], DYN, function () {
-    return extreme(this, 'max', 1) as never;
+    return extreme(this, 'max', -1) as never;
   }),
   celMethod('indexOf', LIST, [DYN], INT, function (v) {
     return indexOf(this, v, false);
@@ -137,6 +203,26 @@ export const listsLibrary: CelFunc[] = [
   celMethod('lastIndexOf', LIST, [DYN], INT, function (v) {
     return indexOf(this, v, true);
   }),
+];
+
+const SUMMABLE: readonly CelType[] = [INT, CelScalar.UINT, CelScalar.DOUBLE, objectType(DurationSchema)];
+const COMPARABLE: readonly CelType[] = [...SUMMABLE, BOOL, objectType(TimestampSchema), STRING, CelScalar.BYTES];
+const declaredOnly = () => {
+  throw new Error('no such overload');
+};
+
+/**
+ * lists.go's overloads as the checker sees them: `list(T).sum()` for each summable T, `min`, `max`
+ * and `isSorted` for each comparable T, so `['a'].sum()` and `[[1]].min()` are refused when the
+ * policy is created. Evaluation goes through listsLibrary, which dispatches as cel-go does.
+ */
+export const listsSignatures: CelFunc[] = [
+  ...SUMMABLE.map((t) => celMethod('sum', listType(t), [], t, declaredOnly)),
+  ...COMPARABLE.flatMap((t) => [
+    celMethod('min', listType(t), [], t, declaredOnly),
+    celMethod('max', listType(t), [], t, declaredOnly),
+    celMethod('isSorted', listType(t), [], BOOL, declaredOnly),
+  ]),
 ];
 
 const containsAll = (a: CelList, b: CelList) => [...b].every((x) => [...a].some((y) => celEquals(x, y)));

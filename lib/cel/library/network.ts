@@ -1,10 +1,13 @@
-// Kubernetes' CEL ip, cidr and url libraries (k8s.io/apiserver/pkg/cel/library/{ip,cidr,urls}.go).
+// Kubernetes' CEL ip, cidr and url libraries (k8s.io/apiserver/pkg/cel/library/{ip,cidr,urls}.go);
+// URLs are parsed as Go's net/url parses them (url.ts).
 // Addresses are parsed by lib/kube/net (Go's netip.ParseAddr, which the ExternalIPRanger plugin's
 // sloppy parser shares); upstream then refuses zones and IPv4-mapped IPv6 addresses.
 import { CelScalar, celFunc, celMethod, mapType, listType } from '@bufbuild/cel';
 import type { CelFunc } from '@bufbuild/cel';
 import { AddrError, is4In6, parseAddr, parsePrefix as parseNetPrefix } from '../../kube/net.js';
 import { CIDR_TYPE, IP_TYPE, URL_TYPE, opaqueText } from './types.js';
+import { UrlError, escapedPath, hostname, parseRequestURI, parseURL, port, query } from './url.js';
+import type { GoUrl } from './url.js';
 
 const { BOOL, INT, STRING } = CelScalar;
 
@@ -165,70 +168,41 @@ export const cidrLibrary: CelFunc[] = [
   }),
 ];
 
-// Go's url.ParseRequestURI: an absolute URI or an absolute path, no fragment.
-const URI = /^(?:([a-zA-Z][a-zA-Z0-9+.-]*):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?$/;
-interface Url {
-  scheme: string;
-  host: string;
-  path: string;
-  query: string;
-}
-
-function parseUrl(text: string): Url {
-  const match = URI.exec(text);
-  const [, scheme = '', host = '', path = '', query = ''] = match ?? [];
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: Go's url.Parse refuses control characters; so do we.
-  if (!match || (scheme === '' && !path.startsWith('/')) || /[\s\x00-\x1f]/.test(text)) {
-    throw new Error(
-      `URL parse error during conversion from string: parse ${JSON.stringify(text)}: invalid URI for request`,
-    );
+/** url(): ParseRequestURI decides, then url.Parse gives the parts (urls.go stringToUrl). */
+function urlFromString(text: string): GoUrl {
+  try {
+    parseRequestURI(text);
+    return parseURL(text);
+  } catch (error) {
+    if (error instanceof UrlError) throw new Error(`URL parse error during conversion from string: ${error.message}`);
+    throw error;
   }
-  return { scheme, host, path, query };
 }
 
-const urlOf = (value: unknown) => parseUrl(opaqueText(value));
-const hostname = (host: string) => {
-  const h = host.replace(/^[^@]*@/, '');
-  return h.startsWith('[') ? h.slice(1, h.indexOf(']')) : h.replace(/:[0-9]*$/, '');
-};
-const port = (host: string) => {
-  const m = /:([0-9]*)$/.exec(host.replace(/^[^@]*@/, '').replace(/^\[[^\]]*\]/, ''));
-  return m ? m[1] : '';
-};
-const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-
-function queryMap(query: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const pair of query.split('&')) {
-    if (pair === '') continue;
-    const [key, value = ''] = pair.split(/=(.*)/s);
-    out.set(decode(key), [...(out.get(decode(key)) ?? []), decode(value)]);
-  }
-  return out;
-}
+const urlOf = (value: unknown) => parseURL(opaqueText(value));
 
 export const urlLibrary: CelFunc[] = [
   celFunc('url', [STRING], URL_TYPE.type, (text) => {
-    parseUrl(text);
+    urlFromString(text);
     return URL_TYPE.wrap(text) as never;
   }),
-  celFunc('isURL', [STRING], BOOL, (text) => succeeds(() => parseUrl(text))),
+  celFunc('isURL', [STRING], BOOL, (text) => succeeds(() => parseRequestURI(text))),
   celMethod('getScheme', URL_TYPE.type, [], STRING, function () {
     return urlOf(this).scheme;
   }),
   celMethod('getHost', URL_TYPE.type, [], STRING, function () {
-    return urlOf(this).host.replace(/^[^@]*@/, '');
+    return urlOf(this).host;
   }),
   celMethod('getHostname', URL_TYPE.type, [], STRING, function () {
-    return hostname(urlOf(this).host);
+    return hostname(urlOf(this));
   }),
   celMethod('getPort', URL_TYPE.type, [], STRING, function () {
-    return port(urlOf(this).host);
+    return port(urlOf(this));
   }),
   celMethod('getEscapedPath', URL_TYPE.type, [], STRING, function () {
-    return urlOf(this).path;
+    return escapedPath(urlOf(this));
   }),
   celMethod('getQuery', URL_TYPE.type, [], mapType(STRING, listType(STRING)), function () {
-    return queryMap(urlOf(this).query) as never;
+    return query(urlOf(this)) as never;
   }),
 ];

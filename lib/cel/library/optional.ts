@@ -18,7 +18,12 @@ export const optionalRegistry = createFileRegistry(
   }),
   () => undefined,
 );
-const desc = optionalRegistry.getMessage('optional_type')!;
+function optionalDescriptor() {
+  const found = optionalRegistry.getMessage('optional_type');
+  if (!found) throw new Error('optional_type missing from its registry');
+  return found;
+}
+const desc = optionalDescriptor();
 export const OPTIONAL_TYPE = objectType(desc);
 
 type Carrier = { [PAYLOAD]?: CelValue };

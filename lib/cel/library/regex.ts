@@ -92,14 +92,14 @@ function search(prog: Prog, text: string, from: number): [number, number] | unde
     }
   };
 
-  const runeAt = (i: number) => (i < text.length ? text.codePointAt(i)! : -1);
+  const runeAt = (i: number) => text.codePointAt(i) ?? -1;
   let before =
     from > 0
-      ? text.codePointAt(
+      ? (text.codePointAt(
           from -
             1 -
             (from >= 2 && /[\uDC00-\uDFFF]/.test(text[from - 1]) && /[\uD800-\uDBFF]/.test(text[from - 2]) ? 1 : 0),
-        )!
+        ) ?? -1)
       : -1;
   for (let i = from; ; ) {
     const rune = runeAt(i);
@@ -154,7 +154,7 @@ export function findAll(text: string, pattern: string, limit: number): string[] 
       if (limit > 0 && out.length >= limit) break;
     }
     previousEnd = end;
-    pos = end > start ? end : end + (text.codePointAt(end)! > 0xffff ? 2 : 1);
+    pos = end > start ? end : end + ((text.codePointAt(end) ?? 0) > 0xffff ? 2 : 1);
   }
   return out;
 }

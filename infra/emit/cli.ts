@@ -144,7 +144,7 @@ function writePrivate(file: string, text: string): void {
 }
 
 export function toYamlDocuments(docs: readonly object[]): string {
-  return docs.map((doc) => stringify(doc, { lineWidth: 0 })).join('---\n');
+  return docs.map((doc) => stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
 }
 
 /** The whole command, without process globals, so tests run it in-process. Returns the exit code. */
@@ -340,10 +340,13 @@ function writeOutputs(
   }
   const kubeconfigFile = join(out, 'kubeconfig.yaml');
   const kubeConfigPath = values['kubeconfig-path'] ?? DEFAULT_KUBECONFIG_PATH;
-  writePrivate(kubeconfigFile, stringify(webhookKubeconfig(baseUrl, client), { lineWidth: 0 }));
+  writePrivate(
+    kubeconfigFile,
+    stringify(webhookKubeconfig(baseUrl, client), { lineWidth: 0, aliasDuplicateObjects: false }),
+  );
   writeFileSync(
     join(out, 'admission-configuration.yaml'),
-    stringify(apiserverAdmissionConfiguration(kubeConfigPath), { lineWidth: 0 }),
+    stringify(apiserverAdmissionConfiguration(kubeConfigPath), { lineWidth: 0, aliasDuplicateObjects: false }),
   );
   io.stderr(
     `wrote ${kubeconfigFile} (user ${kubeconfigUserName(baseUrl)}, 0600) and ${join(out, 'admission-configuration.yaml')} (kubeConfigFile ${kubeConfigPath})\n`,

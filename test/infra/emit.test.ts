@@ -746,6 +746,9 @@ describe('--out for mTLS: the apiserver side', () => {
       for (const doc of documents(run.stdout))
         expect(apiserverPicksUser(kubeconfig.users, doc.webhooks[0].clientConfig.url)).toBe(user);
 
+      // Plain YAML, no anchors or aliases: each entry reads on its own, in any YAML tool.
+      for (const file of ['webhooks.yaml', 'kubeconfig.yaml', 'admission-configuration.yaml'])
+        expect(readFileSync(join(out, file), 'utf8'), file).not.toMatch(/(^|[\s:-])[&*][A-Za-z]\w*\s*$/m);
       const admission = parseYaml(readFileSync(join(out, 'admission-configuration.yaml'), 'utf8'));
       expect(admission).toMatchObject({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration' });
       expect(admission.plugins.map((p: Doc) => p.name).sort()).toEqual([

@@ -176,7 +176,23 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   const auth = resolveCallerAuth(options, io);
   const docs = checkedDocuments(options, selected, configs, enforcement, auth, caBundle);
   writeOutputs(options, docs, selected, auth, client, io);
+  noteMatchConditions(docs, io);
   return 0;
+}
+
+/**
+ * matchConditions are Kubernetes 1.28+: an older apiserver drops the field and calls the webhook
+ * for every request its rules match (the handler still checks, but a Fail webhook then covers
+ * more). Say so where the operator reads the next steps.
+ */
+function noteMatchConditions(docs: readonly WebhookConfiguration[], io: EmitIo): void {
+  const using = docs.flatMap((doc) =>
+    (doc.webhooks ?? []).filter((w) => (w.matchConditions?.length ?? 0) > 0).map((w) => w.name),
+  );
+  if (using.length === 0) return;
+  io.stderr(
+    `note: ${using.length} webhook${using.length === 1 ? ' uses' : 's use'} matchConditions (Kubernetes 1.28+: ${using.join(', ')}); for an older cluster, emit with --no-match-conditions\n`,
+  );
 }
 
 type Values = ReturnType<typeof parse>;

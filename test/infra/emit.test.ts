@@ -478,9 +478,17 @@ describe('metadata branches (synthetic plugins)', () => {
       (await emit(['--base-url', 'https://admission.example.com', '--staged', 'canary'], [nodeRestriction])).stdout,
     );
     expect(staged[0].webhooks.map((w: Doc) => w.failurePolicy)).toEqual(['Ignore', 'Ignore']);
-    const old = documents(
-      (await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [nodeRestriction])).stdout,
+    const withConditions = await emit(['--base-url', 'https://admission.example.com'], [nodeRestriction]);
+    // The operator is told which webhooks need 1.28+, and what to do on an older cluster.
+    expect(withConditions.stderr).toContain(
+      'note: 2 webhooks use matchConditions (Kubernetes 1.28+: node-restriction.validate.serverless-admission.io, node-restriction.learn.serverless-admission.io); for an older cluster, emit with --no-match-conditions',
     );
+    const oldRun = await emit(
+      ['--base-url', 'https://admission.example.com', '--no-match-conditions'],
+      [nodeRestriction],
+    );
+    expect(oldRun.stderr).not.toContain('matchConditions (Kubernetes 1.28+');
+    const old = documents(oldRun.stdout);
     expect(old[0].webhooks).toHaveLength(1);
     expect(old[0].webhooks[0].matchConditions).toBeUndefined();
     expect(

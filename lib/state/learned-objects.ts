@@ -15,7 +15,7 @@ import type { LearnedObject, LearnedObjectKind, LearnedObjects } from '../admiss
 import type { AdmissionRequest } from '../admission/request.js';
 import type { KubeObject } from '../admission/types.js';
 import type { Item, StateStore } from './store.js';
-import { ConditionFailed, json, N, S, str } from './store.js';
+import { json, S, str } from './store.js';
 
 const partition = (kind: LearnedObjectKind) => `obj#${kind}`;
 /** The sort key: the name, after `<namespace>/` for a namespaced kind (names never hold a `/`). */
@@ -65,22 +65,7 @@ export class LearnedObjectStore implements LearnedObjects {
       await this.store.delete({ Key: key });
       return;
     }
-    try {
-      await this.store.put({
-        Item: {
-          ...key,
-          data: S(JSON.stringify(observation.object)),
-          observedAt: S(new Date(this.store.now()).toISOString()),
-          observedAtMs: N(this.store.now()),
-          lastUid: S(requestUid),
-        },
-        ConditionExpression: 'attribute_not_exists(pk) OR lastUid <> :uid',
-        ExpressionAttributeValues: { ':uid': S(requestUid) },
-      });
-    } catch (error) {
-      if (error instanceof ConditionFailed) return; // the same request, already recorded
-      throw error;
-    }
+    await this.store.putObservation(key, observation.object, requestUid);
   }
 
   /**

@@ -6,7 +6,7 @@ import { isNamespaceRequest, namespaceObservation } from '../admission/learning.
 import type { LearnedNamespace, LearnedNamespaces } from '../admission/ports.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { Item, StateStore } from './store.js';
-import { ConditionFailed, json, N, S, str } from './store.js';
+import { json, N, S, str } from './store.js';
 
 const NAMESPACE_SK = 'namespace';
 const LISTING_PK = 'ns#';
@@ -55,22 +55,7 @@ export class LearnedNamespaceStore implements LearnedNamespaces {
   }
 
   async record(name: string, record: NamespaceRecord, requestUid: string): Promise<void> {
-    try {
-      await this.store.put({
-        Item: {
-          ...namespaceKey(name),
-          data: S(JSON.stringify(record)),
-          observedAt: S(new Date(this.store.now()).toISOString()),
-          observedAtMs: N(this.store.now()),
-          lastUid: S(requestUid),
-        },
-        ConditionExpression: 'attribute_not_exists(pk) OR lastUid <> :uid',
-        ExpressionAttributeValues: { ':uid': S(requestUid) },
-      });
-    } catch (error) {
-      if (error instanceof ConditionFailed) return; // the same request, already recorded
-      throw error;
-    }
+    await this.store.putObservation(namespaceKey(name), record, requestUid);
   }
 
   /** `npm run sync`: a complete listing; namespaces absent from it are known not to exist. */

@@ -145,6 +145,30 @@ export class StateStore {
     );
   }
 
+  /**
+   * Learned state: what one request saw of an object, as `data`, with when it was seen. A retry of
+   * the same request (the apiserver re-sends, and re-invokes mutating webhooks) writes nothing
+   * more: the item remembers the last request uid that wrote it.
+   */
+  async putObservation(key: Item, data: unknown, requestUid: string): Promise<void> {
+    try {
+      await this.put({
+        Item: {
+          ...key,
+          data: S(JSON.stringify(data)),
+          observedAt: S(new Date(this.now()).toISOString()),
+          observedAtMs: N(this.now()),
+          lastUid: S(requestUid),
+        },
+        ConditionExpression: 'attribute_not_exists(pk) OR lastUid <> :uid',
+        ExpressionAttributeValues: { ':uid': S(requestUid) },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailed) return; // the same request, already recorded
+      throw error;
+    }
+  }
+
   update(input: Omit<UpdateItemCommandInput, 'TableName'>): Promise<boolean> {
     return this.write('UpdateItem', () =>
       this.client.send(

@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/namespace-exists/plugin.js';
 import type { NamespaceExistsConfig } from '../../functions/namespace-exists/plugin.js';
-import type { KubeObject } from '../../lib/admission/types.js';
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
+import { podCreate, podDelete, podUpdate } from '../support/namespace-pods.js';
 import type { ReviewInput } from '../support/review.js';
 
 const strict: NamespaceExistsConfig = { unknownNamespace: 'deny' };
@@ -21,29 +21,6 @@ beforeAll(async () => {
   invoke = lambdaFor(plugin, store, strict);
 });
 afterAll(() => store.close());
-
-const newPod = (namespace: string): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name: '123', namespace },
-  spec: { volumes: [{ name: 'vol' }], containers: [{ name: 'ctr', image: 'image' }] },
-});
-const podCreate = (namespace: string, extra: Partial<ReviewInput> = {}): ReviewInput => ({
-  object: newPod(namespace),
-  ...extra,
-});
-const podUpdate = (namespace: string): ReviewInput => ({
-  operation: 'UPDATE',
-  object: newPod(namespace),
-  oldObject: newPod(namespace),
-});
-const podDelete = (namespace: string): ReviewInput => ({
-  operation: 'DELETE',
-  object: null,
-  oldObject: newPod(namespace),
-  name: '123',
-  namespace,
-});
 
 async function answer(input: ReviewInput, run = invoke) {
   const result = await run('validate', input);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/namespace-lifecycle/plugin.js';
 import type { NamespaceLifecycleConfig } from '../../functions/namespace-lifecycle/plugin.js';
-import type { KubeObject } from '../../lib/admission/types.js';
+import { podCreate, podDelete, podUpdate } from '../support/namespace-pods.js';
 import type { ReviewInput } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
@@ -21,29 +21,6 @@ beforeAll(async () => {
   invoke = lambdaFor(plugin, store, config);
 });
 afterAll(() => store.close());
-
-const newPod = (namespace: string): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name: '123', namespace },
-  spec: { volumes: [{ name: 'vol' }], containers: [{ name: 'ctr', image: 'image' }] },
-});
-const podCreate = (namespace: string, extra: Partial<ReviewInput> = {}): ReviewInput => ({
-  object: newPod(namespace),
-  ...extra,
-});
-const podUpdate = (namespace: string): ReviewInput => ({
-  operation: 'UPDATE',
-  object: newPod(namespace),
-  oldObject: newPod(namespace),
-});
-const podDelete = (namespace: string): ReviewInput => ({
-  operation: 'DELETE',
-  object: null,
-  oldObject: newPod(namespace),
-  name: '123',
-  namespace,
-});
 
 async function answer(input: ReviewInput) {
   const result = await invoke('validate', input);

@@ -4,13 +4,13 @@
 // Lambda handler; the mutation is applied as a real JSON patch and run again on its own output
 // (upstream's WithReinvocationTesting). Plus: upstream's answer to an object that is not an
 // Ingress, the twin, class deletes, dry runs and store failures.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/default-ingress-class/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
-import { lambdaFor, testStore } from '../support/dynamodb.js';
-import { classWrite, learnClasses, patchedObject } from '../support/learned-objects.js';
+import { lambdaFor } from '../support/dynamodb.js';
+import { classClusters, classWrite, patchedObject } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 
 const DEFAULT = 'ingressclass.kubernetes.io/is-default-class';
@@ -56,17 +56,7 @@ async function admit(invoke: Invoke, object: KubeObject): Promise<KubeObject> {
   return mutated;
 }
 
-const stores: TestStore[] = [];
-async function freshCluster(classes: readonly KubeObject[]): Promise<{ store: TestStore; invoke: Invoke }> {
-  const store = await testStore('default-ingress-class');
-  stores.push(store);
-  const invoke = lambdaFor(plugin, store);
-  await learnClasses(plugin, invoke, 'ingressclasses', classes);
-  return { store, invoke };
-}
-afterAll(() => {
-  for (const store of stores) store.close();
-});
+const freshCluster = classClusters(plugin, 'ingressclasses');
 
 describe('TestAdmission (upstream table)', () => {
   const cases: {

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/default-storage-class/plugin.js';
 import { syncCommand } from '../../infra/sync/cli.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -16,8 +16,8 @@ import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import type { TestStore } from '../support/dynamodb.js';
-import { lambdaFor, testStore } from '../support/dynamodb.js';
-import { classWrite, learnClasses, patchedObject } from '../support/learned-objects.js';
+import { lambdaFor } from '../support/dynamodb.js';
+import { classClusters, classWrite, patchedObject } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 import { review } from '../support/review.js';
 
@@ -64,17 +64,7 @@ async function admit(invoke: Invoke, object: KubeObject): Promise<KubeObject> {
   return mutated;
 }
 
-const stores: TestStore[] = [];
-async function freshCluster(classes: readonly KubeObject[]): Promise<{ store: TestStore; invoke: Invoke }> {
-  const store = await testStore('default-storage-class');
-  stores.push(store);
-  const invoke = lambdaFor(plugin, store);
-  await learnClasses(plugin, invoke, 'storageclasses', classes);
-  return { store, invoke };
-}
-afterAll(() => {
-  for (const store of stores) store.close();
-});
+const freshCluster = classClusters(plugin, 'storageclasses');
 
 describe('TestAdmission (upstream table)', () => {
   const cases: { name: string; classes: KubeObject[]; claim: KubeObject; expectedClassName: string | undefined }[] = [

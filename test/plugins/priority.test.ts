@@ -4,13 +4,13 @@
 // pods and classes go through the real Lambda handler, and every mutation is applied as a real JSON
 // patch and run again on its own output (upstream's WithReinvocationTesting). Plus: the system
 // classes known without being learned, updates keeping priority, dry runs and store failures.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/priority/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
-import { lambdaFor, testStore } from '../support/dynamodb.js';
-import { classWrite, learnClasses, patchedObject } from '../support/learned-objects.js';
+import { lambdaFor } from '../support/dynamodb.js';
+import { classClusters, classWrite, patchedObject } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 
 const priorityClass = (
@@ -36,17 +36,7 @@ const preemptionPolicyClass = priorityClass('nopreemptionpolicy', 2000, {
 });
 
 type Invoke = ReturnType<typeof lambdaFor>;
-const stores: TestStore[] = [];
-async function freshCluster(classes: readonly KubeObject[]): Promise<{ store: TestStore; invoke: Invoke }> {
-  const store = await testStore('priority');
-  stores.push(store);
-  const invoke = lambdaFor(plugin, store);
-  await learnClasses(plugin, invoke, 'priorityclasses', classes);
-  return { store, invoke };
-}
-afterAll(() => {
-  for (const store of stores) store.close();
-});
+const freshCluster = classClusters(plugin, 'priorityclasses');
 
 const classReview = (object: KubeObject | null, operation: 'CREATE' | 'UPDATE' | 'DELETE', name: string) => ({
   ...classWrite('priorityclasses', object ?? { metadata: { name } }, operation),

@@ -5,27 +5,17 @@
 // hand; here the class is learned through the plugin's own learning webhook (upstream's informer)
 // and named by the pod, and every pod goes through the real Lambda handler: Admit as a real JSON
 // patch, run again on its own output, then Validate on the result. Plus: dry runs and store failures.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/runtime-class/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
-import { lambdaFor, testStore } from '../support/dynamodb.js';
-import { classWrite, learnClasses, patchedObject } from '../support/learned-objects.js';
+import { lambdaFor } from '../support/dynamodb.js';
+import { classClusters, classWrite, patchedObject } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 
 type Invoke = ReturnType<typeof lambdaFor>;
-const stores: TestStore[] = [];
-async function freshCluster(classes: readonly KubeObject[]): Promise<{ store: TestStore; invoke: Invoke }> {
-  const store = await testStore('runtime-class');
-  stores.push(store);
-  const invoke = lambdaFor(plugin, store);
-  await learnClasses(plugin, invoke, 'runtimeclasses', classes);
-  return { store, invoke };
-}
-afterAll(() => {
-  for (const store of stores) store.close();
-});
+const freshCluster = classClusters(plugin, 'runtimeclasses');
 
 const runtimeClass = (extra: Record<string, unknown> = {}): KubeObject => ({
   metadata: { name: 'foo' },

@@ -2,12 +2,13 @@
 // plugin's learning webhook, and the object a mutating answer makes (its patch applied with an
 // RFC 6902 implementation).
 import jsonpatch from 'fast-json-patch';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { LEARNED_OBJECT_KINDS, learningPhase } from '../../lib/admission/learning.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import type { LearnedObjectKind } from '../../lib/admission/ports.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import type { Invocation } from './dynamodb.js';
+import type { Invocation, TestStore } from './dynamodb.js';
+import { lambdaFor, testStore } from './dynamodb.js';
 import type { ReviewInput } from './review.js';
 
 /** A write of a class or LimitRange (CREATE unless said), as the learning webhook receives it. */
@@ -55,4 +56,22 @@ export function patchedObject(result: Invocation, object: KubeObject): KubeObjec
   if (response.patch === undefined) return object;
   const patch = JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as jsonpatch.Operation[];
   return jsonpatch.applyPatch(structuredClone(object), patch, true, false).newDocument as KubeObject;
+}
+
+/**
+ * Clusters of their own for a class plugin's tests: each call gets a fresh table with `classes`
+ * learned through the plugin's learning webhook. Every table is closed after the file's tests.
+ */
+export function classClusters(plugin: AnyAdmissionPlugin, of: LearnedObjectKind) {
+  const stores: TestStore[] = [];
+  afterAll(() => {
+    for (const store of stores) store.close();
+  });
+  return async function freshCluster(classes: readonly KubeObject[]) {
+    const store = await testStore(plugin.metadata.name);
+    stores.push(store);
+    const invoke = lambdaFor(plugin, store);
+    await learnClasses(plugin, invoke, of, classes);
+    return { store, invoke };
+  };
 }

@@ -9,8 +9,8 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createStateTable } from '../../lib/state/table.js';
-import { DEFAULT_STATE_TABLE, localDynamoDbClient } from '../../lib/state/client.js';
+import { DEFAULT_STATE_TABLE } from '../../lib/state/client.js';
+import { createStateTable, localDynamoDbClient } from '../../lib/state/dynamodb-sdk.js';
 import { stopWithThisProcess } from './guard.js';
 
 export interface EmbeddedDynamoDbOptions {

@@ -5,8 +5,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { localDynamoDbClient, sharedDynamoDbClient, stateTableName } from '../../lib/state/client.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { localDynamoDb, stateTableName } from '../../lib/state/client.js';
+import type { DynamoDb } from '../../lib/state/dynamodb.js';
+import { sdkDynamoDb } from '../../lib/state/dynamodb-sdk.js';
 import { StoreUnavailableError } from '../../lib/admission/ports.js';
 import { StateStore } from '../../lib/state/store.js';
 import type { Listing } from './sync.js';
@@ -59,7 +61,7 @@ export interface SyncIo {
   readonly stderr: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
   /** Tests: a client for the store instead of one from DYNAMODB_ENDPOINT. */
-  readonly client?: DynamoDBClient;
+  readonly client?: DynamoDb;
   readonly now?: () => number;
   /** The directory relative paths (files, .local/) resolve against; the process's by default. */
   readonly cwd?: string;
@@ -111,7 +113,9 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
       if (listing.byKind.size === 0) io.stderr(`${file}: an empty list, nothing to load\n`);
       return listing;
     });
-    const client = io.client ?? (endpoint ? localDynamoDbClient(endpoint) : sharedDynamoDbClient(io.env));
+    // AWS: the SDK's client, for the operator's credentials (profiles, SSO, roles).
+    const client =
+      io.client ?? (endpoint ? localDynamoDb(endpoint) : sdkDynamoDb(new DynamoDBClient({ maxAttempts: 3 })));
     const table = stateTableName(io.env);
     const now = io.now ?? Date.now;
     const store = new StateStore(client, table, /* dryRun */ false, now);

@@ -1,6 +1,8 @@
 // The one DynamoDB client of a Lambda instance. Created at first use and kept at module scope, so
-// its connections are reused across invocations (Lambda keeps the module between requests).
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+// its connections are reused across invocations (Lambda keeps the module between requests). It is
+// the small signed-HTTP client (dynamodb-http.ts): no function bundles the AWS SDK.
+import type { DynamoDb } from './dynamodb.js';
+import { HttpDynamoDb, regionalEndpoint } from './dynamodb-http.js';
 
 export const DEFAULT_STATE_TABLE = 'serverless-admission-state';
 
@@ -12,8 +14,8 @@ export function stateTableName(env: NodeJS.ProcessEnv = process.env): string {
  * A client for a local endpoint (DynamoDB Local): loopback only, placeholder credentials and
  * region, since DynamoDB Local accepts any.
  */
-export function localDynamoDbClient(endpoint: string, options: { maxAttempts?: number } = {}): DynamoDBClient {
-  return new DynamoDBClient({
+export function localDynamoDb(endpoint: string, options: { maxAttempts?: number } = {}): DynamoDb {
+  return new HttpDynamoDb({
     endpoint,
     region: process.env.AWS_REGION || 'local',
     credentials: {
@@ -24,17 +26,34 @@ export function localDynamoDbClient(endpoint: string, options: { maxAttempts?: n
   });
 }
 
-let shared: { endpoint: string | undefined; client: DynamoDBClient } | undefined;
+/**
+ * The AWS service, with the region and the credentials the Lambda runtime puts in the
+ * environment (the function role's). Outside Lambda, the CLIs use the SDK's chain instead.
+ */
+export function awsDynamoDb(env: NodeJS.ProcessEnv = process.env): DynamoDb {
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN } = env;
+  return new HttpDynamoDb({
+    endpoint: regionalEndpoint(region),
+    region,
+    credentials:
+      accessKeyId && secretAccessKey
+        ? { accessKeyId, secretAccessKey, ...(AWS_SESSION_TOKEN && { sessionToken: AWS_SESSION_TOKEN }) }
+        : undefined,
+  });
+}
+
+let shared: { endpoint: string | undefined; client: DynamoDb } | undefined;
 
 /**
  * DYNAMODB_ENDPOINT locally and in tests; the real service (region and credentials from the Lambda
  * environment) when deployed. One client per process: a changed endpoint replaces it (tests).
  */
-export function sharedDynamoDbClient(env: NodeJS.ProcessEnv = process.env): DynamoDBClient {
+export function sharedDynamoDb(env: NodeJS.ProcessEnv = process.env): DynamoDb {
   const endpoint = env.DYNAMODB_ENDPOINT || undefined;
   if (shared === undefined || shared.endpoint !== endpoint) {
     shared?.client.destroy();
-    shared = { endpoint, client: endpoint ? localDynamoDbClient(endpoint) : new DynamoDBClient({ maxAttempts: 3 }) };
+    shared = { endpoint, client: endpoint ? localDynamoDb(endpoint) : awsDynamoDb(env) };
   }
   return shared.client;
 }

@@ -1,9 +1,9 @@
 // lib/state: learned cluster state and the side-effect ledger over one DynamoDB table, behind the
 // ports plugins see (ports.ts). Every write passes the dryRun gate in store.ts.
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { StoreCall } from '../metrics/index.js';
-import { sharedDynamoDbClient, stateTableName } from './client.js';
+import { sharedDynamoDb, stateTableName } from './client.js';
+import type { DynamoDb } from './dynamodb.js';
 import { ClusterQuotaLedgerStore } from './cluster-quota-ledger.js';
 import { DecisionCacheStore } from './decision-cache.js';
 import { LearnedNamespaceStore } from './namespaces.js';
@@ -14,13 +14,14 @@ import { QuotaLedgerStore } from './quota-ledger.js';
 import { StateStore } from './store.js';
 import { TokenBucketStore } from './token-buckets.js';
 
-export { DEFAULT_STATE_TABLE, localDynamoDbClient, sharedDynamoDbClient, stateTableName } from './client.js';
+export { DEFAULT_STATE_TABLE, localDynamoDb, sharedDynamoDb, stateTableName } from './client.js';
+export type { DynamoDb } from './dynamodb.js';
 export { LearnedNamespaceStore } from './namespaces.js';
 export { LearnedObjectStore } from './learned-objects.js';
 export { LearnedPlacementStore } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
 export { ClusterQuotaLedgerStore } from './cluster-quota-ledger.js';
-export { createStateTable, TTL_ATTRIBUTE } from './table.js';
+export { TTL_ATTRIBUTE } from './table.js';
 export { StateStore } from './store.js';
 export * from '../admission/ports.js';
 
@@ -54,7 +55,7 @@ export interface StateOptions {
    * it (`cache#<plugin>#<key>`), so two plugins never read each other's cached answers.
    */
   readonly plugin: string;
-  readonly client: DynamoDBClient;
+  readonly client: DynamoDb;
   readonly tableName: string;
   /** For tests of expiry: the clock the store compares TTLs with. */
   readonly now?: () => number;
@@ -101,5 +102,5 @@ export function stateFromEnv(
   onStoreCall?: (call: StoreCall) => void,
 ): (request: AdmissionRequest) => RequestState {
   return (request) =>
-    createRequestState(request, { plugin, client: sharedDynamoDbClient(), tableName: stateTableName(), onStoreCall });
+    createRequestState(request, { plugin, client: sharedDynamoDb(), tableName: stateTableName(), onStoreCall });
 }

@@ -1,18 +1,15 @@
 // The thin storage layer under every state port: reads, conditional writes, transactions, and the
 // one dryRun gate. Ports never send a write command themselves; they hand it to `write`, which
-// sends nothing for a dry run. SDK failures become StoreUnavailableError (HTTP 500, so the
+// sends nothing for a dry run. Store failures become StoreUnavailableError (HTTP 500, so the
 // apiserver's failurePolicy decides); failed conditions become typed domain errors.
-import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteItemCommand,
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-  TransactWriteItemsCommand,
-  UpdateItemCommand,
+import type {
+  AttributeValue,
+  DeleteItemInput,
+  PutItemInput,
+  TransactWriteItem,
+  UpdateItemInput,
 } from '@aws-sdk/client-dynamodb';
-import type { DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { DynamoDb } from './dynamodb.js';
 import { StoreUnavailableError } from '../admission/ports.js';
 import type { StoreCall, StoreResult } from '../metrics/index.js';
 import { TTL_ATTRIBUTE } from './table.js';
@@ -62,7 +59,7 @@ function storeError(error: unknown): Error {
 
 export class StateStore {
   constructor(
-    readonly client: DynamoDBClient,
+    readonly client: DynamoDb,
     readonly table: string,
     /** The request is a dry run: `write` sends nothing. */
     readonly dryRun: boolean,
@@ -97,9 +94,7 @@ export class StateStore {
 
   async get(pk: string, sk: string): Promise<Item | undefined> {
     const out = await this.call('GetItem', () =>
-      this.client.send(
-        new GetItemCommand({ TableName: this.table, Key: { pk: S(pk), sk: S(sk) }, ConsistentRead: true }),
-      ),
+      this.client.call('GetItem', { TableName: this.table, Key: { pk: S(pk), sk: S(sk) }, ConsistentRead: true }),
     );
     return out.Item;
   }
@@ -110,15 +105,13 @@ export class StateStore {
     let start: Item | undefined;
     do {
       const out = await this.call('Query', () =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.table,
-            ConsistentRead: true,
-            KeyConditionExpression: prefix ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
-            ExpressionAttributeValues: prefix ? { ':pk': S(pk), ':prefix': S(prefix) } : { ':pk': S(pk) },
-            ...(start && { ExclusiveStartKey: start }),
-          }),
-        ),
+        this.client.call('Query', {
+          TableName: this.table,
+          ConsistentRead: true,
+          KeyConditionExpression: prefix ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
+          ExpressionAttributeValues: prefix ? { ':pk': S(pk), ':prefix': S(prefix) } : { ':pk': S(pk) },
+          ...(start && { ExclusiveStartKey: start }),
+        }),
       );
       items.push(...(out.Items ?? []));
       start = out.LastEvaluatedKey;
@@ -137,11 +130,9 @@ export class StateStore {
     return true;
   }
 
-  put(input: Omit<PutItemCommandInput, 'TableName'>): Promise<boolean> {
+  put(input: Omit<PutItemInput, 'TableName'>): Promise<boolean> {
     return this.write('PutItem', () =>
-      this.client.send(
-        new PutItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table }),
-      ),
+      this.client.call('PutItem', { ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table }),
     );
   }
 
@@ -169,46 +160,46 @@ export class StateStore {
     }
   }
 
-  update(input: Omit<UpdateItemCommandInput, 'TableName'>): Promise<boolean> {
+  update(input: Omit<UpdateItemInput, 'TableName'>): Promise<boolean> {
     return this.write('UpdateItem', () =>
-      this.client.send(
-        new UpdateItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table }),
-      ),
+      this.client.call('UpdateItem', {
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ...input,
+        TableName: this.table,
+      }),
     );
   }
 
   /** An update that answers the item as it is after the write (ALL_NEW); undefined for a dry run. */
-  async updateReturning(input: Omit<UpdateItemCommandInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
+  async updateReturning(input: Omit<UpdateItemInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
     let written: Item | undefined;
     await this.write('UpdateItem', async () => {
-      const out = await this.client.send(
-        new UpdateItemCommand({ ...input, TableName: this.table, ReturnValues: 'ALL_NEW' }),
-      );
+      const out = await this.client.call('UpdateItem', { ...input, TableName: this.table, ReturnValues: 'ALL_NEW' });
       written = out.Attributes;
     });
     return written;
   }
 
-  delete(input: Omit<DeleteItemCommandInput, 'TableName'>): Promise<boolean> {
+  delete(input: Omit<DeleteItemInput, 'TableName'>): Promise<boolean> {
     return this.write('DeleteItem', () =>
-      this.client.send(
-        new DeleteItemCommand({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input, TableName: this.table }),
-      ),
+      this.client.call('DeleteItem', {
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ...input,
+        TableName: this.table,
+      }),
     );
   }
 
   /** A delete that answers the item as it was (ALL_OLD); undefined for a dry run or no item. */
-  async deleteReturning(input: Omit<DeleteItemCommandInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
+  async deleteReturning(input: Omit<DeleteItemInput, 'TableName' | 'ReturnValues'>): Promise<Item | undefined> {
     let old: Item | undefined;
     await this.write('DeleteItem', async () => {
-      const out = await this.client.send(
-        new DeleteItemCommand({
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          ...input,
-          TableName: this.table,
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
+      const out = await this.client.call('DeleteItem', {
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ...input,
+        TableName: this.table,
+        ReturnValues: 'ALL_OLD',
+      });
       old = out.Attributes;
     });
     return old;
@@ -222,7 +213,7 @@ export class StateStore {
         const batch = requests;
         let left: typeof requests = [];
         await this.write('BatchWriteItem', async () => {
-          const out = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } }));
+          const out = await this.client.call('BatchWriteItem', { RequestItems: { [this.table]: batch } });
           left = (out.UnprocessedItems?.[this.table] ?? []) as typeof requests;
         });
         requests = left;
@@ -238,8 +229,6 @@ export class StateStore {
     });
     // No ClientRequestToken: a retry after a conflict re-sends other values under the same request,
     // which DynamoDB would refuse as an idempotency mismatch. Idempotency lives in the items.
-    return this.write('TransactWriteItems', () =>
-      this.client.send(new TransactWriteItemsCommand({ TransactItems: withTable })),
-    );
+    return this.write('TransactWriteItems', () => this.client.call('TransactWriteItems', { TransactItems: withTable }));
   }
 }

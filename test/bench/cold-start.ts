@@ -14,7 +14,7 @@ import type { Plugin } from 'esbuild';
 import { build } from 'esbuild';
 import { plugins } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
-import { createStateTable, localDynamoDbClient } from '../../lib/state/index.js';
+import { createTable } from '../support/dynamodb.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import { packagePluginSet, writePackagedConfiguration } from '../../infra/serverless/packaged-config.js';
 import { gatewayEvent } from '../support/gateway-event.js';
@@ -128,9 +128,7 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
   );
   const db = await startEmbeddedDynamoDb({});
   const table = 'bench-cold-start';
-  const setup = localDynamoDbClient(db.endpoint);
-  await createStateTable(setup, table);
-  setup.destroy();
+  await createTable(db.endpoint, table);
   const base = {
     PATH: process.env.PATH,
     LOG_LEVEL: 'silent',

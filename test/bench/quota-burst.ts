@@ -2,13 +2,12 @@
 // namespace (64 against `pods: 32`), with 10 ms added to every store call at the client, which is
 // DynamoDB's real round trip that DynamoDB Local on loopback lacks. Counted: admitted, refused
 // with the quota message, and failures (anything but HTTP 200); timed: each create's answer.
-import { PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import plugin from '../../functions/resource-quota/plugin.js';
 import type { AdmissionReviewWire } from '../../lib/admission/types.js';
-import { createRequestState, createStateTable, localDynamoDbClient } from '../../lib/state/index.js';
+import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
-import { withLatency } from '../support/dynamodb.js';
+import { countingClient, createTable, withLatency } from '../support/dynamodb.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import { review } from '../support/review.js';
 import { distribution, median, round, spread } from './stats.js';
@@ -46,17 +45,8 @@ export async function quotaBurst(
   quota = 32,
   latencyMs = 10,
 ): Promise<BurstFigures> {
-  const calls: Record<string, number> = {};
-  const client = withLatency(localDynamoDbClient(endpoint), latencyMs);
-  client.middlewareStack.add(
-    (next, context) =>
-      async function countCommand(args) {
-        const name = (context.commandName ?? 'unknown').replace(/Command$/, '');
-        calls[name] = (calls[name] ?? 0) + 1;
-        return next(args);
-      },
-    { step: 'initialize', name: 'countCommands' },
-  );
+  const sent: string[] = [];
+  const client = withLatency(countingClient(endpoint, sent), latencyMs);
   const handler = createStatefulAdmissionHandler(plugin, {
     config: { limitedResources: [] },
     callerAuth: { mode: 'mtls', allowedSubjects: [] },
@@ -71,7 +61,7 @@ export async function quotaBurst(
       object: { kind: 'ResourceQuota', metadata: { name: 'q', namespace }, spec: { hard: { pods: String(quota) } } },
     });
     if (learned.statusCode !== 200) throw new Error(`quota not learned: HTTP ${learned.statusCode}`);
-    for (const key of Object.keys(calls)) delete calls[key];
+    sent.splice(0);
     const start = performance.now();
     const answers = await Promise.all(
       Array.from({ length: creates }, async (_, i) => {
@@ -97,7 +87,7 @@ export async function quotaBurst(
       p50: round(times.p50, 1),
       p99: round(times.p99, 1),
       max: round(Math.max(...answers.map((a) => a.ms)), 1),
-      calls: { ...calls },
+      calls: Object.fromEntries([...new Set(sent)].map((name) => [name, sent.filter((s) => s === name).length])),
     };
   } finally {
     client.destroy();
@@ -116,29 +106,23 @@ async function uncoordinated(
   creates: number,
   latencyMs: number,
 ): Promise<{ p50: number; p99: number }> {
-  const client = withLatency(localDynamoDbClient(endpoint), latencyMs);
+  const client = withLatency(localDynamoDb(endpoint), latencyMs);
   try {
     const start = performance.now();
     const times = await Promise.all(
       Array.from({ length: creates }, async (_, i) => {
         const Key = { pk: { S: `floor#${tag}` }, sk: { S: `item#${i}` } };
-        await client.send(
-          new PutItemCommand({ TableName: tableName, Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' } } }),
-        );
-        await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            ConsistentRead: true,
-            KeyConditionExpression: 'pk = :pk AND sk = :sk',
-            ExpressionAttributeValues: { ':pk': Key.pk, ':sk': Key.sk },
-          }),
-        );
-        await client.send(
-          new PutItemCommand({
-            TableName: tableName,
-            Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' }, state: { S: 'reserved' } },
-          }),
-        );
+        await client.call('PutItem', { TableName: tableName, Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' } } });
+        await client.call('Query', {
+          TableName: tableName,
+          ConsistentRead: true,
+          KeyConditionExpression: 'pk = :pk AND sk = :sk',
+          ExpressionAttributeValues: { ':pk': Key.pk, ':sk': Key.sk },
+        });
+        await client.call('PutItem', {
+          TableName: tableName,
+          Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' }, state: { S: 'reserved' } },
+        });
         return performance.now() - start;
       }),
     );
@@ -173,9 +157,7 @@ export async function benchQuotaBurst(
   const db = await startEmbeddedDynamoDb({});
   const tableName = 'bench-quota-burst';
   try {
-    const setup = localDynamoDbClient(db.endpoint);
-    await createStateTable(setup, tableName);
-    setup.destroy();
+    await createTable(db.endpoint, tableName);
     await quotaBurst(db.endpoint, tableName, 'warm-up'); // the JVM's first burst is its JIT's
     const measured: (BurstFigures & { floorP99: number })[] = [];
     for (let i = 0; i < rounds; i++) {

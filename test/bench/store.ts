@@ -12,10 +12,10 @@ import {
   loadAdmissionConfiguration,
   parseAdmissionConfiguration,
 } from '../../lib/config/admission-configuration.js';
-import { createRequestState, createStateTable } from '../../lib/state/index.js';
+import { createRequestState } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
-import { countingClient } from '../support/dynamodb.js';
+import { countingClient, createTable } from '../support/dynamodb.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import type { ReviewInput } from '../support/review.js';
 import { review } from '../support/review.js';
@@ -151,7 +151,7 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
   const tableName = 'bench-store';
   const rows: Record<string, unknown>[] = [];
   try {
-    await createStateTable(client, tableName);
+    await createTable(db.endpoint, tableName);
     for (const plugin of plugins) {
       const { metadata } = plugin;
       if (!usesStore(metadata)) continue;

@@ -13,6 +13,8 @@ import { plugins } from '../../functions/index.js';
 import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 import type { PluginMetadata } from '../../lib/admission/plugin.js';
+import { namespaceReview, testStore } from '../support/dynamodb.js';
+import { requestOf, review } from '../support/review.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const require = createRequire(import.meta.url);
@@ -58,7 +60,7 @@ describe('serverless.yml', () => {
     );
   });
 
-  it('runs nodejs22.x, bundles each function with esbuild for node20, SDK included, config packaged', () => {
+  it('runs nodejs22.x, bundles each function with esbuild for node20, nothing external, config packaged', () => {
     expect(serverlessYml.frameworkVersion).toBe('4');
     expect(serverlessYml.plugins).toEqual(['serverless-esbuild']);
     expect(serverlessYml.provider.runtime).toBe('nodejs22.x');
@@ -436,7 +438,7 @@ describe('npm run package (osls, offline, no credentials)', () => {
     expect(Object.keys(packagedConfig.files).every((f) => f.startsWith('config/'))).toBe(true);
   });
 
-  it('bundles no YAML parser: a stateless function is at most 100 KB (issue 18)', () => {
+  it('bundles no YAML parser and no AWS SDK: every function is at most 100 KB (issue 18)', () => {
     for (const { metadata } of packaged) {
       const zip = join(out, `${functionKey(metadata.name)}.zip`);
       const bundle = spawnSync('unzip', ['-p', zip, `functions/${metadata.name}/handler.mjs`], {
@@ -444,13 +446,60 @@ describe('npm run package (osls, offline, no credentials)', () => {
       }).stdout;
       // yaml's own error class names survive minification; a bundle that carried it would hold them.
       expect(bundle.includes('YAMLParseError'), `${metadata.name} carries yaml`).toBe(false);
+      // The SDK names itself in its user agent; the functions sign their own DynamoDB calls.
+      expect(bundle.includes('aws-sdk-js'), `${metadata.name} carries the AWS SDK`).toBe(false);
+      expect(bundle.length, `${metadata.name} bundle bytes`).toBeLessThanOrEqual(100 * 1024);
       if (!usesTable(metadata)) {
-        expect(bundle.length, `${metadata.name} bundle bytes`).toBeLessThanOrEqual(100 * 1024);
         // middy's streamed-response modules are stubbed (infra/serverless/esbuild-plugins.cjs):
         // nothing else in a stateless function imports a stream.
         expect(bundle.includes('"node:stream'), `${metadata.name} imports node:stream`).toBe(false);
+      } else {
+        expect(bundle.includes('aws4_request'), `${metadata.name} signs its DynamoDB calls`).toBe(true);
       }
     }
+  });
+
+  it('builds stateful bundles that answer from DynamoDB with no node_modules: the first store call included', async () => {
+    const { metadata } = packaged.find((p) => p.metadata.name === 'namespace-lifecycle')!;
+    const store = await testStore('package-namespace-lifecycle');
+    onTestFinished(() => store.close());
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    expect(spawnSync('unzip', ['-q', join(out, `${functionKey(metadata.name)}.zip`), '-d', dir]).status).toBe(0);
+    // A pod created in a namespace the store knows is terminating: refused, which only a store read can tell.
+    await store
+      .state({ uid: 'seed', dryRun: false })
+      .namespaceLearner.observe(requestOf(namespaceReview('UPDATE', 'leaving', { phase: 'Terminating' })));
+    const pod = review({ namespace: 'leaving', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } });
+    const script = `
+      const { handler } = await import('./functions/${metadata.name}/handler.mjs');
+      const event = { path: '/${metadata.name}/validate', httpMethod: 'POST', headers: { 'content-type': 'application/json' },
+        body: process.env.REVIEW, isBase64Encoded: false,
+        requestContext: { identity: { clientCert: { subjectDN: 'CN=kube-apiserver-admission-client' } } } };
+      const result = await handler(event, { getRemainingTimeInMillis: () => 5000 });
+      process.stdout.write(JSON.stringify(result));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH,
+        ADMISSION_CONFIG: '.package/admission-configuration.json',
+        LOG_LEVEL: 'silent',
+        CALLER_AUTH: 'mtls',
+        DYNAMODB_ENDPOINT: store.endpoint,
+        STATE_TABLE: store.tableName,
+        REVIEW: JSON.stringify(pod),
+      },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout);
+    expect(result.statusCode, result.body).toBe(200);
+    expect(JSON.parse(result.body).response).toMatchObject({
+      uid: pod.request.uid,
+      allowed: false,
+      status: { code: 403, reason: 'Forbidden' },
+    });
+    expect(JSON.parse(result.body).response.status.message).toContain('because it is being terminated');
   });
 
   it('builds bundles that run on the local Node: the handler answers a real apiserver review', () => {

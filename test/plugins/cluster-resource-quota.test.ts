@@ -1,20 +1,9 @@
-// quota.openshift.io/ClusterResourceQuota through its real Lambda handler over DynamoDB Local:
-// ClusterResourceQuotas and namespaces learned from their writes, one ledger per quota across the
-// namespaces it selects, the dryRun gate, idempotency by uid, several quotas on one request,
-// concurrency, and reservation expiry. Upstream (openshift/apiserver-library-go
-// pkg/admission/quota/clusterresourcequota) ships accessor_test.go: TestGetQuota's three cases are
-// ported as what admission then does (its mapper and listers become learned namespaces and
-// quotas); TestUpdateQuota checks the status write our ledger replaces, so it has no counterpart.
-// The admission itself is the ResourceQuota evaluator's, whose upstream cases are ported in
-// resource-quota.test.ts; those that depend on the quota (constraints, scopes) are run here again
-// against a ClusterResourceQuota.
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/cluster-resource-quota/plugin.js';
 import type { ClusterResourceQuotaConfig } from '../../functions/cluster-resource-quota/plugin.js';
 import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
-import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore, withLatency } from '../support/dynamodb.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
@@ -74,14 +63,12 @@ const learnNamespace = async (
 
 /** The charges a quota's ledger holds, by `<namespace>/<name>`. */
 async function charged(quota: string, on: TestStore = store): Promise<string[]> {
-  const result = await on.client.send(
-    new QueryCommand({
-      TableName: on.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :charge)',
-      ExpressionAttributeValues: { ':pk': { S: `crq#${quota}` }, ':charge': { S: 'charge#' } },
-      ConsistentRead: true,
-    }),
-  );
+  const result = await on.client.call('Query', {
+    TableName: on.tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :charge)',
+    ExpressionAttributeValues: { ':pk': { S: `crq#${quota}` }, ':charge': { S: 'charge#' } },
+    ConsistentRead: true,
+  });
   return (result.Items ?? []).map((item) => (item.sk?.S ?? '').replace(/^charge#pods#/, '')).sort();
 }
 
@@ -341,7 +328,7 @@ describe('no ClusterResourceQuota learned: nothing limits', () => {
       const via = lambdaFor(plugin, own, { unknownNamespace: 'reject' } satisfies ClusterResourceQuotaConfig);
       own.reset();
       expect((await answer(create(pod('anywhere', 'p')), via)).allowed).toBe(true);
-      expect(own.sent).toEqual(['QueryCommand']); // the quotas' listing, and nothing else
+      expect(own.sent).toEqual(['Query']); // the quotas' listing, and nothing else
     } finally {
       own.close();
     }
@@ -372,7 +359,7 @@ describe('concurrency: 40 concurrent creates in 4 namespaces against one quota o
 
 describe('a burst under DynamoDB latency: 48 concurrent creates in 3 namespaces against pods: 24, every store call 10 ms later', () => {
   it('admits exactly 24, refuses 24 with the quota message, and answers no 5xx', async () => {
-    const slow = withLatency(localDynamoDbClient(store.endpoint), 10);
+    const slow = withLatency(localDynamoDb(store.endpoint), 10);
     const handler = createStatefulAdmissionHandler(plugin, {
       config,
       callerAuth: { mode: 'mtls', allowedSubjects: [] },

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/default-ingress-class/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
-import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor } from '../support/dynamodb.js';
 import { classClusters, classWrite, patchedObject } from '../support/learned-objects.js';
@@ -170,7 +170,7 @@ describe('the dryRun gate', () => {
 describe('store failures are HTTP 500, so failurePolicy decides', () => {
   it('an unreachable store answers 500, never an allow', async () => {
     const { store } = await freshCluster([]);
-    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const client = localDynamoDb('http://127.0.0.1:9', { maxAttempts: 1 });
     try {
       const broken = {
         ...store,

@@ -13,7 +13,7 @@ import { syncCommand } from '../../infra/sync/cli.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { setLogSink } from '../../lib/http/log.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
-import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor } from '../support/dynamodb.js';
@@ -233,7 +233,7 @@ describe('`npm run sync` loads the classes that predate the webhook', () => {
 describe('store failures are HTTP 500, so failurePolicy decides', () => {
   it('an unreachable store answers 500, never an allow', async () => {
     const { store } = await freshCluster([]);
-    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const client = localDynamoDb('http://127.0.0.1:9', { maxAttempts: 1 });
     try {
       const broken = {
         ...store,
@@ -248,7 +248,7 @@ describe('store failures are HTTP 500, so failurePolicy decides', () => {
 
   it("a store failure while learning a StorageClass loses the observation, not the class's write", async () => {
     const { store } = await freshCluster([]);
-    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const client = localDynamoDb('http://127.0.0.1:9', { maxAttempts: 1 });
     const down = createStatefulAdmissionHandler(plugin, {
       callerAuth: { mode: 'mtls', allowedSubjects: [] },
       state: (request) =>

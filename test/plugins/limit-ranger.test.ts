@@ -736,7 +736,7 @@ describe('TestLimitRanger_GetLimitRangesFixed22422 (where it applies)', () => {
     const results = await Promise.all(requests);
     // In "test" (even indices) the learned LimitRange refuses the pod; "test1" has none.
     expect(results.map(allowedOf)).toEqual(results.map((_, i) => i % 2 === 1));
-    expect(own.sent.filter((c) => c === 'QueryCommand')).toHaveLength(20);
+    expect(own.sent.filter((c) => c === 'Query')).toHaveLength(20);
     expect(own.writes()).toBe(0);
   });
 });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/namespace-exists/plugin.js';
 import type { NamespaceExistsConfig } from '../../functions/namespace-exists/plugin.js';
-import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
 import { podCreate, podDelete, podUpdate } from '../support/namespace-pods.js';
@@ -173,7 +173,7 @@ describe('the dryRun gate', () => {
 
 describe('store failures are HTTP 500, so failurePolicy decides', () => {
   it('an unreachable store answers 500, never an allow', async () => {
-    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const client = localDynamoDb('http://127.0.0.1:9', { maxAttempts: 1 });
     try {
       const broken = {
         ...store,

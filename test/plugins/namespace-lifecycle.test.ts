@@ -10,7 +10,7 @@ import { podCreate, podDelete, podUpdate } from '../support/namespace-pods.js';
 import type { ReviewInput } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
-import { localDynamoDbClient, createRequestState } from '../../lib/state/index.js';
+import { localDynamoDb, createRequestState } from '../../lib/state/index.js';
 
 const config: NamespaceLifecycleConfig = { unknownNamespace: 'allow' };
 let store: TestStore;
@@ -241,7 +241,7 @@ describe('the dryRun gate and idempotency of learning', () => {
 
 describe('store failures are HTTP 500, so failurePolicy decides', () => {
   it('an unreachable store answers 500, never an allow', async () => {
-    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const client = localDynamoDb('http://127.0.0.1:9', { maxAttempts: 1 });
     const broken = {
       ...store,
       state: (request: { uid: string; dryRun: boolean }) =>

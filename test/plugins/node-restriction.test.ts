@@ -1,16 +1,3 @@
-// Upstream's tables (plugin/pkg/admission/noderestriction/admission_test.go) ported:
-// Test_nodePlugin_Admit, Test_nodePlugin_Admit_OwnerReference, Test_getModifiedLabels,
-// TestAdmitPVCStatus, TestAdmitResourceSlice; plus the ownerReferences rule of current upstream,
-// other resources and subresources, the operations it handles, configuration errors and v1beta1.
-//
-// Upstream's cases pass or fail on a substring of the error, as upstream's run() does. Upstream's
-// informers hold its `existingPods` and Node; ours are learned, so the same pods and Node are
-// taught first through the real Lambda handler, the way a cluster teaches them (a kubelet's status
-// update, an admin's create, the scheduler's Binding), into a real DynamoDB Local table. Cases that
-// upstream runs with `noExistingPods` (or no Node) read an empty table. Where a lookup still has no
-// counterpart (a token's audience in CSI drivers and PVs; a pod not learned yet), the case carries
-// `differs` saying what we do instead, and asserts that.
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin, { modifiedLabels, type NodeRestrictionConfig } from '../../functions/node-restriction/plugin.js';
@@ -23,7 +10,7 @@ import { lambdaFor, testStore } from '../support/dynamodb.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import { review } from '../support/review.js';
 import { setLogSink } from '../../lib/http/log.js';
-import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
@@ -1912,7 +1899,7 @@ describe('what the webhook learns, through the real handler and store', () => {
       state: (request) =>
         createRequestState(request, {
           plugin: plugin.metadata.name,
-          client: localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 }),
+          client: localDynamoDb('http://127.0.0.1:9', { maxAttempts: 1 }),
           tableName: store.tableName,
         }),
     });
@@ -1964,9 +1951,10 @@ describe('what the webhook learns, through the real handler and store', () => {
     // A DELETE without the stored pod reads what was learned.
     expect((await send(rec(null, null, POD, 'ns', 'gone', '', 'DELETE'))).status?.code).toBe(404);
     // The tombstone expires after a day (TTL), so churning pods do not grow the table for ever.
-    const { Item } = await store.client.send(
-      new GetItemCommand({ TableName: store.tableName, Key: { pk: { S: 'pod#ns/gone' }, sk: { S: 'placement' } } }),
-    );
+    const { Item } = await store.client.call('GetItem', {
+      TableName: store.tableName,
+      Key: { pk: { S: 'pod#ns/gone' }, sk: { S: 'placement' } },
+    });
     const expiresIn = Number(Item?.expiresAt?.N) - Date.now() / 1000;
     expect(expiresIn).toBeGreaterThan(86_400 - 60);
     expect(expiresIn).toBeLessThanOrEqual(86_400);

@@ -16,7 +16,7 @@ import type { ReviewInput } from '../support/review.js';
 import { review, runPhase } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore, withLatency } from '../support/dynamodb.js';
-import { createRequestState, localDynamoDbClient } from '../../lib/state/index.js';
+import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import { quotaPod } from '../support/quota-objects.js';
@@ -127,7 +127,7 @@ describe('quotas are learned by lib from ResourceQuota writes, as namespaces are
   });
 
   it('a ResourceQuota write the store cannot record is still allowed: the observation is lost, not the answer', async () => {
-    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const client = localDynamoDb('http://127.0.0.1:9', { maxAttempts: 1 });
     const unreachable = createStatefulAdmissionHandler(plugin, {
       config,
       callerAuth: { mode: 'mtls', allowedSubjects: [] },
@@ -165,7 +165,7 @@ describe('concurrency: 40 concurrent creates against a quota of 20', () => {
 
 describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32, every store call 10 ms later', () => {
   it('admits exactly 32, refuses 32 with the quota message, and answers no 5xx', async () => {
-    const slow = withLatency(localDynamoDbClient(store.endpoint), 10);
+    const slow = withLatency(localDynamoDb(store.endpoint), 10);
     const state = (request: { uid: string; dryRun: boolean }) =>
       createRequestState(request, { plugin: plugin.metadata.name, client: slow, tableName: store.tableName });
     const handler = createStatefulAdmissionHandler(plugin, {

@@ -1,9 +1,3 @@
-// Fault injection: the store stops in the middle of a stream of pod creates behind the real
-// ResourceQuota Lambda handler. While it is down every answer is an HTTP 5xx (the webhook's
-// failurePolicy decides), never an allow from inside a plugin that needs the store; nothing is
-// half-written (the ledger holds exactly what was admitted); and the same handler recovers when
-// the store returns on the same data.
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/resource-quota/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -39,14 +33,12 @@ afterAll(async () => {
 });
 
 async function chargesInLedger(): Promise<number> {
-  const result = await store.client.send(
-    new QueryCommand({
-      TableName: store.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :charge)',
-      ExpressionAttributeValues: { ':pk': { S: `rq#${NS}` }, ':charge': { S: 'charge#' } },
-      ConsistentRead: true,
-    }),
-  );
+  const result = await store.client.call('Query', {
+    TableName: store.tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :charge)',
+    ExpressionAttributeValues: { ':pk': { S: `rq#${NS}` }, ':charge': { S: 'charge#' } },
+    ConsistentRead: true,
+  });
   return result.Count ?? 0;
 }
 

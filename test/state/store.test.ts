@@ -1,6 +1,6 @@
 // lib/state core: the table (keys, TTL enabled), the one dryRun gate, learning rules, expiry that
 // counts before DynamoDB's TTL sweep, shared token buckets, and store failures as StoreUnavailableError.
-import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureStateTable } from '../../infra/local/dynamodb.js';
 import {
@@ -9,8 +9,9 @@ import {
   learningRules,
   trimLearnedObject,
 } from '../../lib/admission/learning.js';
-import { createRequestState, localDynamoDbClient, StoreUnavailableError } from '../../lib/state/index.js';
+import { createRequestState, localDynamoDb, StoreUnavailableError } from '../../lib/state/index.js';
 import type { QuotaSnapshot } from '../../lib/state/index.js';
+import { localDynamoDbClient } from '../../lib/state/dynamodb-sdk.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { testStore } from '../support/dynamodb.js';
 import { requestOf } from '../support/review.js';
@@ -24,13 +25,18 @@ afterAll(() => store.close());
 describe('the table', () => {
   it('has pk/sk string keys and TTL on expiresAt; ensureStateTable is idempotent', async () => {
     await ensureStateTable(store.endpoint, store.tableName);
-    const table = await store.client.send(new DescribeTableCommand({ TableName: store.tableName }));
-    expect(table.Table!.KeySchema).toEqual([
-      { AttributeName: 'pk', KeyType: 'HASH' },
-      { AttributeName: 'sk', KeyType: 'RANGE' },
-    ]);
-    const ttl = await store.client.send(new DescribeTimeToLiveCommand({ TableName: store.tableName }));
-    expect(ttl.TimeToLiveDescription).toMatchObject({ AttributeName: 'expiresAt', TimeToLiveStatus: 'ENABLED' });
+    const admin = localDynamoDbClient(store.endpoint);
+    try {
+      const table = await admin.send(new DescribeTableCommand({ TableName: store.tableName }));
+      expect(table.Table!.KeySchema).toEqual([
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ]);
+      const ttl = await admin.send(new DescribeTimeToLiveCommand({ TableName: store.tableName }));
+      expect(ttl.TimeToLiveDescription).toMatchObject({ AttributeName: 'expiresAt', TimeToLiveStatus: 'ENABLED' });
+    } finally {
+      admin.destroy();
+    }
   });
 });
 
@@ -192,13 +198,11 @@ describe('the quota queue', () => {
         usedPods(snapshot) + 1 > limit ? 'full' : undefined,
       );
   const queueLength = async () => {
-    const out = await store.client.send(
-      new GetItemCommand({
-        TableName: store.tableName,
-        Key: { pk: { S: `rq#${ns}#queue` }, sk: { S: 'queue' } },
-        ConsistentRead: true,
-      }),
-    );
+    const out = await store.client.call('GetItem', {
+      TableName: store.tableName,
+      Key: { pk: { S: `rq#${ns}#queue` }, sk: { S: 'queue' } },
+      ConsistentRead: true,
+    });
     return out.Item?.entries?.L?.length ?? 0;
   };
 
@@ -226,7 +230,7 @@ describe('the quota queue', () => {
 
 describe('store failures', () => {
   it('an unreachable store is a StoreUnavailableError', async () => {
-    const client = localDynamoDbClient('http://127.0.0.1:9', { maxAttempts: 1 });
+    const client = localDynamoDb('http://127.0.0.1:9', { maxAttempts: 1 });
     const state = createRequestState({ uid: 'x', dryRun: false }, { plugin: 'state-core', client, tableName: 't' });
     await expect(state.learnedNamespaces.get('a')).rejects.toBeInstanceOf(StoreUnavailableError);
     client.destroy();

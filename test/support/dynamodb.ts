@@ -1,15 +1,17 @@
 // State over the run's DynamoDB Local for one test file: its own table, its own client with a
-// middleware that counts every command reaching the store (the dryRun tests count writes there).
+// wrapper that counts every operation sent to the store (the dryRun tests count writes there).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import type { EmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { RequestState } from '../../lib/state/index.js';
-import { createRequestState, createStateTable, localDynamoDbClient } from '../../lib/state/index.js';
+import type { DynamoDb, DynamoDbOperation, DynamoDbOperations } from '../../lib/state/dynamodb.js';
+import { WRITE_OPERATIONS } from '../../lib/state/dynamodb.js';
+import { createStateTable, localDynamoDbClient } from '../../lib/state/dynamodb-sdk.js';
+import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import './dynamodb-global-setup.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionReviewWire } from '../../lib/admission/types.js';
@@ -18,19 +20,11 @@ import { gatewayEvent, lambdaContext } from './gateway-event.js';
 import type { ReviewInput } from './review.js';
 import { review } from './review.js';
 
-const WRITE_COMMANDS = new Set([
-  'PutItemCommand',
-  'UpdateItemCommand',
-  'DeleteItemCommand',
-  'TransactWriteItemsCommand',
-  'BatchWriteItemCommand',
-]);
-
 export interface TestStore {
   endpoint: string;
   tableName: string;
-  client: DynamoDBClient;
-  /** Commands sent to the store, by name, since the last reset. */
+  client: DynamoDb;
+  /** Operations sent to the store, by name (GetItem, PutItem...), since the last reset. */
   readonly sent: string[];
   writes(): number;
   reset(): void;
@@ -41,40 +35,48 @@ export interface TestStore {
   close(): void;
 }
 
-export function countingClient(endpoint: string, sent: string[]): DynamoDBClient {
-  const client = localDynamoDbClient(endpoint);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      sent.push(context.commandName ?? 'unknown');
-      return next(args);
+/** The functions' client over `endpoint`, recording the name of every operation it sends. */
+export function countingClient(endpoint: string, sent: string[]): DynamoDb {
+  const client = localDynamoDb(endpoint);
+  return {
+    call<Op extends DynamoDbOperation>(operation: Op, input: DynamoDbOperations[Op]['input']) {
+      sent.push(operation);
+      return client.call(operation, input);
     },
-    { step: 'initialize', name: 'countCommands' },
-  );
-  return client;
+    destroy: () => client.destroy(),
+  };
 }
 
 /**
- * Adds `ms` before every command leaves the client: DynamoDB's real round trip, which DynamoDB
+ * Adds `ms` before every operation leaves the client: DynamoDB's real round trip, which DynamoDB
  * Local on loopback does not have. Contention that a fast local store hides shows under it.
  */
-export function withLatency(client: DynamoDBClient, ms: number): DynamoDBClient {
-  client.middlewareStack.add(
-    (next) =>
-      async function delayCommand(args) {
-        await new Promise((resolve) => setTimeout(resolve, ms));
-        return next(args);
-      },
-    { step: 'initialize', name: 'storeLatency' },
-  );
-  return client;
+export function withLatency(client: DynamoDb, ms: number): DynamoDb {
+  return {
+    async call<Op extends DynamoDbOperation>(operation: Op, input: DynamoDbOperations[Op]['input']) {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return client.call(operation, input);
+    },
+    destroy: () => client.destroy(),
+  };
+}
+
+/** Creates the state table through the SDK (the one thing the port does not do). */
+export async function createTable(endpoint: string, tableName: string): Promise<void> {
+  const admin = localDynamoDbClient(endpoint);
+  try {
+    await createStateTable(admin, tableName);
+  } finally {
+    admin.destroy();
+  }
 }
 
 /** A fresh table on the run's DynamoDB Local (or `endpoint`), named after the test file. */
 export async function testStore(name: string, endpoint: string = inject('dynamodbEndpoint')): Promise<TestStore> {
   const tableName = `${name}-${process.pid}-${Date.now()}`;
   const sent: string[] = [];
+  await createTable(endpoint, tableName);
   let client = countingClient(endpoint, sent);
-  await createStateTable(client, tableName);
   const store: TestStore = {
     endpoint,
     tableName,
@@ -82,7 +84,7 @@ export async function testStore(name: string, endpoint: string = inject('dynamod
       return client;
     },
     sent,
-    writes: () => sent.filter((c) => WRITE_COMMANDS.has(c)).length,
+    writes: () => sent.filter((c) => WRITE_OPERATIONS.has(c as DynamoDbOperation)).length,
     reset: () => void sent.splice(0),
     state: (request, now) => createRequestState(request, { plugin: name, client, tableName, ...(now && { now }) }),
     reconnect(next: string) {

@@ -3,8 +3,10 @@
 // what of it is the AWS SDK and the YAML parser (none, since packaging parses), and a fresh Node process that loads it and answers one request,
 // paired run by run with a bare `node -e 0` so drift on a shared machine hits both alike.
 // Stateful functions answer against DynamoDB Local, so their first answer includes the first
-// store call (connection setup included), twice: the AWS SDK bundled, and the SDK left out and
-// loaded from node_modules as the nodejs22.x runtime provides it.
+// store call (connection setup included), twice: as packaged (the small signed-HTTP client of
+// lib/state/dynamodb-http.ts), and with the AWS SDK's client bundled in its place (sdk-client.ts).
+// Their floor adds a bare node process that sends one store call with Node's http and nothing
+// else: the target is the function within bare node plus that round trip.
 import { usesStore } from '../../lib/admission/plugin.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -24,7 +26,17 @@ import { median, round, spread } from './stats.js';
 const OUT = '.local/bench/bundles';
 /** serverless.yml's esbuild plugins, so the bench builds what packaging builds. */
 const packagingPlugins = createRequire(import.meta.url)('../../infra/serverless/esbuild-plugins.cjs') as Plugin[];
-const SDK = ['@aws-sdk/*', '@smithy/*', '@aws-crypto/*'];
+/** Builds the bench's SDK variant: lib/state/index.ts gets test/bench/sdk-client.ts as its client. */
+const sdkClient: Plugin = {
+  name: 'sdk-client',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/client\.js$/ }, (args) =>
+      args.importer.endsWith(join('lib', 'state', 'index.ts'))
+        ? { path: resolve('test/bench/sdk-client.ts') }
+        : undefined,
+    );
+  },
+};
 
 interface Run {
   readonly wall: number;
@@ -52,10 +64,30 @@ const BARE_ESM = `import('./${EMPTY_ESM}').then(()=>{const u=process.cpuUsage();
 const driver = (bundle: string, event: string) =>
   `const t0=performance.now();import('./${bundle}').then(({handler})=>{const t1=performance.now();const e=JSON.parse(require('fs').readFileSync('./${event}','utf8'));return handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const u=process.cpuUsage();process.stdout.write(JSON.stringify({load:t1-t0,answer:t2-t1,status:r.statusCode,cpu:(u.user+u.system)/1000}))})})`;
 
+/**
+ * The store floor: bare node sending one GetItem to DynamoDB Local with Node's http, a placeholder
+ * signature (DynamoDB Local checks none) and nothing else: a process's one store round trip.
+ */
+function storeFloor(endpoint: string, table: string): string {
+  const url = new URL(endpoint);
+  const body = JSON.stringify({
+    TableName: table,
+    Key: { pk: { S: 'floor' }, sk: { S: 'floor' } },
+    ConsistentRead: true,
+  });
+  const headers = {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-target': 'DynamoDB_20120810.GetItem',
+    authorization:
+      'AWS4-HMAC-SHA256 Credential=local/20260101/local/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
+  };
+  return `const r=require('http').request({host:'${url.hostname}',port:${url.port},method:'POST',path:'/',headers:${JSON.stringify(headers)}},s=>{s.resume();s.on('end',()=>{const u=process.cpuUsage();process.stdout.write(JSON.stringify({status:s.statusCode,cpu:(u.user+u.system)/1000}))})});r.end(${JSON.stringify(body)})`;
+}
+
 async function bundle(
   plugin: AnyAdmissionPlugin,
   tag: string,
-  external: string[],
+  extra: Plugin[],
 ): Promise<{ file: string; bytes: number; sdkBytes: number; yamlBytes: number }> {
   const file = `${plugin.metadata.name}.${tag}.mjs`;
   const result = await build({
@@ -69,8 +101,7 @@ async function bundle(
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
     },
-    external,
-    plugins: packagingPlugins,
+    plugins: [...extra, ...packagingPlugins],
     outfile: join(OUT, file),
     metafile: true,
     logLevel: 'silent',
@@ -88,16 +119,39 @@ async function bundle(
   };
 }
 
-/** `runs` pairs of (bare node, the function), alternating; medians and the ratio's spread. */
-function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number) {
+/**
+ * `runs` rounds of (bare node, bare node importing an empty ES module, [bare node with one store
+ * call,] the function), alternating; medians and the ratios' spreads.
+ */
+function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number, store?: string) {
   run(['-e', BARE], env);
   run(['-e', BARE_ESM], env);
+  if (store) run(['-e', store], env);
   run(args, env); // warm the file cache
   const samples = Array.from({ length: runs }, () => ({
     bare: run(['-e', BARE], env),
     esm: run(['-e', BARE_ESM], env),
+    store: store ? run(['-e', store], env) : undefined,
     fn: run(args, env),
   }));
+  // Stateful: the target is 2× bare node plus one store round trip (the store floor's time over
+  // bare node's), that is bare node plus the store floor; at most 1 meets it.
+  const target = (pick: (r: Run) => number) =>
+    spread(samples.map((s) => pick(s.fn) / (pick(s.bare) + (s.store ? pick(s.store) : Number.NaN))));
+  const storeFigures = store
+    ? (() => {
+        const wall = target((r) => r.wall);
+        const cpu = target((r) => r.cpu);
+        return {
+          'store floor ms': round(median(samples.map((s) => s.store?.wall ?? 0)), 1),
+          'store floor cpu ms': round(median(samples.map((s) => s.store?.cpu ?? 0)), 1),
+          'vs target (wall)': round(wall.median, 2),
+          'vs target wall spread': `${round(wall.min, 2)}–${round(wall.max, 2)}`,
+          'vs target (cpu)': round(cpu.median, 2),
+          'vs target cpu spread': `${round(cpu.min, 2)}–${round(cpu.max, 2)}`,
+        };
+      })()
+    : {};
   const wallRatio = spread(samples.map((s) => s.fn.wall / s.bare.wall));
   const cpuRatio = spread(samples.map((s) => s.fn.cpu / s.bare.cpu));
   const esmCpuRatio = spread(samples.map((s) => s.fn.cpu / s.esm.cpu));
@@ -116,6 +170,7 @@ function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number) {
     'empty ESM cpu ms': round(median(samples.map((s) => s.esm.cpu)), 1),
     'cpu ratio vs empty ESM': round(esmCpuRatio.median, 2),
     'vs ESM spread': `${round(esmCpuRatio.min, 2)}–${round(esmCpuRatio.max, 2)}`,
+    ...storeFigures,
   };
 }
 
@@ -149,18 +204,19 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
         join(OUT, eventFile),
         JSON.stringify(gatewayEvent(`/${name}/${phase}`, sampleReviewFor(plugin).body)),
       );
-      const variants: [string, string[]][] = stateful
+      const variants: [string, Plugin[]][] = stateful
         ? [
-            ['SDK bundled', []],
-            ["runtime's SDK", SDK],
+            ['as packaged', []],
+            ['AWS SDK client', [sdkClient]],
           ]
-        : [['bundled', []]];
-      for (const [variant, external] of variants) {
-        const built = await bundle(plugin, variant.replace(/\W+/g, '-').toLowerCase(), external);
+        : [['as packaged', []]];
+      for (const [variant, extra] of variants) {
+        const built = await bundle(plugin, variant.replace(/\W+/g, '-').toLowerCase(), extra);
         const figures = pairs(
           ['--input-type=commonjs', '-e', driver(built.file, eventFile)],
           { ...base, ADMISSION_CONFIG: config },
           runs,
+          stateful ? storeFloor(db.endpoint, table) : undefined,
         );
         rows.push({
           function: name,

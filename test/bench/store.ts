@@ -15,18 +15,13 @@ import {
 import { createRequestState } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
+import type { DynamoDbOperation } from '../../lib/state/dynamodb.js';
+import { WRITE_OPERATIONS } from '../../lib/state/dynamodb.js';
 import { countingClient, createTable } from '../support/dynamodb.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
 import type { ReviewInput } from '../support/review.js';
 import { review } from '../support/review.js';
 
-const WRITES = new Set([
-  'PutItemCommand',
-  'UpdateItemCommand',
-  'DeleteItemCommand',
-  'TransactWriteItemsCommand',
-  'BatchWriteItemCommand',
-]);
 const NS = 'bench';
 
 const namespace: ReviewInput = {
@@ -204,7 +199,7 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
         for (const command of sent) byCommand.set(command, (byCommand.get(command) ?? 0) + 1);
         return {
           calls: sent.length / requests,
-          writes: sent.filter((c) => WRITES.has(c)).length / requests,
+          writes: sent.filter((c) => WRITE_OPERATIONS.has(c as DynamoDbOperation)).length / requests,
           byCommand,
         };
       };
@@ -216,7 +211,7 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
         'writes/request': admitted.writes,
         'dry-run calls': dry.calls,
         'dry-run writes': dry.writes,
-        commands: [...admitted.byCommand].map(([c, n]) => `${c.replace(/Command$/, '')}:${n / requests}`).join(' '),
+        commands: [...admitted.byCommand].map(([c, n]) => `${c}:${n / requests}`).join(' '),
       });
     }
   } finally {

@@ -16,6 +16,8 @@ import type { ReviewInput } from '../support/review.js';
 import { review, runPhase } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore, withLatency } from '../support/dynamodb.js';
+import type { UpdateItemInput } from '@aws-sdk/client-dynamodb';
+import type { DynamoDb } from '../../lib/state/index.js';
 import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { gatewayEvent, lambdaContext } from '../support/gateway-event.js';
@@ -190,6 +192,33 @@ describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32
     } finally {
       slow.destroy();
     }
+  });
+});
+
+describe('a queue append applied twice (a retry after a connection reset that the store had already answered)', () => {
+  it('counts the create once: its earlier copy in the queue is itself, not a request ahead', async () => {
+    const twice: DynamoDb = {
+      async call(operation, input) {
+        const appends =
+          operation === 'UpdateItem' && String((input as UpdateItemInput).UpdateExpression).includes('list_append');
+        if (appends) await store.client.call(operation, input);
+        return store.client.call(operation, input);
+      },
+      destroy: () => undefined,
+    };
+    const state = (request: { uid: string; dryRun: boolean }) =>
+      createRequestState(request, { plugin: plugin.metadata.name, client: twice, tableName: store.tableName });
+    await answer(quotaReview('twice', 'q', { pods: '1' }));
+    const first = await runPhase(
+      plugin,
+      'validate',
+      { ...create(pod('twice', 'a')), uid: 'twice-1' },
+      config,
+      state({ uid: 'twice-1', dryRun: false }),
+    );
+    expect(first.wire.response).toMatchObject({ allowed: true });
+    const second = await answer(create(pod('twice', 'b')));
+    expect(second.status?.message).toContain('exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1');
   });
 });
 

@@ -80,7 +80,7 @@ function failure(message) {
   return error;
 }
 
-function checkAnswer(_requestParams, response, context, _events, next) {
+function checkAnswer(_requestParams, response, context, events, next) {
   const state = context.vars.admission;
   const call = state.calls[state.next];
   state.next += 1;

@@ -11,11 +11,11 @@ export function stateTableName(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * A client for a local endpoint (DynamoDB Local): loopback only, placeholder credentials and
- * region, since DynamoDB Local accepts any.
+ * What a client of a local endpoint (DynamoDB Local, loopback only) is configured with:
+ * placeholder credentials and region, since DynamoDB Local accepts any; 3 attempts per call.
  */
-export function localDynamoDb(endpoint: string, options: { maxAttempts?: number } = {}): DynamoDb {
-  return new HttpDynamoDb({
+export function localClientOptions(endpoint: string, options: { maxAttempts?: number } = {}) {
+  return {
     endpoint,
     region: process.env.AWS_REGION || 'local',
     credentials: {
@@ -23,7 +23,12 @@ export function localDynamoDb(endpoint: string, options: { maxAttempts?: number 
       secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY || 'local',
     },
     maxAttempts: options.maxAttempts ?? 3,
-  });
+  };
+}
+
+/** The functions' client for a local endpoint (DynamoDB Local). */
+export function localDynamoDb(endpoint: string, options: { maxAttempts?: number } = {}): DynamoDb {
+  return new HttpDynamoDb(localClientOptions(endpoint, options));
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
+import { localClientOptions } from './client.js';
 import { TTL_ATTRIBUTE } from './table.js';
 import type { DynamoDb, DynamoDbOperation, DynamoDbOperations } from './dynamodb.js';
 
@@ -44,20 +45,9 @@ export function sdkDynamoDb(client: DynamoDBClient): DynamoDb {
   };
 }
 
-/**
- * The SDK's client for a local endpoint (DynamoDB Local): placeholder credentials and region, since
- * DynamoDB Local accepts any. For what the port does not cover: creating the table (table.ts).
- */
+/** The SDK's client for a local endpoint (DynamoDB Local): for the table's creation (below). */
 export function localDynamoDbClient(endpoint: string, options: { maxAttempts?: number } = {}): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint,
-    region: process.env.AWS_REGION || 'local',
-    credentials: {
-      accessKeyId: process.env.AWS_ACCESS_KEY_ID || 'local',
-      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY || 'local',
-    },
-    maxAttempts: options.maxAttempts ?? 3,
-  });
+  return new DynamoDBClient(localClientOptions(endpoint, options));
 }
 
 /** The state table (table.ts's layout), created if missing, with its TTL attribute enabled. */

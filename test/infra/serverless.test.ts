@@ -40,6 +40,45 @@ const packaged = activePlugins(loadPluginSet(plugins, { ADMISSION_CONFIG: join(r
   (p) => p.plugin,
 );
 
+/**
+ * Unzips a packaged function into a temporary directory (removed after the test) and calls its
+ * handler once in a fresh Node with the given review, as deployed: the packaged configuration,
+ * no node_modules beside it. Answers the Lambda result.
+ */
+function invokeUnzipped(
+  zip: string,
+  name: string,
+  phase: 'mutate' | 'validate',
+  review: string,
+  env: Record<string, string> = {},
+): { statusCode: number; body: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  expect(spawnSync('unzip', ['-q', zip, '-d', dir]).status).toBe(0);
+  const script = `
+    const { handler } = await import('./functions/${name}/handler.mjs');
+    const event = { path: '/${name}/${phase}', httpMethod: 'POST', headers: { 'content-type': 'application/json' },
+      body: process.env.REVIEW, isBase64Encoded: false,
+      requestContext: { identity: { clientCert: { subjectDN: 'CN=kube-apiserver-admission-client' } } } };
+    const result = await handler(event, { getRemainingTimeInMillis: () => 5000 });
+    process.stdout.write(JSON.stringify(result));`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH,
+      // As deployed: the packaged configuration, no node_modules to load a YAML parser from.
+      ADMISSION_CONFIG: '.package/admission-configuration.json',
+      LOG_LEVEL: 'silent',
+      CALLER_AUTH: 'mtls',
+      REVIEW: review,
+      ...env,
+    },
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout);
+}
+
 async function generate(params: Record<string, string>): Promise<Generated> {
   const generator = require(join(root, GENERATOR)) as (arg: {
     resolveVariable: (v: string) => Promise<unknown>;
@@ -463,36 +502,18 @@ describe('npm run package (osls, offline, no credentials)', () => {
     const { metadata } = packaged.find((p) => p.metadata.name === 'namespace-lifecycle')!;
     const store = await testStore('package-namespace-lifecycle');
     onTestFinished(() => store.close());
-    const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    expect(spawnSync('unzip', ['-q', join(out, `${functionKey(metadata.name)}.zip`), '-d', dir]).status).toBe(0);
     // A pod created in a namespace the store knows is terminating: refused, which only a store read can tell.
     await store
       .state({ uid: 'seed', dryRun: false })
       .namespaceLearner.observe(requestOf(namespaceReview('UPDATE', 'leaving', { phase: 'Terminating' })));
     const pod = review({ namespace: 'leaving', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } });
-    const script = `
-      const { handler } = await import('./functions/${metadata.name}/handler.mjs');
-      const event = { path: '/${metadata.name}/validate', httpMethod: 'POST', headers: { 'content-type': 'application/json' },
-        body: process.env.REVIEW, isBase64Encoded: false,
-        requestContext: { identity: { clientCert: { subjectDN: 'CN=kube-apiserver-admission-client' } } } };
-      const result = await handler(event, { getRemainingTimeInMillis: () => 5000 });
-      process.stdout.write(JSON.stringify(result));`;
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: dir,
-      encoding: 'utf8',
-      env: {
-        PATH: process.env.PATH,
-        ADMISSION_CONFIG: '.package/admission-configuration.json',
-        LOG_LEVEL: 'silent',
-        CALLER_AUTH: 'mtls',
-        DYNAMODB_ENDPOINT: store.endpoint,
-        STATE_TABLE: store.tableName,
-        REVIEW: JSON.stringify(pod),
-      },
-    });
-    expect(run.status, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout);
+    const result = invokeUnzipped(
+      join(out, `${functionKey(metadata.name)}.zip`),
+      metadata.name,
+      'validate',
+      JSON.stringify(pod),
+      { DYNAMODB_ENDPOINT: store.endpoint, STATE_TABLE: store.tableName },
+    );
     expect(result.statusCode, result.body).toBe(200);
     expect(JSON.parse(result.body).response).toMatchObject({
       uid: pod.request.uid,
@@ -504,34 +525,11 @@ describe('npm run package (osls, offline, no credentials)', () => {
 
   it('builds bundles that run on the local Node: the handler answers a real apiserver review', () => {
     const { metadata } = packaged.find((p) => p.metadata.mutating)!;
-    const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    expect(spawnSync('unzip', ['-q', join(out, `${functionKey(metadata.name)}.zip`), '-d', dir]).status).toBe(0);
     const review = readFileSync(
       join(root, 'test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json'),
       'utf8',
     );
-    const script = `
-      const { handler } = await import('./functions/${metadata.name}/handler.mjs');
-      const event = { path: '/${metadata.name}/mutate', httpMethod: 'POST', headers: { 'content-type': 'application/json' },
-        body: process.env.REVIEW, isBase64Encoded: false,
-        requestContext: { identity: { clientCert: { subjectDN: 'CN=kube-apiserver-admission-client' } } } };
-      const result = await handler(event, { getRemainingTimeInMillis: () => 5000 });
-      process.stdout.write(JSON.stringify(result));`;
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: dir,
-      encoding: 'utf8',
-      env: {
-        PATH: process.env.PATH,
-        // As deployed: the packaged configuration, no node_modules to load a YAML parser from.
-        ADMISSION_CONFIG: '.package/admission-configuration.json',
-        LOG_LEVEL: 'silent',
-        CALLER_AUTH: 'mtls',
-        REVIEW: review,
-      },
-    });
-    expect(run.status, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout);
+    const result = invokeUnzipped(join(out, `${functionKey(metadata.name)}.zip`), metadata.name, 'mutate', review);
     expect(result.statusCode).toBe(200);
     const answer = JSON.parse(result.body);
     expect(answer).toMatchObject({

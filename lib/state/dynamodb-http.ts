@@ -10,8 +10,10 @@
 //   `CancellationReasons`), as the SDK's exceptions do;
 // - retries: the SDK's standard strategy (3 attempts; throttling codes, transient codes, HTTP
 //   500/502/503/504 and the network errors it names; a full-jitter backoff of 100 ms, 500 ms for
-//   throttling, doubling per attempt, at most 20 s). A refused condition is never retried. Left
-//   out: the SDK's client-wide retry quota, which stops retrying when many calls fail together.
+//   throttling, doubling per attempt, at most 20 s). A refused condition is never retried.
+// Left out: the SDK's client-wide retry quota, which stops retrying when many calls fail together;
+// its correction of a skewed clock (Lambda's clock is synchronised); its credential chain beyond
+// the environment; FIPS and dual-stack endpoints.
 import type { IncomingMessage } from 'node:http';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';

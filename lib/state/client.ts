@@ -33,19 +33,33 @@ export function localDynamoDb(endpoint: string, options: { maxAttempts?: number 
 
 /**
  * The AWS service, with the region and the credentials the Lambda runtime puts in the
- * environment (the function role's). Outside Lambda, the CLIs use the SDK's chain instead.
+ * environment (the function role's). Without them every call fails, naming what is missing, and
+ * the store answers 5xx (the apiserver's failurePolicy decides). Outside Lambda, the CLIs use the
+ * SDK's chain instead.
  */
 export function awsDynamoDb(env: NodeJS.ProcessEnv = process.env): DynamoDb {
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
   const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN } = env;
+  if (!region) return unavailable('MissingRegion', 'no AWS region in the environment (AWS_REGION): Lambda sets it');
+  if (!accessKeyId || !secretAccessKey) {
+    return unavailable(
+      'MissingCredentials',
+      'no AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): Lambda sets them from the function role',
+    );
+  }
   return new HttpDynamoDb({
     endpoint: regionalEndpoint(region),
     region,
-    credentials:
-      accessKeyId && secretAccessKey
-        ? { accessKeyId, secretAccessKey, ...(AWS_SESSION_TOKEN && { sessionToken: AWS_SESSION_TOKEN }) }
-        : undefined,
+    credentials: { accessKeyId, secretAccessKey, ...(AWS_SESSION_TOKEN && { sessionToken: AWS_SESSION_TOKEN }) },
   });
+}
+
+/** A client that sends nothing: every call fails with `name` and `message`. */
+function unavailable(name: string, message: string): DynamoDb {
+  return {
+    call: () => Promise.reject(Object.assign(new Error(message), { name })),
+    destroy: () => undefined,
+  };
 }
 
 let shared: { endpoint: string | undefined; client: DynamoDb } | undefined;

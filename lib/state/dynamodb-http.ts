@@ -30,8 +30,7 @@ export interface HttpDynamoDbOptions {
   /** The service's URL: regionalEndpoint(region) on AWS, DynamoDB Local's locally. */
   readonly endpoint: string;
   readonly region: string;
-  /** Undefined: every call fails with `MissingCredentials` (a 5xx to the apiserver). */
-  readonly credentials: AwsCredentials | undefined;
+  readonly credentials: AwsCredentials;
   /** Attempts per call, the first included (the SDK's default: 3). */
   readonly maxAttempts?: number;
   /** Tests: the wait before a retry, and the jitter's random source. */
@@ -93,7 +92,7 @@ const THROTTLING_DELAY_BASE_MS = 500;
 const MAX_DELAY_MS = 20_000;
 
 /** The backoff base for a retryable failure, or undefined when it is not retried. */
-export function retryDelayBase(error: unknown): number | undefined {
+function retryDelayBase(error: unknown): number | undefined {
   const e = error as { name?: string; code?: string; statusCode?: number };
   if (THROTTLING.has(e?.name ?? '') || e?.statusCode === 429) return THROTTLING_DELAY_BASE_MS;
   if (TRANSIENT.has(e?.name ?? '') || TRANSIENT_STATUS.has(e?.statusCode ?? 0)) return DELAY_BASE_MS;
@@ -143,15 +142,6 @@ export class HttpDynamoDb implements DynamoDb {
 
   private send(operation: string, body: string): Promise<unknown> {
     const { credentials, region } = this.options;
-    if (credentials === undefined) {
-      return Promise.reject(
-        new DynamoDbError(
-          'MissingCredentials',
-          'no AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): Lambda sets them from the function role',
-          undefined,
-        ),
-      );
-    }
     const signed = aws4.sign(
       {
         service: 'dynamodb',

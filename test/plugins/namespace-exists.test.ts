@@ -9,7 +9,7 @@ import type { NamespaceExistsConfig } from '../../functions/namespace-exists/plu
 import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
-import { podCreate, podDelete, podUpdate } from '../support/namespace-pods.js';
+import { finalDelete, podCreate, podDelete, podUpdate } from '../support/namespace-pods.js';
 import type { ReviewInput } from '../support/review.js';
 
 const strict: NamespaceExistsConfig = { unknownNamespace: 'deny' };
@@ -29,22 +29,6 @@ async function answer(input: ReviewInput, run = invoke) {
 }
 
 const learn = async (input: ReviewInput) => expect((await answer(input)).allowed).toBe(true);
-
-const finalDelete = (name: string): ReviewInput =>
-  namespaceReview(
-    'DELETE',
-    name,
-    {},
-    {
-      oldObject: {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name, deletionTimestamp: '2026-01-01T00:00:00Z' },
-        spec: { finalizers: [] },
-        status: { phase: 'Terminating' },
-      },
-    },
-  );
 
 describe('TestAdmissionNamespaceExists', () => {
   it('admits a pod into a namespace that exists', async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/namespace-lifecycle/plugin.js';
 import type { NamespaceLifecycleConfig } from '../../functions/namespace-lifecycle/plugin.js';
-import { podCreate, podDelete, podUpdate } from '../support/namespace-pods.js';
+import { finalDelete, podCreate, podDelete, podUpdate } from '../support/namespace-pods.js';
 import type { ReviewInput } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
@@ -31,23 +31,6 @@ async function answer(input: ReviewInput) {
 async function learn(input: ReviewInput) {
   expect((await answer(input)).allowed).toBe(true);
 }
-
-/** The namespace controller's final DELETE: already terminating, no finalizer left. */
-const finalDelete = (name: string): ReviewInput =>
-  namespaceReview(
-    'DELETE',
-    name,
-    {},
-    {
-      oldObject: {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name, deletionTimestamp: '2026-01-01T00:00:00Z' },
-        spec: { finalizers: [] },
-        status: { phase: 'Terminating' },
-      },
-    },
-  );
 
 describe('TestAccessReviewCheckOnMissingNamespace', () => {
   it('admits a LocalSubjectAccessReview in a namespace known not to exist', async () => {

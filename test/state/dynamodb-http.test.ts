@@ -161,16 +161,25 @@ describe('requests', () => {
     expect(service.connections()).toBe(1);
   });
 
-  it('go to the regional endpoint with the Lambda environment’s credentials, and to none without them', async () => {
+  it('go to the regional endpoint with the Lambda environment’s region and credentials, and nowhere without them', async () => {
     expect(regionalEndpoint('eu-west-1')).toBe('https://dynamodb.eu-west-1.amazonaws.com');
     expect(regionalEndpoint('cn-north-1')).toBe('https://dynamodb.cn-north-1.amazonaws.com.cn');
-    const missing = awsDynamoDb({ AWS_REGION: 'eu-west-1' });
-    onTestFinished(() => missing.destroy());
-    const store = new StateStore(missing, 't', false);
-    const failure = await store.get('a', 'b').catch((e: unknown) => e);
     // A store failure: HTTP 500 to the apiserver, whose failurePolicy decides; no secret in it.
-    expect(failure).toBeInstanceOf(StoreUnavailableError);
-    expect((failure as Error).message).toMatch(/^state store: MissingCredentials: no AWS credentials/);
+    const failures = [
+      [{ AWS_REGION: 'eu-west-1' }, /^state store: MissingCredentials: no AWS credentials/],
+      [{ AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE' }, /^state store: MissingCredentials: /],
+      [
+        { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey },
+        /^state store: MissingRegion: no AWS region/,
+      ],
+    ] as const;
+    for (const [env, message] of failures) {
+      const store = new StateStore(awsDynamoDb(env), 't', false);
+      const failure = await store.get('a', 'b').catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(StoreUnavailableError);
+      expect((failure as Error).message).toMatch(message);
+      expect((failure as Error).message).not.toContain(CREDENTIALS.secretAccessKey);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 // The pod upstream's namespace plugin tests (NamespaceLifecycle, NamespaceExists) send into a
-// namespace, and the three requests they make with it.
+// namespace, the three requests they make with it, and the namespace controller's final DELETE.
 import type { KubeObject } from '../../lib/admission/types.js';
+import { namespaceReview } from './dynamodb.js';
 import type { ReviewInput } from './review.js';
 
 export const newPod = (namespace: string): KubeObject => ({
@@ -28,3 +29,20 @@ export const podDelete = (namespace: string): ReviewInput => ({
   name: '123',
   namespace,
 });
+
+/** The namespace controller's final DELETE: already terminating, no finalizer left. */
+export const finalDelete = (name: string): ReviewInput =>
+  namespaceReview(
+    'DELETE',
+    name,
+    {},
+    {
+      oldObject: {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, deletionTimestamp: '2026-01-01T00:00:00Z' },
+        spec: { finalizers: [] },
+        status: { phase: 'Terminating' },
+      },
+    },
+  );

@@ -1,8 +1,14 @@
 // What a plugin does with a namespace it has never seen (created before installation and not yet
-// loaded by `npm run sync`, or whose Namespace writes never reached its webhook). Explicit and
-// configurable per plugin, never an accident: env `<PLUGIN>_UNKNOWN_NAMESPACE` (for example
-// POD_NODE_SELECTOR_UNKNOWN_NAMESPACE=reject), else `UNKNOWN_NAMESPACE`, else the plugin's default.
+// loaded by `npm run sync`, or whose Namespace writes never reached its learning webhook). The
+// default of every plugin is `warn`: the answer that cannot be wrong (nothing the namespace's
+// learned labels or annotations would decide is applied or refused) plus one warning, which the
+// user sees in kubectl, naming the fix. Another answer is a deliberate choice of the operator:
+// env `<PLUGIN>_UNKNOWN_NAMESPACE` (for example POD_NODE_SELECTOR_UNKNOWN_NAMESPACE=default), else
+// `UNKNOWN_NAMESPACE`, else the plugin's default.
 import { ConfigError } from '../config/errors.js';
+
+/** The page that tells an operator how to load objects that existed before installation. */
+export const SEED_STATE_DOC = 'docs/seed-state.md';
 
 export function unknownNamespaceRule<Rule extends string>(
   upstreamName: string,
@@ -22,4 +28,12 @@ export function unknownNamespaceRule<Rule extends string>(
     );
   }
   return value as Rule;
+}
+
+/**
+ * The one warning a plugin returns when it answered a request without the namespace's learned
+ * metadata: `consequence` says what it therefore did not do ("its node selector was not applied").
+ */
+export function neverSeenWarning(upstreamName: string, namespace: string, consequence: string): string {
+  return `${upstreamName}: namespace ${JSON.stringify(namespace)} is not learned yet, so ${consequence}; load the cluster's existing namespaces with npm run sync (${SEED_STATE_DOC})`;
 }

@@ -8,17 +8,19 @@ import type { AnyAdmissionPlugin } from '../lib/admission/plugin.js';
 import { DEFAULT_ADMISSION_CONFIG } from '../lib/config/admission-configuration.js';
 import { hasExemptions } from '../lib/config/enforcement.js';
 import { ConfigError } from '../lib/config/errors.js';
-import { ignoredLine, inactiveLine, loadPluginSet } from '../lib/config/plugins.js';
+import { ignoredLine, inactiveLine, loadPluginSet, selectionLine, unnamedPlugins } from '../lib/config/plugins.js';
 
 const USAGE = `Usage: npm run check-config [-- FILE]
 
 Loads the AdmissionConfiguration (FILE, else ADMISSION_CONFIG, else ${DEFAULT_ADMISSION_CONFIG}) and
-hands every plugin its entry, as a start would. Prints one line per plugin:
+hands every plugin its entry, as a start would. A file that names plugins serves exactly those;
+one that names none serves the default-on set. Prints which rule applied, then one line per plugin:
 
   ok  PodNodeSelector (configured)       served, with its entry
   ok  AlwaysPullImages (defaults)        served on upstream's defaults
-  --  ImagePolicyWebhook (...) is inactive: off without its configuration: ...   not served or emitted
-  --  LimitRanger: not served by this project, entry ignored
+  --  ImagePolicyWebhook (...) is inactive: off by default, it needs its configuration: ...
+  --  ServiceAccount: not served by this project, entry ignored
+  --  not named: ...                     the plugins a file with names leaves out, in one line
 
 Exits 1 on the first invalid configuration, naming the plugin, the field and the closest known
 field; 2 on bad arguments.
@@ -51,9 +53,10 @@ export function checkConfigCommand(argv: string[], io: CheckConfigIo): number {
   const env = positionals[0] ? { ...io.env, ADMISSION_CONFIG: positionals[0] } : io.env;
   try {
     const set = loadPluginSet(io.plugins ?? registry, env);
-    io.stdout(`${set.configuration.source.file}\n`);
+    io.stdout(`${selectionLine(set)}\n`);
     for (const configured of set.plugins) {
       const { upstreamName } = configured.plugin.metadata;
+      if (configured.notNamed) continue;
       if (configured.inactive !== undefined) io.stdout(`--  ${inactiveLine(configured)}\n`);
       else {
         const notes = [
@@ -65,6 +68,8 @@ export function checkConfigCommand(argv: string[], io: CheckConfigIo): number {
       }
     }
     for (const name of set.ignored) io.stdout(`--  ${ignoredLine(name)}\n`);
+    const unnamed = unnamedPlugins(set).map((p) => p.plugin.metadata.upstreamName);
+    if (unnamed.length > 0) io.stdout(`--  not named: ${unnamed.join(', ')}\n`);
     return 0;
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -3,13 +3,12 @@
 // Upstream: plugin/pkg/admission/admit.
 //
 // Upstream runs only when named in --enable-admission-plugins; here the counterpart is an
-// AdmissionConfiguration entry (upstream's plugin takes no configuration, so it is empty):
+// AdmissionConfiguration entry (upstream's plugin takes no configuration):
 //
 //   - name: AlwaysAdmit
-//     configuration: {}
 //
-// Without the entry its webhook subscribes to nothing (validatingRulesFor), so emitting every
-// plugin never puts a webhook in front of every write of the cluster by accident.
+// Without the entry it is not served, emitted or packaged (`optIn`), so emitting the default set
+// never puts a webhook in front of every write of the cluster by accident.
 
 import { allowed } from '../../lib/admission/decision.js';
 import type { WebhookRule } from '../../lib/admission/plugin.js';
@@ -23,11 +22,6 @@ const EVERY_REQUEST: readonly WebhookRule[] = [
   { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' },
 ];
 
-export interface AlwaysAdmitConfig {
-  /** True when the AdmissionConfiguration has an entry: upstream's --enable-admission-plugins. */
-  readonly enabled: boolean;
-}
-
 export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
@@ -35,8 +29,7 @@ export default definePlugin({
     summary:
       'Deprecated upstream: admits every request (for testing a webhook pipeline; enabled by its AdmissionConfiguration entry).',
     validating: {
-      // The rules come from the configuration: validatingRulesFor.
-      rules: [],
+      rules: EVERY_REQUEST,
       // Its answer is always "allowed", which is what failing open gives too: an outage of this
       // webhook must not stop every write in the cluster.
       failurePolicy: 'Ignore',
@@ -45,17 +38,16 @@ export default definePlugin({
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
-    // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).
-    requiresConfiguration: true,
+    // Off unless named, as upstream's plugin is until --enable-admission-plugins names it.
+    optIn: true,
+    optInReason: 'a test of the webhook pipeline, never wanted by accident',
   },
 
-  configure(raw): AlwaysAdmitConfig {
-    if (raw === undefined || raw === null) return { enabled: false };
-    ConfigFields.of(UPSTREAM_NAME, raw, '{} (the plugin takes no configuration)').allow();
-    return { enabled: true };
+  configure(raw) {
+    // Upstream's plugin takes no configuration: an entry may carry `{}` and nothing else.
+    if (raw !== undefined && raw !== null)
+      ConfigFields.of(UPSTREAM_NAME, raw, '{} (the plugin takes no configuration)').allow();
   },
-
-  validatingRulesFor: (config: AlwaysAdmitConfig) => (config.enabled ? EVERY_REQUEST : []),
 
   validate() {
     return allowed();

@@ -2,16 +2,15 @@
 // pipeline enforces what a webhook answers. Upstream: plugin/pkg/admission/deny.
 //
 // Upstream runs only when named in --enable-admission-plugins; here the counterpart is an
-// AdmissionConfiguration entry (upstream's plugin takes no configuration, so it is empty):
+// AdmissionConfiguration entry (upstream's plugin takes no configuration):
 //
 //   - name: AlwaysDeny
-//     configuration: {}
 //
-// Without the entry its webhook subscribes to nothing and admits (validatingRulesFor), so
-// emitting and applying every plugin never stops the cluster's writes by accident. With it, scope
-// the webhook with a staged rollout (`npm run emit -- --staged NAMESPACE`) or exemptions.
+// Without the entry it is not served, emitted or packaged (`optIn`), so emitting and applying
+// the default set never stops the cluster's writes by accident. With it, scope the webhook with a
+// staged rollout (`npm run emit -- --staged NAMESPACE`) or exemptions.
 
-import { allowed, forbidden } from '../../lib/admission/decision.js';
+import { forbidden } from '../../lib/admission/decision.js';
 import type { WebhookRule } from '../../lib/admission/plugin.js';
 import { definePlugin, validatingOnly } from '../../lib/admission/plugin.js';
 import { ConfigFields } from '../../lib/config/fields.js';
@@ -29,37 +28,29 @@ const EVERY_REQUEST: readonly WebhookRule[] = [
   { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' },
 ];
 
-export interface AlwaysDenyConfig {
-  /** True when the AdmissionConfiguration has an entry: upstream's --enable-admission-plugins. */
-  readonly enabled: boolean;
-}
-
-export default definePlugin<AlwaysDenyConfig>({
+export default definePlugin({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: 'always-deny',
     summary:
       'Deprecated upstream: refuses every request (for testing a webhook pipeline; enabled by its AdmissionConfiguration entry).',
-    // The rules come from the configuration: validatingRulesFor.
-    ...validatingOnly([]),
+    ...validatingOnly(EVERY_REQUEST),
     writes: false,
     needs: [],
     // kube-system, kube-node-lease and our own namespace stay writable, so the cluster can recover.
     systemNamespaces: 'exclude',
-    // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).
-    requiresConfiguration: true,
+    // Off unless named, as upstream's plugin is until --enable-admission-plugins names it.
+    optIn: true,
+    optInReason: 'a test of the webhook pipeline, never wanted by accident',
   },
 
-  configure(raw): AlwaysDenyConfig {
-    if (raw === undefined || raw === null) return { enabled: false };
-    ConfigFields.of(UPSTREAM_NAME, raw, '{} (the plugin takes no configuration)').allow();
-    return { enabled: true };
+  configure(raw) {
+    // Upstream's plugin takes no configuration: an entry may carry `{}` and nothing else.
+    if (raw !== undefined && raw !== null)
+      ConfigFields.of(UPSTREAM_NAME, raw, '{} (the plugin takes no configuration)').allow();
   },
 
-  validatingRulesFor: (config: AlwaysDenyConfig) => (config.enabled ? EVERY_REQUEST : []),
-
-  validate(request, { config }) {
-    if (!config.enabled) return allowed();
+  validate(request) {
     // admission.NewForbidden(a, errors.New(...)), for Create, Update, Delete and Connect alike.
     return forbidden(request, [DENY_MESSAGE]);
   },

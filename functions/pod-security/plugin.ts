@@ -126,8 +126,11 @@ export default definePlugin({
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
     // Without a PodSecurityConfiguration it would only repeat what the built-in PodSecurity already
-    // enforces (labelled namespaces, privileged defaults) behind a webhook that fails closed: off.
-    requiresConfiguration: true,
+    // enforces (labelled namespaces, privileged defaults) behind a webhook that fails closed: off
+    // unless named. A bare entry serves upstream's defaults, as the built-in plugin without a file.
+    optIn: true,
+    optInReason:
+      'the built-in PodSecurity already enforces namespace labels; name it to add your own defaults and exemptions',
   },
 
   configure: (raw): PodSecurityConfig => parsePodSecurityConfiguration(raw),

@@ -10,7 +10,14 @@ import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { DEFAULT_ADMISSION_CONFIG } from '../../lib/config/admission-configuration.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { ConfiguredPlugin, PluginSet } from '../../lib/config/plugins.js';
-import { activePlugins, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
+import {
+  activePlugins,
+  ignoredLine,
+  inactiveLine,
+  inactivePlugins,
+  loadPluginSet,
+  selectionLine,
+} from '../../lib/config/plugins.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
 import {
   apiserverAdmissionConfiguration,
@@ -245,7 +252,8 @@ function loadSelectedPlugins(
     ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
   };
   const pluginSet = loadPluginSet(io.plugins ?? registry, env);
-  io.stderr(`configuration: ${pluginSet.configuration.source.file}\n`);
+  io.stderr(`${selectionLine(pluginSet)}\n`);
+  for (const name of pluginSet.ignored) io.stderr(`${ignoredLine(name)}\n`);
   const chosen = selectPlugins(pluginSet, values.plugins, io);
   for (const line of handlerOnlyExemptions(chosen, !values['no-match-conditions'])) io.stderr(`${line}\n`);
   return {

@@ -8,7 +8,13 @@ import { run } from '@bufbuild/cel';
 import { pathToFileURL } from 'node:url';
 import { plugins } from '../../functions/index.js';
 import type { PluginSet } from '../../lib/config/plugins.js';
-import { activePlugins, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
+import {
+  activePlugins,
+  inactiveLine,
+  inactivePlugins,
+  loadPluginSet,
+  selectionLine,
+} from '../../lib/config/plugins.js';
 import type { WebhookConfiguration } from '../emit/webhooks.js';
 import { NAMESPACE_NAME_LABEL, webhookConfigurations } from '../emit/webhooks.js';
 
@@ -242,6 +248,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     ),
   );
   const pluginSet = loadPluginSet(plugins);
+  process.stderr.write(`  ${selectionLine(pluginSet)}\n`);
   for (const configured of inactivePlugins(pluginSet))
     process.stderr.write(`  left out: ${inactiveLine(configured)}\n`);
   const plan = loadPlan(fixture, pluginSet);

@@ -7,7 +7,14 @@ import { parseArgs } from 'node:util';
 import { plugins } from '../../functions/index.js';
 import type { AdmissionPlugin } from '../../lib/admission/plugin.js';
 import { DEFAULT_ADMISSION_CONFIG } from '../../lib/config/admission-configuration.js';
-import { activePlugins, ignoredLine, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
+import {
+  activePlugins,
+  ignoredLine,
+  inactiveLine,
+  inactivePlugins,
+  loadPluginSet,
+  selectionLine,
+} from '../../lib/config/plugins.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
@@ -65,10 +72,16 @@ async function main(): Promise<void> {
 
   // Configuration first: a bad file fails the start before anything listens.
   const pluginSet = loadPluginSet(plugins);
-  progress(`configuration: ${pluginSet.configuration.source.file}`);
+  progress(selectionLine(pluginSet));
   for (const name of pluginSet.ignored) progress(ignoredLine(name));
   for (const configured of inactivePlugins(pluginSet)) progress(inactiveLine(configured));
   const served = activePlugins(pluginSet);
+  if (served.length === 0)
+    throw new ConfigError(
+      'AdmissionConfiguration',
+      'plugins',
+      `${pluginSet.configuration.source.file} leaves no plugin to serve: name at least one served plugin (npm run check-config lists them)`,
+    );
 
   const pki = ensureLocalPki(DEFAULT_PKI_DIR);
   progress(pki.created ? `created a local PKI in ${pki.dir}` : `PKI: ${pki.dir}`);

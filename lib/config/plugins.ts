@@ -1,12 +1,19 @@
 // Which plugins are active under an AdmissionConfiguration, decided once for every command:
-// `npm start` serves them, `emit` registers them, `npm run load` calls them, serverless.yml
-// packages them and `check-config` lists them. A plugin that cannot answer (it requires an entry
-// it lacks) or has nothing to judge is inactive, with one line telling the operator what to add.
+// `npm start` serves them, `emit` registers them, serverless.yml packages them, `check` and
+// `audit` run them, `sync` loads what they learn, `npm run load` and `npm run bench` call them,
+// and `check-config` lists them. The rule, the same everywhere:
+// - a file that names any plugin activates exactly the named ones (a bare `- name: X` enables a
+//   plugin that needs no configuration; one that cannot run without it fails the start);
+// - a file that names none serves the default-on set, for a first trial: every plugin but those
+//   whose metadata says `optIn` or `requiresConfiguration`.
+// A named plugin can still have nothing to judge (a ValidatingAdmissionPolicy entry without
+// policies): it is inactive, with one line telling the operator what to add.
 import { requirementsOf } from '../admission/label-selector.js';
 import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import type { AdmissionConfiguration } from './admission-configuration.js';
 import { configurePlugin, loadAdmissionConfiguration, pluginEnforcement } from './admission-configuration.js';
 import type { Enforcement, Exemptions } from './enforcement.js';
+import { ENFORCE } from './enforcement.js';
 import { ConfigError } from './errors.js';
 import { closestName } from './fields.js';
 import { KNOWN_PLUGIN_NAMES } from './known-plugins.js';
@@ -21,6 +28,8 @@ export interface ConfiguredPlugin {
   readonly exemptions: Exemptions;
   /** True when the AdmissionConfiguration has an entry for it. */
   readonly hasEntry: boolean;
+  /** True when the file names other plugins but not this one: it is simply not chosen. */
+  readonly notNamed?: true;
   /** Why it is inactive; undefined when it is served. */
   readonly inactive?: string;
 }
@@ -31,6 +40,8 @@ export interface PluginSet {
   readonly plugins: readonly ConfiguredPlugin[];
   /** Entries naming upstream or OpenShift plugins this project does not serve: ignored. */
   readonly ignored: readonly string[];
+  /** True when the file names plugins (exactly those are active); false: the default-on set. */
+  readonly explicit: boolean;
 }
 
 /**
@@ -58,16 +69,35 @@ export function configurePlugins(
       `unknown admission plugin ${JSON.stringify(name)} in ${configuration.source.file}; ${hint}`,
     );
   });
+  const explicit = configuration.names.length > 0;
   const plugins = registry.map((plugin): ConfiguredPlugin => {
     const { metadata } = plugin;
-    const config = configurePlugin(plugin, configuration);
     const hasEntry = configuration.names.includes(metadata.upstreamName);
+    if (explicit && !hasEntry) {
+      return {
+        plugin,
+        config: undefined,
+        ...ENFORCE,
+        hasEntry,
+        notNamed: true,
+        inactive: `not named in ${configuration.source.file} (add an entry "name: ${metadata.upstreamName}" to serve it)`,
+      };
+    }
+    if (hasEntry && metadata.requiresConfiguration && !configuration.entries.has(metadata.upstreamName)) {
+      const i = configuration.names.indexOf(metadata.upstreamName);
+      throw new ConfigError(
+        metadata.upstreamName,
+        `plugins[${i}].configuration`,
+        `${metadata.upstreamName} cannot run without its configuration: add configuration (or path) to its entry in ${configuration.source.file}; example: config/examples/${metadata.name}.yaml`,
+      );
+    }
+    const config = configurePlugin(plugin, configuration);
     let inactive: string | undefined;
-    if (metadata.optIn && !hasEntry) {
-      const why = metadata.optInReason ?? 'it refuses what it has not learned';
-      inactive = `off until enabled (${why}: run npm run sync first): add an entry "name: ${metadata.upstreamName}" to ${configuration.source.file}`;
-    } else if (metadata.requiresConfiguration && !configuration.entries.has(metadata.upstreamName)) {
-      inactive = `off without its configuration: add an entry "name: ${metadata.upstreamName}" with configuration (or path) to ${configuration.source.file} (example: config/examples/${metadata.name}.yaml)`;
+    if (!explicit && metadata.requiresConfiguration) {
+      inactive = `off by default, it needs its configuration: add an entry "name: ${metadata.upstreamName}" with configuration (or path) to ${configuration.source.file} (example: config/examples/${metadata.name}.yaml)`;
+    } else if (!explicit && metadata.optIn) {
+      const why = metadata.optInReason ?? 'it answers from what it has learned: run npm run sync first';
+      inactive = `off by default (${why}): add an entry "name: ${metadata.upstreamName}" to ${configuration.source.file}`;
     } else {
       inactive = plugin.inactiveReason?.(config);
     }
@@ -88,13 +118,16 @@ export function configurePlugins(
     }
     return { plugin, config, enforcement, exemptions, hasEntry, ...(inactive !== undefined && { inactive }) };
   });
-  return { configuration, plugins, ignored };
+  return { configuration, plugins, ignored, explicit };
 }
 
 export const activePlugins = (set: PluginSet): ConfiguredPlugin[] =>
   set.plugins.filter((p) => p.inactive === undefined);
+/** Plugins that are off for a reason worth a line: not those a file with names simply leaves out. */
 export const inactivePlugins = (set: PluginSet): ConfiguredPlugin[] =>
-  set.plugins.filter((p) => p.inactive !== undefined);
+  set.plugins.filter((p) => p.inactive !== undefined && p.notNamed === undefined);
+/** Plugins a file that names others leaves out: listed in one line, not one each. */
+export const unnamedPlugins = (set: PluginSet): ConfiguredPlugin[] => set.plugins.filter((p) => p.notNamed);
 
 /** ADMISSION_CONFIG (else config/admission.yaml) read and every plugin configured: what a start does. */
 export function loadPluginSet(
@@ -107,6 +140,16 @@ export function loadPluginSet(
 /** The one line every command prints for a plugin that is not served. */
 export function inactiveLine(configured: ConfiguredPlugin): string {
   return `${configured.plugin.metadata.upstreamName} (${configured.plugin.metadata.name}) is inactive: ${configured.inactive}`;
+}
+
+/** The one line every command prints about the selection: which rule chose the active plugins. */
+export function selectionLine(set: PluginSet): string {
+  const active = activePlugins(set).length;
+  const file = set.configuration.source.file;
+  if (!set.explicit)
+    return `${file} names no plugin: serving the default-on set (${active} plugins); name plugins in it to serve exactly those`;
+  const named = set.plugins.filter((p) => p.hasEntry).length;
+  return `${file} names ${named} of the served plugins: serving exactly those (${active} active)`;
 }
 
 /** The one line every command prints for an entry that names a plugin this project does not serve. */

@@ -9,7 +9,7 @@ import { plugins as registry } from '../../functions/index.js';
 import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { closestName } from '../../lib/config/fields.js';
-import { activePlugins, configurePlugins, inactivePlugins } from '../../lib/config/plugins.js';
+import { activePlugins, configurePlugins, inactivePlugins, unnamedPlugins } from '../../lib/config/plugins.js';
 import { checkConfigCommand } from '../../infra/check-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strict-config-'));
@@ -241,8 +241,9 @@ describe('AdmissionConfiguration entries', () => {
 });
 
 describe('one notion of active', () => {
-  it('with the default configuration: plugins that need their configuration or an entry are off, and VAP has no policies', () => {
+  it('a file that names no plugin: the default-on set (no optIn, no requiresConfiguration, something to judge)', () => {
     const set = pluginSet([]);
+    expect(set.explicit).toBe(false);
     const expected = registry
       .filter((p) => p.metadata.requiresConfiguration || p.metadata.optIn || p.inactiveReason !== undefined)
       .map((p) => p.metadata.name);
@@ -252,25 +253,46 @@ describe('one notion of active', () => {
         'image-policy-webhook',
         'always-deny',
         'namespace-exists',
+        'pod-security',
         'validating-admission-policy',
       ]),
     );
     expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'image-policy-webhook')!.inactive).toMatch(
-      /add an entry "name: ImagePolicyWebhook" with configuration/,
+      /^off by default, it needs its configuration: add an entry "name: ImagePolicyWebhook" with configuration/,
     );
     expect(inactivePlugins(set).find((p) => p.plugin.metadata.name === 'namespace-exists')!.inactive).toMatch(
-      /^off until enabled \(it refuses what it has not learned: run npm run sync first\): add an entry "name: NamespaceExists"/,
+      /^off by default \(.*\): add an entry "name: NamespaceExists"/,
     );
     expect(activePlugins(set)).toHaveLength(registry.length - expected.length);
-    // An entry without configuration enables an opt-in plugin.
-    expect(activePlugins(pluginSet([{ name: 'NamespaceExists' }])).map((p) => p.plugin.metadata.name)).toContain(
-      'namespace-exists',
-    );
   });
 
-  it('an entry without configuration does not activate a plugin that requires one', () => {
-    const set = pluginSet([{ name: 'ImagePolicyWebhook' }]);
-    expect(inactivePlugins(set).map((p) => p.plugin.metadata.name)).toContain('image-policy-webhook');
+  it('a file that names plugins: exactly those, a bare entry enabling one that needs no configuration', () => {
+    const set = pluginSet([{ name: 'NamespaceExists' }, { name: 'AlwaysPullImages' }, { name: 'PodSecurity' }]);
+    expect(set.explicit).toBe(true);
+    expect(activePlugins(set).map((p) => p.plugin.metadata.name)).toEqual([
+      'always-pull-images',
+      'namespace-exists',
+      'pod-security',
+    ]);
+    // Left out without a line each: the operator chose.
+    expect(inactivePlugins(set)).toEqual([]);
+    expect(unnamedPlugins(set)).toHaveLength(registry.length - 3);
+    // A named plugin with nothing to judge is still reported.
+    const vap = pluginSet([{ name: 'ValidatingAdmissionPolicy' }]);
+    expect(activePlugins(vap)).toEqual([]);
+    expect(inactivePlugins(vap).map((p) => p.inactive)).toEqual([expect.stringMatching(/no policies to judge/)]);
+  });
+
+  it('entries of plugins this project does not serve are ignored, and still count as naming plugins', () => {
+    const set = pluginSet([{ name: 'ServiceAccount' }]);
+    expect(set.ignored).toEqual(['ServiceAccount']);
+    expect(activePlugins(set)).toEqual([]);
+  });
+
+  it('a bare entry of a plugin that cannot run without configuration fails, naming the field and an example', () => {
+    expect(configError([{ name: 'AlwaysPullImages' }, { name: 'ImagePolicyWebhook' }]).message).toMatch(
+      /^ImagePolicyWebhook: plugins\[1\]\.configuration: ImagePolicyWebhook cannot run without its configuration: add configuration \(or path\) to its entry in \S+\.yaml; example: config\/examples\/image-policy-webhook\.yaml$/,
+    );
   });
 });
 
@@ -282,21 +304,32 @@ describe('npm run check-config', () => {
     return { code, stdout, stderr };
   };
 
-  it('lists every plugin once: ok, inactive with what to add, or ignored', () => {
+  it('a file that names none: every plugin once, ok or inactive with what to add', () => {
+    const { code, stdout } = run([admissionFile([])]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/names no plugin: serving the default-on set \(\d+ plugins\)/);
+    expect(stdout).toContain('ok  AlwaysPullImages (defaults)\n');
+    expect(stdout).toMatch(
+      /-- {2}ImagePolicyWebhook \(image-policy-webhook\) is inactive: off by default, it needs its configuration/,
+    );
+    expect(stdout.split('\n').filter((l) => /^(ok|--) /.test(l))).toHaveLength(registry.length);
+  });
+
+  it('a file that names plugins: those, the ignored entries, and the others in one line', () => {
     const { code, stdout } = run([
       admissionFile([
         { name: 'PodNodeSelector', configuration: { podNodeSelectorPluginConfig: {} } },
+        { name: 'AlwaysPullImages' },
         { name: 'OwnerReferencesPermissionEnforcement' },
       ]),
     ]);
     expect(code).toBe(0);
+    expect(stdout).toMatch(/names 2 of the served plugins: serving exactly those \(2 active\)/);
     expect(stdout).toContain('ok  PodNodeSelector (configured)\n');
-    expect(stdout).toContain('ok  AlwaysPullImages (defaults)\n');
-    expect(stdout).toMatch(
-      /-- {2}ImagePolicyWebhook \(image-policy-webhook\) is inactive: off without its configuration/,
-    );
+    expect(stdout).toContain('ok  AlwaysPullImages (configured)\n');
     expect(stdout).toContain('--  OwnerReferencesPermissionEnforcement: not served by this project, entry ignored');
-    expect(stdout.split('\n').filter((l) => /^(ok|--) /.test(l))).toHaveLength(registry.length + 1);
+    expect(stdout).toMatch(/^-- {2}not named: AlwaysAdmit, AlwaysDeny, .*ResourceQuota/m);
+    expect(stdout.split('\n').filter((l) => /^(ok|--) /.test(l))).toHaveLength(4);
   });
 
   it('exits 1 on a typo with the suggestion on stderr', () => {

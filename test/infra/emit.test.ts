@@ -11,7 +11,7 @@ import {
   ValidatingWebhookConfiguration,
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { parseAllDocuments, parse as parseYaml, stringify } from 'yaml';
 import { plugins as registry } from '../../functions/index.js';
 import type { AnyAdmissionPlugin, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
@@ -33,11 +33,13 @@ interface Run {
 /** An AdmissionConfiguration under which every registered plugin is active (written in beforeAll). */
 let everyPluginActive: string;
 let removeEverything = () => {};
+/** One that names no plugin: the default-on set, which synthetic plugins without `optIn` are in. */
+let namesNone: string;
 
 async function emit(
   argv: string[],
   plugins?: readonly AnyAdmissionPlugin[],
-  env: NodeJS.ProcessEnv = { ADMISSION_CONFIG: everyPluginActive },
+  env: NodeJS.ProcessEnv = { ADMISSION_CONFIG: plugins === undefined ? everyPluginActive : namesNone },
 ): Promise<Run> {
   let stdout = '';
   let stderr = '';
@@ -194,6 +196,8 @@ beforeAll(() => {
   const everything = everyPluginActiveConfiguration();
   everyPluginActive = everything.file;
   removeEverything = everything.remove;
+  namesNone = join(dir, 'names-none.yaml');
+  writeFileSync(namesNone, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: []\n');
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -498,7 +502,7 @@ describe('metadata branches (synthetic plugins)', () => {
     ).toBe(true);
   });
 
-  it('leaves out a plugin that cannot answer, and refuses it by name', async () => {
+  it('a file that names no plugin emits the default-on set, and says what the others need', async () => {
     const bare = join(dir, 'bare.yaml');
     writeFileSync(bare, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n');
     const defaults = await emit(['--base-url', 'https://admission.example.com', '--admission-config', bare], registry);
@@ -508,12 +512,14 @@ describe('metadata branches (synthetic plugins)', () => {
     );
     expect(emittedPlugins.has('ImagePolicyWebhook')).toBe(false);
     expect(emittedPlugins.has('ValidatingAdmissionPolicy')).toBe(false);
+    expect(emittedPlugins.has('AlwaysDeny')).toBe(false);
     const offByDefault = registry.filter(
       (p) => p.metadata.requiresConfiguration || p.metadata.optIn || p.inactiveReason !== undefined,
     );
     expect(emittedPlugins.size).toBe(registry.length - offByDefault.length);
+    expect(defaults.stderr).toMatch(/bare\.yaml names no plugin: serving the default-on set/);
     expect(defaults.stderr).toMatch(
-      /left out: ImagePolicyWebhook \(image-policy-webhook\) is inactive: off without its configuration: add an entry "name: ImagePolicyWebhook"/,
+      /left out: ImagePolicyWebhook \(image-policy-webhook\) is inactive: off by default, it needs its configuration: add an entry "name: ImagePolicyWebhook" with configuration/,
     );
     expect(defaults.stderr).toMatch(
       /left out: ValidatingAdmissionPolicy \(validating-admission-policy\) is inactive: no policies to judge/,
@@ -540,6 +546,52 @@ describe('metadata branches (synthetic plugins)', () => {
     );
     expect(configured.code, configured.stderr).toBe(0);
     expect(documents(configured.stdout)).toHaveLength(2);
+  });
+
+  it('a file that names plugins emits exactly those, and --plugins cannot add another', async () => {
+    const three = join(dir, 'three.yaml');
+    writeFileSync(
+      three,
+      stringify({
+        apiVersion: 'apiserver.config.k8s.io/v1',
+        kind: 'AdmissionConfiguration',
+        plugins: [
+          { name: 'AlwaysPullImages' },
+          {
+            name: 'PodNodeSelector',
+            configuration: { podNodeSelectorPluginConfig: { clusterDefaultNodeSelector: 'env=dev' } },
+          },
+          { name: 'PodSecurity' },
+          { name: 'LimitRanger' },
+          { name: 'ServiceAccount' },
+        ],
+      }),
+    );
+    const run = await emit(['--base-url', 'https://admission.example.com', '--admission-config', three], registry);
+    expect(run.code, run.stderr).toBe(0);
+    const emitted = documents(run.stdout).map((d) => `${d.kind}/${d.metadata.name}`);
+    expect(emitted.sort()).toEqual(
+      [
+        'MutatingWebhookConfiguration/serverless-admission-always-pull-images',
+        'ValidatingWebhookConfiguration/serverless-admission-always-pull-images',
+        'MutatingWebhookConfiguration/serverless-admission-pod-node-selector',
+        'ValidatingWebhookConfiguration/serverless-admission-pod-node-selector',
+        'ValidatingWebhookConfiguration/serverless-admission-pod-security',
+        'MutatingWebhookConfiguration/serverless-admission-limit-ranger',
+        'ValidatingWebhookConfiguration/serverless-admission-limit-ranger',
+      ].sort(),
+    );
+    expect(run.stderr).toMatch(/three\.yaml names 4 of the served plugins: serving exactly those \(4 active\)/);
+    expect(run.stderr).toMatch(/ServiceAccount: not served by this project, entry ignored/);
+    // Plugins the file leaves out are not listed one by one.
+    expect(run.stderr).not.toMatch(/ResourceQuota/);
+
+    const other = await emit(
+      ['--base-url', 'https://admission.example.com', '--admission-config', three, '--plugins', 'resource-quota'],
+      registry,
+    );
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/--plugins: ResourceQuota \(resource-quota\) is inactive: not named in .*three\.yaml/);
   });
 
   it('fails with the plugin and field on a misspelt configuration', async () => {

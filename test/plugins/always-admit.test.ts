@@ -1,14 +1,15 @@
 // Upstream's table (plugin/pkg/admission/admit/admission_test.go) ported: TestAdmissionNonNilAttribute,
 // TestAdmissionNilAttribute (a request without any object) and TestHandles (every operation is
-// subscribed and admitted). Plus the switch: the AdmissionConfiguration entry stands for
-// --enable-admission-plugins, and without it the webhook subscribes to nothing.
+// subscribed and admitted). Plus the switch: an AdmissionConfiguration entry stands for
+// --enable-admission-plugins; without one the plugin is not served, emitted or packaged.
 import { describe, expect, it } from 'vitest';
-import plugin, { type AlwaysAdmitConfig } from '../../functions/always-admit/plugin.js';
+import plugin from '../../functions/always-admit/plugin.js';
 import type { Operation } from '../../lib/admission/types.js';
 import { configErrorOf } from '../support/config-error.js';
+import { activeNamesOf } from '../support/plugin-set.js';
 import { runPhase } from '../support/review.js';
 
-const configure = (raw: unknown) => plugin.configure!(raw, { file: 'test', baseDir: '.' }) as AlwaysAdmitConfig;
+const configure = (raw: unknown) => plugin.configure!(raw, { file: 'test', baseDir: '.' });
 const enabled = configure({});
 const attributes = {
   kind: { kind: 'kind', version: 'version' },
@@ -44,7 +45,7 @@ describe('TestHandles', () => {
     '%s is subscribed and admitted',
     async (operation) => {
       expect(
-        plugin.validatingRulesFor!(enabled).some((r) => r.operations.includes('*') || r.operations.includes(operation)),
+        plugin.metadata.validating!.rules.some((r) => r.operations.includes('*') || r.operations.includes(operation)),
       ).toBe(true);
       const object = operation === 'DELETE' ? null : { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } };
       expect(
@@ -62,12 +63,13 @@ describe('TestHandles', () => {
 });
 
 describe('the AdmissionConfiguration entry is the switch', () => {
-  it('with `configuration: {}`: every resource and subresource, both scopes; without: nothing', () => {
-    expect(plugin.validatingRulesFor!(enabled)).toEqual([
+  it('is off in a file that names no plugin, and served with a bare entry or `configuration: {}`', () => {
+    expect(activeNamesOf([])).not.toContain('always-admit');
+    expect(activeNamesOf([{ name: 'AlwaysAdmit' }])).toEqual(['always-admit']);
+    expect(activeNamesOf([{ name: 'AlwaysAdmit', configuration: {} }])).toEqual(['always-admit']);
+    expect(plugin.metadata.validating!.rules).toEqual([
       { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' },
     ]);
-    expect(configure(undefined)).toEqual({ enabled: false });
-    expect(plugin.validatingRulesFor!(configure(undefined))).toEqual([]);
   });
 
   it('takes no fields', () => {

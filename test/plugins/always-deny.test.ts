@@ -1,14 +1,15 @@
 // Upstream's table (plugin/pkg/admission/deny/admission_test.go) ported: TestAdmission (a request with
 // upstream's attributes is refused, here with the exact message and code) and TestHandles (every
-// operation is subscribed and refused). Plus the switch: the AdmissionConfiguration entry stands
-// for --enable-admission-plugins, and without it the webhook subscribes to nothing and admits.
+// operation is subscribed and refused). Plus the switch: an AdmissionConfiguration entry stands for
+// --enable-admission-plugins; without one the plugin is not served, emitted or packaged.
 import { describe, expect, it } from 'vitest';
-import plugin, { type AlwaysDenyConfig } from '../../functions/always-deny/plugin.js';
+import plugin from '../../functions/always-deny/plugin.js';
 import type { Operation } from '../../lib/admission/types.js';
 import { configErrorOf } from '../support/config-error.js';
+import { activeNamesOf } from '../support/plugin-set.js';
 import { runPhase } from '../support/review.js';
 
-const configure = (raw: unknown) => plugin.configure!(raw, { file: 'test', baseDir: '.' }) as AlwaysDenyConfig;
+const configure = (raw: unknown) => plugin.configure!(raw, { file: 'test', baseDir: '.' });
 const enabled = configure({});
 
 describe('TestAdmission', () => {
@@ -53,7 +54,7 @@ describe('TestHandles', () => {
     '%s is subscribed and refused',
     async (operation) => {
       expect(
-        plugin.validatingRulesFor!(enabled).some((r) => r.operations.includes('*') || r.operations.includes(operation)),
+        plugin.metadata.validating!.rules.some((r) => r.operations.includes('*') || r.operations.includes(operation)),
       ).toBe(true);
       const object = operation === 'DELETE' ? null : { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } };
       const result = await runPhase(
@@ -68,23 +69,13 @@ describe('TestHandles', () => {
 });
 
 describe('the AdmissionConfiguration entry is the switch', () => {
-  it('with `configuration: {}`: every namespaced resource and subresource; without: nothing, and admits', async () => {
-    expect(plugin.validatingRulesFor!(enabled)).toEqual([
+  it('is off in a file that names no plugin, and served with a bare entry or `configuration: {}`', () => {
+    expect(activeNamesOf([])).not.toContain('always-deny');
+    expect(activeNamesOf([{ name: 'AlwaysDeny' }])).toEqual(['always-deny']);
+    expect(activeNamesOf([{ name: 'AlwaysDeny', configuration: {} }])).toEqual(['always-deny']);
+    expect(plugin.metadata.validating!.rules).toEqual([
       { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' },
     ]);
-    const disabled = configure(undefined);
-    expect(disabled).toEqual({ enabled: false });
-    expect(plugin.validatingRulesFor!(disabled)).toEqual([]);
-    expect(
-      (
-        await runPhase(
-          plugin,
-          'validate',
-          { object: { kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } } },
-          disabled,
-        )
-      ).wire.response!.allowed,
-    ).toBe(true);
   });
 
   it('takes no fields', () => {
@@ -95,7 +86,7 @@ describe('the AdmissionConfiguration entry is the switch', () => {
 
   it('is marked deprecated, validating only, failing closed', () => {
     expect(plugin.metadata.summary).toMatch(/^Deprecated upstream/);
-    expect(plugin.metadata.validating).toMatchObject({ failurePolicy: 'Fail', rules: [] });
+    expect(plugin.metadata.validating).toMatchObject({ failurePolicy: 'Fail' });
     expect(plugin.metadata.mutating).toBeUndefined();
   });
 });

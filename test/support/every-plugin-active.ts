@@ -1,10 +1,12 @@
 // An AdmissionConfiguration under which every registered plugin is active: the entries of the
 // shipped examples (config/examples/*.yaml), with ImagePolicyWebhook's backend kubeconfig and
-// ValidatingAdmissionPolicy's policies given by absolute path, since the file is written elsewhere.
+// ValidatingAdmissionPolicy's policies given by absolute path, since the file is written elsewhere,
+// and a bare entry for every other plugin (a file that names plugins serves exactly those).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { plugins as registry } from '../../functions/index.js';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../config/examples');
 
@@ -41,6 +43,8 @@ function exampleEntries(): Record<string, unknown>[] {
       ],
     },
   });
+  for (const { metadata } of registry)
+    if (!entries.has(metadata.upstreamName)) entries.set(metadata.upstreamName, { name: metadata.upstreamName });
   return [...entries.values()];
 }
 

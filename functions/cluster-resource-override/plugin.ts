@@ -21,9 +21,10 @@
 // enabled: "true"` (the operator's opt-in), minus the in-tree plugin's exemptions: the annotation
 // `autoscaling.openshift.io/cluster-resource-override-enabled` set to anything but "true", and the
 // names openshift, kubernetes, kube and the prefixes openshift-, kubernetes-, kube-. Namespace
-// labels and annotations are learned; a namespace never seen has not opted in
-// (CLUSTER_RESOURCE_OVERRIDE_UNKNOWN_NAMESPACE=skip) or is refused as upstream refuses a namespace
-// it cannot find (=reject).
+// labels and annotations are learned; a namespace never seen may have opted in, so by default
+// (CLUSTER_RESOURCE_OVERRIDE_UNKNOWN_NAMESPACE=warn) its pods are left unchanged and the validating
+// webhook warns, naming the sync; `=skip` leaves them unchanged without a word, `=reject` refuses as
+// upstream refuses a namespace it cannot find.
 //
 // No value is set below the namespace's LimitRange minimums (the lowest Container `min` of cpu and
 // of memory among its LimitRanges), as upstream: LimitRanges are learned as LimitRanger learns them
@@ -35,7 +36,7 @@
 // final pod must hold exactly the values the mutation would set), on pod CREATE.
 
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
+import { allowed, forbidden, patched, withWarnings } from '../../lib/admission/decision.js';
 import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { isMainResource } from '../../lib/admission/request.js';
@@ -46,7 +47,7 @@ import { limitRangeOf } from '../../lib/kube/limit-ranges.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
 import type { QuantityFormat } from '../../lib/kube/quantity.js';
 import { Quantity } from '../../lib/kube/quantity.js';
-import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import { neverSeenWarning, unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { PluginState } from '../../lib/admission/ports.js';
 
 const PLUGIN = 'autoscaling.openshift.io/ClusterResourceOverride';
@@ -69,13 +70,13 @@ export interface ClusterResourceOverrideConfig {
   readonly limitCPUToMemoryRatio: number;
   readonly cpuRequestToLimitRatio: number;
   readonly memoryRequestToLimitRatio: number;
-  readonly unknownNamespace: 'skip' | 'reject';
+  readonly unknownNamespace: 'warn' | 'skip' | 'reject';
 }
 
 const PERCENT_FIELDS = ['limitCPUToMemoryPercent', 'cpuRequestToLimitPercent', 'memoryRequestToLimitPercent'] as const;
 
 function configure(raw: unknown): ClusterResourceOverrideConfig {
-  const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['skip', 'reject'] as const, 'skip');
+  const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['warn', 'skip', 'reject'] as const, 'warn');
   const entry = openShiftConfig(
     PLUGIN,
     raw,
@@ -216,20 +217,23 @@ function overridesFor(container: Container, config: ClusterResourceOverrideConfi
 const isExemptedNamespace = (name: string) =>
   FORBIDDEN_NAMES.includes(name) || FORBIDDEN_PREFIXES.some((p) => name.startsWith(p));
 
-/** The pod when the plugin applies to it, a refusal, or undefined to leave it alone. */
+/**
+ * The pod when the plugin applies to it, a refusal, `unknown` (a never-seen namespace under the
+ * `warn` rule), or undefined to leave it alone.
+ */
 async function applicablePod(
   request: AdmissionRequest,
   config: ClusterResourceOverrideConfig,
   state: PluginState,
-): Promise<{ pod: Pod; floors: Floors } | { decision: Decision } | undefined> {
+): Promise<{ pod: Pod; floors: Floors } | { decision: Decision } | { unknown: true } | undefined> {
   if (!config.enabled || request.operation !== 'CREATE' || !isMainResource(request, '', 'pods')) return undefined;
   const pod = request.object;
   if (!isObjectOfKind<Pod>(pod, 'Pod')) return undefined;
   const namespace = await state.learnedNamespaces.get(request.namespace);
   if (namespace === undefined) {
-    return config.unknownNamespace === 'reject'
-      ? { decision: forbidden(request, [`namespace ${JSON.stringify(request.namespace)} not found`]) }
-      : undefined;
+    if (config.unknownNamespace === 'reject')
+      return { decision: forbidden(request, [`namespace ${JSON.stringify(request.namespace)} not found`]) };
+    return config.unknownNamespace === 'warn' ? { unknown: true } : undefined;
   }
   if (namespace.labels[OPT_IN_LABEL] !== 'true') return undefined;
   const projectEnabled = namespace.annotations[PROJECT_ANNOTATION];
@@ -259,7 +263,8 @@ export default definePlugin<ClusterResourceOverrideConfig>({
 
   async admit(request, { config, state }) {
     const applicable = await applicablePod(request, config, state);
-    if (applicable === undefined) return allowed();
+    // A never-seen namespace: the validating twin warns.
+    if (applicable === undefined || 'unknown' in applicable) return allowed();
     if ('decision' in applicable) return applicable.decision;
     const { pod, floors } = applicable;
     const spec = { ...pod.spec };
@@ -285,6 +290,10 @@ export default definePlugin<ClusterResourceOverrideConfig>({
     const applicable = await applicablePod(request, config, state);
     // A namespace the mutation refused stays its refusal: the twin refuses only what it would fix.
     if (applicable === undefined || 'decision' in applicable) return allowed();
+    if ('unknown' in applicable) {
+      const consequence = 'whether it opted in to resource overrides is unknown and none were applied';
+      return withWarnings(allowed(), neverSeenWarning(PLUGIN, request.namespace, consequence));
+    }
     for (const list of CONTAINER_LISTS) {
       const containers = applicable.pod.spec?.[list];
       if (!Array.isArray(containers)) continue;

@@ -13,17 +13,17 @@
 // Which quotas: ClusterResourceQuotas are learned from their writes (`needs:
 // ['clusterresourcequotas']`) or loaded by `npm run sync`; none learned, nothing limits. A quota
 // selects a namespace by spec.selector.labels and/or spec.selector.annotations, both when both are
-// set (lib/quota/cluster-quota.ts), read from learned namespaces. A namespace never learned is not
-// selected by any quota (CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE=skip, the default), or its
-// creates are refused with upstream's words for an unsynchronised cache (=reject); OpenShift waits
-// for its namespace informer instead.
+// set (lib/quota/cluster-quota.ts), read from learned namespaces. A namespace never learned is
+// charged to no quota, with a warning naming the sync (CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE=
+// warn, the default) or silently (=skip), or its creates are refused with upstream's words for an
+// unsynchronised cache (=reject); OpenShift waits for its namespace informer instead.
 //
 // A request selected by several quotas is reserved in each, in name order (upstream locks them in
 // that order); when one refuses, the reservations already made are released. A namespace that is
 // relabelled into a quota's selection brings its existing objects' usage only with `npm run sync`
 // (OpenShift's quota controller recounts at once).
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, forbidden } from '../../lib/admission/decision.js';
+import { allowed, forbidden, withWarnings } from '../../lib/admission/decision.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { PluginState } from '../../lib/admission/ports.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
@@ -33,14 +33,17 @@ import { checkQuotas } from '../../lib/quota/check.js';
 import type { ClusterQuota } from '../../lib/quota/cluster-quota.js';
 import { clusterQuotaOf, selectsNamespace } from '../../lib/quota/cluster-quota.js';
 import { CHARGED_RULES, quotaActionOf, RECORDED_RULES } from '../../lib/quota/requests.js';
-import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import { neverSeenWarning, unknownNamespaceRule } from '../../lib/state/never-seen.js';
 
 const PLUGIN = 'quota.openshift.io/ClusterResourceQuota';
 const NAME = 'cluster-resource-quota';
 
 export interface ClusterResourceQuotaConfig {
-  /** A namespace never learned: selected by no quota (`skip`), or its creates refused (`reject`). */
-  readonly unknownNamespace: 'skip' | 'reject';
+  /**
+   * A namespace never learned, whose labels decide which quotas select it: charged to none, with a
+   * warning naming the sync (`warn`), or silently (`skip`), or its creates refused (`reject`).
+   */
+  readonly unknownNamespace: 'warn' | 'skip' | 'reject';
 }
 
 type Selection = { readonly quotas: readonly ClusterQuota[] } | { readonly unknownNamespace: true };
@@ -87,7 +90,7 @@ export default definePlugin<ClusterResourceQuotaConfig>({
           `unknown field ${JSON.stringify(field)}; the plugin takes no configuration (a namespace never learned: env CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE)`,
         );
     }
-    return { unknownNamespace: unknownNamespaceRule(PLUGIN, NAME, ['skip', 'reject'] as const, 'skip') };
+    return { unknownNamespace: unknownNamespaceRule(PLUGIN, NAME, ['warn', 'skip', 'reject'] as const, 'warn') };
   },
 
   async validate(request, { config, state }): Promise<Decision> {
@@ -97,6 +100,10 @@ export default definePlugin<ClusterResourceQuotaConfig>({
     const selection = await selectingQuotas(request, state);
     if ('unknownNamespace' in selection) {
       if (action.kind !== 'reserve' || config.unknownNamespace === 'skip') return allowed();
+      if (config.unknownNamespace === 'warn') {
+        const consequence = 'no ClusterResourceQuota was charged for this object';
+        return withWarnings(allowed(), neverSeenWarning(PLUGIN, request.namespace, consequence));
+      }
       // admission.go's answer when its informers have not caught up: the namespace is not known yet.
       const name = action.source.metadata?.name ?? '';
       return forbidden(request, [`${request.namespace}-${name}: caches not synchronized`]);

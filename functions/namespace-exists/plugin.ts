@@ -5,27 +5,29 @@
 //
 // Upstream reads an informer cache and falls back to a live GET; a webhook has neither, so the
 // namespaces come from the plugin's own Namespace webhook (learned state, lib/state) and from
-// `npm run sync`. The plugin's whole point is to refuse what does not exist, so a namespace never
-// seen gets upstream's NotFound (NAMESPACE_EXISTS_UNKNOWN_NAMESPACE=deny, the default): run
-// `npm run sync` before enabling it. `=allow` admits never-seen namespaces and refuses only those
-// known to be gone (NamespaceLifecycle's rule).
+// `npm run sync`. A namespace known to be gone (its final DELETE seen, or absent from a complete
+// listing loaded by sync) gets upstream's NotFound. One never seen may well exist (created before
+// installation, not yet synced): by default (NAMESPACE_EXISTS_UNKNOWN_NAMESPACE=warn) the write is
+// admitted with a warning naming the sync, since a refusal there could be wrong. `=deny` refuses
+// every never-seen namespace, for clusters synced before enabling it; `=allow` admits without
+// the warning (NamespaceLifecycle's rule).
 
-import { allowed, notFound } from '../../lib/admission/decision.js';
+import { allowed, notFound, withWarnings } from '../../lib/admission/decision.js';
 import { LEARNING_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
-import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import { neverSeenWarning, unknownNamespaceRule } from '../../lib/state/never-seen.js';
 
 const UPSTREAM_NAME = 'NamespaceExists';
 const NAME = 'namespace-exists';
 
 export interface NamespaceExistsConfig {
-  readonly unknownNamespace: 'allow' | 'deny';
+  readonly unknownNamespace: 'warn' | 'allow' | 'deny';
 }
 
 export default definePlugin<NamespaceExistsConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
-    summary: 'Refuses writes into namespaces that do not exist (learned namespaces; run `npm run sync` first).',
+    summary: 'Refuses writes into namespaces that do not exist (learned namespaces, loaded by `npm run sync`).',
     validating: {
       // Upstream's handler: Create, Update, Delete (not Connect), every namespaced resource.
       rules: [
@@ -47,12 +49,14 @@ export default definePlugin<NamespaceExistsConfig>({
     writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
-    // Refuses every namespace never learned: enabled only by its entry, after `npm run sync`.
+    // Upstream's plugin is off by default too; it answers from learned namespaces.
     optIn: true,
   },
 
   configure(): NamespaceExistsConfig {
-    return { unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['allow', 'deny'] as const, 'deny') };
+    return {
+      unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['warn', 'allow', 'deny'] as const, 'warn'),
+    };
   },
 
   async validate(request, { config, state }) {
@@ -62,6 +66,8 @@ export default definePlugin<NamespaceExistsConfig>({
     if ((await state.learnedNamespaces.get(request.namespace)) !== undefined) return allowed();
     const refuse = config.unknownNamespace === 'deny' || (await state.learnedNamespaces.knownAbsent(request.namespace));
     // The live GET's apierrors.NewNotFound, returned as is.
-    return refuse ? notFound('namespaces', request.namespace) : allowed();
+    if (refuse) return notFound('namespaces', request.namespace);
+    if (config.unknownNamespace === 'allow') return allowed();
+    return withWarnings(allowed(), neverSeenWarning(UPSTREAM_NAME, request.namespace, 'its existence was not checked'));
   },
 });

@@ -5,18 +5,22 @@
 //
 // Served as a mutating webhook (upstream Admit: merge the namespace selector into the pod's) and a
 // validating twin (upstream Validate: refuse conflicts and whitelist violations in the final pod).
-// Namespaces come from this plugin's own Namespace webhook (learned state). A namespace never seen
-// gets the cluster default (POD_NODE_SELECTOR_UNKNOWN_NAMESPACE=default) or is refused as upstream
-// refuses a namespace it cannot find (=reject).
+// Namespaces come from this plugin's own learning webhook (learned state) and `npm run sync`. A
+// namespace never seen (created before installation and not yet synced) may carry a node
+// selector annotation of its own, so neither the cluster default nor a conflict refusal can be
+// trusted: by default (POD_NODE_SELECTOR_UNKNOWN_NAMESPACE=warn) the pod is left unchanged, only
+// the configured whitelist (which names namespaces, not their annotations) is checked, and the
+// validating webhook warns, naming the sync. `=default` applies the cluster default as if the
+// namespace had no annotation; `=reject` refuses as upstream refuses a namespace it cannot find.
 
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, denied, errored, patched } from '../../lib/admission/decision.js';
+import { allowed, denied, errored, patched, withWarnings } from '../../lib/admission/decision.js';
 import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import { qualifiedResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigFields } from '../../lib/config/fields.js';
-import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import { neverSeenWarning, unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { PluginState } from '../../lib/admission/ports.js';
 
 const UPSTREAM_NAME = 'PodNodeSelector';
@@ -29,7 +33,7 @@ type LabelSet = Record<string, string>;
 export interface PodNodeSelectorConfig {
   /** clusterDefaultNodeSelector and per-namespace whitelists, as upstream's podNodeSelectorPluginConfig. */
   readonly clusterNodeSelectors: Readonly<Record<string, string>>;
-  readonly unknownNamespace: 'default' | 'reject';
+  readonly unknownNamespace: 'warn' | 'default' | 'reject';
 }
 
 const LABEL_KEY =
@@ -80,15 +84,19 @@ function podForbidden(request: AdmissionRequest, pod: PodLike, message: string):
 
 const internal = (message: string) => errored(500, 'InternalError', `Internal error occurred: ${message}`);
 
-/** getNamespaceNodeSelectorMap: the namespace's annotation, else the cluster default. */
+/**
+ * getNamespaceNodeSelectorMap: the namespace's annotation, else the cluster default; `unknown` for
+ * a never-seen namespace under the `warn` rule.
+ */
 async function namespaceSelector(
   request: AdmissionRequest,
   config: PodNodeSelectorConfig,
   state: PluginState,
-): Promise<{ labels: LabelSet } | { decision: Decision }> {
+): Promise<{ labels: LabelSet } | { decision: Decision } | { unknown: true }> {
   const namespace = await state.learnedNamespaces.get(request.namespace);
   if (namespace === undefined && config.unknownNamespace === 'reject')
     return { decision: internal(`namespace ${request.namespace} does not exist`) };
+  if (namespace === undefined && config.unknownNamespace === 'warn') return { unknown: true };
   const annotation = namespace?.annotations[NODE_SELECTOR_ANNOTATION];
   try {
     return {
@@ -152,7 +160,7 @@ export default definePlugin<PodNodeSelectorConfig>({
   configure(raw): PodNodeSelectorConfig {
     return {
       clusterNodeSelectors: parseConfig(raw),
-      unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['default', 'reject'] as const, 'default'),
+      unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['warn', 'default', 'reject'] as const, 'warn'),
     };
   },
 
@@ -160,6 +168,8 @@ export default definePlugin<PodNodeSelectorConfig>({
     if (shouldIgnore(request)) return allowed();
     const nsSelector = await namespaceSelector(request, config, state);
     if ('decision' in nsSelector) return nsSelector.decision;
+    // The validating twin warns: it sees the final pod, and a warning from both would repeat.
+    if ('unknown' in nsSelector) return allowed();
     const labels = nsSelector.labels;
     const pod = request.object as PodLike;
     const own = pod.spec?.nodeSelector ?? {};
@@ -179,6 +189,10 @@ export default definePlugin<PodNodeSelectorConfig>({
     const nsSelector = await namespaceSelector(request, config, state);
     if ('decision' in nsSelector) return nsSelector.decision;
     const pod = request.object as PodLike;
+    if ('unknown' in nsSelector) {
+      const warning = neverSeenWarning(UPSTREAM_NAME, request.namespace, 'its node selector was not applied');
+      return check(request, config, pod.spec?.nodeSelector ?? {}, {}) ?? withWarnings(allowed(), warning);
+    }
     return check(request, config, pod.spec?.nodeSelector ?? {}, nsSelector.labels) ?? allowed();
   },
 });

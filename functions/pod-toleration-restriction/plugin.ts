@@ -9,13 +9,17 @@
 // Served as a mutating webhook (upstream Admit: merge the defaults, add the memory-pressure
 // toleration to pods that are not BestEffort, then check the whitelist) and a validating twin
 // (upstream Validate: check the final pod against the whitelist once every mutation has run).
-// Namespaces come from this plugin's own Namespace webhook (learned state) or `npm run sync`. A
-// namespace never seen is treated as a namespace without the annotations, so the cluster default
-// and whitelist apply (POD_TOLERATION_RESTRICTION_UNKNOWN_NAMESPACE=default), or is refused as
-// upstream refuses a namespace it cannot find (=reject).
+// Namespaces come from this plugin's own learning webhook (learned state) or `npm run sync`. A
+// namespace never seen (created before installation and not yet synced) may carry annotations of
+// its own, so neither the cluster's defaults nor its whitelist can be trusted for it: by default
+// (POD_TOLERATION_RESTRICTION_UNKNOWN_NAMESPACE=warn) no default toleration is merged, no
+// whitelist is checked (the memory-pressure toleration, which depends on the pod alone, is still
+// added), and the validating webhook warns, naming the sync. `=default` treats the namespace as
+// one without the annotations (the cluster's default and whitelist apply); `=reject` refuses as
+// upstream refuses a namespace it cannot find.
 
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, badRequest, denied, errored, notFound, patched } from '../../lib/admission/decision.js';
+import { allowed, badRequest, denied, errored, notFound, patched, withWarnings } from '../../lib/admission/decision.js';
 import { FieldPath } from '../../lib/admission/field.js';
 import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
@@ -27,7 +31,7 @@ import { equalTolerations, mergeTolerations, verifyAgainstWhitelist } from '../.
 import { validateTolerations } from '../../lib/kube/toleration-validation.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
 import { isToleration, tolerationsOf } from '../../lib/kube/tolerations.js';
-import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import { neverSeenWarning, unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { LearnedNamespace, PluginState } from '../../lib/admission/ports.js';
 
 const UPSTREAM_NAME = 'PodTolerationRestriction';
@@ -53,7 +57,7 @@ export interface PodTolerationRestrictionConfig {
   readonly default: readonly Toleration[];
   /** Configuration.whitelist: for namespaces without their own whitelist; empty allows any. */
   readonly whitelist: readonly Toleration[];
-  readonly unknownNamespace: 'default' | 'reject';
+  readonly unknownNamespace: 'warn' | 'default' | 'reject';
 }
 
 /** A toleration decoded from JSON the way Go decodes a v1.Toleration: typed fields, others ignored. */
@@ -137,7 +141,8 @@ function shouldIgnore(request: AdmissionRequest): boolean {
   return POD_WRITES.ignore(request) || !isObjectOfKind<Pod>(request.object, 'Pod');
 }
 
-type Lookup = { namespace: LearnedNamespace | undefined } | { decision: Decision };
+/** The learned namespace, upstream's refusal, or `unknown`: never seen, under the `warn` rule. */
+type Lookup = { namespace: LearnedNamespace | undefined } | { decision: Decision } | { unknown: true };
 
 async function lookupNamespace(
   request: AdmissionRequest,
@@ -147,6 +152,7 @@ async function lookupNamespace(
   const namespace = await state.learnedNamespaces.get(request.namespace);
   if (namespace === undefined && config.unknownNamespace === 'reject')
     return { decision: namespaceNotFound(request.namespace) };
+  if (namespace === undefined && config.unknownNamespace === 'warn') return { unknown: true };
   return { namespace };
 }
 
@@ -161,6 +167,7 @@ async function checkWhitelist(
   if (tolerations.length === 0) return allowed();
   const lookup = known ?? (await lookupNamespace(request, config, state));
   if ('decision' in lookup) return lookup.decision;
+  if ('unknown' in lookup) return allowed();
   let whitelist: readonly Toleration[] | undefined;
   try {
     whitelist = namespaceTolerations(lookup.namespace, NS_WHITELIST_TOLERATIONS);
@@ -222,7 +229,7 @@ export default definePlugin<PodTolerationRestrictionConfig>({
   configure(raw): PodTolerationRestrictionConfig {
     return {
       ...parseConfig(raw),
-      unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['default', 'reject'] as const, 'default'),
+      unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['warn', 'default', 'reject'] as const, 'warn'),
     };
   },
 
@@ -237,10 +244,12 @@ export default definePlugin<PodTolerationRestrictionConfig>({
     if (request.operation === 'CREATE') {
       lookup = await lookupNamespace(request, config, state);
       if ('decision' in lookup) return lookup.decision;
-      try {
-        extra = [...(namespaceTolerations(lookup.namespace, NS_DEFAULT_TOLERATIONS) ?? config.default)];
-      } catch (error) {
-        return internal((error as Error).message);
+      if (!('unknown' in lookup)) {
+        try {
+          extra = [...(namespaceTolerations(lookup.namespace, NS_DEFAULT_TOLERATIONS) ?? config.default)];
+        } catch (error) {
+          return internal((error as Error).message);
+        }
       }
     }
     if (!isBestEffort(pod)) extra.push(MEMORY_PRESSURE);
@@ -260,6 +269,15 @@ export default definePlugin<PodTolerationRestrictionConfig>({
   async validate(request, { config, state }) {
     if (shouldIgnore(request)) return allowed();
     const tolerations = tolerationsOf((request.object as Pod).spec);
-    return malformed(tolerations) ?? checkWhitelist(request, tolerations, config, state);
+    const bad = malformed(tolerations);
+    if (bad) return bad;
+    // A create in a never-seen namespace is warned even without tolerations: its defaults were not merged.
+    if (tolerations.length === 0 && request.operation !== 'CREATE') return allowed();
+    const lookup = await lookupNamespace(request, config, state);
+    if ('unknown' in lookup) {
+      const consequence = 'its default tolerations and toleration whitelist were not applied';
+      return withWarnings(allowed(), neverSeenWarning(UPSTREAM_NAME, request.namespace, consequence));
+    }
+    return checkWhitelist(request, tolerations, config, state, lookup);
   },
 });

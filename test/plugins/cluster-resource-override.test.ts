@@ -341,9 +341,17 @@ describe('which namespaces', () => {
     },
   );
 
-  it('a namespace never seen has not opted in (skip), or is refused (reject)', async () => {
+  it('a namespace never seen is left alone with a warning (warn, the default), silently (skip), or refused (reject)', async () => {
+    expect(config.unknownNamespace).toBe('warn');
     expect(await changes('never-seen')).toBe(false);
     const input: ReviewInput = { object: testPod('never-seen', '1Gi', '0', '2000m', '0') };
+    const twin = await runPhase(plugin, 'validate', input, config, stateFor(input));
+    expect(twin.wire.response!.allowed).toBe(true);
+    expect(twin.wire.response!.warnings).toEqual([
+      'autoscaling.openshift.io/ClusterResourceOverride: namespace "never-seen" is not learned yet, so whether it opted in to resource overrides is unknown and none were applied; load the cluster\'s existing namespaces with npm run sync (docs/seed-state.md)',
+    ]);
+    const skipped = await runPhase(plugin, 'validate', input, { ...config, unknownNamespace: 'skip' }, stateFor(input));
+    expect(skipped.wire.response!.warnings).toBeUndefined();
     expect(
       deniedMessage(
         await runPhase(plugin, 'mutate', input, { ...config, unknownNamespace: 'reject' }, stateFor(input)),

@@ -246,8 +246,19 @@ describe('TestGetQuota (accessor_test.go), as admission then answers', () => {
       expect((await answer(secret('get-other', name))).allowed).toBe(true);
   });
 
-  it('"namespace not synced": a namespace never learned is selected by no quota (skip, the default)', async () => {
-    expect((await answer(create(pod('never-learned', 'p1')))).allowed).toBe(true);
+  it('"namespace not synced": a namespace never learned is selected by no quota (skip)', async () => {
+    const response = await answer(create(pod('never-learned', 'p1')));
+    expect(response.allowed).toBe(true);
+    expect(response.warnings).toBeUndefined();
+  });
+
+  it('"namespace not synced", warn (the default): charged to no quota, with a warning naming the sync', async () => {
+    const warned = lambdaFor(plugin, store, { unknownNamespace: 'warn' } satisfies ClusterResourceQuotaConfig);
+    const response = await answer(create(pod('never-learned', 'p0')), warned);
+    expect(response.allowed).toBe(true);
+    expect(response.warnings).toEqual([
+      'quota.openshift.io/ClusterResourceQuota: namespace "never-learned" is not learned yet, so no ClusterResourceQuota was charged for this object; load the cluster\'s existing namespaces with npm run sync (docs/seed-state.md)',
+    ]);
   });
 
   it('"namespace not synced" with CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE=reject: refused in upstream’s words', async () => {
@@ -267,11 +278,13 @@ describe('TestGetQuota (accessor_test.go), as admission then answers', () => {
   it('the rule is read from the environment at start, and a wrong value fails naming the variable', () => {
     const env = process.env.CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE;
     try {
+      delete process.env.CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE;
+      expect(plugin.configure!(undefined, { file: 'test', baseDir: '.' })).toEqual({ unknownNamespace: 'warn' });
       process.env.CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE = 'reject';
       expect(plugin.configure!(undefined, { file: 'test', baseDir: '.' })).toEqual({ unknownNamespace: 'reject' });
       process.env.CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE = 'rejct';
       expect(() => plugin.configure!(undefined, { file: 'test', baseDir: '.' })).toThrow(
-        'quota.openshift.io/ClusterResourceQuota: CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE: must be one of skip, reject, got "rejct"',
+        'quota.openshift.io/ClusterResourceQuota: CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE: must be one of warn, skip, reject, got "rejct"',
       );
     } finally {
       if (env === undefined) delete process.env.CLUSTER_RESOURCE_QUOTA_UNKNOWN_NAMESPACE;

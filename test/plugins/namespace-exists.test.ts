@@ -107,11 +107,11 @@ describe("upstream's handler: Create, Update and Delete are judged", () => {
 });
 
 describe('never-seen namespaces (the explicit rule)', () => {
-  it('configure: deny by default; NAMESPACE_EXISTS_UNKNOWN_NAMESPACE=allow; an invalid value is named', () => {
+  it('configure: warn by default; NAMESPACE_EXISTS_UNKNOWN_NAMESPACE=allow; an invalid value is named', () => {
     const old = process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE;
     try {
       delete process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE;
-      expect(plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toEqual({ unknownNamespace: 'deny' });
+      expect(plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toEqual({ unknownNamespace: 'warn' });
       process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE = 'allow';
       expect(plugin.configure!(undefined, { file: 'x', baseDir: '.' })).toEqual({ unknownNamespace: 'allow' });
       process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE = 'maybe';
@@ -122,6 +122,16 @@ describe('never-seen namespaces (the explicit rule)', () => {
       if (old === undefined) delete process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE;
       else process.env.NAMESPACE_EXISTS_UNKNOWN_NAMESPACE = old;
     }
+  });
+
+  it('warn: a namespace never seen is admitted with a warning naming the sync, one known gone is refused', async () => {
+    const warned = lambdaFor(plugin, store, { unknownNamespace: 'warn' } satisfies NamespaceExistsConfig);
+    const response = await answer(podCreate('never-seen'), warned);
+    expect(response.allowed).toBe(true);
+    expect(response.warnings).toEqual([
+      'NamespaceExists: namespace "never-seen" is not learned yet, so its existence was not checked; load the cluster\'s existing namespaces with npm run sync (docs/seed-state.md)',
+    ]);
+    expect((await answer(podCreate('gone'), warned)).status).toMatchObject({ code: 404 });
   });
 
   it('allow: a namespace never seen is admitted, one known gone is still refused', async () => {

@@ -213,6 +213,58 @@ describe('TestHandles: CREATE only', () => {
 describe('never-seen namespaces, dry runs, configuration', () => {
   const pod: KubeObject = { kind: 'Pod', metadata: { name: 'p', namespace: 'unseen' }, spec: {} };
 
+  it('warn (the default): the pod is left unchanged and the validating webhook says why, naming the sync', async () => {
+    const config = { ...configOf('env=dev', 'unseen'), unknownNamespace: 'warn' as const };
+    const state = store.state({ uid: 'u0', dryRun: false });
+    const mutated = await runPhase(plugin, 'mutate', { object: pod }, config, state);
+    expect(mutated.wire.response).toEqual({ uid: mutated.wire.response!.uid, allowed: true });
+    const validated = await runPhase(plugin, 'validate', { object: pod }, config, state);
+    expect(validated.wire.response!.allowed).toBe(true);
+    expect(validated.wire.response!.warnings).toEqual([
+      'PodNodeSelector: namespace "unseen" is not learned yet, so its node selector was not applied; load the cluster\'s existing namespaces with npm run sync (docs/seed-state.md)',
+    ]);
+  });
+
+  it('warn: the configured whitelist still binds, since it names the namespace and not its annotations', async () => {
+    const config = { ...configOf('', 'unseen', 'infra=false'), unknownNamespace: 'warn' as const };
+    const outside = { ...pod, spec: { nodeSelector: { infra: 'true' } } };
+    const result = await runPhase(
+      plugin,
+      'validate',
+      { object: outside },
+      config,
+      store.state({ uid: 'u3', dryRun: false }),
+    );
+    expect(deniedMessage(result)).toBe(
+      'pods "p" is forbidden: pod node label selector labels conflict with its namespace whitelist',
+    );
+  });
+
+  it('warn: once the namespace is learned, its own annotation applies, not the cluster default', async () => {
+    const config = { ...configOf('env=dev', 'gpu-team'), unknownNamespace: 'warn' as const };
+    const inGpu: KubeObject = { kind: 'Pod', metadata: { name: 'p', namespace: 'gpu-team' }, spec: {} };
+    const before = await runPhase(
+      plugin,
+      'mutate',
+      { object: inGpu },
+      config,
+      store.state({ uid: 'g1', dryRun: false }),
+    );
+    expect(before.patch).toEqual([]);
+    await lambdaFor(
+      plugin,
+      store,
+      config,
+    )('validate', namespaceReview('CREATE', 'gpu-team', { annotations: { [ANNOTATION]: 'env=gpu' } }));
+    const after = await mutateIdempotently(
+      plugin,
+      { object: inGpu },
+      config,
+      store.state({ uid: 'g2', dryRun: false }),
+    );
+    expect((after.patchedObject!.spec as { nodeSelector: unknown }).nodeSelector).toEqual({ env: 'gpu' });
+  });
+
   it('default: a never-seen namespace gets the cluster default', async () => {
     const result = await mutateIdempotently(
       plugin,
@@ -259,11 +311,11 @@ describe('never-seen namespaces, dry runs, configuration', () => {
       ),
     ).toEqual({
       clusterNodeSelectors: { clusterDefaultNodeSelector: 'env=dev', ns1: 'infra=true' },
-      unknownNamespace: 'default',
+      unknownNamespace: 'warn',
     });
     expect(() => plugin.configure!({ podNodeSelectorPluginConfig: { ns1: 'infra' } }, source)).toThrow(
       /PodNodeSelector: podNodeSelectorPluginConfig.ns1: invalid selector/,
     );
-    expect(plugin.configure!(undefined, source)).toEqual({ clusterNodeSelectors: {}, unknownNamespace: 'default' });
+    expect(plugin.configure!(undefined, source)).toEqual({ clusterNodeSelectors: {}, unknownNamespace: 'warn' });
   });
 });

@@ -28,7 +28,7 @@ afterAll(() => store.close());
 const configOf = (
   defaults: Toleration[] = [],
   whitelist: Toleration[] = [],
-  unknownNamespace: 'default' | 'reject' = 'default',
+  unknownNamespace: 'warn' | 'default' | 'reject' = 'default',
 ): PodTolerationRestrictionConfig => ({ default: defaults, whitelist, unknownNamespace });
 
 const tol = (value: string): Toleration => ({ key: 'testKey', operator: 'Equal', value, effect: 'NoSchedule' });
@@ -361,6 +361,24 @@ describe('QoS: the memory-pressure toleration goes to every pod that is not Best
 describe('never-seen namespaces, dry runs, broken annotations', () => {
   const pod = podOf('ptr-unseen', bestEffort, []);
 
+  it('warn (the default): no default merged and no whitelist checked, and the validating webhook says why', async () => {
+    const config = configOf([tol('cluster')], [tol('cluster')], 'warn');
+    const state = store.state({ uid: 'u0', dryRun: false });
+    // Outside the cluster whitelist: not refused, the namespace may whitelist it.
+    const outside = podOf('ptr-unseen', bestEffort, [tol('other')]);
+    const mutated = await runPhase(plugin, 'mutate', { object: outside }, config, state);
+    expect(mutated.wire.response).toEqual({ uid: mutated.wire.response!.uid, allowed: true });
+    const validated = await runPhase(plugin, 'validate', { object: outside }, config, state);
+    expect(validated.wire.response!.allowed).toBe(true);
+    expect(validated.wire.response!.warnings).toEqual([
+      'PodTolerationRestriction: namespace "ptr-unseen" is not learned yet, so its default tolerations and toleration whitelist were not applied; load the cluster\'s existing namespaces with npm run sync (docs/seed-state.md)',
+    ]);
+    // What depends on the pod alone still happens: a Burstable pod tolerates memory pressure.
+    const burstable = podOf('ptr-unseen', { requests: { cpu: '100m' } }, []);
+    const result = await mutateIdempotently(plugin, { object: burstable }, config, state);
+    expect(tolerationsOf(result.patchedObject)).toEqual([MEMORY_PRESSURE]);
+  });
+
   it('default: a never-seen namespace gets the cluster default and whitelist', async () => {
     const result = await mutateIdempotently(
       plugin,
@@ -427,9 +445,9 @@ describe('configure: upstream Configuration, validated at start', () => {
     expect(plugin.configure!(raw, source)).toEqual({
       default: [{ key: 'k', operator: 'Exists', effect: 'NoSchedule' }],
       whitelist: [{ operator: 'Exists' }],
-      unknownNamespace: 'default',
+      unknownNamespace: 'warn',
     });
-    expect(plugin.configure!(undefined, source)).toEqual({ default: [], whitelist: [], unknownNamespace: 'default' });
+    expect(plugin.configure!(undefined, source)).toEqual({ default: [], whitelist: [], unknownNamespace: 'warn' });
   });
   it('names the field of an invalid toleration', () => {
     expect(() => plugin.configure!({ default: [{ key: '', operator: 'Equal', value: 'v' }] }, source)).toThrow(
@@ -470,7 +488,7 @@ describe('configure: upstream Configuration, validated at start', () => {
       expect(plugin.configure!(undefined, source).unknownNamespace).toBe('reject');
       process.env.POD_TOLERATION_RESTRICTION_UNKNOWN_NAMESPACE = 'allow';
       expect(() => plugin.configure!(undefined, source)).toThrow(
-        /POD_TOLERATION_RESTRICTION_UNKNOWN_NAMESPACE: must be one of default, reject/,
+        /POD_TOLERATION_RESTRICTION_UNKNOWN_NAMESPACE: must be one of warn, default, reject/,
       );
     } finally {
       if (previous === undefined) delete process.env.POD_TOLERATION_RESTRICTION_UNKNOWN_NAMESPACE;

@@ -19,6 +19,8 @@ import {
   selectionLine,
 } from '../../lib/config/plugins.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
+import { seedingCommand, seedingPlan } from '../sync/plan.js';
+import { SEED_STATE_DOC } from '../../lib/state/never-seen.js';
 import {
   apiserverAdmissionConfiguration,
   DEFAULT_KUBECONFIG_PATH,
@@ -184,7 +186,23 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   const docs = checkedDocuments(options, selected, configs, enforcement, auth, caBundle);
   writeOutputs(options, docs, selected, auth, client, io);
   noteMatchConditions(docs, io);
+  noteSeeding(selected, io);
   return 0;
+}
+
+/**
+ * Plugins that answer from learned state judge objects that existed before installation right only
+ * once `npm run sync` loaded them: say exactly what to run, before anything is applied.
+ */
+function noteSeeding(selected: readonly AnyAdmissionPlugin[], io: EmitIo): void {
+  const plan = seedingPlan(selected.map((p) => p.metadata));
+  if (plan.resources.length === 0) return;
+  const learners = [...plan.byPlugin.entries()].map(([plugin, kinds]) => `${plugin} (${kinds.join(', ')})`);
+  io.stderr(
+    `before you apply: ${learners.length === 1 ? 'this plugin answers from what it learns' : 'these plugins answer from what they learn'} of the cluster: ${learners.join('; ')}\n`,
+  );
+  io.stderr(`  load what already exists into the deployment's store (${SEED_STATE_DOC}):\n`);
+  io.stderr(`  ${seedingCommand(plan)}\n`);
 }
 
 /**

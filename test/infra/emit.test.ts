@@ -585,6 +585,11 @@ describe('metadata branches (synthetic plugins)', () => {
     expect(run.stderr).toMatch(/ServiceAccount: not served by this project, entry ignored/);
     // Plugins the file leaves out are not listed one by one.
     expect(run.stderr).not.toMatch(/ResourceQuota/);
+    // Before anything is applied: what the learning plugins need loaded, as one command.
+    expect(run.stderr).toContain(
+      'before you apply: these plugins answer from what they learn of the cluster: LimitRanger (limitranges); PodNodeSelector (namespaces); PodSecurity (namespaces)\n',
+    );
+    expect(run.stderr).toContain('  kubectl get limitranges,namespaces -A -o json | npm run -s sync -- --from -\n');
 
     const other = await emit(
       ['--base-url', 'https://admission.example.com', '--admission-config', three, '--plugins', 'resource-quota'],

@@ -36,7 +36,7 @@ export class Fields extends ConfigFields {
       return compileExpression(text, scope);
     } catch (error) {
       if (!(error instanceof CelCompileError)) throw error;
-      throw this.error(key, `Invalid value: ${JSON.stringify(text)}: ${error.detail}`);
+      throw this.error(key, error.fieldError(text));
     }
   }
 }

@@ -7,8 +7,8 @@
 //
 // Types are inferred bottom-up; `object`, `oldObject` and `params` are dyn (no OpenAPI schemas), and
 // dyn is accepted wherever a type is expected, as in cel-go.
-import { isCelError } from '@bufbuild/cel';
-import type { CelFunc, CelType } from '@bufbuild/cel';
+import { celUint, isCelError } from '@bufbuild/cel';
+import type { CelFunc, CelType, CelValue } from '@bufbuild/cel';
 import { RE2JS } from '@bufbuild/re2';
 import { CostMeter } from './cel-env.js';
 import type { PolicyEnvironment } from './cel-env.js';
@@ -16,7 +16,11 @@ import { JSONPATCH_FUNCTIONS } from './library/jsonpatch.js';
 import type { Node } from './parser.js';
 
 export type Type =
-  | { readonly kind: 'dyn' }
+  /**
+   * `param`: a type parameter cel-go has not bound yet (the element type of `[]` and `{}`, the value
+   * type of `optional.none()`), which takes its type from the siblings it is joined with.
+   */
+  | { readonly kind: 'dyn'; readonly param?: true }
   | { readonly kind: 'prim'; readonly name: string }
   | { readonly kind: 'list'; readonly elem: Type }
   | { readonly kind: 'map'; readonly key: Type; readonly value: Type }
@@ -41,6 +45,9 @@ export type ExpressionRole =
   | 'any';
 
 export const DYN: Type = { kind: 'dyn' };
+/** An unbound type parameter: dyn wherever it stays unbound. */
+const PARAM: Type = { kind: 'dyn', param: true };
+const isParam = (t: Type) => t.kind === 'dyn' && t.param === true;
 const prim = (name: string): Type => ({ kind: 'prim', name });
 const INT = prim('int');
 const UINT = prim('uint');
@@ -185,16 +192,38 @@ function assignable(param: Type, arg: Type): boolean {
   }
 }
 
-/** cel-go's IsEquivalentType, for the homogeneous literal validator. */
+/** cel-go's IsEquivalentType once type parameters are substituted: an unbound one fits anything. */
 function equivalent(a: Type, b: Type): boolean {
+  if (isParam(a) || isParam(b)) return true;
+  if (a.kind === 'list' && b.kind === 'list') return equivalent(a.elem, b.elem);
+  if (a.kind === 'map' && b.kind === 'map') return equivalent(a.key, b.key) && equivalent(a.value, b.value);
+  if (a.kind === 'opt' && b.kind === 'opt') return equivalent(a.inner, b.inner);
   return formatType(a) === formatType(b);
+}
+
+/** The type with its unbound parameters substituted by dyn, as cel-go reports a checked type. */
+function settled(t: Type): Type {
+  switch (t.kind) {
+    case 'dyn':
+      return t.param ? DYN : t;
+    case 'list':
+      return list(settled(t.elem));
+    case 'map':
+      return map(settled(t.key), settled(t.value));
+    case 'opt':
+      return { kind: 'opt', inner: settled(t.inner) };
+    default:
+      return t;
+  }
 }
 
 const isDyn = (t: Type) => t.kind === 'dyn';
 
 /** The more specific of two types a value may have (dyn when they disagree). */
 function join(a: Type, b: Type): Type {
-  if (equivalent(a, b)) return a;
+  if (isParam(a)) return b;
+  if (isParam(b)) return a;
+  if (formatType(a) === formatType(b)) return a;
   if (a.kind === 'list' && b.kind === 'list') return list(join(a.elem, b.elem));
   if (a.kind === 'map' && b.kind === 'map') return map(join(a.key, b.key), join(a.value, b.value));
   if (a.kind === 'opt' && b.kind === 'opt') return { kind: 'opt', inner: join(a.inner, b.inner) };
@@ -270,6 +299,39 @@ const OPERATOR_DISPLAY = new Set([
   '_?_:_',
   '_[_]',
 ]);
+
+const STRING_CLAUSE =
+  'string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps';
+const HEX_CLAUSE = 'only integers, byte buffers, and strings can be formatted as hex';
+const STRING_KINDS = [
+  'list',
+  'map',
+  'int',
+  'uint',
+  'double',
+  'bool',
+  'string',
+  'google.protobuf.Timestamp',
+  'bytes',
+  'google.protobuf.Duration',
+  'type',
+  'null_type',
+];
+
+/** cel-go's Type.TypeName(): the kind's name for parameterized types (`list`, not `list(int)`). */
+function kindOf(t: Type): string {
+  switch (t.kind) {
+    case 'list':
+    case 'map':
+    case 'dyn':
+    case 'type':
+      return t.kind;
+    case 'opt':
+      return 'optional_type';
+    default:
+      return t.name;
+  }
+}
 
 const agree = (a: Type, b: Type) => assignable(a, b) || assignable(b, a);
 const elementOf = (t: Type | undefined): Type => (t?.kind === 'list' ? t.elem : DYN);
@@ -347,12 +409,21 @@ class Checker {
     return undefined;
   }
 
+  /** The type each node was given, as cel-go's type map keeps it. */
+  readonly types = new Map<Node, Type>();
+
   check(node: Node, formatAncestor = false): Type {
+    const type = this.infer(node, formatAncestor);
+    this.types.set(node, type);
+    return type;
+  }
+
+  private infer(node: Node, formatAncestor: boolean): Type {
     switch (node.kind) {
       case 'literal':
         return node.value.type === 'null' ? NULL : prim(node.value.type);
       case 'ident': {
-        const local = this.local(node.name);
+        const local = node.absolute ? undefined : this.local(node.name);
         if (local) return local;
         if (node.name === 'authorizer') {
           if (!this.authorizerReported)
@@ -366,7 +437,8 @@ class Checker {
         if (this.ctx.variables.has(node.name)) return VARIABLE_TYPES[node.name] ?? DYN;
         const type = this.typeConstant(node.name);
         if (type) return type;
-        return this.fail(node.pos, `undeclared reference to '${node.name}' (in container '')`);
+        const name = node.absolute ? `.${node.name}` : node.name;
+        return this.fail(node.pos, `undeclared reference to '${name}' (in container '')`);
       }
       case 'select':
         return this.select(node);
@@ -410,7 +482,7 @@ class Checker {
             elem = join(elem, t);
           }
         });
-        return list(elem ?? DYN);
+        return list(elem ?? PARAM);
       }
       case 'map': {
         let key: Type | undefined;
@@ -440,7 +512,7 @@ class Checker {
           key = join(key, k);
           value = join(value, v);
         }
-        return map(key ?? DYN, value ?? DYN);
+        return map(key ?? PARAM, value ?? PARAM);
       }
       case 'object':
         return this.construction(node);
@@ -548,6 +620,7 @@ class Checker {
     const target = node.target && this.check(node.target);
     const inFormat = fn === 'format' || formatAncestor;
     const args = node.args.map((a) => this.check(a, inFormat && fn === 'format'));
+    if (fn === 'format' && target?.kind === 'prim' && target.name === 'string') this.validateFormat(node);
     if (target && (fn === 'or' || fn === 'orValue') && args.length === 1) {
       if (isDyn(target)) return DYN;
       if (target.kind !== 'opt')
@@ -560,16 +633,91 @@ class Checker {
       return isDyn(args[0]) ? DYN : isDyn(target.inner) ? args[0] : join(target.inner, args[0]);
     }
     if (fn === '_==_' || fn === '_!=_') {
+      // cel-go declares `_==_(A, A)`: `1 == 1.0` is refused (only `<` and friends compare across
+      // numeric types); null beside a message type, an optional or dyn.
       const [a, b] = args;
-      const numeric = (t: Type) => t.kind === 'prim' && ['int', 'uint', 'double'].includes(t.name);
       const isNull = (t: Type) => t.kind === 'prim' && t.name === 'null_type';
-      if (!assignable(a, b) && !assignable(b, a) && !(numeric(a) && numeric(b)) && !isNull(a) && !isNull(b)) {
+      const nullable = (t: Type) => t.kind === 'object' || t.kind === 'opt' || isDyn(t) || isNull(t);
+      const nullPair = (isNull(a) && nullable(b)) || (isNull(b) && nullable(a));
+      if (!nullPair && !(assignable(a, b) && assignable(b, a))) {
         return this.fail(pos, `found no matching overload for '${fn}' applied to '${this.signature(undefined, args)}'`);
       }
       return BOOL;
     }
     if (fn === 'optional.of' || fn === 'optional.ofNonZeroValue') return { kind: 'opt', inner: args[0] ?? DYN };
     return this.resolve(fn, pos, target, args, node);
+  }
+
+  /**
+   * ext/formatting.go's stringFormatValidator: a literal format string applied to a list literal is
+   * checked clause by clause against the arguments' types when the policy is created.
+   */
+  private validateFormat(node: Extract<Node, { kind: 'call' }>): void {
+    const template =
+      node.target?.kind === 'literal' && node.target.value.type === 'string' ? node.target.value.value : undefined;
+    const argument = node.args.length === 1 ? node.args[0] : undefined;
+    if (template === undefined || argument?.kind !== 'list') return;
+    const elements = argument.elements;
+    const typeOf = (n: Node) => this.types.get(n) ?? DYN;
+    const clauseError = (at: Node, clause: string, kinds: readonly string[]): boolean => {
+      const t = typeOf(at);
+      if (isDyn(t) || kinds.includes(kindOf(t))) return false;
+      this.fail(at.pos, `error during formatting: ${clause}, was given ${kindOf(t)}`);
+      return true;
+    };
+    /** verifyString: a list or map literal is checked element by element. */
+    const stringable = (at: Node): boolean => {
+      if (clauseError(at, STRING_CLAUSE, STRING_KINDS)) return false;
+      if (at.kind === 'list') return at.elements.every(stringable);
+      if (at.kind === 'map') return at.entries.every((e) => stringable(e.key) && stringable(e.value));
+      return true;
+    };
+    let requested = 0;
+    for (let i = 0; i < template.length; i++) {
+      if (template[i] !== '%') continue;
+      if (template[i + 1] === '%') {
+        i++;
+        continue;
+      }
+      const index = requested++;
+      if (i + 1 >= template.length) return void this.fail(node.pos, 'unexpected end of string');
+      if (index >= elements.length) return void this.fail(node.pos, `index ${index} out of range`);
+      let j = i + 1;
+      if (template[j] === '.') {
+        const digits = /^[0-9]*/.exec(template.slice(j + 1))?.[0] ?? '';
+        j += 1 + digits.length;
+        const precision = 'could not parse formatting clause: error while parsing precision';
+        if (j >= template.length)
+          return void this.fail(node.pos, `${precision}: could not find end of precision specifier`);
+        if (digits === '')
+          return void this.fail(
+            node.pos,
+            `${precision}: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax`,
+          );
+      }
+      const verb = template[j];
+      const arg = elements[index];
+      const checks: Record<string, () => boolean> = {
+        s: () => stringable(arg),
+        d: () => !clauseError(arg, 'decimal clause can only be used on integers', ['int', 'uint']),
+        f: () => !clauseError(arg, 'fixed-point clause can only be used on doubles', ['double', 'string']),
+        e: () => !clauseError(arg, 'scientific clause can only be used on doubles', ['double', 'string']),
+        b: () => !clauseError(arg, 'only integers and bools can be formatted as binary', ['int', 'uint', 'bool']),
+        o: () => !clauseError(arg, 'octal clause can only be used on integers', ['int', 'uint']),
+        x: () => !clauseError(arg, HEX_CLAUSE, ['int', 'uint', 'string', 'bytes']),
+        X: () => !clauseError(arg, HEX_CLAUSE, ['int', 'uint', 'string', 'bytes']),
+      };
+      const check = checks[verb];
+      if (!check)
+        return void this.fail(node.pos, `could not parse formatting clause: unrecognized formatting clause "${verb}"`);
+      if (!check()) return;
+      i = j;
+    }
+    if (elements.length > requested)
+      this.fail(
+        node.pos,
+        `too many arguments supplied to string.format (expected ${requested}, got ${elements.length})`,
+      );
   }
 
   /** Overload resolution against the declarations; the result type when one result type fits. */
@@ -601,6 +749,18 @@ class Checker {
       result = result === undefined ? t : join(result, t);
     }
     if (result && result.kind === 'opt' && name === 'optional.of') return { kind: 'opt', inner: args[0] };
+    if (name === 'optional.none') return { kind: 'opt', inner: PARAM };
+    // cel-go's optional library (version 2): `list(T).first()`, `.last()` and the unwrapping of a
+    // list of optionals.
+    if ((name === 'first' || name === 'last') && target?.kind === 'list') return { kind: 'opt', inner: target.elem };
+    if (name === 'unwrapOpt' || name === 'optional.unwrap') {
+      const listed = name === 'unwrapOpt' ? target : args[0];
+      const inner = listed?.kind === 'list' ? listed.elem : DYN;
+      if (inner.kind === 'opt') return list(inner.inner);
+      if (!isDyn(inner))
+        return this.fail(pos, `found no matching overload for '${name}' applied to '${this.signature(target, args)}'`);
+      return list(DYN);
+    }
     if (name === 'value' && target?.kind === 'opt') return target.inner;
     if (name === 'validate' && target?.kind === 'prim' && target.name === 'kubernetes.NamedFormat')
       return { kind: 'opt', inner: list(STRING) };
@@ -623,20 +783,22 @@ class Checker {
 
   /** cel-go's duration, timestamp and regex literal validators (Kubernetes 1.29 on). */
   private literalValidators(name: string, node: Extract<Node, { kind: 'call' }>): void {
-    const args = node.target ? [node.target, ...node.args] : node.args;
-    const literal = name === 'matches' ? args[1] : name === 'duration' || name === 'timestamp' ? args[0] : undefined;
-    if (literal?.kind !== 'literal' || literal.value.type !== 'string') return;
-    const text = literal.value.value;
+    if (name !== 'matches' && name !== 'duration' && name !== 'timestamp') return;
+    // cel-go's formatValidator looks at the first argument of the call (the receiver is not one),
+    // whatever the literal's type: `timestamp(253402300800)` is refused as `timestamp('x')` is.
+    const literal = node.args[0];
+    if (literal?.kind !== 'literal') return;
+    const value = literal.value.type === 'uint' ? celUint(literal.value.value) : literal.value.value;
     if (name === 'matches') {
       try {
-        RE2JS.compile(text);
+        if (typeof value === 'string') RE2JS.compile(value);
       } catch {
         this.fail(literal.pos, 'invalid matches argument');
       }
       return;
     }
     const group = this.ctx.env.find(name);
-    const result = this.ctx.env.run(new CostMeter(Infinity), () => group?.call(0, undefined, [text]));
+    const result = this.ctx.env.run(new CostMeter(Infinity), () => group?.call(0, undefined, [value as CelValue]));
     if (result === undefined || isCelError(result)) this.fail(literal.pos, `invalid ${name} argument`);
   }
 
@@ -734,7 +896,7 @@ export function checkExpression(
   ctx: CheckContext,
 ): { errors: CheckError[]; type: Type; typeError?: string } {
   const checker = new Checker(ctx);
-  const type = checker.check(tree);
+  const type = settled(checker.check(tree));
   const errors = checker.errors.sort((a, b) => a.pos - b.pos);
   if (errors.length > 0) return { errors, type };
   const expected = RETURN_TYPES[ctx.role];

@@ -16,14 +16,28 @@ import { checkExpression } from './checker.js';
 import type { ExpressionRole, Type } from './checker.js';
 import { Compiler } from './interpreter.js';
 import { CelSyntaxError, parseCel, RESERVED } from './parser.js';
+import { ProgramPlanningError, planProgram } from './planner.js';
 
 export class CelCompileError extends Error {
   override readonly name = 'CelCompileError';
   /** The apiserver's field error detail: `compilation failed: ERROR: ...`, or the result type's. */
   readonly detail: string;
-  constructor(message: string, detail?: string) {
+  constructor(
+    message: string,
+    detail?: string,
+    /** cel's ErrorTypeInternal (program instantiation), which the apiserver reports as an internal error. */
+    readonly internal = false,
+  ) {
     super(message);
     this.detail = detail ?? `compilation failed: ${message}`;
+  }
+
+  /**
+   * The body of the apiserver's field error for the expression `text` (convertCELErrorToValidationError):
+   * `Invalid value: "<text>": <detail>`, or `Internal error: <detail>` for a program that cannot be planned.
+   */
+  fieldError(text: string): string {
+    return this.internal ? `Internal error: ${this.detail}` : `Invalid value: ${JSON.stringify(text)}: ${this.detail}`;
   }
 }
 
@@ -96,7 +110,14 @@ export function compileExpression(text: string, scope: CompileScope): CompiledEx
   if (checked.errors.length > 0)
     throw new CelCompileError(checked.errors.map((e) => located(text, e.pos, e.message)).join('\n'));
   if (checked.typeError) throw new CelCompileError(checked.typeError, checked.typeError);
-  const program = new Compiler(env, variables, scope.patchTypes).program(tree);
+  let constants;
+  try {
+    constants = planProgram(tree, env, variables, scope.patchTypes);
+  } catch (error) {
+    if (!(error instanceof ProgramPlanningError)) throw error;
+    throw new CelCompileError(error.message, `program instantiation failed: ${error.message}`, true);
+  }
+  const program = new Compiler(env, variables, scope.patchTypes, constants).program(tree);
   return {
     text,
     type: checked.type,

@@ -95,6 +95,11 @@ const UPSTREAM_MESSAGES: readonly [RegExp, string][] = [
   [/^index (-?\d+) out of bounds \[0, \d+\)$/, 'index out of range: $1'],
   // time.LoadLocation's error, which cel-go's timestamp getters return for an unknown zone.
   [/^Invalid time zone specified: (.*)$/, 'unknown time zone $1'],
+  // String.ConvertToType: a text time.Parse accepts but outside years 1 to 9999, else any failure.
+  [/^Failed to parse timestamp: .*must be from 0001-01-01.*$/, 'timestamp overflow'],
+  [/^Failed to parse timestamp: .*$/, "type conversion error from 'string' to 'google.protobuf.Timestamp'"],
+  [/^Failed to parse duration: .*$/, "type conversion error from 'string' to 'google.protobuf.Duration'"],
+  [/^duration out of range$/, "type conversion error from 'string' to 'google.protobuf.Duration'"],
 ];
 
 function upstreamError(error: CelErr, pos: number): CelErr {
@@ -127,6 +132,15 @@ function lookup(operand: unknown, key: unknown, pos: number, select: boolean): u
   return err(`no such overload: ${typeNameOf(operand)}[${typeNameOf(key)}]`, pos);
 }
 
+/**
+ * Whether an optional qualification can look into the value: cel-go's refQualify answers "absent"
+ * (so `.?f` and `[?k]` give optional.none()) for anything that is neither a map, a list nor a message.
+ */
+function qualifiable(operand: unknown): boolean {
+  if (isCelMap(operand) || isCelList(operand)) return true;
+  return (operand as { desc?: { fields?: unknown } } | null)?.desc?.fields !== undefined;
+}
+
 function missing(operand: unknown, key: unknown, pos: number): CelErr {
   if (isCelList(operand)) {
     if (typeof key === 'number' && !Number.isInteger(key)) return err(`unsupported index value ${key} in list`, pos);
@@ -139,10 +153,11 @@ function missing(operand: unknown, key: unknown, pos: number): CelErr {
 function qualify(operand: unknown, key: unknown, pos: number, select: boolean, optional: boolean): unknown {
   if (isOptional(operand)) {
     const inner = optionalValue(operand);
-    if (inner === undefined) return NONE;
+    if (inner === undefined || !qualifiable(inner)) return NONE;
     const found = lookup(inner, key, pos, select);
     return isCelError(found) ? found : optionalOf(found as CelValue | undefined);
   }
+  if (optional && !qualifiable(operand)) return NONE;
   const found = lookup(operand, key, pos, select);
   if (optional) return isCelError(found) ? found : optionalOf(found as CelValue | undefined);
   if (found === undefined) return missing(operand, key, pos);
@@ -198,6 +213,8 @@ export class Compiler {
     private readonly variables: ReadonlySet<string>,
     /** MAP mutations: `JSONPatch{...}` and `Object...{...}` construct values. */
     private readonly patchTypes = false,
+    /** Nodes planning folded to constants (planner.ts): evaluated once, when the policy was created. */
+    private readonly constants?: ReadonlyMap<Node, unknown>,
   ) {}
 
   /** The closure, and how many comprehension variable slots a frame needs. */
@@ -224,6 +241,10 @@ export class Compiler {
   }
 
   compile(node: Node): Eval {
+    if (this.constants?.has(node)) {
+      const value = this.constants.get(node);
+      return () => value;
+    }
     switch (node.kind) {
       case 'literal': {
         const literal = node.value;
@@ -231,7 +252,7 @@ export class Compiler {
         return () => value;
       }
       case 'ident': {
-        const slot = this.slot(node.name);
+        const slot = node.absolute ? undefined : this.slot(node.name);
         if (slot !== undefined) return (f) => f.slots[slot];
         if (this.variables.has(node.name)) {
           const name = node.name;
@@ -335,7 +356,7 @@ export class Compiler {
               value = optionalValue(value);
               if (value === undefined) continue;
             }
-            if (out.has(key)) return err(`insert failed: key ${keyText(key)} already exists`, entry.pos);
+            // cel-go builds the literal into a Go map: a repeated key keeps the last value.
             out.set(key, value);
           }
           return celMap(out as never);

@@ -6,7 +6,13 @@
 
 export type Node =
   | { readonly kind: 'literal'; readonly pos: number; readonly value: Literal }
-  | { readonly kind: 'ident'; readonly pos: number; readonly name: string }
+  | {
+      readonly kind: 'ident';
+      readonly pos: number;
+      readonly name: string;
+      /** `.name`: resolved from the root scope, never a comprehension variable (cel-go's leading dot). */
+      readonly absolute?: boolean;
+    }
   | {
       readonly kind: 'select';
       readonly pos: number;
@@ -456,8 +462,10 @@ class Parser {
         const name = this.next();
         if (name.kind !== 'ident')
           this.fail(name, `Syntax error: mismatched input '${name.text}' expecting IDENTIFIER`);
-        const field = name.value === 'quoted' ? name.text.slice(1, -1) : this.field(name.text);
-        if (!optional && name.value !== 'quoted' && this.is('(')) {
+        // cel-go 0.26 parses `a.\`b-c\`` but Kubernetes does not enable the escape syntax.
+        if (name.value === 'quoted') this.fail(name, "unsupported syntax: '`'");
+        const field = this.field(name.text);
+        if (!optional && this.is('(')) {
           const open = this.next();
           const args = this.arguments(')');
           node = this.receiverCall(name, open.pos, node, args);
@@ -552,7 +560,7 @@ class Parser {
     }
     // `Name{field: value}`: message construction.
     if (this.is('{')) return this.objectLiteral(name);
-    return { kind: 'ident', pos: t.pos, name };
+    return leadingDot ? { kind: 'ident', pos: t.pos, name, absolute: true } : { kind: 'ident', pos: t.pos, name };
   }
 
   /** `Name{field: value, ?field: optional}`, the `{` next; Name may be qualified (`Object.spec`). */

@@ -17,7 +17,7 @@ import {
   objectType,
 } from '@bufbuild/cel';
 import type { CelFunc, CelList, CelType, CelValue } from '@bufbuild/cel';
-import { findAll } from './regex.js';
+import { compilePattern, findAll } from './regex.js';
 
 const { BOOL, INT, STRING, DYN } = CelScalar;
 const LIST = listType(DYN);
@@ -293,14 +293,24 @@ export const listsExtension: CelFunc[] = [
   celFunc(SORT_BY_KEYS, [LIST, LIST], LIST, (list, keys) => celList(sorted([...list], [...keys]))),
 ];
 
+/** regex.go's find and findAll: a pattern RE2 refuses is `Illegal regex: <error>` when evaluated. */
+function matchesOf(text: string, pattern: string, limit: number): string[] {
+  try {
+    compilePattern(pattern);
+  } catch (error) {
+    throw new Error(`Illegal regex: ${(error as Error).message}`);
+  }
+  return findAll(text, pattern, limit);
+}
+
 export const regexLibrary: CelFunc[] = [
   celMethod('find', STRING, [STRING], STRING, function (pattern) {
-    return findAll(this, pattern, 1)[0] ?? '';
+    return matchesOf(this, pattern, 1)[0] ?? '';
   }),
   celMethod('findAll', STRING, [STRING], listType(STRING), function (pattern) {
-    return findAll(this, pattern, -1);
+    return matchesOf(this, pattern, -1);
   }),
   celMethod('findAll', STRING, [STRING, INT], listType(STRING), function (pattern, limit) {
-    return findAll(this, pattern, limit < 0n ? -1 : Number(limit));
+    return matchesOf(this, pattern, limit < 0n ? -1 : Number(limit));
   }),
 ];

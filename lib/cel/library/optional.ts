@@ -5,8 +5,18 @@
 import { create, createFileRegistry } from '@bufbuild/protobuf';
 import { reflect } from '@bufbuild/protobuf/reflect';
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
-import { CelScalar, celFunc, celMethod, isCelList, isCelMap, isCelUint, objectType } from '@bufbuild/cel';
-import type { CelFunc, CelValue } from '@bufbuild/cel';
+import {
+  CelScalar,
+  celFunc,
+  celList,
+  celMethod,
+  isCelList,
+  isCelMap,
+  isCelUint,
+  listType,
+  objectType,
+} from '@bufbuild/cel';
+import type { CelFunc, CelList, CelValue } from '@bufbuild/cel';
 
 const PAYLOAD = Symbol('optional payload');
 
@@ -51,6 +61,8 @@ export const isOptional = (value: unknown): boolean => carrier(value) !== undefi
 /** The value an optional holds: undefined for none (and for anything not an optional). */
 export const optionalValue = (value: unknown): CelValue | undefined => carrier(value)?.[PAYLOAD];
 
+const GO_ZERO_TIME_SECONDS = -62135596800n;
+
 /** cel-go's zero values, for optional.ofNonZeroValue. */
 export function isZeroValue(value: CelValue): boolean {
   if (value === null || value === false || value === '' || value === 0 || value === 0n) return true;
@@ -59,12 +71,27 @@ export function isZeroValue(value: CelValue): boolean {
   if (isCelList(value) || isCelMap(value)) return value.size === 0;
   if (isOptional(value)) return optionalValue(value) === undefined;
   const message = (value as { message?: { seconds?: bigint; nanos?: number }; desc?: { typeName?: string } }) ?? {};
-  if (message.desc?.typeName === 'google.protobuf.Duration' || message.desc?.typeName === 'google.protobuf.Timestamp')
+  // A duration is zero at 0s; a timestamp at Go's zero time.Time, 0001-01-01T00:00:00Z, not the epoch.
+  if (message.desc?.typeName === 'google.protobuf.Duration')
     return !message.message?.seconds && !message.message?.nanos;
+  if (message.desc?.typeName === 'google.protobuf.Timestamp')
+    return BigInt(message.message?.seconds ?? 0n) === GO_ZERO_TIME_SECONDS && !message.message?.nanos;
   return false;
 }
 
 const { DYN, BOOL } = CelScalar;
+const LIST = listType(DYN);
+
+/** cel-go's optionalUnwrap: the values of a list of optionals, the absent ones dropped. */
+function unwrap(list: CelList): CelValue {
+  const out: CelValue[] = [];
+  for (const element of list) {
+    if (!isOptional(element)) throw new Error(`value ${String(element)} is not optional`);
+    const value = optionalValue(element);
+    if (value !== undefined) out.push(value);
+  }
+  return celList(out) as never;
+}
 
 export const optionalLibrary: CelFunc[] = [
   celFunc('optional.of', [DYN], OPTIONAL_TYPE, (value) => optionalOf(value) as never),
@@ -77,6 +104,16 @@ export const optionalLibrary: CelFunc[] = [
   ),
   celMethod('hasValue', OPTIONAL_TYPE, [], BOOL, function () {
     return optionalValue(this) !== undefined;
+  }),
+  celMethod('first', LIST, [], OPTIONAL_TYPE, function () {
+    return optionalOf(this.size > 0 ? this.get(0) : undefined) as never;
+  }),
+  celMethod('last', LIST, [], OPTIONAL_TYPE, function () {
+    return optionalOf(this.size > 0 ? this.get(this.size - 1) : undefined) as never;
+  }),
+  celFunc('optional.unwrap', [LIST], LIST, (list) => unwrap(list) as never),
+  celMethod('unwrapOpt', LIST, [], LIST, function () {
+    return unwrap(this) as never;
   }),
   celMethod('value', OPTIONAL_TYPE, [], DYN, function () {
     const value = optionalValue(this);

@@ -2,9 +2,11 @@
 // first (cel-env.ts): `duration.getMilliseconds()` is the whole duration in milliseconds in cel-go
 // (not the millisecond part); the strings extension counts code points, and `split` and `replace`
 // are Go's strings.SplitN and strings.Replace (an empty separator works between code points).
+import { create } from '@bufbuild/protobuf';
 import {
   CelScalar,
   celFunc,
+  celUint,
   celMethod,
   isCelList,
   isCelMap,
@@ -84,19 +86,24 @@ function goSplit(text: string, separator: string, limit: bigint): string[] {
 
 const outOfRange = (index: bigint) => new Error(`index out of range: ${index}`);
 
-/** cel-go's indexOf and lastIndexOf: code-point positions, the offset checked first. */
+/**
+ * cel-go's indexOf and lastIndexOf (ext/strings.go): code-point positions; an empty search answers
+ * the offset unchecked, a negative offset is an error and one at or past the end answers -1.
+ * `lastIndexOf(s)` searches from the last code point, so on an empty text it fails at offset -1.
+ */
 function runeIndex(text: string, search: string, offset: bigint | undefined, last: boolean): bigint {
   const runes = [...text];
-  if (offset !== undefined && (offset < 0n || offset > BigInt(runes.length))) throw outOfRange(offset);
   if (search === '') return offset ?? (last ? BigInt(runes.length) : 0n);
+  const from = offset ?? (last ? BigInt(runes.length - 1) : 0n);
+  if (from < 0n) throw outOfRange(from);
+  if (from >= BigInt(runes.length)) return -1n;
   const sub = [...search];
   const matches = (i: number) => sub.every((r, j) => runes[i + j] === r);
   if (!last) {
-    for (let i = Number(offset ?? 0n); i <= runes.length - sub.length; i++) if (matches(i)) return BigInt(i);
+    for (let i = Number(from); i < runes.length - (sub.length - 1); i++) if (matches(i)) return BigInt(i);
     return -1n;
   }
-  let start = offset === undefined ? runes.length - sub.length : Number(offset);
-  if (start + sub.length > runes.length) start = runes.length - sub.length;
+  const start = Math.min(Number(from), runes.length - sub.length);
   for (let i = start; i >= 0; i--) if (matches(i)) return BigInt(i);
   return -1n;
 }
@@ -111,7 +118,62 @@ function substring(text: string, start: bigint, end?: bigint): string {
   return runes.slice(Number(start), Number(stop)).join('');
 }
 
+const INT64_MAX = (1n << 63n) - 1n;
+const UINT64_MAX = (1n << 64n) - 1n;
+/** time.Unix's range as cel-go bounds it: years 1 to 9999. */
+const MIN_UNIX_SECONDS = -62135596800n;
+const MAX_UNIX_SECONDS = 253402300799n;
+
+/** cel-go's String.ConvertToType error: every failed parse reads the same. */
+const conversionError = (to: string) => new Error(`type conversion error from 'string' to '${to}'`);
+
+/** strconv.ParseBool's spellings. */
+const BOOL_TEXT: Readonly<Record<string, boolean>> = {
+  '1': true,
+  t: true,
+  T: true,
+  TRUE: true,
+  true: true,
+  True: true,
+  '0': false,
+  f: false,
+  F: false,
+  FALSE: false,
+  false: false,
+  False: false,
+};
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 export const overrides: CelFunc[] = [
+  // strconv.ParseInt(s, 10, 64) and ParseUint(s, 10, 64): decimal digits only, a sign for int only.
+  celFunc('int', [STRING], INT, (text) => {
+    if (!/^[+-]?[0-9]+$/.test(text)) throw conversionError('int');
+    const value = BigInt(text);
+    if (value > INT64_MAX || value < -INT64_MAX - 1n) throw conversionError('int');
+    return value;
+  }),
+  celFunc('uint', [STRING], CelScalar.UINT, (text) => {
+    if (!/^[0-9]+$/.test(text) || BigInt(text) > UINT64_MAX) throw conversionError('uint');
+    return celUint(BigInt(text));
+  }),
+  celFunc('bool', [STRING], CelScalar.BOOL, (text) => {
+    const value = BOOL_TEXT[text];
+    if (value === undefined) throw conversionError('bool');
+    return value;
+  }),
+  celFunc('string', [CelScalar.BYTES], STRING, (bytes) => {
+    try {
+      return utf8.decode(bytes);
+    } catch {
+      throw new Error('invalid UTF-8 in bytes, cannot convert to string');
+    }
+  }),
+  // Int.ConvertToType(TimestampType): seconds since the epoch, within years 1 to 9999.
+  celFunc('timestamp', [INT], TIMESTAMP, (seconds) => {
+    if (seconds < MIN_UNIX_SECONDS || seconds > MAX_UNIX_SECONDS) throw new Error('timestamp overflow');
+    return create(TimestampSchema, { seconds, nanos: 0 }) as never;
+  }),
   celFunc('string', [TIMESTAMP], STRING, (t) => timestampText(t as never)),
   celFunc('string', [DURATION], STRING, (d) => durationText(d as never)),
   celFunc('string', [CelScalar.DOUBLE], STRING, goFloat),
@@ -170,28 +232,68 @@ type TimeMessage = { desc?: { typeName?: string }; message?: { seconds: bigint; 
 const timeKind = (v: unknown) => (v as TimeMessage | null)?.desc?.typeName;
 
 // %f and %e go through golang.org/x/text's message printer for locale en_US: thousands grouped,
-// infinities as ∞, and the exponent as `× 10` with superscript digits (at least two).
-function goFixed(value: number, precision: number): string {
+// infinities as ∞, and the exponent as `× 10` with superscript digits (at least two). The digits
+// come from strconv, which rounds the double's exact value half to even (JavaScript's toFixed and
+// toExponential round a tie up), so the rounding here is done on the exact value.
+
+/** The double's exact value as numerator / denominator (a power of two). */
+function exactValue(abs: number): [bigint, bigint] {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, abs);
+  const bits = view.getBigUint64(0);
+  const biased = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & ((1n << 52n) - 1n);
+  const mantissa = biased === 0 ? fraction : fraction | (1n << 52n);
+  const exponent = (biased === 0 ? 1 : biased) - 1075;
+  return exponent >= 0 ? [mantissa << BigInt(exponent), 1n] : [mantissa, 1n << BigInt(-exponent)];
+}
+
+/** numerator / denominator rounded to an integer, a tie to the even neighbour. */
+function roundHalfEven(numerator: bigint, denominator: bigint): bigint {
+  const quotient = numerator / denominator;
+  const twice = 2n * (numerator % denominator);
+  return twice > denominator || (twice === denominator && quotient % 2n === 1n) ? quotient + 1n : quotient;
+}
+
+/** `abs × 10^shift` rounded half to even. */
+function scaled(abs: number, shift: number): bigint {
+  const [numerator, denominator] = exactValue(abs);
+  return shift >= 0
+    ? roundHalfEven(numerator * 10n ** BigInt(shift), denominator)
+    : roundHalfEven(numerator, denominator * 10n ** BigInt(-shift));
+}
+
+/** Fixed-point digits, grouped by thousands for x/text (`%f`) or not for Go's fmt (list elements). */
+function goFixed(value: number, precision: number, grouped = true): string {
   if (Number.isNaN(value)) return 'NaN';
   if (!Number.isFinite(value)) return value > 0 ? '∞' : '-∞';
-  const [whole, fraction] = Math.abs(value).toFixed(precision).split('.');
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${value < 0 || Object.is(value, -0) ? '-' : ''}${grouped}${fraction !== undefined ? `.${fraction}` : ''}`;
+  const digits = scaled(Math.abs(value), precision)
+    .toString()
+    .padStart(precision + 1, '0');
+  const whole = digits.slice(0, digits.length - precision);
+  const fraction = precision > 0 ? `.${digits.slice(-precision)}` : '';
+  // x/text signs only a value below zero; Go's fmt also prints -0's sign.
+  if (!grouped) return `${value < 0 || Object.is(value, -0) ? '-' : ''}${whole}${fraction}`;
+  return `${value < 0 ? '-' : ''}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction}`;
 }
 
 const SUPERSCRIPT = '⁰¹²³⁴⁵⁶⁷⁸⁹';
 
 /**
- * %e. cel-go builds the verb as `%<precision>e`, so the clause's precision is a width there and the
- * mantissa always has Go's default six decimals.
+ * %e. cel-go builds the verb as `%<precision>e`, so the clause's precision is a width there (x/text
+ * pads NaN and the infinities to it) and the mantissa always has Go's default six decimals.
  */
-function goScientific(value: number): string {
-  if (Number.isNaN(value)) return 'NaN';
-  if (!Number.isFinite(value)) return value > 0 ? '∞' : '-∞';
-  const [mantissa, exp] = value.toExponential(6).split('e');
-  const exponent = Number(exp);
+function goScientific(value: number, width: number): string {
+  if (!Number.isFinite(value)) return (Number.isNaN(value) ? 'NaN' : value > 0 ? '∞' : '-∞').padStart(width, ' ');
+  const abs = Math.abs(value);
+  let exponent = abs === 0 ? 0 : Math.floor(Math.log10(abs));
+  let digits = abs === 0 ? 0n : scaled(abs, 6 - exponent);
+  // log10 can be one off near a power of ten, and rounding can carry into a new digit.
+  while (digits >= 10_000_000n) digits = scaled(abs, 6 - ++exponent);
+  while (abs !== 0 && digits < 1_000_000n) digits = scaled(abs, 6 - --exponent);
+  const text = digits.toString().padStart(7, '0');
   const power = [...String(Math.abs(exponent)).padStart(2, '0')].map((d) => SUPERSCRIPT[Number(d)]).join('');
-  return `${mantissa}\u202f×\u202f10${exponent < 0 ? '⁻' : ''}${power}`;
+  return `${value < 0 ? '-' : ''}${text[0]}.${text.slice(1)}\u202f×\u202f10${exponent < 0 ? '⁻' : ''}${power}`;
 }
 
 const quote = (s: string) => JSON.stringify(s);
@@ -227,7 +329,7 @@ function formatString(v: unknown): string {
 function literal(v: unknown): string {
   if (typeof v === 'string') return quote(v);
   if (v instanceof Uint8Array) return `b${quote(Buffer.from(v).toString('utf8'))}`;
-  if (isDouble(v)) return Number.isFinite(v) ? goFixed(v, 6).replace(/,/g, '') : quote(goFloat(v));
+  if (isDouble(v)) return Number.isFinite(v) ? goFixed(v, 6, false) : quote(goFloat(v));
   const kind = timeKind(v);
   if (kind === 'google.protobuf.Timestamp') return `timestamp(${quote(formatString(v))})`;
   if (kind === 'google.protobuf.Duration') return `duration(${quote(formatString(v))})`;
@@ -280,13 +382,21 @@ function format(template: string, args: CelList): string {
       i++;
       continue;
     }
+    // parseFormatString: the argument is fetched before the clause is read.
+    if (next >= args.size) throw new Error(`index ${next} out of range`);
+    if (i + 1 >= template.length) throw new Error('unexpected end of string');
     const clause = /^\.[0-9]*/.exec(template.slice(i + 1))?.[0] ?? '';
+    const parsing = 'could not parse formatting clause: error while parsing precision';
+    if (clause !== '' && i + 1 + clause.length >= template.length)
+      throw new Error(`${parsing}: could not find end of precision specifier`);
+    if (clause === '.')
+      throw new Error(
+        `${parsing}: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax`,
+      );
     const precision = clause.length > 1 ? Number(clause.slice(1)) : 6;
     i += clause.length;
     const verb = template[i + 1];
     i++;
-    if (verb === undefined) throw new Error('unexpected end of string');
-    if (next >= args.size) throw new Error(`index ${next} out of range`);
     const arg = args.get(next++);
     switch (verb) {
       case 's':
@@ -299,7 +409,7 @@ function format(template: string, args: CelList): string {
         out += goFixed(asFloat(arg, 'fixed-point'), precision);
         break;
       case 'e':
-        out += goScientific(asFloat(arg, 'scientific'));
+        out += goScientific(asFloat(arg, 'scientific'), precision);
         break;
       case 'b':
         out += radix(integer(arg, 'binary', true), 2);

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import plugin, { type AlwaysAdmitConfig } from '../../functions/always-admit/plugin.js';
 import type { Operation } from '../../lib/admission/types.js';
 import { configErrorOf } from '../support/config-error.js';
-import { runPhase } from '../support/review.js';
+import { ruleSends } from '../../lib/admission/webhook-rules.js';
+import { requestOf, runPhase } from '../support/review.js';
 
 const configure = (raw: unknown) => plugin.configure!(raw, { file: 'test', baseDir: '.' }) as AlwaysAdmitConfig;
 const enabled = configure({});
@@ -64,10 +65,19 @@ describe('TestHandles', () => {
 describe('the AdmissionConfiguration entry is the switch', () => {
   it('with `configuration: {}`: every resource and subresource, both scopes; without: nothing', () => {
     expect(plugin.validatingRulesFor!(enabled)).toEqual([
-      { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' },
+      { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' },
     ]);
     expect(configure(undefined)).toEqual({ enabled: false });
     expect(plugin.validatingRulesFor!(configure(undefined))).toEqual([]);
+  });
+
+  it('`*/*` alone sends the apiserver every resource and every subresource', () => {
+    const [rule] = plugin.validatingRulesFor!(enabled);
+    for (const input of [{}, { subResource: 'status' }, { subResource: 'exec', operation: 'CONNECT' as const }]) {
+      expect(ruleSends(rule, requestOf(input))).toBe(true);
+    }
+    const namespace = requestOf({ kind: { kind: 'Namespace' }, resource: { resource: 'namespaces' }, namespace: '' });
+    expect(ruleSends(rule, namespace)).toBe(true);
   });
 
   it('takes no fields', () => {

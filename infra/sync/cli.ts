@@ -31,7 +31,9 @@ output of kubectl (each FILE one listing; the kind is read from the items):
                                                             replicationcontrollers, deployments,
                                                             replicasets, statefulsets, daemonsets,
                                                             jobs, cronjobs)
-  kubectl get nodes -o json > nodes.json                    each Node's uid (NodeRestriction)
+  kubectl get nodes -o json > nodes.json                    each Node's uid (NodeRestriction) and
+                                                            labels (OriginPodNodeEnvironment);
+                                                            complete: a Node absent is removed
   kubectl get storageclasses,ingressclasses,priorityclasses,runtimeclasses -o json > classes.json
                                                             learned classes (DefaultStorageClass,
                                                             PersistentVolumeClaimResize,

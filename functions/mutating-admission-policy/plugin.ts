@@ -8,7 +8,7 @@
 // this one call. The answer is one JSON patch from the object as received to the final object, or
 // upstream's denial when a failurePolicy Fail policy errs.
 // Upstream: staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/mutating.
-import { allowed, denied, patched, resourceNameForMessage } from '../../lib/admission/decision.js';
+import { allowed, denied, patched, resourceNameForMessage, withWarnings } from '../../lib/admission/decision.js';
 import type { Decision } from '../../lib/admission/decision.js';
 import type { PhaseMetadata } from '../../lib/admission/plugin.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
@@ -24,7 +24,7 @@ import { ParamError } from '../../lib/admission-policy/params.js';
 import { RequestData } from '../../lib/admission-policy/request-data.js';
 import type { BindingCommon } from '../../lib/admission-policy/spec.js';
 import { isDeepStrictEqual } from 'node:util';
-import { configure } from './config.js';
+import { UPSTREAM_NAME, configure } from './config.js';
 import type { CompiledPolicy, PluginConfig } from './config.js';
 import { mutate } from './mutate.js';
 
@@ -66,6 +66,11 @@ class Dispatch {
 
   get result(): KubeObject | null {
     return this.object;
+  }
+
+  /** unknownNamespace Skip (lib/admission-policy/manifests.ts): one warning naming the missing sync. */
+  get warnings(): string[] {
+    return this.data.neverSeenWarnings(UPSTREAM_NAME);
   }
 
   /** generic.PolicyDispatcher's addConfigError: failurePolicy Ignore drops it, Fail refuses. */
@@ -212,9 +217,10 @@ export default definePlugin<PluginConfig>({
       for (const invocation of await dispatch.invocations(candidates))
         if (reinvocable.includes(invocation.key)) await dispatch.run(invocation);
     }
-    if (dispatch.errors.length > 0) return refusal(request, dispatch.errors);
+    if (dispatch.errors.length > 0) return withWarnings(refusal(request, dispatch.errors), ...dispatch.warnings);
     const result = dispatch.result;
-    if (result === null || isDeepStrictEqual(result, request.object)) return allowed();
-    return patched(result);
+    if (result === null || isDeepStrictEqual(result, request.object))
+      return withWarnings(allowed(), ...dispatch.warnings);
+    return withWarnings(patched(result), ...dispatch.warnings);
   },
 });

@@ -91,6 +91,12 @@ class Dispatch {
         this.error(policy, undefined, `failed to configure policy: ${error.message}`);
         continue;
       }
+      // A policy without bindings is not one the dispatcher sees, even with a configuration error.
+      const paramKindError = policy.bindings.length > 0 ? this.config.params.paramKindError(policy) : undefined;
+      if (paramKindError) {
+        this.error(policy, undefined, `failed to configure policy: ${paramKindError.message}`);
+        continue;
+      }
       for (const binding of policy.bindings) {
         try {
           if (binding.matchResources && !(await resourcesMatch(binding.matchResources, request, this.data.labels)))

@@ -1214,6 +1214,42 @@ describe('failurePolicy, params and matching (generic dispatcher)', () => {
     expect(allowed.patch).toEqual([]);
   });
 
+  // policy_source.go ensureParamsForPolicyLocked: a paramKind the cluster does not serve is the
+  // policy's configuration error, answered before its bindings under its failurePolicy.
+  it('a paramKind no built-in kind or loaded object serves: a policy error with upstream wording', async () => {
+    const manifests = (failurePolicy: 'Fail' | 'Ignore', paramKind: { apiVersion: string; kind: string }) =>
+      policy(
+        { failurePolicy, paramKind, mutations: [labelled] },
+        { paramRef: { name: 'p', namespace: 'default', parameterNotFoundAction: 'Allow' } },
+      );
+    const missing = { apiVersion: 'example.com/v1', kind: 'Missing' };
+    const refused = await run(configure({ manifests: manifests('Fail', missing) }), deploymentReview(deployment({})));
+    expect(deniedMessage(refused)).toBe(
+      `policy "d1" denied request: failed to configure policy: failed to find resource referenced by paramKind: 'example.com/v1, Kind=Missing'`,
+    );
+    expect(refused.wire.response!.status).toMatchObject({ code: 403, reason: 'Invalid' });
+    const ignored = await run(configure({ manifests: manifests('Ignore', missing) }), deploymentReview(deployment({})));
+    expect(ignored.wire.response!.allowed).toBe(true);
+    expect(ignored.patch).toEqual([]);
+    // A built-in kind with no object loaded is served: Allow finds nothing and runs nothing.
+    const builtIn = await run(
+      configure({ manifests: manifests('Fail', { apiVersion: 'v1', kind: 'ConfigMap' }) }),
+      deploymentReview(deployment({})),
+    );
+    expect(builtIn.wire.response!.allowed).toBe(true);
+    // So is a kind whose objects are loaded, built in or not.
+    const loaded = await run(
+      configure({
+        manifests: [
+          ...manifests('Fail', missing),
+          { apiVersion: 'example.com/v1', kind: 'Missing', metadata: { name: 'p', namespace: 'default' } },
+        ],
+      }),
+      deploymentReview(deployment({})),
+    );
+    expect(labelsOf(loaded)).toEqual({ ok: 'true' });
+  });
+
   it('binding matchResources narrow the policy; objectSelector reads the object', async () => {
     const config = configure({
       manifests: policy(
@@ -1391,12 +1427,37 @@ describe('TestValidateMutatingAdmissionPolicy: refused at start', () => {
     }
   });
 
-  it('refuses a binding naming a policy that is not loaded', () => {
-    const [, binding] = base();
-    const error = configErrorOf(() => configure({ manifests: [binding] }));
-    expect(error.message).toContain(
-      'spec.policyName: Invalid value: "d1": no MutatingAdmissionPolicy of that name is loaded',
+  it('accepts a binding naming a policy that is not loaded: it does nothing, and the other policies apply', async () => {
+    const [, orphan] = base();
+    const config = configure({
+      manifests: [
+        { ...orphan, metadata: { name: 'orphan' }, spec: { policyName: 'not-loaded' } },
+        ...policy({
+          name: 'labels',
+          mutations: [applyConfiguration('Object{metadata: Object.metadata{labels: {"a": "b"}}}')],
+        }),
+      ],
+    });
+    expect(config.policies.map((p) => [p.name, p.bindings.map((b) => b.name)])).toEqual([
+      ['labels', ['labels-binding']],
+    ]);
+    expect(labelsOf(await run(config, deploymentReview(deployment({}))))).toEqual({ a: 'b' });
+  });
+
+  // validation.go validateParamRef: no default for parameterNotFoundAction (v1beta1 and v1 alike).
+  it.each([
+    [{ name: 'p' }, 'spec.paramRef.parameterNotFoundAction: Required value'],
+    [{ name: 'p', parameterNotFoundAction: '' }, 'spec.paramRef.parameterNotFoundAction: Required value'],
+    [
+      { name: 'p', parameterNotFoundAction: 'Skip' },
+      'spec.paramRef.parameterNotFoundAction: Unsupported value: "Skip": supported values: "Deny", "Allow"',
+    ],
+  ])('refuses paramRef %j', (paramRef, expected) => {
+    const manifests = policy(
+      { mutations: [applyConfiguration('Object{}')], paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } },
+      { paramRef },
     );
+    expect(configErrorOf(() => configure({ manifests })).message).toContain(expected);
   });
 
   it('is inactive without configuration, as ValidatingAdmissionPolicy without policies', () => {

@@ -507,7 +507,9 @@ describe('compile errors fail the start, naming the policy, the field and the po
     ).toThrow(/authorization checks are not supported by this webhook/);
   });
 
-  it('a policy without validations or audit annotations, a binding to a missing policy', () => {
+  // A binding to a policy that is not loaded is accepted, as the apiserver stores it: its policy
+  // source skips it (shared with MutatingAdmissionPolicy, lib/admission-policy/policy-set.ts).
+  it('a policy without validations or audit annotations is refused; a binding to a missing policy is not', () => {
     expect(() => policy({})).toThrow(
       /spec.validations: Required value: validations or auditAnnotations must contain at least one item/,
     );
@@ -517,9 +519,38 @@ describe('compile errors fail the start, naming the policy, the field and the po
       metadata: { name: 'o' },
       spec: { policyName: 'missing', validationActions: ['Deny'] },
     };
-    expect(() => configure({ manifests: [orphan] })).toThrow(
-      /spec.policyName: Invalid value: "missing": no ValidatingAdmissionPolicy of that name is loaded/,
-    );
+    expect(configure({ manifests: [orphan] }).policies).toEqual([]);
+  });
+
+  it('paramRef.parameterNotFoundAction is required in v1beta1 and v1, defaulted to Deny in v1alpha1', () => {
+    const withParams = (version: string) =>
+      configure({
+        manifests: [
+          {
+            apiVersion: `admissionregistration.k8s.io/${version}`,
+            kind: 'ValidatingAdmissionPolicy',
+            metadata: { name: 'p' },
+            spec: {
+              paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+              matchConstraints: {
+                resourceRules: [
+                  { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
+                ],
+              },
+              validations: [{ expression: 'true' }],
+            },
+          },
+          {
+            apiVersion: `admissionregistration.k8s.io/${version}`,
+            kind: 'ValidatingAdmissionPolicyBinding',
+            metadata: { name: 'b' },
+            spec: { policyName: 'p', validationActions: ['Deny'], paramRef: { name: 'cm' } },
+          },
+        ],
+      });
+    for (const version of ['v1beta1', 'v1'])
+      expect(() => withParams(version)).toThrow(/spec.paramRef.parameterNotFoundAction: Required value/);
+    expect(withParams('v1alpha1').policies[0].bindings[0].paramRef?.parameterNotFoundAction).toBe('Deny');
   });
 });
 

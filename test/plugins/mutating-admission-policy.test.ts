@@ -904,6 +904,105 @@ describe('TestApplyConfiguration (patch/smd_test.go)', () => {
   }
 });
 
+// What the apiserver's decoders refuse in what a mutation builds, with the merge schema's fields
+// of every built-in type. An apply configuration goes through structured-merge-diff's type
+// converter (smd_test.go "apply configuration with invalid field name"): a policy error, under
+// the failurePolicy. A JSON patch's result is strictly decoded into the typed object
+// (json_patch.go): an internal error that ends the request whatever the failurePolicy.
+describe('strict decoding of what a mutation builds', () => {
+  const refusedBy = async (mutation: Mutation, failurePolicy: 'Fail' | 'Ignore' = 'Fail') =>
+    run(
+      configure({ manifests: policy({ failurePolicy, mutations: [mutation] }) }),
+      deploymentReview(deployment({ replicas: 1 })),
+    );
+  const prefix =
+    "policy 'd1' with binding 'd1-binding' denied request: error applying patch: failed to convert patch object to typed object: ";
+
+  it.each([
+    [
+      'an unknown field (smd_test.go)',
+      'Object{spec: Object.spec{replicasx: 1}}',
+      '.spec.replicasx: field not declared in schema',
+    ],
+    [
+      'an unknown field in a list-map entry, named by its key',
+      'Object{spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{containers: [Object.spec.template.spec.containers{name: "c", imagex: "i"}]}}}}',
+      '.spec.template.spec.containers[name="c"].imagex: field not declared in schema',
+    ],
+    [
+      'a null map value',
+      'Object{metadata: Object.metadata{labels: {"a": null}}}',
+      '.metadata.labels.a: expected string, got &value.valueUnstructured{Value:0}',
+    ],
+    [
+      'a null number',
+      'Object{spec: Object.spec{replicas: null}}',
+      '.spec.replicas: expected numeric (int or float), got structpb.NullValue',
+    ],
+    ['a null struct', 'Object{spec: Object.spec{template: null}}', '.spec.template: expected map, got &{NULL_VALUE}'],
+    [
+      'two errors at once',
+      'Object{metadata: Object.metadata{labels: {"a": null}}, spec: Object.spec{paused: null}}',
+      'errors:\n  .metadata.labels.a: expected string, got &value.valueUnstructured{Value:0}\n  .spec.paused: expected boolean, got &{NULL_VALUE}',
+    ],
+  ])('an apply configuration with %s is a policy error', async (_, expression, error) => {
+    const refused = await refusedBy(applyConfiguration(expression));
+    expect(deniedMessage(refused)).toBe(prefix + error);
+    expect(refused.wire.response!.status).toMatchObject({ code: 403, reason: 'Invalid' });
+    // Under Ignore the mutation is skipped.
+    const ignored = await refusedBy(applyConfiguration(expression), 'Ignore');
+    expect(ignored.wire.response!.allowed).toBe(true);
+    expect(ignored.patch).toEqual([]);
+  });
+
+  it.each(['Fail', 'Ignore'] as const)(
+    'a JSON patch adding an unknown field is an internal error, whatever the failurePolicy (%s)',
+    async (failurePolicy) => {
+      const result = await refusedBy(
+        jsonPatch(
+          '[JSONPatch{op: "add", path: "/spec/template", value: Object.spec.template{spec: Object.spec.template.spec{hostnamex: "h"}}}]',
+        ),
+        failurePolicy,
+      );
+      const message = 'strict decoding error: unknown field "spec.template.spec.hostnamex"';
+      expect(result.wire.response!.allowed).toBe(false);
+      expect(result.wire.response!.status).toMatchObject({
+        code: 500,
+        reason: 'InternalError',
+        message: `Internal error occurred: ${message}`,
+        details: { causes: [{ message }] },
+      });
+    },
+  );
+
+  it('a known field is decoded as ever; kinds the schema does not know are not checked', async () => {
+    const known = await refusedBy(jsonPatch('[JSONPatch{op: "add", path: "/spec/paused", value: true}]'));
+    expect(known.patchedObject?.spec).toEqual({ replicas: 1, paused: true });
+    const custom = await run(
+      configure({
+        manifests: policy({
+          apiGroups: ['example.com'],
+          resources: ['widgets'],
+          mutations: [jsonPatch('[JSONPatch{op: "add", path: "/spec/anything", value: 1}]')],
+        }),
+      }),
+      {
+        kind: { group: 'example.com', version: 'v1', kind: 'Widget' },
+        resource: { group: 'example.com', version: 'v1', resource: 'widgets' },
+        namespace: 'default',
+        name: 'w',
+        object: {
+          apiVersion: 'example.com/v1',
+          kind: 'Widget',
+          metadata: { name: 'w', namespace: 'default' },
+          spec: {},
+        },
+      },
+    );
+    expect(custom.patchedObject?.spec).toEqual({ anything: 1 });
+  });
+});
+
 function pod(spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', ...metadata }, spec };
 }

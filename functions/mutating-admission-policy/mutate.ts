@@ -1,5 +1,6 @@
 // One policy, one binding, one param, one object: upstream's patchers (mutating/patch). Match
-// conditions first; then each mutation in order, on the object the previous one left: a JSONPatch
+// conditions first; then each mutation in order, on the object the previous one left, defaulted
+// as the apiserver defaults it (lib/kube/defaults.ts): a JSONPatch
 // expression's operations applied as json-patch.v4 applies them, an ApplyConfiguration's object
 // merged with server-side apply's merge. An error ends that mutation, not the policy's next ones
 // (dispatcher.go: addConfigError, continue).
@@ -9,6 +10,7 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { EVALUATION_COST_BUDGET } from '../../lib/cel/cel-env.js';
 import { constructedTypeName } from '../../lib/cel/interpreter.js';
 import { fromCel, toCel } from '../../lib/cel/values.js';
+import { defaultObject } from '../../lib/kube/defaults.js';
 import { MERGE_SCHEMA } from '../../lib/kube/merge-schema.js';
 import {
   applyConfigurationErrors,
@@ -211,7 +213,9 @@ export function mutate(
   let applied = false;
   for (const mutation of policy.mutations) {
     try {
-      current = applyMutation(mutation, current, policy, bindings);
+      // dispatchOne: the apiserver defaults the object after every mutation that did not fail, so
+      // the next one reads defaulted fields (a sidecar's imagePullPolicy).
+      current = defaultObject(MERGE_SCHEMA, applyMutation(mutation, current, policy, bindings));
       applied = true;
     } catch (error) {
       if (!(error instanceof MutationError)) throw error;

@@ -182,6 +182,27 @@ class Converter {
     return defaults;
   }
 
+  /**
+   * The declarative defaults (`+default=`) of struct fields, keyed `<type>.<field>`: the ones the
+   * apiserver's generated defaulters apply (`protocol: TCP`, `replicas: 1`). A zero value (`""`,
+   * `0`, `false`, `{}`) is the OpenAPI default of every non-pointer field, which no defaulter sets.
+   */
+  private fieldDefaults(): Record<string, unknown> {
+    const isZero = (v: unknown) =>
+      v === '' ||
+      v === 0 ||
+      v === false ||
+      v === null ||
+      (typeof v === 'object' && Object.keys(v as object).length === 0);
+    const defaults: Record<string, unknown> = {};
+    for (const [name, def] of [...this.defs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (name.startsWith('__untyped_')) continue;
+      for (const field of def.map?.fields ?? [])
+        if (field.default !== undefined && !isZero(field.default)) defaults[`${name}.${field.name}`] = field.default;
+    }
+    return defaults;
+  }
+
   schema(kinds: Record<string, string>): MergeSchema {
     const types: Record<string, NamedType> = {};
     for (const name of [...this.defs.keys()].sort()) {
@@ -193,7 +214,7 @@ class Converter {
     }
     for (const [kind, type] of Object.entries(kinds))
       if (!this.defs.has(type)) throw new MergeSchemaSourceError(`kind ${kind} names ${type}, which the schema lacks`);
-    return { types, kinds, keyDefaults: this.keyDefaults() };
+    return { types, kinds, keyDefaults: this.keyDefaults(), fieldDefaults: this.fieldDefaults() };
   }
 }
 
@@ -259,6 +280,9 @@ ${section(Object.entries(text.kinds))}
   },
   keyDefaults: {
 ${section(Object.entries(text.keyDefaults))}
+  },
+  fieldDefaults: {
+${section(Object.entries(text.fieldDefaults))}
   },
 };
 `;

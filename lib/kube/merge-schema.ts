@@ -37,6 +37,8 @@ export interface MergeSchemaText {
   readonly kinds: Readonly<Record<string, readonly [string, string]>>;
   /** `<package>.<Type>.<key field>` → the default of a list-map key (a port's protocol: TCP). */
   readonly keyDefaults: Readonly<Record<string, unknown>>;
+  /** `<package>.<Type>.<field>` → its declarative default (`+default=`), zero values left out. */
+  readonly fieldDefaults: Readonly<Record<string, unknown>>;
 }
 
 const SCALARS: Readonly<Record<string, FieldType>> = {
@@ -96,7 +98,7 @@ export function parseMergeSchema(text: MergeSchemaText): MergeSchema {
     const groupVersion = apiVersion.includes('/') ? apiVersion : `/${apiVersion}`;
     for (const kind of names.split(' ')) kinds[`${groupVersion}/${kind}`] = `${pkg}.${kind}`;
   }
-  return { types, kinds, keyDefaults: text.keyDefaults };
+  return { types, kinds, keyDefaults: text.keyDefaults, fieldDefaults: text.fieldDefaults };
 }
 
 const packageOf = (name: string) => name.slice(0, name.lastIndexOf('.'));
@@ -147,7 +149,10 @@ export function formatMergeSchema(schema: MergeSchema): MergeSchemaText {
   const keyDefaults = Object.fromEntries(
     Object.entries(schema.keyDefaults ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
   );
-  return { types, kinds, keyDefaults };
+  const fieldDefaults = Object.fromEntries(
+    Object.entries(schema.fieldDefaults ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+  return { types, kinds, keyDefaults, fieldDefaults };
 }
 
 export const MERGE_SCHEMA: MergeSchema = parseMergeSchema(MERGE_SCHEMA_TEXT);

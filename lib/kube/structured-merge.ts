@@ -41,6 +41,8 @@ export interface MergeSchema {
   readonly kinds: Readonly<Record<string, string>>;
   /** Defaults of list-map key fields (`io.k8s.api.core.v1.ContainerPort.protocol`: `TCP`). */
   readonly keyDefaults?: Readonly<Record<string, unknown>>;
+  /** Declarative defaults of struct fields (`io.k8s.api.core.v1.ContainerPort.protocol`: `TCP`). */
+  readonly fieldDefaults?: Readonly<Record<string, unknown>>;
 }
 
 type Json = unknown;

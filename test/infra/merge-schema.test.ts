@@ -297,6 +297,8 @@ describe('infra/merge-schema: the merge schema from golang-k8s-client-go-dev', (
       },
       kinds: { 'example.k8s.io/v1': ['io.k8s.api.example.v1', 'Widget'] },
       keyDefaults: { 'io.k8s.api.example.v1.Part.kind': 'Bolt', 'io.k8s.api.example.v1.Part.name': '' },
+      // Declarative defaults; the zero value of a non-pointer field (Part.name: '') is none.
+      fieldDefaults: { 'io.k8s.api.example.v1.Part.kind': 'Bolt' },
     });
   });
 

@@ -15,8 +15,18 @@ import { configErrorOf } from '../support/config-error.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { defaultObject } from '../../lib/kube/defaults.js';
+import { MERGE_SCHEMA } from '../../lib/kube/merge-schema.js';
 
 const source = { file: 'test AdmissionConfiguration', baseDir: import.meta.dirname };
+
+/**
+ * An object as the apiserver holds it when it calls the webhook: decoded, then defaulted. Upstream's
+ * rows build their objects without defaults (their test scheme has no defaulters); the apiserver
+ * defaults the object after every mutation, so rows run on stored objects expect stored results.
+ */
+const asStored = <T extends KubeObject | undefined>(object: T): T =>
+  (object === undefined ? object : defaultObject(MERGE_SCHEMA, object)) as T;
 const configure = (raw: unknown): PluginConfig => plugin.configure!(raw, source);
 
 type Mutation =
@@ -652,8 +662,8 @@ describe('TestCompilation (compilation_test.go) and TestJSONPatch (patch/json_pa
       const config = configure({ manifests: [...policy(c.options, c.binding), ...(c.params ?? [])] });
       const result = await run(
         config,
-        deploymentReview(c.object, {
-          ...(c.oldObject && { oldObject: c.oldObject, operation: 'UPDATE' as const }),
+        deploymentReview(asStored(c.object), {
+          ...(c.oldObject && { oldObject: asStored(c.oldObject), operation: 'UPDATE' as const }),
           ...(c.namespace && { namespace: c.namespace }),
         }),
       );
@@ -663,7 +673,7 @@ describe('TestCompilation (compilation_test.go) and TestJSONPatch (patch/json_pa
         return;
       }
       expect(deniedMessage(result)).toBeUndefined();
-      expect(result.patchedObject).toEqual(c.expected);
+      expect(result.patchedObject).toEqual(asStored(c.expected));
     });
   }
 
@@ -745,7 +755,9 @@ const APPLY_CONFIGURATION: CompilationCase[] = [
       ],
     },
     object: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y' }] }),
-    expected: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y', hostPath: { path: 'a' } }] }),
+    // Upstream's row has no defaults; on a stored object, y already has the emptyDir its defaulter
+    // gave it, and the merge keeps it beside the hostPath (validation then refuses two sources).
+    expected: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y', emptyDir: {}, hostPath: { path: 'a' } }] }),
   },
   {
     name: 'complex apply configuration initialization',
@@ -893,15 +905,75 @@ describe('TestApplyConfiguration (patch/smd_test.go)', () => {
   for (const c of APPLY_CONFIGURATION) {
     it(c.name, async () => {
       const config = configure({ manifests: policy(c.options) });
-      const result = await run(config, deploymentReview(c.object));
+      const result = await run(config, deploymentReview(asStored(c.object)));
       if (c.expectedErr !== undefined) {
         expect(deniedMessage(result)).toContain(c.expectedErr);
         return;
       }
       expect(deniedMessage(result)).toBeUndefined();
-      expect(result.patchedObject).toEqual(c.expected);
+      expect(result.patchedObject).toEqual(asStored(c.expected));
     });
   }
+});
+
+// dispatcher.go dispatchOne: the object is defaulted after every mutation, so a later policy
+// reads the defaults of what an earlier one added (lib/kube/defaults.ts).
+describe('defaulting between mutations', () => {
+  it("a sidecar added by one policy has its imagePullPolicy before the next policy's match condition reads it", async () => {
+    const config = configure({
+      manifests: [
+        ...podPolicy({
+          name: 'sidecar',
+          mutations: [
+            applyConfiguration(
+              'Object{spec: Object.spec{containers: [Object.spec.containers{name: "proxy", image: "envoy:v1.30"}]}}',
+            ),
+          ],
+        }),
+        ...podPolicy({
+          name: 'audit',
+          matchConditions: [
+            {
+              name: 'defaulted',
+              expression: 'object.spec.containers.exists(c, c.name == "proxy" && c.imagePullPolicy == "IfNotPresent")',
+            },
+          ],
+          mutations: [applyConfiguration('Object{metadata: Object.metadata{labels: {"proxy-pull": "defaulted"}}}')],
+        }),
+      ],
+    });
+    const stored = asStored(pod({ containers: [{ name: 'app', image: 'app:1' }] }));
+    const result = await run(config, podReview(stored));
+    expect(deniedMessage(result)).toBeUndefined();
+    expect(labelsOf(result)).toEqual({ 'proxy-pull': 'defaulted' });
+    // The patch adds the defaulted sidecar and the label, and touches nothing else of the stored pod.
+    expect(result.patch).toEqual([
+      {
+        op: 'add',
+        path: '/spec/containers/1',
+        value: {
+          name: 'proxy',
+          image: 'envoy:v1.30',
+          imagePullPolicy: 'IfNotPresent',
+          terminationMessagePath: '/dev/termination-log',
+          terminationMessagePolicy: 'File',
+        },
+      },
+      { op: 'add', path: '/metadata/labels', value: { 'proxy-pull': 'defaulted' } },
+    ]);
+  });
+
+  it('a mutation that changes nothing still defaults the object, as dispatchOne does', async () => {
+    const config = configure({ manifests: podPolicy({ mutations: [jsonPatch('[]')] }) });
+    const result = await run(config, podReview(pod({ containers: [{ name: 'app', image: 'app' }] })));
+    const spec = result.patchedObject?.spec as { containers: Record<string, unknown>[] } | undefined;
+    expect(spec?.containers[0].imagePullPolicy).toBe('Always');
+    // A policy whose match conditions skip it defaults nothing.
+    const skipped = configure({
+      manifests: podPolicy({ matchConditions: [{ name: 'never', expression: 'false' }], mutations: [jsonPatch('[]')] }),
+    });
+    expect((await run(skipped, podReview(pod({ containers: [{ name: 'app', image: 'app' }] })))).patch).toEqual([]);
+  });
 });
 
 // What the apiserver's decoders refuse in what a mutation builds, with the merge schema's fields
@@ -1029,29 +1101,27 @@ describe('apply configurations on pods: list-map merges and the atomic fields (i
         ],
       }),
     });
-    const result = await run(
-      config,
-      podReview(
+    const containers = [
+      { name: 'sidecar', image: 'envoy' },
+      { name: 'app', image: 'app:1', ports: [{ containerPort: 8080, protocol: 'TCP' }] },
+    ];
+    const result = await run(config, podReview(asStored(pod({ containers }))));
+    expect(result.patchedObject?.spec).toEqual(
+      asStored(
         pod({
           containers: [
             { name: 'sidecar', image: 'envoy' },
-            { name: 'app', image: 'app:1', ports: [{ containerPort: 8080, protocol: 'TCP' }] },
+            {
+              name: 'app',
+              image: 'app:1',
+              imagePullPolicy: 'Always',
+              // A port without protocol is the TCP one (the key field's schema default).
+              ports: [{ containerPort: 8080, protocol: 'TCP', name: 'http' }],
+            },
           ],
         }),
-      ),
+      ).spec,
     );
-    expect(result.patchedObject?.spec).toEqual({
-      containers: [
-        { name: 'sidecar', image: 'envoy' },
-        {
-          name: 'app',
-          image: 'app:1',
-          imagePullPolicy: 'Always',
-          // A port without protocol is the TCP one (the key field's schema default).
-          ports: [{ containerPort: 8080, protocol: 'TCP', name: 'http' }],
-        },
-      ],
-    });
   });
 
   for (const [field, expression, path] of [
@@ -1082,7 +1152,9 @@ describe('apply configurations on pods: list-map merges and the atomic fields (i
         mutations: [applyConfiguration(`Object{metadata: Object.metadata{labels: {"team": "platform"}}}`)],
       }),
     });
-    const result = await run(config, podReview(pod({ containers: [{ name: 'app' }] }, { labels: { app: 'web' } })));
+    // A stored pod is already defaulted: the mutation's defaulting changes nothing else.
+    const stored = asStored(pod({ containers: [{ name: 'app', image: 'app:1' }] }, { labels: { app: 'web' } }));
+    const result = await run(config, podReview(stored));
     expect(result.patch).toEqual([{ op: 'add', path: '/metadata/labels/team', value: 'platform' }]);
     expect(result.patchedObject?.metadata?.labels).toEqual({ app: 'web', team: 'platform' });
   });
@@ -1105,8 +1177,11 @@ describe('TestDispatcher (dispatcher_test.go)', () => {
         mutations: [applyConfiguration(`Object{spec: Object.spec{replicas: object.spec.replicas + 100}}`)],
       }),
     });
-    const result = await run(config, deploymentReview(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 1 })));
-    expect(result.patchedObject).toEqual(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 101 }));
+    const result = await run(
+      config,
+      deploymentReview(asStored(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 1 }))),
+    );
+    expect(result.patchedObject).toEqual(asStored(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 101 })));
   });
 
   it('with param', async () => {
@@ -1570,7 +1645,8 @@ describe('the shipped example (config/examples/mutating-admission-policy.yaml)',
   const config = configurePlugin<PluginConfig>(plugin, configuration);
 
   it("labels a pod with its namespace's team, and a second call on the result changes nothing", async () => {
-    const result = await mutateIdempotently(plugin, podReview(pod({ containers: [{ name: 'app' }] })), config);
+    const stored = asStored(pod({ containers: [{ name: 'app', image: 'app:1' }] }));
+    const result = await mutateIdempotently(plugin, podReview(stored), config);
     expect(result.patch).toEqual([{ op: 'add', path: '/metadata/labels', value: { team: 'platform' } }]);
   });
 

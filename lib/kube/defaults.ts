@@ -25,34 +25,86 @@ type JsonObject = Record<string, Json>;
 const isObject = (v: Json): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 const absent = (v: Json) => v === undefined || v === null || v === '';
 
-/** Sets `key` when it is absent; the object is the caller's own copy. */
+/**
+ * Every change goes through `write`. A first pass runs with `probing` set, on the object as given:
+ * the first write it would make stops it, and only then is the object copied and defaulted for
+ * real. An object already defaulted (what the apiserver sends) is neither copied nor changed.
+ */
+let probing = false;
+const WOULD_CHANGE = new Error('the defaulters would change the object');
+
+function write(object: JsonObject, key: string, value: Json): void {
+  if (probing) throw WOULD_CHANGE;
+  object[key] = value;
+}
+
+/** Sets `key` when it is absent. */
 function setDefault(object: JsonObject, key: string, value: Json): void {
-  if (absent(object[key])) object[key] = value;
+  if (absent(object[key])) write(object, key, value);
 }
 
 // --- the schema's declarative defaults ---
 
-function schemaDefaults(schema: MergeSchema, value: Json, type: FieldType | undefined): void {
-  if (type === undefined || value === null || typeof value !== 'object') return;
+/** Per schema: each struct's defaulted fields, and which types can hold one (the walk's pruning). */
+interface DefaultsIndex {
+  readonly byType: ReadonlyMap<string, readonly (readonly [string, unknown])[]>;
+  readonly reaches: (type: FieldType) => boolean;
+}
+
+const indexes = new WeakMap<MergeSchema, DefaultsIndex>();
+
+function defaultsIndex(schema: MergeSchema): DefaultsIndex {
+  const known = indexes.get(schema);
+  if (known) return known;
+  const byType = new Map<string, [string, unknown][]>();
+  for (const [key, value] of Object.entries(schema.fieldDefaults ?? {})) {
+    const dot = key.lastIndexOf('.');
+    const list = byType.get(key.slice(0, dot)) ?? [];
+    list.push([key.slice(dot + 1), value]);
+    byType.set(key.slice(0, dot), list);
+  }
+  const named = new Map<string, boolean>();
+  const reaches = (type: FieldType): boolean => {
+    if ('scalar' in type) return false;
+    if ('list' in type) return reaches(type.list.elem);
+    if ('map' in type) return reaches(type.map.elem);
+    const cached = named.get(type.named);
+    if (cached !== undefined) return cached;
+    named.set(type.named, false); // a recursive type reaches what its other fields reach
+    const def = schema.types[type.named];
+    const found =
+      byType.has(type.named) ||
+      (def?.elem !== undefined && reaches(def.elem)) ||
+      Object.values(def?.fields ?? {}).some(reaches);
+    named.set(type.named, found);
+    return found;
+  };
+  const index = { byType, reaches };
+  indexes.set(schema, index);
+  return index;
+}
+
+/** Sets the declarative defaults in `value`, visiting only what can hold one. */
+function schemaDefaults(index: DefaultsIndex, schema: MergeSchema, value: Json, type: FieldType | undefined): void {
+  if (type === undefined || value === null || typeof value !== 'object' || !index.reaches(type)) return;
   if ('list' in type) {
-    if (Array.isArray(value)) for (const element of value) schemaDefaults(schema, element, type.list.elem);
+    if (Array.isArray(value)) for (const element of value) schemaDefaults(index, schema, element, type.list.elem);
     return;
   }
   if ('map' in type) {
-    if (isObject(value)) for (const entry of Object.values(value)) schemaDefaults(schema, entry, type.map.elem);
+    if (isObject(value)) for (const entry of Object.values(value)) schemaDefaults(index, schema, entry, type.map.elem);
     return;
   }
   if (!('named' in type) || !isObject(value)) return;
   const named = schema.types[type.named];
   if (named?.fields === undefined) {
-    if (named?.elem !== undefined) for (const entry of Object.values(value)) schemaDefaults(schema, entry, named.elem);
+    if (named?.elem !== undefined)
+      for (const entry of Object.values(value)) schemaDefaults(index, schema, entry, named.elem);
     return;
   }
-  for (const [field, fieldType] of Object.entries(named.fields)) {
-    const declared = schema.fieldDefaults?.[`${type.named}.${field}`];
-    if (declared !== undefined) setDefault(value, field, structuredClone(declared));
-    if (value[field] !== undefined) schemaDefaults(schema, value[field], fieldType);
-  }
+  for (const [field, declared] of index.byType.get(type.named) ?? [])
+    setDefault(value, field, structuredClone(declared));
+  for (const [field, entry] of Object.entries(value)) schemaDefaults(index, schema, entry, named.fields[field]);
 }
 
 // --- core/v1's defaulters ---
@@ -92,7 +144,7 @@ function probe(value: Json): void {
     ['successThreshold', 1],
     ['failureThreshold', 3],
   ] as const)
-    if (absent(value[key]) || value[key] === 0) value[key] = fallback;
+    if (absent(value[key]) || value[key] === 0) write(value, key, fallback);
   handler(value);
 }
 
@@ -103,9 +155,10 @@ function fieldRef(value: Json): void {
 /** SetDefaults_Container (and _EphemeralContainer), with what its fields' defaulters set. */
 function container(value: Json): void {
   if (!isObject(value)) return;
-  if (absent(value.imagePullPolicy))
-    value.imagePullPolicy =
-      imageTag(typeof value.image === 'string' ? value.image : '') === 'latest' ? 'Always' : 'IfNotPresent';
+  if (absent(value.imagePullPolicy)) {
+    const tag = imageTag(typeof value.image === 'string' ? value.image : '');
+    write(value, 'imagePullPolicy', tag === 'latest' ? 'Always' : 'IfNotPresent');
+  }
   setDefault(value, 'terminationMessagePath', '/dev/termination-log');
   setDefault(value, 'terminationMessagePolicy', 'File');
   for (const key of ['livenessProbe', 'readinessProbe', 'startupProbe']) probe(value[key]);
@@ -149,7 +202,8 @@ const VOLUME_SOURCES = [
 /** SetDefaults_Volume and its sources' defaulters (420 is 0644). */
 function volume(value: Json): void {
   if (!isObject(value)) return;
-  if (VOLUME_SOURCES.every((source) => value[source] === undefined || value[source] === null)) value.emptyDir = {};
+  if (VOLUME_SOURCES.every((source) => value[source] === undefined || value[source] === null))
+    write(value, 'emptyDir', {});
   for (const source of ['secret', 'configMap', 'downwardAPI', 'projected'])
     if (isObject(value[source])) setDefault(value[source] as JsonObject, 'defaultMode', 420);
   if (isObject(value.hostPath)) setDefault(value.hostPath, 'type', '');
@@ -170,7 +224,7 @@ function podSpec(spec: Json): void {
   if (!isObject(spec)) return;
   setDefault(spec, 'dnsPolicy', 'ClusterFirst');
   setDefault(spec, 'restartPolicy', 'Always');
-  if (spec.securityContext === undefined || spec.securityContext === null) spec.securityContext = {};
+  if (spec.securityContext === undefined || spec.securityContext === null) write(spec, 'securityContext', {});
   setDefault(spec, 'terminationGracePeriodSeconds', 30);
   setDefault(spec, 'schedulerName', 'default-scheduler');
   for (const v of list(spec.volumes)) volume(v);
@@ -185,15 +239,19 @@ function pod(object: JsonObject): void {
   for (const c of [...list(spec.containers), ...list(spec.initContainers)]) {
     if (!isObject(c) || !isObject(c.resources) || !isObject(c.resources.limits)) continue;
     const resources = c.resources as JsonObject & { limits: JsonObject };
-    const requests: JsonObject = isObject(resources.requests) ? resources.requests : {};
-    for (const [key, value] of Object.entries(resources.limits)) if (!(key in requests)) requests[key] = value;
-    resources.requests = requests;
+    const missing = Object.entries(resources.limits).filter(
+      ([key]) => !isObject(resources.requests) || !(key in resources.requests),
+    );
+    if (missing.length === 0) continue;
+    if (!isObject(resources.requests)) write(resources, 'requests', {});
+    for (const [key, value] of missing) write(resources.requests as JsonObject, key, value);
   }
   setDefault(spec, 'enableServiceLinks', true);
   if (spec.hostNetwork === true)
     for (const c of [...list(spec.containers), ...list(spec.initContainers)])
       for (const port of isObject(c) ? list(c.ports) : [])
-        if (isObject(port) && (absent(port.hostPort) || port.hostPort === 0)) port.hostPort = port.containerPort;
+        if (isObject(port) && (absent(port.hostPort) || port.hostPort === 0))
+          write(port, 'hostPort', port.containerPort);
   podSpec(spec);
 }
 
@@ -220,25 +278,43 @@ function replicationController(object: JsonObject): void {
       ? rcSpec.template.metadata.labels
       : undefined;
   if (!isObject(labels) || !isObject(rcSpec)) return;
-  if (!isObject(rcSpec.selector) || Object.keys(rcSpec.selector).length === 0) rcSpec.selector = { ...labels };
-  if (!isObject(object.metadata)) object.metadata = {};
-  const metadata = object.metadata as JsonObject;
-  if (!isObject(metadata.labels) || Object.keys(metadata.labels).length === 0) metadata.labels = { ...labels };
+  if (!isObject(rcSpec.selector) || Object.keys(rcSpec.selector).length === 0) write(rcSpec, 'selector', { ...labels });
+  const metadata = object.metadata;
+  if (!isObject(metadata)) write(object, 'metadata', { labels: { ...labels } });
+  else if (!isObject(metadata.labels) || Object.keys(metadata.labels).length === 0)
+    write(metadata, 'labels', { ...labels });
 }
 
-/** The object as the apiserver's defaulter leaves it (a copy; `object` is not changed). */
+function defaultInPlace(schema: MergeSchema, object: JsonObject, key: string, type: FieldType): void {
+  if (key === '/v1/Pod') pod(object);
+  else if (key in POD_TEMPLATE_SPECS) {
+    if (key === '/v1/ReplicationController') replicationController(object);
+    podSpec(POD_TEMPLATE_SPECS[key](object));
+  }
+  schemaDefaults(defaultsIndex(schema), schema, object, type);
+}
+
+/**
+ * The object as the apiserver's defaulter leaves it: `object` itself when nothing is to be set (it
+ * is never changed), else a defaulted copy.
+ */
 export function defaultObject(schema: MergeSchema, object: KubeObject): KubeObject {
   const apiVersion = String(object.apiVersion ?? '');
   const kind = String(object.kind ?? '');
   const type = typeOfKind(schema, apiVersion, kind);
-  const key = `${apiVersion.includes('/') ? apiVersion : `/${apiVersion}`}/${kind}`;
   if (type === undefined) return object;
-  const copy = structuredClone(object) as JsonObject;
-  if (key === '/v1/Pod') pod(copy);
-  else if (key in POD_TEMPLATE_SPECS) {
-    if (key === '/v1/ReplicationController') replicationController(copy);
-    podSpec(POD_TEMPLATE_SPECS[key](copy));
+  const key = `${apiVersion.includes('/') ? apiVersion : `/${apiVersion}`}/${kind}`;
+  probing = true;
+  try {
+    defaultInPlace(schema, object as JsonObject, key, type);
+    return object;
+  } catch (error) {
+    if (error !== WOULD_CHANGE) throw error;
+  } finally {
+    probing = false;
   }
-  schemaDefaults(schema, copy, type);
+  // A JSON document: its JSON round trip is an exact copy, and faster than structuredClone.
+  const copy = JSON.parse(JSON.stringify(object)) as JsonObject;
+  defaultInPlace(schema, copy, key, type);
   return copy as KubeObject;
 }

@@ -134,7 +134,11 @@ interface CompilationCase {
   expectedErr?: string;
 }
 
-// compilation_test.go TestCompilation: every case of its table that needs no schema beyond JSON.
+/** A Deployment whose pod template has this spec. */
+const withPodSpec = (podSpec: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
+  deployment({ ...spec, template: { spec: podSpec } });
+
+// compilation_test.go TestCompilation: every case of its table (the schema's fields: the merge schema's).
 const COMPILATION: CompilationCase[] = [
   {
     name: 'jsonPatch with false test operation',
@@ -634,6 +638,25 @@ const COMPILATION: CompilationCase[] = [
     expected: deployment({ replicas: 10 }, { namespace: 'ns1' }),
   },
   {
+    // Strict decoding of the JSON patch's result into the typed Deployment.
+    name: 'jsonPatch invalid CEL initializer field',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/spec/template/spec/containers/-",
+            value: Object.spec.template.spec.containers{
+              name: "x",
+              ports: [Object.spec.template.spec.containers.ports{containerPortZ: 8080}]
+            }
+          }
+        ]`),
+      ],
+    },
+    object: withPodSpec({ containers: [{ name: 'a' }] }),
+    expectedErr: 'strict decoding error: unknown field "spec.template.spec.containers[1].ports[0].containerPortZ"',
+  },
+  {
     // Upstream documents it as behaviour to fix: Object types are not checked against the schema.
     name: 'object types are not fully type checked',
     options: { mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/spec", value: Object.invalid{replicas: 1}}]`)] },
@@ -707,10 +730,6 @@ describe('TestCompilation (compilation_test.go) and TestJSONPatch (patch/json_pa
     expect(error.message).toContain("undeclared reference to 'authorizer'");
   });
 });
-
-/** A Deployment whose pod template has this spec. */
-const withPodSpec = (podSpec: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
-  deployment({ ...spec, template: { spec: podSpec } });
 
 // patch/smd_test.go TestApplyConfiguration (its cases TestCompilation shares are run there too).
 const APPLY_CONFIGURATION: CompilationCase[] = [

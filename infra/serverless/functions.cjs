@@ -32,7 +32,8 @@ function loadModules() {
       pathToFileURL(path.join(__dirname, 'packaged-config.ts')).href,
       parentURL,
     );
-    return { plugins, serverlessPart, activePlugins, packagePluginSet, writePackagedConfiguration };
+    const { throttlingProblems } = await tsImport(pathToFileURL(path.join(__dirname, 'throttling.ts')).href, parentURL);
+    return { plugins, serverlessPart, activePlugins, packagePluginSet, writePackagedConfiguration, throttlingProblems };
   })().catch((error) => {
     modules = undefined;
     throw error;
@@ -55,7 +56,16 @@ async function observabilityParams(param) {
   const tracing = await param('tracing');
   if (tracing !== 'true' && tracing !== 'false')
     throw paramError(`param tracing must be true or false, got ${JSON.stringify(tracing)}`);
-  return { alarmTopicArn, latencyAlarmFraction, failureRateAlarmPercent, tracing: tracing === 'true' };
+  const refusedCallersAlarmThreshold = Number(await param('refusedCallersAlarmThreshold'));
+  if (!(Number.isInteger(refusedCallersAlarmThreshold) && refusedCallersAlarmThreshold >= 0))
+    throw paramError('param refusedCallersAlarmThreshold must be a whole number >= 0');
+  return {
+    alarmTopicArn,
+    latencyAlarmFraction,
+    failureRateAlarmPercent,
+    tracing: tracing === 'true',
+    refusedCallersAlarmThreshold,
+  };
 }
 
 module.exports = async function serverlessAdmissionFunctions({ resolveVariable }) {
@@ -83,7 +93,20 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
 
   const provisionedConcurrency = Number(await param('provisionedConcurrency')) || 0;
   const observability = await observabilityParams(param);
-  const { plugins, serverlessPart, activePlugins, packagePluginSet, writePackagedConfiguration } = await loadModules();
+  const throttling = {};
+  for (const name of [
+    'apiThrottleRate',
+    'apiThrottleBurst',
+    'webhookThrottleRate',
+    'webhookThrottleBurst',
+    'reservedConcurrency',
+  ])
+    throttling[name] = Number(await param(name));
+  const deploymentLogicalId = `ApiGatewayDeployment${await resolveVariable('sls:instanceId')}`;
+  const { plugins, serverlessPart, activePlugins, packagePluginSet, writePackagedConfiguration, throttlingProblems } =
+    await loadModules();
+  const problems = throttlingProblems(throttling);
+  if (problems.length > 0) throw paramError(problems.join('; '));
   // Only plugins that can answer under the AdmissionConfiguration the functions carry are
   // packaged, as npm start serves and emit registers them; a bad file fails the package.
   // What they read is parsed now, once, into the JSON file every function starts from
@@ -92,7 +115,15 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
   const { set, packaged } = packagePluginSet(plugins, admissionConfig);
   const packagedConfigFile = writePackagedConfiguration(packaged);
   const active = activePlugins(set).map((p) => p.plugin);
-  const part = serverlessPart(active, { service, stage, auth, provisionedConcurrency, observability });
+  const part = serverlessPart(active, {
+    service,
+    stage,
+    auth,
+    provisionedConcurrency,
+    observability,
+    throttling,
+    deploymentLogicalId,
+  });
   // mTLS only holds if the custom domain is the only way in; url-secret without a domain of its
   // own is served on the execute-api endpoint.
   return { ...part, packagedConfigFile, disableDefaultEndpoint: auth === 'mtls' || domainName !== '' };

@@ -10,6 +10,8 @@ import { usesStore } from '../../lib/admission/plugin.js';
 import { formatWebhookPath, SECRET_PATH_PARAMETER } from '../../lib/http/webhook-path.js';
 import type { ObservabilityInputs } from './observability.js';
 import { observabilityInputs, serverlessAlarms, serverlessDashboard } from './observability.js';
+import type { ThrottlingInputs } from './throttling.js';
+import { stageDescription, THROTTLING_DEFAULTS } from './throttling.js';
 
 export type CallerAuthMode = 'mtls' | 'url-secret';
 export type Phase = 'mutate' | 'validate';
@@ -25,6 +27,14 @@ export interface ServerlessInputs {
   readonly provisionedConcurrency: number;
   /** Alarms and X-Ray (infra/serverless/observability.ts); defaults when absent. */
   readonly observability?: Partial<ObservabilityInputs>;
+  /** API Gateway throttles and reserved concurrency (infra/serverless/throttling.ts); defaults when absent. */
+  readonly throttling?: Partial<ThrottlingInputs>;
+  /** osls's logical ID of the API's deployment (`ApiGatewayDeployment<instanceId>`), whose stage it throttles. */
+  readonly deploymentLogicalId?: string;
+}
+
+export function throttlingInputs(inputs: ServerlessInputs): ThrottlingInputs {
+  return { ...THROTTLING_DEFAULTS, ...inputs.throttling };
 }
 
 /** `always-pull-images` → `AlwaysPullImages`: serverless's own normalisation of function names. */
@@ -85,6 +95,9 @@ function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs
     timeout: lambdaTimeout(metadata),
     role: roleLogicalId(metadata),
     ...(inputs.provisionedConcurrency > 0 && { provisionedConcurrency: inputs.provisionedConcurrency }),
+    ...(throttlingInputs(inputs).reservedConcurrency > 0 && {
+      reservedConcurrency: throttlingInputs(inputs).reservedConcurrency,
+    }),
     ...(observabilityInputs(inputs).tracing && { tracing: 'Active' }),
     events: httpPaths(metadata, inputs.auth).map((path) => ({ http: { method: 'post', path } })),
   };
@@ -164,8 +177,14 @@ export function serverlessRoles(
 
 export interface ServerlessPart {
   readonly functions: Record<string, Record<string, unknown>>;
-  /** Merged into serverless.yml's `resources` (it is a list of fragments). */
-  readonly resources: { readonly Resources: Record<string, unknown> };
+  /**
+   * Merged into serverless.yml's `resources` (it is a list of fragments); `extensions` adds the
+   * stage's throttles to the deployment osls generates.
+   */
+  readonly resources: {
+    readonly Resources: Record<string, unknown>;
+    readonly extensions?: Record<string, { readonly Properties: Record<string, unknown> }>;
+  };
 }
 
 export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: ServerlessInputs): ServerlessPart {
@@ -177,6 +196,16 @@ export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: S
         ...serverlessAlarms(plugins, inputs),
         ...serverlessDashboard(plugins, inputs),
       },
+      ...(inputs.deploymentLogicalId !== undefined && {
+        extensions: {
+          [inputs.deploymentLogicalId]: {
+            Properties: stageDescription(
+              plugins.flatMap((plugin) => httpPaths(plugin.metadata, inputs.auth)),
+              throttlingInputs(inputs),
+            ),
+          },
+        },
+      }),
     },
   };
 }

@@ -17,6 +17,8 @@ export interface ObservabilityInputs {
   readonly failureRateAlarmPercent: number;
   /** Lambda active tracing (X-Ray); off by default. */
   readonly tracing: boolean;
+  /** Refused callers (403) of one plugin in 5 minutes above which its alarm fires. */
+  readonly refusedCallersAlarmThreshold: number;
 }
 
 export const OBSERVABILITY_DEFAULTS: ObservabilityInputs = {
@@ -24,6 +26,7 @@ export const OBSERVABILITY_DEFAULTS: ObservabilityInputs = {
   latencyAlarmFraction: 0.5,
   failureRateAlarmPercent: 1,
   tracing: false,
+  refusedCallersAlarmThreshold: 20,
 };
 
 export function observabilityInputs(inputs: ServerlessInputs): ObservabilityInputs {
@@ -147,6 +150,30 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
       ComparisonOperator: 'GreaterThanThreshold',
       Threshold: 0,
       EvaluationPeriods: 1,
+    },
+    o.alarmTopicArn,
+  );
+
+  // Callers refused (403): a wrong or missing capability, or a certificate of another subject. The
+  // apiserver never sends these, so a count above the threshold is a probe or a flood (or a
+  // cluster still calling with a retired key).
+  alarms[`${key}RefusedCallersAlarm`] = alarm(
+    `${prefix}-refused-callers`,
+    `${metadata.name}: more than ${o.refusedCallersAlarmThreshold} callers refused (403) in 5 minutes: someone is calling without a valid capability or certificate. README "Security".`,
+    {
+      Namespace: EMF_NAMESPACE,
+      MetricName: EMF_METRIC.requests,
+      Dimensions: [
+        { Name: 'service', Value: EMF_SERVICE },
+        { Name: 'plugin', Value: metadata.name },
+        { Name: 'decision', Value: 'malformed_caller_refused' },
+      ],
+      Statistic: 'Sum',
+      Period: 300,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: o.refusedCallersAlarmThreshold,
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
     },
     o.alarmTopicArn,
   );

@@ -142,7 +142,7 @@ const usesTable = (m: PluginMetadata) => m.writes || m.needs.length > 0;
 
 type Generated = {
   functions: Record<string, any>;
-  resources: { Resources: Record<string, any> };
+  resources: { Resources: Record<string, any>; extensions?: Record<string, any> };
   disableDefaultEndpoint: boolean;
 };
 
@@ -197,7 +197,11 @@ async function generate(params: Record<string, string>): Promise<Generated> {
     resolveVariable: (v: string) => Promise<unknown>;
   }) => Promise<Generated>;
   const defaults = serverlessYml.params.default as Record<string, unknown>;
-  const values: Record<string, unknown> = { 'self:service': 'serverless-admission', 'sls:stage': 'test' };
+  const values: Record<string, unknown> = {
+    'self:service': 'serverless-admission',
+    'sls:stage': 'test',
+    'sls:instanceId': '1700000000000',
+  };
   for (const [k, v] of Object.entries({ ...defaults, admissionConfig: everything.file, ...params }))
     values[`param:${k}`] = v;
   return generator({ resolveVariable: async (v) => values[v] });
@@ -315,6 +319,7 @@ describe('serverless.yml', () => {
       const expected = [
         `${key}FailureRateAlarm`,
         `${key}ThrottlesAlarm`,
+        `${key}RefusedCallersAlarm`,
         ...phases(metadata).map((p) => `${key}${p === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`),
       ];
       if (usesTable(metadata)) expected.push(`${key}StoreFailuresAlarm`);
@@ -395,6 +400,47 @@ describe('serverless.yml', () => {
       expect(actions(off)).not.toContain('xray:PutTraceSegments');
       expect(actions(on)).toContain('xray:PutTraceSegments');
     }
+  });
+
+  it('alarms on refused callers: the 403s of one plugin in 5 minutes, above the threshold param', async () => {
+    const generated = await generate({ callerAuth: 'mtls', ...domain, refusedCallersAlarmThreshold: '7' });
+    const alarm = generated.resources.Resources.AlwaysPullImagesRefusedCallersAlarm.Properties;
+    expect(alarm).toMatchObject({
+      Namespace: 'ServerlessAdmission',
+      MetricName: 'Requests',
+      Dimensions: [
+        { Name: 'service', Value: 'serverless-admission' },
+        { Name: 'plugin', Value: 'always-pull-images' },
+        { Name: 'decision', Value: 'malformed_caller_refused' },
+      ],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 7,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    await expect(generate({ callerAuth: 'mtls', ...domain, refusedCallersAlarmThreshold: '-1' })).rejects.toThrow(
+      /refusedCallersAlarmThreshold/,
+    );
+  });
+
+  it('throttles the stage and every webhook route, and reserves concurrency per function', async () => {
+    const generated = await generate({ callerAuth: 'mtls', ...domain });
+    const stage = generated.resources.extensions!.ApiGatewayDeployment1700000000000.Properties.StageDescription;
+    expect(stage).toMatchObject({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 });
+    const routes = Object.values(generated.functions).flatMap((fn: any) => fn.events.map((e: any) => e.http.path));
+    expect(stage.MethodSettings.map((m: any) => m.ResourcePath).sort()).toEqual(
+      routes.map((path: string) => `/${path.replaceAll('/', '~1')}`).sort(),
+    );
+    for (const setting of stage.MethodSettings)
+      expect(setting).toMatchObject({ HttpMethod: 'POST', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 });
+    for (const fn of Object.values(generated.functions)) expect((fn as any).reservedConcurrency).toBe(25);
+    const none = await generate({ callerAuth: 'mtls', ...domain, reservedConcurrency: '0' });
+    for (const fn of Object.values(none.functions)) expect((fn as any).reservedConcurrency).toBeUndefined();
+    await expect(generate({ callerAuth: 'mtls', ...domain, webhookThrottleRate: '5000' })).rejects.toThrow(
+      /webhookThrottle\* must be <= apiThrottle\*/,
+    );
+    await expect(generate({ callerAuth: 'mtls', ...domain, apiThrottleRate: '0' })).rejects.toThrow(/must be > 0/);
   });
 
   it('provisioned concurrency only when asked for', async () => {
@@ -556,6 +602,20 @@ describe('npm run package (osls, offline, no credentials)', () => {
     for (const ref of refs)
       expect(ref === 'AWS::Region' || template.Resources[ref]?.Type === 'AWS::Lambda::Function', ref).toBe(true);
     expect(template.Outputs.DashboardName.Value).toEqual({ Ref: 'AdmissionDashboard' });
+  });
+
+  it('throttles the stage its deployment creates, per route too, and reserves each function 25 instances', () => {
+    const [[, deployment]] = resourcesOf('AWS::ApiGateway::Deployment');
+    expect(deployment.Properties.StageName).toBe('dev');
+    expect(deployment.Properties.StageDescription).toMatchObject({
+      ThrottlingRateLimit: 1000,
+      ThrottlingBurstLimit: 2000,
+    });
+    expect(deployment.Properties.StageDescription.MethodSettings).toHaveLength(
+      resourcesOf('AWS::ApiGateway::Method').length,
+    );
+    for (const [, fn] of resourcesOf('AWS::Lambda::Function'))
+      expect(fn.Properties.ReservedConcurrentExecutions).toBe(25);
   });
 
   it('keeps logs for a bounded time', () => {

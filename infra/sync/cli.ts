@@ -12,43 +12,42 @@ import { sdkDynamoDb } from '../../lib/state/dynamodb-sdk.js';
 import { StoreUnavailableError } from '../../lib/admission/ports.js';
 import { StateStore } from '../../lib/state/store.js';
 import type { Listing } from './sync.js';
-import { applyListings, parseListing, SyncError } from './sync.js';
+import { applyListings, onlyKinds, parseListing, SyncError } from './sync.js';
+import { seedingPlan } from './plan.js';
+import { plugins as registry } from '../../functions/index.js';
+import { ConfigError } from '../../lib/config/errors.js';
+import { activePlugins, loadPluginSet, selectionLine } from '../../lib/config/plugins.js';
 
 /** Where `npm start` keeps its embedded store's data. */
 const LOCAL_STORE_DIR = '.local/dynamodb';
 
-export const USAGE = `Usage: npm run sync -- --from FILE [--from FILE...]
+export const USAGE = `Usage: npm run -s sync -- --from FILE|- [--from FILE...] [--admission-config FILE]
 
-Loads objects that existed before the webhooks were installed into the store they use, from the
-output of kubectl (each FILE one listing; the kind is read from the items):
+Loads objects that existed before the webhooks were installed into the store they use, from
+kubectl's JSON listings (a file, or - for standard input; the kind is read from each item). Only
+the kinds the active plugins learn are loaded (the AdmissionConfiguration decides which plugins
+are active, as for every command); other kinds are skipped with a line each. emit prints the
+one command that lists exactly what the active plugins need, for example:
 
-  kubectl get namespaces -o json > namespaces.json          learned namespaces (a complete listing:
-                                                            a namespace absent from it does not exist)
-  kubectl get resourcequotas -A -o json > quotas.json       learned ResourceQuotas
-  kubectl get pods -A -o json > pods.json                   each pod's node (NodeRestriction) and a
-                                                            recount of the quota ledger (also services,
-                                                            configmaps, secrets, persistentvolumeclaims,
-                                                            replicationcontrollers, deployments,
-                                                            replicasets, statefulsets, daemonsets,
-                                                            jobs, cronjobs)
-  kubectl get nodes -o json > nodes.json                    each Node's uid (NodeRestriction) and
-                                                            labels (OriginPodNodeEnvironment);
-                                                            complete: a Node absent is removed
-  kubectl get storageclasses,ingressclasses,priorityclasses,runtimeclasses -o json > classes.json
-                                                            learned classes (DefaultStorageClass,
-                                                            PersistentVolumeClaimResize,
-                                                            DefaultIngressClass, Priority,
-                                                            RuntimeClass); each kind listed is
-                                                            complete: a class absent is removed
-  kubectl get clusterresourcequotas -o json > crqs.json     learned ClusterResourceQuotas (OpenShift;
-                                                            complete, as the classes); the counted
-                                                            kinds' listings also recount each one's
-                                                            usage in the namespaces it selects
-  kubectl get limitranges -A -o json > limitranges.json     learned LimitRanges (LimitRanger); complete
-                                                            too (-A: every namespace's), so a
-                                                            LimitRange absent is removed
+  kubectl get namespaces,resourcequotas,pods,nodes -A -o json | npm run -s sync -- --from -
 
-  npm run sync -- --from namespaces.json --from quotas.json --from pods.json --from nodes.json
+What each kind teaches:
+  namespaces                learned namespaces; a complete listing (a namespace absent from it
+                            does not exist: NamespaceLifecycle, NamespaceExists)
+  resourcequotas            learned ResourceQuotas (ResourceQuota)
+  pods                      each pod's node (NodeRestriction); with services, configmaps,
+                            secrets, persistentvolumeclaims, replicationcontrollers and the apps
+                            and batch workloads, a recount of the quota ledgers
+  nodes                     each Node's uid (NodeRestriction) and labels
+                            (OriginPodNodeEnvironment); complete: a Node absent is removed
+  storageclasses, ingressclasses, priorityclasses, runtimeclasses, limitranges,
+  clusterresourcequotas     learned objects (DefaultStorageClass, PersistentVolumeClaimResize,
+                            DefaultIngressClass, Priority, RuntimeClass, LimitRanger,
+                            ClusterResourceQuota); each kind listed is complete: one absent is removed
+
+Options:
+  --from FILE|-             a listing; repeat for several
+  --admission-config FILE   the AdmissionConfiguration (default: ADMISSION_CONFIG or config/admission.yaml)
 
 Environment (as the server):
   DYNAMODB_ENDPOINT   the store's endpoint; for the local server, the one \`npm start\` prints
@@ -70,6 +69,14 @@ export interface SyncIo {
   readonly now?: () => number;
   /** The directory relative paths (files, .local/) resolve against; the process's by default. */
   readonly cwd?: string;
+  /** `--from -`: the listing on standard input (tests give it here). */
+  readonly stdin?: () => Promise<string>;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function usageError(io: SyncIo, message: string): number {
@@ -78,13 +85,17 @@ function usageError(io: SyncIo, message: string): number {
 }
 
 export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
-  let values: { from?: string[]; help?: boolean };
+  let values: { from?: string[]; help?: boolean; 'admission-config'?: string };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { from: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        from: { type: 'string', multiple: true },
+        'admission-config': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     }));
   } catch (error) {
     return usageError(io, (error as Error).message);
@@ -110,14 +121,31 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
   }
 
   try {
-    // Every file is read and checked before anything is written.
-    const listings: Listing[] = files.map((file) => {
-      const path = resolve(cwd, file);
-      if (!existsSync(path)) throw new SyncError(`${file}: no such file`);
-      const listing = parseListing(readFileSync(path, 'utf8'), file);
-      if (listing.byKind.size === 0) io.stderr(`${file}: an empty list, nothing to load\n`);
-      return listing;
-    });
+    // What the active plugins learn decides what is loaded: the rule every command follows.
+    const env = {
+      ...io.env,
+      ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
+    };
+    const pluginSet = loadPluginSet(registry, env);
+    io.stderr(`${selectionLine(pluginSet)}\n`);
+    const wanted = seedingPlan(activePlugins(pluginSet).map((p) => p.plugin.metadata)).listingKeys;
+    // Every file is read and checked before anything is written; stdin (`-`) is read once.
+    const listings: Listing[] = [];
+    for (const file of files) {
+      let text: string;
+      if (file === '-') text = await (io.stdin ?? readStdin)();
+      else {
+        const path = resolve(cwd, file);
+        if (!existsSync(path)) throw new SyncError(`${file}: no such file`);
+        text = readFileSync(path, 'utf8');
+      }
+      const listing = parseListing(text, file === '-' ? 'stdin' : file);
+      if (listing.byKind.size === 0) io.stderr(`${listing.file}: an empty list, nothing to load\n`);
+      const { kept, skipped } = onlyKinds(listing, wanted);
+      for (const [key, count] of skipped)
+        io.stderr(`${listing.file}: ${count} ${key.replace(/^\//, '')} skipped: no active plugin learns them\n`);
+      listings.push(kept);
+    }
     // AWS: the SDK's client, for the operator's credentials (profiles, SSO, roles).
     const client =
       io.client ?? (endpoint ? localDynamoDb(endpoint) : sdkDynamoDb(new DynamoDBClient({ maxAttempts: 3 })));
@@ -132,6 +160,10 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
     }
     return 0;
   } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(`sync: invalid configuration: ${error.message}\n`);
+      return 1;
+    }
     if (error instanceof SyncError || error instanceof StoreUnavailableError) {
       io.stderr(`sync: ${error.message}\n`);
       return 1;

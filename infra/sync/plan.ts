@@ -14,7 +14,23 @@ export interface SeedingPlan {
   readonly byPlugin: ReadonlyMap<string, readonly string[]>;
   /** Every kind, once, in a stable order. */
   readonly resources: readonly string[];
+  /** The same kinds as a listing names them (infra/sync's `<group>/<Kind>` keys). */
+  readonly listingKeys: ReadonlySet<string>;
 }
+
+/** kubectl name -> `<group>/<Kind>`, the key infra/sync files a listed object under. */
+const LISTING_KEYS: ReadonlyMap<string, string> = new Map([
+  ['namespaces', 'Namespace'],
+  ['resourcequotas', 'ResourceQuota'],
+  ['pods', '/Pod'],
+  ['nodes', '/Node'],
+  ...Object.entries(LEARNED_OBJECT_KINDS).map(
+    ([resource, { group, kind }]) => [qualified(resource, group), `${group}/${kind}`] as const,
+  ),
+  ...COUNTED.flatMap(({ group, kinds }) =>
+    Object.entries(kinds).map(([resource, kind]) => [qualified(resource, group), `${group}/${kind}`] as const),
+  ),
+]);
 
 /** The kinds each plugin's learned state is made of; plugins that learn nothing are left out. */
 export function seedingPlan(plugins: readonly Pick<PluginMetadata, 'upstreamName' | 'needs'>[]): SeedingPlan {
@@ -32,7 +48,8 @@ export function seedingPlan(plugins: readonly Pick<PluginMetadata, 'upstreamName
     if (kinds.length > 0) byPlugin.set(metadata.upstreamName, [...new Set(kinds)]);
   }
   const resources = [...new Set([...byPlugin.values()].flat())];
-  return { byPlugin, resources };
+  const listingKeys = new Set(resources.map((r) => LISTING_KEYS.get(r)).filter((k): k is string => k !== undefined));
+  return { byPlugin, resources, listingKeys };
 }
 
 /**

@@ -101,6 +101,20 @@ export function parseListing(text: string, file: string): Listing {
   return { file, byKind };
 }
 
+/** The listing with only the kinds in `keys`; what it dropped, by kind, for one line each. */
+export function onlyKinds(
+  listing: Listing,
+  keys: ReadonlySet<string>,
+): { kept: Listing; skipped: Map<string, number> } {
+  const kept = new Map<string, ListedObject[]>();
+  const skipped = new Map<string, number>();
+  for (const [key, items] of listing.byKind) {
+    if (keys.has(key)) kept.set(key, items);
+    else skipped.set(key, items.length);
+  }
+  return { kept: { file: listing.file, byKind: kept }, skipped };
+}
+
 function stringMap(value: unknown): Record<string, string> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
   return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v === 'string')) as Record<string, string>;

@@ -15,18 +15,29 @@ import originPodNodeEnvironment from '../../functions/origin-pod-node-environmen
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, testStore } from '../support/dynamodb.js';
+import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 
 const FIXTURES = 'test/fixtures/kubectl';
 let store: TestStore;
+/** An AdmissionConfiguration under which every plugin is active: every kind sync loads is wanted. */
+const everything = everyPluginActiveConfiguration();
 beforeAll(async () => {
   store = await testStore('sync');
 });
-afterAll(() => store.close());
+afterAll(() => {
+  store.close();
+  everything.remove();
+});
 
 async function sync(
   argv: string[],
-  env: NodeJS.ProcessEnv = { DYNAMODB_ENDPOINT: store.endpoint, STATE_TABLE: store.tableName },
+  env: NodeJS.ProcessEnv = {
+    DYNAMODB_ENDPOINT: store.endpoint,
+    STATE_TABLE: store.tableName,
+    ADMISSION_CONFIG: everything.file,
+  },
   cwd?: string,
+  stdin?: string,
 ) {
   let stdout = '';
   let stderr = '';
@@ -39,6 +50,7 @@ async function sync(
     },
     env,
     ...(cwd && { cwd }),
+    ...(stdin !== undefined && { stdin: async () => stdin }),
   });
   return { code, stdout, stderr };
 }
@@ -92,7 +104,9 @@ describe('loading real kubectl listings', () => {
     expect(run.stderr).toContain('pods: 3 counted in 4 namespaces, 1 stale charge removed\n');
     expect(run.stderr).toContain('deployments.apps: 1 counted in 4 namespaces\n');
     expect(run.stderr).toContain('services: 1 counted in 4 namespaces\n');
-    expect(run.stderr).toContain('networking.k8s.io/Ingress: 1 skipped (not a kind this project learns or counts)\n');
+    expect(run.stderr).toContain(
+      'deployments-services.json: 1 networking.k8s.io/Ingress skipped: no active plugin learns them\n',
+    );
   });
 
   it('namespaces are learned with their annotations and phase, and the listing is complete', async () => {
@@ -237,7 +251,7 @@ describe('usage and failures', () => {
   it('--help prints the usage on stdout and exits 0', async () => {
     const help = await sync(['--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^Usage: npm run sync -- --from FILE/);
+    expect(help.stdout).toMatch(/^Usage: npm run -s sync -- --from FILE\|- /);
   });
 
   it.each([
@@ -248,7 +262,7 @@ describe('usage and failures', () => {
     const result = await sync(argv);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
-    expect(result.stderr).toContain('Usage: npm run sync');
+    expect(result.stderr).toContain('Usage: npm run -s sync');
   });
 
   it('a missing file, non-JSON, or an item without a kind: exit 1, nothing written', async () => {
@@ -305,5 +319,39 @@ describe('usage and failures', () => {
     });
     expect(child.status).toBe(2);
     expect(child.stderr).toContain('sync: no --from FILE given');
+  });
+});
+
+describe('what the active plugins learn decides what is loaded', () => {
+  const LISTING = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'from-stdin' } },
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'from-stdin' } },
+    ],
+  });
+
+  it('reads a listing from standard input (--from -), and skips kinds no active plugin learns', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sync-selection-'));
+    try {
+      const config = join(dir, 'admission.yaml');
+      writeFileSync(
+        config,
+        'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodNodeSelector\n',
+      );
+      const env = { DYNAMODB_ENDPOINT: store.endpoint, STATE_TABLE: store.tableName };
+      const run = await sync(['--from', '-', '--admission-config', config], env, undefined, LISTING);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('names 1 of the served plugins: serving exactly those (1 active)\n');
+      // PodNodeSelector learns namespaces only: the Secret is not loaded (nor counted).
+      expect(run.stderr).toContain('stdin: 1 Secret skipped: no active plugin learns them\n');
+      expect(run.stderr).toContain('namespaces: 1 recorded (complete listing)\n');
+      const learned = await store.state({ uid: 'x', dryRun: false }).learnedNamespaces.get('from-stdin');
+      expect(learned?.name).toBe('from-stdin');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,14 @@
+// Which served plugins can be compiled to native policies: one compiler per plugin, by the
+// plugin's registry name. A plugin without one stays a webhook on every version (why.ts says why).
+import { alwaysAdmit, alwaysDeny } from './plugins/always.js';
+import { denyServiceExternalIps } from './plugins/deny-service-external-ips.js';
+import { limitPodHardAntiAffinityTopology } from './plugins/limit-pod-hard-anti-affinity-topology.js';
+import { namespaceReservation } from './plugins/namespace-reservation.js';
+import type { AnyNativeCompiler } from './policy.js';
+
+export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
+  [alwaysAdmit, alwaysDeny, denyServiceExternalIps, limitPodHardAntiAffinityTopology, namespaceReservation].map((c) => [
+    c.name,
+    c,
+  ]),
+);

@@ -11,6 +11,7 @@ import { DEFAULT_ADMISSION_CONFIG } from '../../lib/config/admission-configurati
 import { ConfigError } from '../../lib/config/errors.js';
 import type { ConfiguredPlugin, PluginSet } from '../../lib/config/plugins.js';
 import { activePlugins, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
+import { emitNative } from '../native/emit.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
 import {
   apiserverAdmissionConfiguration,
@@ -52,6 +53,10 @@ Options:
   --admission-config FILE   the AdmissionConfiguration the deployment serves: it decides which
                             plugins are active and the rules of those that follow it
                             (default: ADMISSION_CONFIG or ${DEFAULT_ADMISSION_CONFIG})
+  --native                  first, native ValidatingAdmissionPolicies/MutatingAdmissionPolicies
+                            for every plugin the cluster can run itself (then webhooks only
+                            for the rest; --base-url only needed if some remain)
+  --kubernetes-version X.Y  with --native: the cluster's version (1.30 or later)
   --out DIR                 also write DIR/webhooks.yaml and, in mtls mode, the apiserver's
                             DIR/admission-configuration.yaml and DIR/kubeconfig.yaml (0600)
   --client-cert FILE        mtls: the apiserver's client certificate (default ${DEFAULT_PKI_DIR}/client.crt)
@@ -93,6 +98,8 @@ function parse(argv: string[]) {
         'client-cert': { type: 'string' },
         'client-key': { type: 'string' },
         'kubeconfig-path': { type: 'string' },
+        native: { type: 'boolean', default: false },
+        'kubernetes-version': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -164,7 +171,30 @@ export async function emitCommand(argv: string[], io: EmitIo): Promise<number> {
 }
 
 async function emit(argv: string[], io: EmitIo): Promise<number> {
-  const options = checkedOptions(parse(argv));
+  let values = parse(argv);
+  // --native: the policies the cluster runs itself come first; webhooks below only for the rest.
+  if (values['kubernetes-version'] !== undefined && !values.native)
+    throw new UsageError('--kubernetes-version is for --native');
+  if (values.native && !values.help) {
+    const version = values['kubernetes-version'];
+    if (version === undefined) throw new UsageError('--native needs --kubernetes-version X.Y');
+    const { webhooks } = emitNative(
+      {
+        kubernetesVersion: version,
+        admissionConfig: values['admission-config'],
+        plugins: values.plugins,
+        webhookNamespace: values['webhook-namespace'],
+        stagedNamespace: values.staged,
+        out: values.out,
+        baseUrl: values['base-url'],
+      },
+      io,
+    );
+    if (webhooks.length === 0) return 0;
+    io.stdout('---\n');
+    values = { ...values, plugins: webhooks.join(',') };
+  }
+  const options = checkedOptions(values);
   if (options === 'help') {
     io.stdout(USAGE);
     return 0;

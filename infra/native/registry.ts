@@ -2,13 +2,22 @@
 // plugin's registry name. A plugin without one stays a webhook on every version (why.ts says why).
 import { alwaysAdmit, alwaysDeny } from './plugins/always.js';
 import { denyServiceExternalIps } from './plugins/deny-service-external-ips.js';
+import { externalIpRanger } from './plugins/external-ip-ranger.js';
 import { limitPodHardAntiAffinityTopology } from './plugins/limit-pod-hard-anti-affinity-topology.js';
 import { namespaceReservation } from './plugins/namespace-reservation.js';
+import { podNodeConstraints } from './plugins/pod-node-constraints.js';
+import { restrictedEndpointsAdmission } from './plugins/restricted-endpoints-admission.js';
 import type { AnyNativeCompiler } from './policy.js';
 
 export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
-  [alwaysAdmit, alwaysDeny, denyServiceExternalIps, limitPodHardAntiAffinityTopology, namespaceReservation].map((c) => [
-    c.name,
-    c,
-  ]),
+  [
+    alwaysAdmit,
+    alwaysDeny,
+    denyServiceExternalIps,
+    externalIpRanger,
+    limitPodHardAntiAffinityTopology,
+    namespaceReservation,
+    podNodeConstraints,
+    restrictedEndpointsAdmission,
+  ].map((c) => [c.name, c]),
 );

@@ -4,7 +4,7 @@
 // (with the version's CEL environment, the request's namespace as namespaceObject). Loading them is
 // the apiserver's creation-time validation as the engines reproduce it: a policy that would be
 // refused fails the test.
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import mapPlugin from '../../../functions/mutating-admission-policy/plugin.js';
 import vapPlugin from '../../../functions/validating-admission-policy/plugin.js';
 import type { AnyAdmissionPlugin } from '../../../lib/admission/plugin.js';
@@ -12,6 +12,8 @@ import type { LearnedNamespace, PluginState } from '../../../lib/admission/ports
 import { NO_STATE } from '../../../lib/admission/ports.js';
 import type { KubeObject } from '../../../lib/admission/types.js';
 import type { EnvironmentVersion } from '../../../lib/cel/cel-env.js';
+import type { AuthorizationAttributes } from '../../../lib/cel/library/authorizer.js';
+import { installAuthorizer } from '../../../lib/cel/library/authorizer.js';
 import type { Enforcement, Exemptions } from '../../../lib/config/enforcement.js';
 import { NO_EXEMPTIONS } from '../../../lib/config/enforcement.js';
 import type { ConfiguredPlugin } from '../../../lib/config/plugins.js';
@@ -171,4 +173,23 @@ export function expectSameDecisionAndReason(webhook: PhaseResult, native: PhaseR
   expect(refusalReason(native)).toBe(
     `ValidatingAdmissionPolicy '${name}' with binding '${name}' denied request: ${refusalReason(webhook)}`,
   );
+}
+
+/**
+ * The apiserver's authorizer as a test models it: installed now (policies compile with
+ * `authorizer` from here on, this file's clusters included), removed after the file. Records what
+ * it was asked.
+ */
+export function useAuthorizer(
+  allows: (attributes: AuthorizationAttributes) => boolean | 'error',
+): AuthorizationAttributes[] {
+  const asked: AuthorizationAttributes[] = [];
+  const uninstall = installAuthorizer((attributes) => {
+    asked.push(attributes);
+    const verdict = allows(attributes);
+    if (verdict === 'error') return { decision: 'NoOpinion', reason: '', error: 'authorizer unavailable' };
+    return verdict ? { decision: 'Allow', reason: 'allowed by the test' } : { decision: 'NoOpinion', reason: '' };
+  });
+  afterAll(uninstall);
+  return asked;
 }

@@ -1,6 +1,7 @@
 // Which served plugins can be compiled to native policies: one compiler per plugin, by the
 // plugin's registry name. A plugin without one stays a webhook on every version (why.ts says why).
 import { alwaysAdmit, alwaysDeny } from './plugins/always.js';
+import { alwaysPullImages } from './plugins/always-pull-images.js';
 import { denyServiceExternalIps } from './plugins/deny-service-external-ips.js';
 import { externalIpRanger } from './plugins/external-ip-ranger.js';
 import { limitPodHardAntiAffinityTopology } from './plugins/limit-pod-hard-anti-affinity-topology.js';
@@ -13,6 +14,7 @@ export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
   [
     alwaysAdmit,
     alwaysDeny,
+    alwaysPullImages,
     denyServiceExternalIps,
     externalIpRanger,
     limitPodHardAntiAffinityTopology,

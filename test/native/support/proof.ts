@@ -112,13 +112,20 @@ export class NativeCluster {
   }
 }
 
-/** Where the apiserver puts a policy's refusal: after `<resource> "<name>" is forbidden: `. */
+/**
+ * Where the apiserver puts a policy's refusal: after `<resource> "<name>" is forbidden: `. An
+ * aggregate of refusals (`[pods "p" is forbidden: e1, pods "p" is forbidden: e2]`) becomes one
+ * refusal listing them, `[e1, e2]`: a policy has one message.
+ */
 export function asPolicyMessage(webhookMessage: string, policy: string, binding = policy): string {
   const marker = ' is forbidden: ';
-  const at = webhookMessage.indexOf(marker);
+  const aggregate = webhookMessage.startsWith('[') && webhookMessage.endsWith(']');
+  const body = aggregate ? webhookMessage.slice(1, -1) : webhookMessage;
+  const at = body.indexOf(marker);
   if (at < 0) throw new Error(`not a Forbidden message: ${webhookMessage}`);
-  const head = webhookMessage.slice(0, at + marker.length);
-  return `${head}ValidatingAdmissionPolicy '${policy}' with binding '${binding}' denied request: ${webhookMessage.slice(at + marker.length)}`;
+  const head = body.slice(0, at + marker.length);
+  const reasons = aggregate ? `[${body.slice(head.length).split(`, ${head}`).join(', ')}]` : body.slice(head.length);
+  return `${head}ValidatingAdmissionPolicy '${policy}' with binding '${binding}' denied request: ${reasons}`;
 }
 
 /**
@@ -137,6 +144,38 @@ export function expectSameValidation(webhook: PhaseResult, native: PhaseResult, 
   expect(n?.status?.message).toBe(asPolicyMessage(w?.status?.message ?? '', name));
   expect(n?.status?.code).toBe(w?.status?.code);
   expect(n?.status?.reason).toBe(w?.status?.reason);
+}
+
+/**
+ * A mutating plugin's case through both: the native mutation leaves the object as the webhook's
+ * patch does; the validating policy answers as the twin, on the object as received and on the
+ * final one. Returns the final object.
+ */
+export async function expectSameAdmission(
+  plugin: AnyAdmissionPlugin,
+  config: unknown,
+  cluster: NativeCluster,
+  input: ReviewInput,
+  state: PluginState = namespaceState([]),
+): Promise<{ webhook: PhaseResult; native: PhaseResult }> {
+  const webhook = await runPhase(plugin, 'mutate', input, config, state);
+  const native = await cluster.mutate(input, state);
+  expectSameMutation(webhook, native);
+  const name = plugin.metadata.name;
+  if (plugin.validate) {
+    expectSameValidation(
+      await runPhase(plugin, 'validate', input, config, state),
+      await cluster.validate(input, state),
+      name,
+    );
+    const final = { ...input, object: native.patchedObject };
+    expectSameValidation(
+      await runPhase(plugin, 'validate', final, config, state),
+      await cluster.validate(final, state),
+      name,
+    );
+  }
+  return { webhook, native };
 }
 
 /** The native mutation leaves the object exactly as the webhook's patch does. */

@@ -192,7 +192,9 @@ const VALIDATION_ACTIONS: Record<Enforcement, string[]> = { Deny: ['Deny'], Warn
 function validatingObjects(metadata: PluginMetadata, policy: ValidatingPolicy, deployment: Deployment): NativeObject[] {
   const name = nativeName(metadata.name, policy.part);
   const meta = objectMeta(metadata, name, deployment);
-  const failOpen = deployment.stagedNamespace !== undefined || policy.failurePolicy === 'Ignore';
+  // As the plugin's validating webhook: fail closed unless it fails open (twins of conveniences).
+  const failurePolicy = policy.failurePolicy ?? metadata.validating?.failurePolicy ?? 'Fail';
+  const failOpen = deployment.stagedNamespace !== undefined || failurePolicy === 'Ignore';
   const match = bindingMatch(metadata, deployment);
   return [
     {

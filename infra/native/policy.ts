@@ -29,7 +29,7 @@ export interface ValidatingPolicy {
   readonly matchConditions?: readonly NamedExpression[];
   readonly variables?: readonly NamedExpression[];
   readonly validations: readonly Validation[];
-  /** Fail unless the plugin's webhook fails open (AlwaysAdmit). */
+  /** The plugin's validating webhook's failurePolicy unless given. */
   readonly failurePolicy?: 'Fail' | 'Ignore';
 }
 

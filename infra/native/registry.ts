@@ -2,12 +2,14 @@
 // plugin's registry name. A plugin without one stays a webhook on every version (why.ts says why).
 import { alwaysAdmit, alwaysDeny } from './plugins/always.js';
 import { alwaysPullImages } from './plugins/always-pull-images.js';
+import { storageObjectInUseProtection, taintNodesByCondition } from './plugins/creation-marks.js';
 import { denyServiceExternalIps } from './plugins/deny-service-external-ips.js';
 import { externalIpRanger } from './plugins/external-ip-ranger.js';
 import { limitPodHardAntiAffinityTopology } from './plugins/limit-pod-hard-anti-affinity-topology.js';
 import { namespaceReservation } from './plugins/namespace-reservation.js';
 import { podNodeConstraints } from './plugins/pod-node-constraints.js';
 import { restrictedEndpointsAdmission } from './plugins/restricted-endpoints-admission.js';
+import { defaultTolerationSeconds, extendedResourceToleration } from './plugins/tolerations.js';
 import type { AnyNativeCompiler } from './policy.js';
 
 export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
@@ -15,11 +17,15 @@ export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
     alwaysAdmit,
     alwaysDeny,
     alwaysPullImages,
+    defaultTolerationSeconds,
     denyServiceExternalIps,
+    extendedResourceToleration,
     externalIpRanger,
     limitPodHardAntiAffinityTopology,
     namespaceReservation,
     podNodeConstraints,
     restrictedEndpointsAdmission,
+    storageObjectInUseProtection,
+    taintNodesByCondition,
   ].map((c) => [c.name, c]),
 );

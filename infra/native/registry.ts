@@ -7,6 +7,7 @@ import { denyServiceExternalIps } from './plugins/deny-service-external-ips.js';
 import { externalIpRanger } from './plugins/external-ip-ranger.js';
 import { limitPodHardAntiAffinityTopology } from './plugins/limit-pod-hard-anti-affinity-topology.js';
 import { namespaceReservation } from './plugins/namespace-reservation.js';
+import { podNodeSelector } from './plugins/pod-node-selector.js';
 import { podNodeConstraints } from './plugins/pod-node-constraints.js';
 import { restrictedEndpointsAdmission } from './plugins/restricted-endpoints-admission.js';
 import { defaultTolerationSeconds, extendedResourceToleration } from './plugins/tolerations.js';
@@ -24,6 +25,7 @@ export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
     limitPodHardAntiAffinityTopology,
     namespaceReservation,
     podNodeConstraints,
+    podNodeSelector,
     restrictedEndpointsAdmission,
     storageObjectInUseProtection,
     taintNodesByCondition,

@@ -147,9 +147,12 @@ export function expectSameValidation(webhook: PhaseResult, native: PhaseResult, 
 }
 
 /**
- * A mutating plugin's case through both: the native mutation leaves the object as the webhook's
- * patch does; the validating policy answers as the twin, on the object as received and on the
- * final one. Returns the final object.
+ * A mutating plugin's case through both, as the apiserver chains them: the webhook's mutation (it
+ * may refuse), then its validating twin on the final object; the mutating policy (which never
+ * refuses: a refusal of upstream's Admit is the validating policy's), then the validating policy.
+ * The chains end alike: both admit the same final object, or both refuse with the same message.
+ * Each phase is compared too: the mutation where the webhook's admits, and the twin on the object
+ * as received and as mutated. Returns the mutating phases' results.
  */
 export async function expectSameAdmission(
   plugin: AnyAdmissionPlugin,
@@ -157,25 +160,25 @@ export async function expectSameAdmission(
   cluster: NativeCluster,
   input: ReviewInput,
   state: PluginState = namespaceState([]),
-): Promise<{ webhook: PhaseResult; native: PhaseResult }> {
+): Promise<{ webhook: PhaseResult; native: PhaseResult; outcome: PhaseResult }> {
+  const name = plugin.metadata.name;
   const webhook = await runPhase(plugin, 'mutate', input, config, state);
   const native = await cluster.mutate(input, state);
-  expectSameMutation(webhook, native);
-  const name = plugin.metadata.name;
-  if (plugin.validate) {
+  expect(native.wire.response?.allowed).toBe(true);
+  if (webhook.wire.response?.allowed) expectSameMutation(webhook, native);
+  const final = { ...input, object: native.patchedObject };
+  const nativeOutcome = await cluster.validate(final, state);
+  let outcome = webhook;
+  if (webhook.wire.response?.allowed && plugin.validate) {
+    outcome = await runPhase(plugin, 'validate', { ...input, object: webhook.patchedObject }, config, state);
     expectSameValidation(
       await runPhase(plugin, 'validate', input, config, state),
       await cluster.validate(input, state),
       name,
     );
-    const final = { ...input, object: native.patchedObject };
-    expectSameValidation(
-      await runPhase(plugin, 'validate', final, config, state),
-      await cluster.validate(final, state),
-      name,
-    );
   }
-  return { webhook, native };
+  expectSameValidation(outcome, nativeOutcome, name);
+  return { webhook, native, outcome };
 }
 
 /** The native mutation leaves the object exactly as the webhook's patch does. */

@@ -1,5 +1,5 @@
-// Which served plugins can be compiled to native policies: one compiler per plugin, by the
-// plugin's registry name. A plugin without one stays a webhook on every version (why.ts says why).
+// Which plugins can be compiled to native policies: one compiler per plugin, by the plugin's
+// registry name. A served plugin without one stays a webhook on every version (why.ts says why).
 import { alwaysAdmit, alwaysDeny } from './plugins/always.js';
 import { alwaysPullImages } from './plugins/always-pull-images.js';
 import { storageObjectInUseProtection, taintNodesByCondition } from './plugins/creation-marks.js';
@@ -11,6 +11,12 @@ import { podNodeSelector } from './plugins/pod-node-selector.js';
 import { podNodeConstraints } from './plugins/pod-node-constraints.js';
 import { restrictedEndpointsAdmission } from './plugins/restricted-endpoints-admission.js';
 import { defaultTolerationSeconds, extendedResourceToleration } from './plugins/tolerations.js';
+import {
+  certificateApprovalPolicy,
+  certificateSigningPolicy,
+  clusterTrustBundleAttestPolicy,
+  ingressAdmissionPolicy,
+} from './native-only.js';
 import type { AnyNativeCompiler } from './policy.js';
 
 export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
@@ -29,5 +35,10 @@ export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
     restrictedEndpointsAdmission,
     storageObjectInUseProtection,
     taintNodesByCondition,
+    // Served only natively (native-only.ts).
+    certificateApprovalPolicy,
+    certificateSigningPolicy,
+    clusterTrustBundleAttestPolicy,
+    ingressAdmissionPolicy,
   ].map((c) => [c.name, c]),
 );

@@ -5,7 +5,9 @@
 // engines as the apiserver would create it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { plugins as registry } from '../../functions/index.js';
 import { emitCommand } from '../../infra/emit/cli.js';
+import { nativeOnlyPlugins } from '../../infra/native/native-only.js';
 import type { NativeObject } from '../../infra/native/objects.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
@@ -128,14 +130,22 @@ describe.each(ENVIRONMENT_VERSIONS)('--native --kubernetes-version %s', (version
     expect(() => new NativeCluster(policies, version)).not.toThrow();
   });
 
-  it('binds with the entry enforcement and excludes the system namespaces', () => {
-    for (const doc of docs.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding')) {
-      expect(doc.spec.validationActions).toEqual(['Deny']);
-      expect(doc.spec.matchResources.namespaceSelector.matchExpressions).toContainEqual({
-        key: 'kubernetes.io/metadata.name',
-        operator: 'NotIn',
-        values: ['kube-system', 'kube-node-lease'],
-      });
+  it('binds with the entry enforcement and excludes the system namespaces, as the webhooks do', () => {
+    const includes = new Set(
+      [...registry, ...nativeOnlyPlugins]
+        .filter((p) => p.metadata.systemNamespaces === 'include')
+        .map((p) => p.metadata.name),
+    );
+    for (const doc of docs.filter((d) => d.kind.endsWith('AdmissionPolicyBinding'))) {
+      if (doc.kind === 'ValidatingAdmissionPolicyBinding') expect(doc.spec.validationActions).toEqual(['Deny']);
+      const excluded = doc.spec.matchResources?.namespaceSelector?.matchExpressions ?? [];
+      if (includes.has(doc.metadata.labels['app.kubernetes.io/component'])) expect(excluded).toEqual([]);
+      else
+        expect(excluded).toContainEqual({
+          key: 'kubernetes.io/metadata.name',
+          operator: 'NotIn',
+          values: ['kube-system', 'kube-node-lease'],
+        });
     }
   });
 });
@@ -183,5 +193,49 @@ describe('arguments', () => {
     expect(run.stderr).toContain(
       'kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration serverless-admission-deny-service-external-ips --ignore-not-found',
     );
+  });
+});
+
+describe('plugins only an apiserver can serve', () => {
+  async function emitWith(file: string, argv: string[]): Promise<Run> {
+    let stdout = '';
+    let stderr = '';
+    const code = await emitCommand(argv, {
+      stdout: (t) => {
+        stdout += t;
+      },
+      stderr: (t) => {
+        stderr += t;
+      },
+      env: { ADMISSION_CONFIG: file },
+    });
+    return { code, stdout, stderr };
+  }
+  const EXAMPLE = 'config/examples/native-policies.yaml';
+
+  it('are compiled from their entries with --native, and need no --base-url', async () => {
+    const run = await emitWith(EXAMPLE, [
+      '--native',
+      '--kubernetes-version',
+      '1.30',
+      '--plugins',
+      'certificate-approval,certificate-signing,cluster-trust-bundle-attest,ingress-admission',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(documents(run.stdout).map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(
+      ['certificate-approval', 'certificate-signing', 'cluster-trust-bundle-attest', 'ingress-admission'].flatMap(
+        (p) => [
+          `ValidatingAdmissionPolicy/serverless-admission-${p}`,
+          `ValidatingAdmissionPolicyBinding/serverless-admission-${p}`,
+        ],
+      ),
+    );
+    expect(run.stderr).toContain('native: CertificateApproval (certificate-approval): ValidatingAdmissionPolicy');
+  });
+
+  it('are never webhooks: without --native their entries are ignored', async () => {
+    const run = await emitWith(EXAMPLE, BASE);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).not.toContain('certificate-approval');
   });
 });

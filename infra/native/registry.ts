@@ -7,6 +7,7 @@ import { denyServiceExternalIps } from './plugins/deny-service-external-ips.js';
 import { externalIpRanger } from './plugins/external-ip-ranger.js';
 import { limitPodHardAntiAffinityTopology } from './plugins/limit-pod-hard-anti-affinity-topology.js';
 import { namespaceReservation } from './plugins/namespace-reservation.js';
+import { originPodNodeEnvironment, runOnceDuration } from './plugins/openshift-scheduling.js';
 import { podNodeSelector } from './plugins/pod-node-selector.js';
 import { podNodeConstraints } from './plugins/pod-node-constraints.js';
 import { restrictedEndpointsAdmission } from './plugins/restricted-endpoints-admission.js';
@@ -30,9 +31,11 @@ export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
     externalIpRanger,
     limitPodHardAntiAffinityTopology,
     namespaceReservation,
+    originPodNodeEnvironment,
     podNodeConstraints,
     podNodeSelector,
     restrictedEndpointsAdmission,
+    runOnceDuration,
     storageObjectInUseProtection,
     taintNodesByCondition,
     // Served only natively (native-only.ts).

@@ -16,6 +16,13 @@ const LABEL_KEY =
   '^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 const LABEL_VALUE = '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$';
 
+/**
+ * JSON patches adding the keys of `variables.labels` the pod's nodeSelector lacks (the whole map
+ * where it has none): labels.Merge(selector, pod), the pod's own values kept.
+ */
+export const MERGE_LABELS =
+  "(has(object.spec.nodeSelector) ? variables.labels.filter(k, !(k in variables.podSelector)).map(k, JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(k), value: variables.labels[k]}) : size(variables.labels) == 0 ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector', value: variables.labels}])";
+
 /** A CEL map literal of label sets. */
 const labelSets = (sets: Readonly<Record<string, Readonly<Record<string, string>>>>) =>
   `{${Object.entries(sets)
@@ -72,8 +79,7 @@ export const podNodeSelector: NativeCompiler<PodNodeSelectorConfig> = {
               patchType: 'JSONPatch',
               jsonPatch: {
                 // labels.Merge(namespace, pod): the pod's own values stay; conflicts are the twin's.
-                expression:
-                  "size(variables.parseErrors) > 0 ? [] : has(object.spec.nodeSelector) ? variables.labels.filter(k, !(k in variables.podSelector)).map(k, JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(k), value: variables.labels[k]}) : size(variables.labels) == 0 ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector', value: variables.labels}]",
+                expression: `size(variables.parseErrors) > 0 ? [] : ${MERGE_LABELS}`,
               },
             },
           ],

@@ -7,8 +7,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  MutatingAdmissionPolicy,
-  MutatingAdmissionPolicyBinding,
   ValidatingAdmissionPolicy,
   ValidatingAdmissionPolicyBinding,
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
@@ -75,18 +73,21 @@ export function environmentFor(kubernetesVersion: string): { environment: Enviro
   };
 }
 
+/**
+ * The admissionregistration.k8s.io/v1 schemas kubernetes-models ships. Its 4.x line has none for
+ * MutatingAdmissionPolicy: those objects are held to the apiserver's creation-time validation by
+ * the suite instead (the project's MAP engine loads every one).
+ */
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   ValidatingAdmissionPolicy,
   ValidatingAdmissionPolicyBinding,
-  MutatingAdmissionPolicy,
-  MutatingAdmissionPolicyBinding,
 };
 
 /** Refuses to print what fails the admissionregistration.k8s.io/v1 schema: a bug, exit 1. */
 export function validateNativeSchema(object: NativeObject): void {
   const Model = MODELS[object.kind];
+  if (Model === undefined) return;
   try {
-    if (Model === undefined) throw new Error(`unknown kind ${object.kind}`);
     new Model(object as never).validate();
   } catch (error) {
     throw new Error(

@@ -12,6 +12,7 @@ import { ConfigError } from '../../lib/config/errors.js';
 import type { ConfiguredPlugin, PluginSet } from '../../lib/config/plugins.js';
 import { activePlugins, inactiveLine, inactivePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import { emitNative } from '../native/emit.js';
+import { nativeOnlyLine } from '../native/native-only.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
 import {
   apiserverAdmissionConfiguration,
@@ -276,6 +277,7 @@ function loadSelectedPlugins(
   };
   const pluginSet = loadPluginSet(io.plugins ?? registry, env);
   io.stderr(`configuration: ${pluginSet.configuration.source.file}\n`);
+  for (const line of pluginSet.ignored.map(nativeOnlyLine)) if (line && !values.native) io.stderr(`${line}\n`);
   const chosen = selectPlugins(pluginSet, values.plugins, io);
   for (const line of handlerOnlyExemptions(chosen, !values['no-match-conditions'])) io.stderr(`${line}\n`);
   return {

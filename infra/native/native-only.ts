@@ -114,6 +114,13 @@ export const nativeOnlyPlugins: readonly AnyAdmissionPlugin[] = [
   ingressAdmission,
 ];
 
+/** The one line emit prints, without --native, for an entry naming one of them. */
+export function nativeOnlyLine(name: string): string | undefined {
+  return nativeOnlyPlugins.some((p) => p.metadata.upstreamName === name)
+    ? `${name}: served only as a native policy: npm run emit -- --native --kubernetes-version X.Y (1.30 or later)`
+    : undefined;
+}
+
 // --- their policies -------------------------------------------------------------------------
 
 /**

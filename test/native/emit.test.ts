@@ -237,5 +237,8 @@ describe('plugins only an apiserver can serve', () => {
     const run = await emitWith(EXAMPLE, BASE);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).not.toContain('certificate-approval');
+    expect(run.stderr).toContain(
+      'CertificateApproval: served only as a native policy: npm run emit -- --native --kubernetes-version X.Y (1.30 or later)',
+    );
   });
 });

@@ -18,6 +18,8 @@ import {
   loadPluginSet,
   selectionLine,
 } from '../../lib/config/plugins.js';
+import { emitNative } from '../native/emit.js';
+import { nativeOnlyLine } from '../native/native-only.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
 import { seedingCommand, seedingPlan } from '../sync/plan.js';
 import { SEED_STATE_DOC } from '../../lib/state/never-seen.js';
@@ -61,6 +63,10 @@ Options:
   --admission-config FILE   the AdmissionConfiguration the deployment serves: it decides which
                             plugins are active and the rules of those that follow it
                             (default: ADMISSION_CONFIG or ${DEFAULT_ADMISSION_CONFIG})
+  --native                  first, native ValidatingAdmissionPolicies/MutatingAdmissionPolicies
+                            for every plugin the cluster can run itself (then webhooks only
+                            for the rest; --base-url only needed if some remain)
+  --kubernetes-version X.Y  with --native: the cluster's version (1.30 or later)
   --out DIR                 also write DIR/webhooks.yaml and, in mtls mode, the apiserver's
                             DIR/admission-configuration.yaml and DIR/kubeconfig.yaml (0600)
   --client-cert FILE        mtls: the apiserver's client certificate (default ${DEFAULT_PKI_DIR}/client.crt)
@@ -102,6 +108,8 @@ function parse(argv: string[]) {
         'client-cert': { type: 'string' },
         'client-key': { type: 'string' },
         'kubeconfig-path': { type: 'string' },
+        native: { type: 'boolean', default: false },
+        'kubernetes-version': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -173,7 +181,30 @@ export async function emitCommand(argv: string[], io: EmitIo): Promise<number> {
 }
 
 async function emit(argv: string[], io: EmitIo): Promise<number> {
-  const options = checkedOptions(parse(argv));
+  let values = parse(argv);
+  // --native: the policies the cluster runs itself come first; webhooks below only for the rest.
+  if (values['kubernetes-version'] !== undefined && !values.native)
+    throw new UsageError('--kubernetes-version is for --native');
+  if (values.native && !values.help) {
+    const version = values['kubernetes-version'];
+    if (version === undefined) throw new UsageError('--native needs --kubernetes-version X.Y');
+    const { webhooks } = emitNative(
+      {
+        kubernetesVersion: version,
+        admissionConfig: values['admission-config'],
+        plugins: values.plugins,
+        webhookNamespace: values['webhook-namespace'],
+        stagedNamespace: values.staged,
+        out: values.out,
+        baseUrl: values['base-url'],
+      },
+      io,
+    );
+    if (webhooks.length === 0) return 0;
+    io.stdout('---\n');
+    values = { ...values, plugins: webhooks.join(',') };
+  }
+  const options = checkedOptions(values);
   if (options === 'help') {
     io.stdout(USAGE);
     return 0;
@@ -270,8 +301,18 @@ function loadSelectedPlugins(
     ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
   };
   const pluginSet = loadPluginSet(io.plugins ?? registry, env);
-  io.stderr(`${selectionLine(pluginSet)}\n`);
-  for (const name of pluginSet.ignored) io.stderr(`${ignoredLine(name)}\n`);
+  io.stderr(`${selectionLine(pluginSet)}
+`);
+  for (const name of pluginSet.ignored) {
+    // A plugin served natively only (emit --native) is said so, once; with --native it is compiled.
+    const native = nativeOnlyLine(name);
+    if (native === undefined)
+      io.stderr(`${ignoredLine(name)}
+`);
+    else if (!values.native)
+      io.stderr(`${native}
+`);
+  }
   const chosen = selectPlugins(pluginSet, values.plugins, io);
   for (const line of handlerOnlyExemptions(chosen, !values['no-match-conditions'])) io.stderr(`${line}\n`);
   return {

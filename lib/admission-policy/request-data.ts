@@ -4,13 +4,14 @@ import type { LearnedNamespace } from '../admission/ports.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { UnstructuredRequest } from '../admission/unstructured.js';
 import { unstructuredRequest } from '../admission/unstructured.js';
+import { authorizerBindings } from '../cel/library/authorizer.js';
 import { namespaceVariable, requestVariable, toCel } from '../cel/values.js';
 import { neverSeenWarning } from '../state/never-seen.js';
 import type { UnknownNamespaceRule } from './manifests.js';
 import { SKIP_UNKNOWN } from './matching.js';
 
 export class RequestData {
-  private cache?: { object: unknown; oldObject: unknown; request: unknown };
+  private cache?: { object: unknown; oldObject: unknown; request: unknown; [authorizer: string]: unknown };
   private exactValues?: UnstructuredRequest;
   private old?: { value: unknown };
   private requestCache?: { value: unknown };
@@ -35,6 +36,8 @@ export class RequestData {
       object: this.exact.object,
       oldObject: this.exact.oldObject,
       request: requestVariable(this.request, this.exact.options),
+      // `authorizer`, only where an apiserver's authorizer is installed (never in the webhook).
+      ...authorizerBindings(this.request),
     };
     return this.cache;
   }

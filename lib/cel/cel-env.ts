@@ -26,6 +26,7 @@ import { overrides, resultHooks } from './library/overrides.js';
 import { quantityLibrary } from './library/quantity.js';
 import { semverLibrary } from './library/semver.js';
 import { CIDR_TYPE, IP_TYPE, NAMED_FORMAT, QUANTITY, SEMVER, URL_TYPE, kubernetesTypes } from './library/types.js';
+import { AUTHORIZER_TYPES, authorizerRegistry, authzLibrary } from './library/authorizer.js';
 import { formatLibrary } from './library/format.js';
 import { jsonPatchLibrary } from './library/jsonpatch.js';
 import type { ParseOptions } from './parser.js';
@@ -120,6 +121,7 @@ const LIBRARIES: readonly { readonly since: EnvironmentVersion; readonly funcs: 
       ...optionalLibrary,
       // Declared for every expression; the checker refuses it outside a mutation (patch types).
       ...jsonPatchLibrary,
+      ...authzLibrary,
     ],
   },
   { since: '1.31', funcs: [...ipLibrary, ...cidrLibrary] },
@@ -136,9 +138,12 @@ const TYPES: Record<string, { since: EnvironmentVersion; value: CelValue }> = {
   'kubernetes.Semver': { since: '1.34', value: SEMVER.type as never },
   'kubernetes.NamedFormat': { since: '1.32', value: NAMED_FORMAT.type as never },
   optional_type: { since: '1.30', value: OPTIONAL_TYPE as never },
+  ...Object.fromEntries(
+    Object.entries(AUTHORIZER_TYPES).map(([n, t]) => [`kubernetes.authorization.${n}`, { since: '1.30', value: t }]),
+  ),
 };
 
-const registry = createRegistry(kubernetesTypes, optionalRegistry);
+const registry = createRegistry(kubernetesTypes, optionalRegistry, authorizerRegistry);
 const atLeast = (version: EnvironmentVersion, since: EnvironmentVersion) =>
   ENVIRONMENT_VERSIONS.indexOf(version) >= ENVIRONMENT_VERSIONS.indexOf(since);
 

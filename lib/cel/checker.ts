@@ -239,6 +239,8 @@ export interface CheckContext {
   readonly role: ExpressionRole;
   /** A mutation of a MutatingAdmissionPolicy: JSONPatch, Object types and the jsonpatch library. */
   readonly patchTypes?: boolean;
+  /** `authorizer` is declared (an apiserver's authorizer is installed: library/authorizer.ts). */
+  readonly authorizer?: boolean;
 }
 
 export interface CheckError {
@@ -425,6 +427,7 @@ class Checker {
       case 'ident': {
         const local = node.absolute ? undefined : this.local(node.name);
         if (local) return local;
+        if (node.name === 'authorizer' && this.ctx.authorizer) return prim('kubernetes.authorization.Authorizer');
         if (node.name === 'authorizer') {
           if (!this.authorizerReported)
             this.fail(
@@ -551,6 +554,8 @@ class Checker {
       if (type) return type;
     }
     const { operand: operandNode, field } = node;
+    if (this.ctx.authorizer && name === 'authorizer.requestResource' && this.local('authorizer') === undefined)
+      return prim('kubernetes.authorization.ResourceCheck');
     if (operandNode.kind === 'ident' && operandNode.name === 'variables' && this.local('variables') === undefined) {
       const declared = this.ctx.declared;
       if (!declared.has(field)) return this.fail(node.pos, `undefined field '${field}'`);

@@ -15,6 +15,7 @@ import type { EnvironmentVersion } from './cel-env.js';
 import { checkExpression } from './checker.js';
 import type { ExpressionRole, Type } from './checker.js';
 import { Compiler } from './interpreter.js';
+import { authorizerDeclared } from './library/authorizer.js';
 import { CelSyntaxError, parseCel, RESERVED } from './parser.js';
 import { ProgramPlanningError, planProgram } from './planner.js';
 
@@ -106,6 +107,7 @@ export function compileExpression(text: string, scope: CompileScope): CompiledEx
     declared: scope.variables,
     role: scope.role ?? 'any',
     patchTypes: scope.patchTypes,
+    authorizer: authorizerDeclared(),
   });
   if (checked.errors.length > 0)
     throw new CelCompileError(checked.errors.map((e) => located(text, e.pos, e.message)).join('\n'));

@@ -269,6 +269,9 @@ export class Compiler {
           const type = TYPE_CONSTANTS[name] ?? this.runtime.typeValue(name);
           if (type !== undefined) return () => type;
         }
+        // cel-go declares it as one qualified variable (library/authorizer.ts binds it).
+        if (name === 'authorizer.requestResource' && this.slot('authorizer') === undefined)
+          return (f) => asCel(f.bindings[name]);
         const operand = this.compile(node.operand);
         const { field, pos, optional } = node;
         if (node.test) {

@@ -1,0 +1,74 @@
+// DenyServiceExternalIPs natively: upstream's TestAdmission (plugin/pkg/admission/network/
+// denyserviceexternalips/admission_test.go), ported anew, plus the operations and subresources it
+// leaves alone, answered by the plugin and by its compiled policy on every version from 1.30.
+import { describe, expect, it } from 'vitest';
+import plugin from '../../functions/deny-service-external-ips/plugin.js';
+import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
+import type { KubeObject } from '../../lib/admission/types.js';
+import type { ReviewInput } from '../support/review.js';
+import { runPhase } from '../support/review.js';
+import { NativeCluster, configured, expectSameValidation, nativeObjectsOf } from './support/proof.js';
+
+function service(...externalIPs: string[]): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace: 'test-ns', name: 'test-svc' },
+    spec: { externalIPs },
+  };
+}
+
+const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } } as const;
+
+// TestAdmission: [name, new Service's IPs, old Service's IPs (undefined: a create), refused]
+const TEST_ADMISSION: [string, string[], string[] | undefined, boolean][] = [
+  ['create: without externalIPs', [], undefined, false],
+  ['create: with externalIPs', ['1.1.1.1'], undefined, true],
+  ['update: same externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1', '2.2.2.2'], false],
+  ['update: reorder externalIPs', ['1.1.1.1', '2.2.2.2'], ['2.2.2.2', '1.1.1.1'], false],
+  ['update: change externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1', '3.3.3.3'], true],
+  ['update: add externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1'], true],
+  ['update: erase externalIPs', [], ['1.1.1.1', '2.2.2.2'], false],
+  ['update: reduce externalIPs from back', ['1.1.1.1'], ['1.1.1.1', '2.2.2.2'], false],
+  ['update: reduce externalIPs from front', ['2.2.2.2'], ['1.1.1.1', '2.2.2.2'], false],
+];
+
+const cases: { name: string; input: ReviewInput; refused: boolean }[] = [
+  ...TEST_ADMISSION.map(([name, ips, old, refused]) => ({
+    name,
+    refused,
+    input: {
+      ...SERVICES,
+      operation: old === undefined ? ('CREATE' as const) : ('UPDATE' as const),
+      object: service(...ips),
+      oldObject: old === undefined ? null : service(...old),
+    },
+  })),
+  // TestHandles and TestOtherResources, as the rules and shouldIgnore leave them.
+  {
+    name: 'status subresource',
+    refused: false,
+    input: { ...SERVICES, subResource: 'status', object: service('1.1.1.1') },
+  },
+  { name: 'delete', refused: false, input: { ...SERVICES, operation: 'DELETE', oldObject: service('1.1.1.1') } },
+  {
+    name: 'another group',
+    refused: false,
+    input: {
+      kind: { group: 'example.com', kind: 'Service' },
+      resource: { group: 'example.com', resource: 'services' },
+      object: service('1.1.1.1'),
+    },
+  },
+];
+
+describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
+  const cluster = new NativeCluster(nativeObjectsOf(configured(plugin), version), version);
+
+  it.each(cases)('$name', async ({ input, refused }) => {
+    const webhook = await runPhase(plugin, 'validate', input);
+    const native = await cluster.validate(input);
+    expect(webhook.wire.response?.allowed).toBe(!refused);
+    expectSameValidation(webhook, native, plugin.metadata.name);
+  });
+});

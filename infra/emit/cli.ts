@@ -29,7 +29,7 @@ import {
   kubeconfigUserName,
   webhookKubeconfig,
 } from './apiserver.js';
-import { ruleViolations, validateSchema } from './checks.js';
+import { apiserverViolations, ruleViolations, validateSchema } from './checks.js';
 import { DEFAULT_URL_SECRET_FILE, readUrlSecret, urlSecretDigest, writeNewUrlSecret } from './url-secret.js';
 import type { CallerAuthOption, EmitOptions, WebhookConfiguration } from './webhooks.js';
 import {
@@ -455,6 +455,11 @@ function check(docs: readonly WebhookConfiguration[], selected: readonly AnyAdmi
       );
     }
   }
+  // What `kubectl apply` would refuse, in the apiserver's words: never printed.
+  const refused = docs.flatMap((doc) =>
+    apiserverViolations(doc).map((problem) => `${doc.kind} ${doc.metadata?.name}: ${problem}`),
+  );
+  if (refused.length > 0) throw new Error(`the apiserver would refuse the configuration:\n  ${refused.join('\n  ')}`);
   const problems = ruleViolations(
     docs,
     selected.map((p) => p.metadata.name),

@@ -692,6 +692,23 @@ describe('metadata branches (synthetic plugins)', () => {
     expect(old.stderr).toMatch(/only a matchCondition can exclude/);
   });
 
+  it("never prints what kubectl apply would refuse, and says why in the apiserver's words", async () => {
+    const greedy = fakePlugin('GreedyPlugin', {
+      validating: {
+        rules: [{ ...podRule, resources: ['*', '*/*'] }],
+        failurePolicy: 'Ignore',
+        timeoutSeconds: 2,
+        matchConditions: [{ name: 'not-leases', expression: "request.resource.resource != 'leases'" }],
+      },
+    });
+    const run = await emit(['--base-url', 'https://admission.example.com'], [greedy]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(
+      `webhooks[0].rules[0].resources: Invalid value: ["*","*/*"]: if '*/*' is present, must not specify other resources`,
+    );
+  });
+
   it('refuses timeouts over 10 s', async () => {
     const slow = fakePlugin('SlowPlugin', {
       validating: { rules: [podRule], failurePolicy: 'Fail', timeoutSeconds: 30 },

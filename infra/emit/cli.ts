@@ -19,7 +19,7 @@ import {
   selectionLine,
 } from '../../lib/config/plugins.js';
 import { emitNative } from '../native/emit.js';
-import { nativeOnlyLine } from '../native/native-only.js';
+import { isNativeOnly } from '../native/native-only.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
 import { seedingCommand, seedingPlan } from '../sync/plan.js';
 import { SEED_STATE_DOC } from '../../lib/state/never-seen.js';
@@ -301,18 +301,9 @@ function loadSelectedPlugins(
     ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
   };
   const pluginSet = loadPluginSet(io.plugins ?? registry, env);
-  io.stderr(`${selectionLine(pluginSet)}
-`);
-  for (const name of pluginSet.ignored) {
-    // A plugin served natively only (emit --native) is said so, once; with --native it is compiled.
-    const native = nativeOnlyLine(name);
-    if (native === undefined)
-      io.stderr(`${ignoredLine(name)}
-`);
-    else if (!values.native)
-      io.stderr(`${native}
-`);
-  }
+  io.stderr(`${selectionLine(pluginSet)}\n`);
+  // With --native, a plugin served only natively is compiled, not ignored: no line for it.
+  for (const name of pluginSet.ignored) if (!values.native || !isNativeOnly(name)) io.stderr(`${ignoredLine(name)}\n`);
   const chosen = selectPlugins(pluginSet, values.plugins, io);
   for (const line of handlerOnlyExemptions(chosen, !values['no-match-conditions'])) io.stderr(`${line}\n`);
   return {

@@ -9,6 +9,7 @@
 //   CertificateSigning        kubernetes plugin/pkg/admission/certificates/signing
 //   ClusterTrustBundleAttest  kubernetes plugin/pkg/admission/certificates/ctbattest
 //   route.openshift.io/IngressAdmission  openshift-kube-apiserver/admission/route/ingressadmission
+import { NATIVE_ONLY_PLUGIN_NAMES } from '../../lib/config/known-plugins.js';
 import type { AnyAdmissionPlugin, WebhookRule } from '../../lib/admission/plugin.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
 import { openShiftConfig } from '../../lib/config/fields.js';
@@ -114,12 +115,8 @@ export const nativeOnlyPlugins: readonly AnyAdmissionPlugin[] = [
   ingressAdmission,
 ];
 
-/** The one line emit prints, without --native, for an entry naming one of them. */
-export function nativeOnlyLine(name: string): string | undefined {
-  return nativeOnlyPlugins.some((p) => p.metadata.upstreamName === name)
-    ? `${name}: served only as a native policy: npm run emit -- --native --kubernetes-version X.Y (1.30 or later)`
-    : undefined;
-}
+/** True for an entry naming one of them (lib/config keeps their names, for every command's line). */
+export const isNativeOnly = (name: string): boolean => NATIVE_ONLY_PLUGIN_NAMES.has(name);
 
 // --- their policies -------------------------------------------------------------------------
 

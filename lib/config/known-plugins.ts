@@ -102,3 +102,15 @@ export const KNOWN_PLUGIN_NAMES: ReadonlySet<string> = new Set<string>([
   ...OPENSHIFT_PLUGINS,
   ...PROJECT_PLUGINS,
 ]);
+
+/**
+ * Upstream plugins this project serves only as native policies (they need the apiserver's
+ * authorizer, which a webhook does not have): `npm run emit -- --native` compiles them
+ * (infra/native/native-only.ts); every other command lists their entries as served that way.
+ */
+export const NATIVE_ONLY_PLUGIN_NAMES: ReadonlySet<string> = new Set([
+  'CertificateApproval',
+  'CertificateSigning',
+  'ClusterTrustBundleAttest',
+  'route.openshift.io/IngressAdmission',
+]);

@@ -16,7 +16,7 @@ import type { Enforcement, Exemptions } from './enforcement.js';
 import { ENFORCE } from './enforcement.js';
 import { ConfigError } from './errors.js';
 import { closestName } from './fields.js';
-import { KNOWN_PLUGIN_NAMES } from './known-plugins.js';
+import { KNOWN_PLUGIN_NAMES, NATIVE_ONLY_PLUGIN_NAMES } from './known-plugins.js';
 
 export interface ConfiguredPlugin {
   readonly plugin: AnyAdmissionPlugin;
@@ -152,7 +152,12 @@ export function selectionLine(set: PluginSet): string {
   return `${file} names ${named} of the served plugins: serving exactly those (${active} active)`;
 }
 
-/** The one line every command prints for an entry that names a plugin this project does not serve. */
+/**
+ * The one line every command prints for an entry that names a plugin no webhook of this project
+ * serves: one served only as a native policy, or one not served at all.
+ */
 export function ignoredLine(name: string): string {
+  if (NATIVE_ONLY_PLUGIN_NAMES.has(name))
+    return `${name}: served only as a native policy: npm run emit -- --native --kubernetes-version X.Y (1.30 or later)`;
   return `${name}: not served by this project, entry ignored (as the apiserver ignores entries of disabled plugins)`;
 }

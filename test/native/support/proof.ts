@@ -22,6 +22,8 @@ import { nativeName } from '../../../infra/native/objects.js';
 import { planPlugin } from '../../../infra/native/plan.js';
 import type { PhaseResult, ReviewInput } from '../../support/review.js';
 import { runPhase } from '../../support/review.js';
+import { defaultObject } from '../../../lib/kube/defaults.js';
+import { MERGE_SCHEMA } from '../../../lib/kube/merge-schema.js';
 
 const SOURCE = { file: 'native policies (emit --native)', baseDir: process.cwd() };
 
@@ -32,7 +34,12 @@ export interface NamespaceFixture {
   readonly phase?: 'Active' | 'Terminating';
 }
 
-/** Learned namespaces as the apiserver knows them: every one has its kubernetes.io/metadata.name label. */
+/**
+ * Learned namespaces as the apiserver knows them: every one has its kubernetes.io/metadata.name
+ * label. A namespace not listed exists too, with that label alone: the apiserver knows every
+ * namespace a request names, and the engine would otherwise skip a policy whose binding selects
+ * namespaces (a never-seen namespace's answer).
+ */
 export function namespaceState(namespaces: readonly NamespaceFixture[]): PluginState {
   const known = new Map<string, LearnedNamespace>(
     namespaces.map((n) => [
@@ -46,9 +53,19 @@ export function namespaceState(namespaces: readonly NamespaceFixture[]): PluginS
       },
     ]),
   );
+  const unlisted = (name: string): LearnedNamespace => ({
+    name,
+    labels: { 'kubernetes.io/metadata.name': name },
+    annotations: {},
+    phase: 'Active',
+    observedAt: new Date(0).toISOString(),
+  });
   return {
     ...NO_STATE,
-    learnedNamespaces: { get: async (name) => known.get(name), knownAbsent: async (name) => !known.has(name) },
+    learnedNamespaces: {
+      get: async (name) => known.get(name) ?? (name === '' ? undefined : unlisted(name)),
+      knownAbsent: async () => false,
+    },
   };
 }
 
@@ -106,9 +123,15 @@ export class NativeCluster {
     return runPhase(vapPlugin, 'validate', input, this.vapConfig, state);
   }
 
-  /** The mutating policies' answer (a patch), through the real codec. */
+  /**
+   * The mutating policies' answer (a patch), through the real codec, on the object as the
+   * apiserver holds it when it calls them: defaulted (upstream's rows build objects without).
+   */
   mutate(input: ReviewInput, state: PluginState = namespaceState([])): Promise<PhaseResult> {
-    return runPhase(mapPlugin, 'mutate', input, this.mapConfig, state);
+    const stored = <T extends KubeObject | null | undefined>(object: T): T =>
+      (object ? defaultObject(MERGE_SCHEMA, object) : object) as T;
+    const held = { ...input, object: stored(input.object), oldObject: stored(input.oldObject) };
+    return runPhase(mapPlugin, 'mutate', held, this.mapConfig, state);
   }
 }
 
@@ -182,9 +205,14 @@ export async function expectSameAdmission(
 }
 
 /** The native mutation leaves the object exactly as the webhook's patch does. */
+/**
+ * The same final object, as the apiserver stores it: it applies the type's defaults after a
+ * webhook's patch (when it decodes the patched object) as after a mutating policy's (lib/kube/defaults).
+ */
 export function expectSameMutation(webhook: PhaseResult, native: PhaseResult): void {
   expect(native.wire.response?.allowed).toBe(true);
-  expect(native.patchedObject).toEqual(webhook.patchedObject);
+  const stored = (object: KubeObject | null) => (object === null ? object : defaultObject(MERGE_SCHEMA, object));
+  expect(stored(native.patchedObject)).toEqual(stored(webhook.patchedObject));
 }
 
 /** Counts of a proof, for the report and the docs. */

@@ -14,7 +14,7 @@ import {
   activePlugins,
   ignoredLine,
   inactiveLine,
-  inactivePlugins,
+  inactiveSummary,
   loadPluginSet,
   selectionLine,
 } from '../../lib/config/plugins.js';
@@ -127,9 +127,8 @@ function readFileArg(option: string, file: string): string {
 
 /** --plugins, or every active plugin; an inactive one cannot answer, so naming it is an error. */
 function selectPlugins(set: PluginSet, list: string | undefined, io: EmitIo): ConfiguredPlugin[] {
-  const inactive = inactivePlugins(set);
   if (list === undefined) {
-    for (const configured of inactive) io.stderr(`left out: ${inactiveLine(configured)}\n`);
+    for (const line of inactiveSummary(set)) io.stderr(`left out: ${line}\n`);
     return activePlugins(set);
   }
   const names = list

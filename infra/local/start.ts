@@ -7,14 +7,7 @@ import { parseArgs } from 'node:util';
 import { plugins } from '../../functions/index.js';
 import type { AdmissionPlugin } from '../../lib/admission/plugin.js';
 import { DEFAULT_ADMISSION_CONFIG } from '../../lib/config/admission-configuration.js';
-import {
-  activePlugins,
-  ignoredLine,
-  inactiveLine,
-  inactivePlugins,
-  loadPluginSet,
-  selectionLine,
-} from '../../lib/config/plugins.js';
+import { activePlugins, ignoredLine, inactiveSummary, loadPluginSet, selectionLine } from '../../lib/config/plugins.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
@@ -74,7 +67,7 @@ async function main(): Promise<void> {
   const pluginSet = loadPluginSet(plugins);
   progress(selectionLine(pluginSet));
   for (const name of pluginSet.ignored) progress(ignoredLine(name));
-  for (const configured of inactivePlugins(pluginSet)) progress(inactiveLine(configured));
+  for (const line of inactiveSummary(pluginSet)) progress(line);
   const served = activePlugins(pluginSet);
   if (served.length === 0)
     throw new ConfigError(

@@ -153,6 +153,22 @@ export function selectionLine(set: PluginSet): string {
 }
 
 /**
+ * What a start or emit says about inactive plugins: a full line for each one the file names (the
+ * operator asked for it and must learn why it is not served), and one line for the plugins a file
+ * that names none leaves off by default (`npm run check-config` says what each needs).
+ */
+export function inactiveSummary(set: PluginSet): string[] {
+  const inactive = inactivePlugins(set);
+  const named = inactive.filter((p) => p.hasEntry).map(inactiveLine);
+  const byDefault = inactive.filter((p) => !p.hasEntry).map((p) => p.plugin.metadata.upstreamName);
+  if (byDefault.length === 0) return named;
+  return [
+    ...named,
+    `off by default: ${byDefault.join(', ')} (npm run check-config says what each needs; name plugins in ${set.configuration.source.file} to choose)`,
+  ];
+}
+
+/**
  * The one line every command prints for an entry that names a plugin no webhook of this project
  * serves: one served only as a native policy, or one not served at all.
  */

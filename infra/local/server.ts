@@ -165,24 +165,37 @@ function restEvent(
   };
 }
 
-function lambdaContext(plugin: string, timeoutMs: number): Context {
-  const deadline = Date.now() + timeoutMs;
-  const name = `serverless-admission-local-${plugin}`;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${name}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+/**
+ * Lambda's context for one request. A class, not an object literal with closures: one shape and
+ * no function created per request (tsx, which runs `npm start`, wraps each in a naming call).
+ */
+class LocalLambdaContext implements Context {
+  callbackWaitsForEmptyEventLoop = false;
+  readonly functionVersion = '$LATEST';
+  readonly memoryLimitInMB = '512';
+  readonly logStreamName = 'local';
+  readonly awsRequestId = randomUUID();
+  readonly invokedFunctionArn: string;
+  readonly logGroupName: string;
+  private readonly deadline: number;
+  constructor(
+    readonly functionName: string,
+    timeoutMs: number,
+  ) {
+    this.deadline = Date.now() + timeoutMs;
+    this.invokedFunctionArn = `arn:aws:lambda:local:000000000000:function:${functionName}`;
+    this.logGroupName = `/aws/lambda/${functionName}`;
+  }
+  getRemainingTimeInMillis(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+  done(): void {}
+  fail(): void {}
+  succeed(): void {}
 }
+
+const lambdaContext = (plugin: string, timeoutMs: number): Context =>
+  new LocalLambdaContext(`serverless-admission-local-${plugin}`, timeoutMs);
 
 function answer(
   res: ServerResponse,

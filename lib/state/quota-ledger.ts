@@ -64,7 +64,6 @@ import type {
   ReserveOutcome,
 } from '../admission/ports.js';
 import { StoreUnavailableError } from '../admission/ports.js';
-import { AGAIN, retryWithJitter } from './retry.js';
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, json, N, num, S, str } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
@@ -72,10 +71,29 @@ import { TTL_ATTRIBUTE } from './table.js';
 export const DEFAULT_RESERVATION_SECONDS = 900;
 /** How long a queued request may stay undecided: longer than any webhook timeout (at most 30 s). */
 export const PENDING_SECONDS = 60;
-/** Reads while waiting for the requests ahead to decide: each a round trip and a short pause. */
-const MAX_WAITS = 400;
+/**
+ * Reads while waiting for the requests ahead to decide, each a round trip and a pause: about 10 s
+ * in all, past any webhook's timeout, after which the request answers 500.
+ */
+const MAX_WAITS = 100;
 /** The shortest pause between two reads while waiting: about one store round trip. */
 const WAIT_FLOOR_MS = 5;
+/** The longest pause between two reads while waiting. */
+const WAIT_CEILING_MS = 100;
+
+/**
+ * The pause before read `wait + 1` while requests ahead are undecided: paced by the store, at
+ * about the round trip the last read took (a busy store answers slowly, and every read a waiter
+ * sends competes with the writes it waits for), growing by half each time, between
+ * WAIT_FLOOR_MS and WAIT_CEILING_MS, with jitter so the waiters of one burst spread out.
+ */
+export function waitPauseMs(wait: number, lastReadMs: number, random: () => number = Math.random): number {
+  const paced = Math.min(WAIT_CEILING_MS, Math.max(WAIT_FLOOR_MS, lastReadMs) * 1.5 ** wait);
+  return Math.round(paced * (0.5 + random()));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Decided entries at the queue's head worth one trimming write (each entry is ~200 bytes). */
 const TRIM_AT = 16;
 
@@ -241,29 +259,29 @@ export class QuotaLedgerStore implements QuotaLedger {
       throw new StoreUnavailableError(`quota ledger: namespace ${object.namespace}: our queue entry is missing`);
     const ahead = queue.slice(0, place);
     // 2. read, 3. decide; again after a pause while requests ahead are undecided.
-    return retryWithJitter(
-      `quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead`,
-      MAX_WAITS,
-      async (wait) => {
-        const ledger = await this.read(object.namespace);
-        // One request in TRIM_AT tries to trim, so a burst does not send a trim per request.
-        if (wait === 0 && place > 0 && place % TRIM_AT === 0) await this.trim(object.namespace, ahead, ledger);
-        const held = ledger.charges.get(me.sk);
-        if (held && !this.store.expired(held)) return this.heldBy(object, held);
-        const refusal = check({ quotas: ledger.quotas, charges: ledger.live });
-        if (refusal !== undefined) return this.decided(object, { kind: 'refused', refusal });
-        const undecided = ahead.flatMap((entry) => {
-          if (!this.isUndecided(entry, ledger)) return [];
-          return chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved') ?? [];
-        });
-        if (
-          undecided.length > 0 &&
-          check({ quotas: ledger.quotas, charges: [...ledger.live, ...undecided] }) !== undefined
-        )
-          return AGAIN;
+    for (let wait = 0; wait < MAX_WAITS; wait++) {
+      const started = performance.now();
+      const ledger = await this.read(object.namespace);
+      const readMs = performance.now() - started;
+      // One request in TRIM_AT tries to trim, so a burst does not send a trim per request.
+      if (wait === 0 && place > 0 && place % TRIM_AT === 0) await this.trim(object.namespace, ahead, ledger);
+      const held = ledger.charges.get(me.sk);
+      if (held && !this.store.expired(held)) return this.heldBy(object, held);
+      const refusal = check({ quotas: ledger.quotas, charges: ledger.live });
+      if (refusal !== undefined) return this.decided(object, { kind: 'refused', refusal });
+      const undecided = ahead.flatMap((entry) => {
+        if (!this.isUndecided(entry, ledger)) return [];
+        return chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved') ?? [];
+      });
+      if (
+        undecided.length === 0 ||
+        check({ quotas: ledger.quotas, charges: [...ledger.live, ...undecided] }) === undefined
+      )
         return this.admit(object, charge);
-      },
-      WAIT_FLOOR_MS,
+      await sleep(waitPauseMs(wait, readMs));
+    }
+    throw new StoreUnavailableError(
+      `quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead: still undecided after ${MAX_WAITS} reads`,
     );
   }
 

@@ -232,7 +232,7 @@ export async function quotaBurst(
   }
 }
 
-function post(agent: Agent, url: string, body: string): Promise<{ status: number; body: string }> {
+function postOnce(agent: Agent, url: string, body: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -251,6 +251,20 @@ function post(agent: Agent, url: string, body: string): Promise<{ status: number
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/**
+ * A POST as the apiserver's client sends it: a kept-alive connection that the server closed
+ * while idle is retried once on a new one (Go's transport does the same for a request it could
+ * not have delivered).
+ */
+async function post(agent: Agent, url: string, body: string): Promise<{ status: number; body: string }> {
+  try {
+    return await postOnce(agent, url, body);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
+    return postOnce(agent, url, body);
+  }
 }
 
 /** Store calls per 100 ms of a burst through the server, as the proxy saw them leave. */

@@ -131,8 +131,7 @@ async function main(): Promise<void> {
     }
     report('Quota burst summary', [
       burst.summary,
-      burst.throughServer.inMemory.summary,
-      burst.throughServer.persistent.summary,
+      ...Object.values(burst.throughServer).map((p) => p.summary),
     ] as never[]);
   }
 

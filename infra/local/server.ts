@@ -9,6 +9,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { MAX_BODY_BYTES } from '../../lib/http/body-limit.js';
+import { coalesceStdoutLines } from '../../lib/http/log.js';
 import { secretMatches } from '../../lib/http/caller-identity.js';
 import type { Phase } from '../../lib/http/webhook-path.js';
 import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from '../../lib/http/webhook-path.js';
@@ -208,6 +209,7 @@ function answer(
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  coalesceStdoutLines(); // one write(2) per turn of the event loop, not per request
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const functionTimeoutMs = options.functionTimeoutMs ?? 10_000;
   const known = new Set(options.handlers.keys());

@@ -9,6 +9,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { MAX_BODY_BYTES } from '../../lib/http/body-limit.js';
+import { coalesceStdoutLines } from '../../lib/http/log.js';
 import { secretMatches } from '../../lib/http/caller-identity.js';
 import type { Phase } from '../../lib/http/webhook-path.js';
 import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from '../../lib/http/webhook-path.js';
@@ -180,24 +181,37 @@ function restEvent(
   };
 }
 
-function lambdaContext(plugin: string, timeoutMs: number): Context {
-  const deadline = Date.now() + timeoutMs;
-  const name = `serverless-admission-local-${plugin}`;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${name}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+/**
+ * Lambda's context for one request. A class, not an object literal with closures: one shape and
+ * no function created per request (tsx, which runs `npm start`, wraps each in a naming call).
+ */
+class LocalLambdaContext implements Context {
+  callbackWaitsForEmptyEventLoop = false;
+  readonly functionVersion = '$LATEST';
+  readonly memoryLimitInMB = '512';
+  readonly logStreamName = 'local';
+  readonly awsRequestId = randomUUID();
+  readonly invokedFunctionArn: string;
+  readonly logGroupName: string;
+  private readonly deadline: number;
+  constructor(
+    readonly functionName: string,
+    timeoutMs: number,
+  ) {
+    this.deadline = Date.now() + timeoutMs;
+    this.invokedFunctionArn = `arn:aws:lambda:local:000000000000:function:${functionName}`;
+    this.logGroupName = `/aws/lambda/${functionName}`;
+  }
+  getRemainingTimeInMillis(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+  done(): void {}
+  fail(): void {}
+  succeed(): void {}
 }
+
+const lambdaContext = (plugin: string, timeoutMs: number): Context =>
+  new LocalLambdaContext(`serverless-admission-local-${plugin}`, timeoutMs);
 
 function answer(
   res: ServerResponse,
@@ -210,6 +224,7 @@ function answer(
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  coalesceStdoutLines(); // one write(2) per turn of the event loop, not per request
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const functionTimeoutMs = options.functionTimeoutMs ?? 10_000;
   const known = new Set(options.handlers.keys());

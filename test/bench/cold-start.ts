@@ -9,7 +9,7 @@
 // else: the target is the function within bare node plus that round trip.
 import { usesStore } from '../../lib/admission/plugin.js';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import type { Plugin } from 'esbuild';
@@ -47,11 +47,13 @@ interface Run {
 }
 
 /** One fresh process: wall time from outside, CPU time (user + system) from inside. */
-function run(args: string[], env: NodeJS.ProcessEnv): Run {
+function run(args: string[], env: NodeJS.ProcessEnv, options: { cwd?: string } = {}): Run {
   const start = performance.now();
-  const output = execFileSync(process.execPath, args, { env, cwd: OUT, encoding: 'utf8' });
+  const output = execFileSync(process.execPath, args, { env, cwd: options.cwd ?? OUT, encoding: 'utf8' });
   const wall = performance.now() - start;
-  return { wall, ...(JSON.parse(output) as Omit<Run, 'wall'>) };
+  // The function's own log line (LOG_LEVEL=info, as deployed) comes first; the figures last.
+  const last = output.trim().split('\n').pop() ?? '';
+  return { wall, ...(JSON.parse(last) as Omit<Run, 'wall'>) };
 }
 
 const BARE = `const u=process.cpuUsage();process.stdout.write(JSON.stringify({cpu:(u.user+u.system)/1000}))`;
@@ -62,7 +64,7 @@ const BARE = `const u=process.cpuUsage();process.stdout.write(JSON.stringify({cp
 const EMPTY_ESM = 'empty.mjs';
 const BARE_ESM = `import('./${EMPTY_ESM}').then(()=>{const u=process.cpuUsage();process.stdout.write(JSON.stringify({cpu:(u.user+u.system)/1000}))})`;
 const driver = (bundle: string, event: string) =>
-  `const t0=performance.now();import('./${bundle}').then(({handler})=>{const t1=performance.now();const e=JSON.parse(require('fs').readFileSync('./${event}','utf8'));return handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const u=process.cpuUsage();process.stdout.write(JSON.stringify({load:t1-t0,answer:t2-t1,status:r.statusCode,cpu:(u.user+u.system)/1000}))})})`;
+  `const t0=performance.now();${bundle.endsWith('.cjs') ? 'Promise.resolve(require' : 'import'}('${bundle.startsWith('/') ? '' : './'}${bundle}')${bundle.endsWith('.cjs') ? ')' : ''}.then(({handler})=>{const t1=performance.now();const e=JSON.parse(require('fs').readFileSync('${event.startsWith('/') ? '' : './'}${event}','utf8'));return handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const u=process.cpuUsage();process.stdout.write(JSON.stringify({load:t1-t0,answer:t2-t1,status:r.statusCode,cpu:(u.user+u.system)/1000}))})})`;
 
 /**
  * The store floor: bare node sending one GetItem to DynamoDB Local with Node's http, a placeholder
@@ -88,19 +90,22 @@ async function bundle(
   plugin: AnyAdmissionPlugin,
   tag: string,
   extra: Plugin[],
+  format: 'esm' | 'cjs' = 'esm',
 ): Promise<{ file: string; bytes: number; sdkBytes: number; yamlBytes: number }> {
-  const file = `${plugin.metadata.name}.${tag}.mjs`;
+  const file = `${plugin.metadata.name}.${tag}.${format === 'esm' ? 'mjs' : 'cjs'}`;
   const result = await build({
     entryPoints: [`functions/${plugin.metadata.name}/handler.ts`],
     bundle: true,
     minify: true,
     platform: 'node',
     target: 'node20',
-    format: 'esm',
+    format,
     mainFields: ['module', 'main'],
-    banner: {
-      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-    },
+    ...(format === 'esm' && {
+      banner: {
+        js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+      },
+    }),
     plugins: [...extra, ...packagingPlugins],
     outfile: join(OUT, file),
     metafile: true,
@@ -123,16 +128,16 @@ async function bundle(
  * `runs` rounds of (bare node, bare node importing an empty ES module, [bare node with one store
  * call,] the function), alternating; medians and the ratios' spreads.
  */
-function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number, store?: string) {
+function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number, store?: string, cwd?: string) {
   run(['-e', BARE], env);
   run(['-e', BARE_ESM], env);
   if (store) run(['-e', store], env);
-  run(args, env); // warm the file cache
+  run(args, env, { cwd }); // warm the file cache
   const samples = Array.from({ length: runs }, () => ({
     bare: run(['-e', BARE], env),
     esm: run(['-e', BARE_ESM], env),
     store: store ? run(['-e', store], env) : undefined,
-    fn: run(args, env),
+    fn: run(args, env, { cwd }),
   }));
   // Stateful: the target is 2× bare node plus one store round trip (the store floor's time over
   // bare node's), that is bare node plus the store floor; at most 1 meets it.
@@ -174,7 +179,100 @@ function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number, store?: str
   };
 }
 
-export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[]> {
+/** serverless's function key: `always-pull-images` → `alwaysPullImages`. */
+const functionKey = (name: string) => name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+interface PackagedFunction {
+  readonly zip: string;
+  readonly handlerFile: string;
+  /** The environment serverless.yml gives the function (CloudFormation's, references resolved). */
+  readonly environment: Record<string, string>;
+}
+
+/**
+ * `npm run package`, as an operator runs it: the zips and the template's environment of every
+ * function it packaged (the default configuration's active plugins), by plugin name.
+ */
+function packageFunctions(stateTable: string): Map<string, PackagedFunction> {
+  execFileSync('npx', ['sls', 'package', '--stage', 'dev'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const template = JSON.parse(readFileSync('.serverless/cloudformation-template-update-stack.json', 'utf8')) as {
+    Resources: Record<string, { Type: string; Properties: Record<string, any> }>;
+  };
+  const packaged = new Map<string, PackagedFunction>();
+  for (const plugin of plugins) {
+    const key = functionKey(plugin.metadata.name);
+    const resource = Object.values(template.Resources).find(
+      (r) => r.Type === 'AWS::Lambda::Function' && String(r.Properties.Code?.S3Key ?? '').endsWith(`/${key}.zip`),
+    );
+    if (!resource) continue;
+    const variables = (resource.Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
+    const environment = Object.fromEntries(
+      Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : k === 'STATE_TABLE' ? stateTable : '']),
+    );
+    const handler = String(resource.Properties.Handler);
+    packaged.set(plugin.metadata.name, {
+      zip: resolve('.serverless', `${key}.zip`),
+      handlerFile: `${handler.slice(0, handler.lastIndexOf('.'))}.mjs`,
+      environment,
+    });
+  }
+  return packaged;
+}
+
+/**
+ * Cold starts of the packaged zips: each unzipped, started by a fresh Node with the environment
+ * serverless.yml sets and the variables Lambda adds (a function name, so metrics are EMF as
+ * deployed; region and placeholder credentials), answering its first review from an API Gateway
+ * event. The function's own log line is on (LOG_LEVEL=info, as deployed).
+ */
+function packagedColdStarts(
+  runs: number,
+  db: { endpoint: string },
+  table: string,
+  eventFile: (plugin: AnyAdmissionPlugin) => string,
+): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = [];
+  const packaged = packageFunctions(table);
+  const root = resolve(OUT, 'packaged');
+  rmSync(root, { recursive: true, force: true });
+  for (const plugin of plugins) {
+    const name = plugin.metadata.name;
+    const fn = packaged.get(name);
+    if (!fn) continue;
+    const dir = join(root, name);
+    mkdirSync(dir, { recursive: true });
+    execFileSync('unzip', ['-q', fn.zip, '-d', dir]);
+    const stateful = usesStore(plugin.metadata);
+    const env = {
+      PATH: process.env.PATH,
+      ...fn.environment,
+      AWS_LAMBDA_FUNCTION_NAME: `serverless-admission-dev-${functionKey(name)}`,
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+      AWS_REGION: 'local',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      ...(stateful && { DYNAMODB_ENDPOINT: db.endpoint }),
+    };
+    const figures = pairs(
+      ['--input-type=commonjs', '-e', driver(join(dir, fn.handlerFile), resolve(OUT, eventFile(plugin)))],
+      env,
+      runs,
+      stateful ? storeFloor(db.endpoint, table) : undefined,
+      dir,
+    );
+    rows.push({
+      function: name,
+      variant: 'packaged zip',
+      'bundle KB': round(statSync(join(dir, fn.handlerFile)).size / 1024, 1),
+      'SDK KB': '',
+      'yaml KB': '',
+      ...figures,
+    });
+  }
+  return rows;
+}
+
+export async function benchColdStart(runs = Number(process.env.BENCH_RUNS ?? 7)): Promise<Record<string, unknown>[]> {
   mkdirSync(OUT, { recursive: true });
   writeFileSync(join(OUT, EMPTY_ESM), 'export {};\n');
   // As packaged (infra/serverless/packaged-config.ts): the functions start from the parsed JSON.
@@ -204,14 +302,19 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
         join(OUT, eventFile),
         JSON.stringify(gatewayEvent(`/${name}/${phase}`, sampleReviewFor(plugin).body)),
       );
-      const variants: [string, Plugin[]][] = stateful
+      // The bench's own build with packaging's options; a stateless function's also as CommonJS
+      // (what of its start is Node's ESM loader), a stateful one's with the SDK's client.
+      const variants: [string, Plugin[], 'esm' | 'cjs'][] = stateful
         ? [
-            ['as packaged', []],
-            ['AWS SDK client', [sdkClient]],
+            ['bench build', [], 'esm'],
+            ['AWS SDK client', [sdkClient], 'esm'],
           ]
-        : [['as packaged', []]];
-      for (const [variant, extra] of variants) {
-        const built = await bundle(plugin, variant.replace(/\W+/g, '-').toLowerCase(), extra);
+        : [
+            ['bench build', [], 'esm'],
+            ['bench build, CommonJS', [], 'cjs'],
+          ];
+      for (const [variant, extra, format] of variants) {
+        const built = await bundle(plugin, variant.replace(/\W+/g, '-').toLowerCase(), extra, format);
         const figures = pairs(
           ['--input-type=commonjs', '-e', driver(built.file, eventFile)],
           { ...base, ADMISSION_CONFIG: config },
@@ -228,6 +331,7 @@ export async function benchColdStart(runs = 7): Promise<Record<string, unknown>[
         });
       }
     }
+    rows.push(...packagedColdStarts(runs, db, table, (plugin) => `${plugin.metadata.name}.event.json`));
   } finally {
     await db.stop();
   }

@@ -20,17 +20,21 @@ Measures, next to a floor in the same run:
   handlers    each plugin's full Lambda handler in-process vs JSON.parse+stringify of the review,
               with metrics off, EMF (lib/metrics), EMF through Powertools, Prometheus, and with the
               request log on (metrics off, and EMF folded into its line)
-  cold-start  each function's esbuild bundle: size, SDK bytes, fresh-process load+answer vs bare node;
-              one function's bundle without metrics, with lib/metrics' EMF, with Powertools' EMF
-  throughput  the local mTLS server at 16 connections vs a bare https server with the same TLS
+  cold-start  each function's esbuild bundle (ESM as packaged, CommonJS for the stateless ones, the
+              SDK's client for the stateful ones) and each zip of npm run package, unzipped and
+              run with serverless.yml's environment: size, fresh-process load+answer vs bare node
+  throughput  npm start (request log on, and off) at 16 autocannon mTLS connections vs a bare https
+              server with the same TLS; req/s and each server's CPU per request
   cel         ValidatingAdmissionPolicy evaluation, and a request with 1 vs 1,000 policies loaded
   map         MutatingAdmissionPolicy: a label-adding ApplyConfiguration on a pod, full handler, vs
               the parse floor; a request with 1 vs 1,000 policies loaded
   store       DynamoDB calls per admitted request for each writing plugin
   quota-burst 64 concurrent pod creates vs pods: 32, every store call 10 ms later, vs the same
-              calls uncoordinated
+              calls uncoordinated: in process, and through npm start over mTLS (in-memory and
+              persistent store behind a 10 ms proxy), with the server's event-loop delay
   logger      one request log record: lib/http/log vs Powertools Logger, per record and bundle bytes
-Writes .local/bench/results.json unless --out names another file.
+Writes .local/bench/results.json unless --out names another file. BENCH_ROUNDS (quota-burst, default 5)
+and BENCH_RUNS (cold-start, default 7) shorten a trial run.
 `;
 
 async function optional(modulePath: string, exportName: string): Promise<(() => Promise<unknown>) | undefined> {
@@ -73,7 +77,7 @@ async function main(): Promise<void> {
     report('Request log record: ours vs Powertools Logger', results.logger as Record<string, unknown>[]);
   }
   if (only.has('throughput')) {
-    process.stderr.write('throughput: local server vs floor server, alternating...\n');
+    process.stderr.write('throughput: npm start vs the floor server under autocannon, alternating...\n');
     const throughput = await benchThroughput();
     results.throughput = throughput;
     report('Throughput rounds', throughput.rounds as unknown as Record<string, unknown>[]);
@@ -100,19 +104,35 @@ async function main(): Promise<void> {
   }
 
   if (only.has('quota-burst')) {
-    process.stderr.write('quota-burst: rounds of 64 concurrent creates vs pods: 32 under 10 ms store latency...\n');
+    process.stderr.write(
+      'quota-burst: rounds of 64 concurrent creates vs pods: 32 under 10 ms store latency, in process and through npm start...\n',
+    );
     const burst = await benchQuotaBurst();
     results.quotaBurst = burst;
+    const calls = (c: Record<string, number>) =>
+      Object.entries(c)
+        .map(([name, n]) => `${name}:${n}`)
+        .join(' ');
     report(
-      'Quota burst rounds (ms from the burst start)',
-      burst.rounds.map(({ calls, ...r }) => ({
-        ...r,
-        calls: Object.entries(calls)
-          .map(([c, n]) => `${c}:${n}`)
-          .join(' '),
-      })),
+      'Quota burst rounds in process (ms from the burst start)',
+      burst.rounds.map(({ calls: c, queue, ...r }) => ({ ...r, calls: calls(c), ...queue })),
     );
-    report('Quota burst summary', [burst.summary as unknown as Record<string, unknown>]);
+    for (const [name, path] of Object.entries(burst.throughServer)) {
+      report(
+        `Quota burst rounds through npm start, ${name} store (ms from the burst start)`,
+        path.rounds.map(({ calls: c, eventLoop, ...r }) => ({
+          ...r,
+          calls: calls(c),
+          'event loop p99 ms': eventLoop.p99,
+          'event loop max ms': eventLoop.max,
+        })),
+      );
+      report(`Store calls per 100 ms of the last burst through npm start, ${name} store`, path.timeline as never[]);
+    }
+    report('Quota burst summary', [
+      burst.summary,
+      ...Object.values(burst.throughServer).map((p) => p.summary),
+    ] as never[]);
   }
 
   const out = values.out ?? '.local/bench/results.json';

@@ -1,124 +1,153 @@
-// Throughput and p99 through the local server at 16 connections, next to a bare Node https
-// server with the same mTLS settings that only parses and answers, run alternately.
+// Throughput through the path a request takes: `npm start` in its own process (the request log
+// on, into a file, as a user runs it; and once more with LOG_LEVEL=silent), AlwaysPullImages'
+// mutate webhook, 16 keep-alive mTLS connections from autocannon, against the floor: a bare Node
+// https server with the same mTLS settings that parses the review and answers a fixed body
+// (floor-server.ts). Rounds alternate so drift on a shared machine hits every target alike.
+// Each round also reads the server's CPU time (/proc) per request, and the load generator's: the
+// generator is not the bottleneck when it spends less per request than the floor server does.
 import { spawn } from 'node:child_process';
-import { Agent, request } from 'node:https';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
+import type { LocalServerProcess } from './local-server-process.js';
+import { processCpuSeconds, startLocalServerProcess } from './local-server-process.js';
 import { capturedPodReview } from './samples.js';
-import { distribution, median, round, spread } from './stats.js';
+import { median, round, spread } from './stats.js';
 
-interface Round {
+export interface ThroughputRound {
   readonly target: string;
   readonly requests: number;
+  readonly 'req/s': number;
+  readonly 'p50 ms': number;
+  readonly 'p99 ms': number;
   readonly errors: number;
-  readonly seconds: number;
-  readonly p50: number;
-  readonly p99: number;
+  /** The server process's user + system CPU per request. */
+  readonly 'server cpu µs/req': number;
+  /** Its CPU seconds per second of the round: 1 is one core, all a Node server can use. */
+  readonly 'server cpu use': number;
+  /** The load generator's (this process's) CPU per request. */
+  readonly 'client cpu µs/req': number;
 }
 
-function post(agent: Agent, url: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+interface Target {
+  readonly name: string;
+  readonly url: string;
+  readonly pid: number;
+}
+
+async function startFloor(): Promise<{ url: string; pid: number; stop: () => void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/floor-server.ts'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`floor server exited with ${code}`)));
+  });
+  return {
+    url: (JSON.parse(line) as { url: string }).url,
+    pid: child.pid ?? 0,
+    stop: () => {
+      child.stdin!.end();
+      child.kill();
+    },
+  };
 }
 
-async function drive(target: string, url: string, agent: Agent, connections: number, seconds: number): Promise<Round> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < deadline) {
-        const t = performance.now();
-        try {
-          if ((await post(agent, url, capturedPodReview)) !== 200) errors++;
-        } catch {
-          errors++;
-        }
-        latencies.push(performance.now() - t);
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  const d = distribution(latencies);
-  return { target, requests: latencies.length, errors, seconds: round(elapsed, 2), p50: d.p50, p99: d.p99 };
+async function drive(
+  target: Target,
+  tlsOptions: Record<string, string>,
+  connections: number,
+  seconds: number,
+): Promise<ThroughputRound> {
+  const serverCpu = processCpuSeconds(target.pid);
+  const clientCpu = process.cpuUsage();
+  const result = await autocannon({
+    url: target.url,
+    method: 'POST',
+    body: capturedPodReview,
+    headers: { 'content-type': 'application/json' },
+    connections,
+    duration: seconds,
+    tlsOptions,
+  });
+  const server = processCpuSeconds(target.pid) - serverCpu;
+  const client = process.cpuUsage(clientCpu);
+  const requests = Math.max(1, result.requests.total);
+  return {
+    target: target.name,
+    requests: result.requests.total,
+    'req/s': round(result.requests.total / seconds, 0),
+    'p50 ms': result.latency.p50,
+    'p99 ms': result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    'server cpu µs/req': round((server * 1e6) / requests, 1),
+    'server cpu use': round(server / seconds, 2),
+    'client cpu µs/req': round((client.user + client.system) / requests, 1),
+  };
 }
 
 export async function benchThroughput(
   options: { connections?: number; seconds?: number; rounds?: number } = {},
-): Promise<{ rounds: Round[]; summary: Record<string, unknown> }> {
+): Promise<{ rounds: ThroughputRound[]; summary: Record<string, unknown> }> {
   const connections = options.connections ?? 16;
   const seconds = options.seconds ?? 4;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/servers.ts'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'silent' },
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
-  });
-  const { local, floor, pki } = JSON.parse(line) as { local: string; floor: string; pki: string };
-  const read = (f: string) => readFileSync(join(pki, f), 'utf8');
-  const agent = new Agent({
-    keepAlive: true,
-    maxSockets: connections,
-    ca: read('ca.crt'),
-    cert: read('client.crt'),
-    key: read('client.key'),
-  });
+  // npm start needs a store to start; AlwaysPullImages never calls it.
+  const db = await startEmbeddedDynamoDb({});
+  const servers: LocalServerProcess[] = [];
+  let floor: Awaited<ReturnType<typeof startFloor>> | undefined;
   try {
-    const rounds: Round[] = [];
-    // Warm both once, then alternate so drift on a shared machine hits both alike.
-    await drive('warm-up', `${local}/always-pull-images/mutate?timeout=10s`, agent, connections, 1);
-    await drive('warm-up', floor, agent, connections, 1);
-    for (let i = 0; i < (options.rounds ?? 4); i++) {
-      rounds.push(
-        await drive('local server', `${local}/always-pull-images/mutate?timeout=10s`, agent, connections, seconds),
-      );
-      rounds.push(await drive('floor server', floor, agent, connections, seconds));
-    }
-    const rate = (target: string) => {
-      const mine = rounds.filter((r) => r.target === target);
-      return mine.reduce((s, r) => s + r.requests, 0) / mine.reduce((s, r) => s + r.seconds, 0);
-    };
-    const localRounds = rounds.filter((r) => r.target === 'local server');
-    const floorRounds = rounds.filter((r) => r.target === 'floor server');
-    const pairRatios = spread(
-      localRounds.map((r, i) => r.requests / r.seconds / (floorRounds[i].requests / floorRounds[i].seconds)),
+    servers.push(await startLocalServerProcess({ endpoint: db.endpoint, logDir: '.local/bench/throughput' }));
+    servers.push(
+      await startLocalServerProcess({
+        endpoint: db.endpoint,
+        logDir: '.local/bench/throughput-silent',
+        env: { LOG_LEVEL: 'silent' },
+      }),
     );
+    floor = await startFloor();
+    const path = '/always-pull-images/mutate?timeout=10s';
+    const targets: Target[] = [
+      { name: 'npm start', url: `${servers[0].url}${path}`, pid: servers[0].pid },
+      { name: 'npm start, log off', url: `${servers[1].url}${path}`, pid: servers[1].pid },
+      { name: 'floor server', url: floor.url, pid: floor.pid },
+    ];
+    const { caPem, certPem, keyPem } = servers[0].identity;
+    const tls = { ca: caPem, cert: certPem, key: keyPem };
+    for (const target of targets) await drive(target, tls, connections, 1); // warm-up
+    const rounds: ThroughputRound[] = [];
+    for (let i = 0; i < (options.rounds ?? 4); i++)
+      for (const target of targets) rounds.push(await drive(target, tls, connections, seconds));
+    const of = (name: string) => rounds.filter((r) => r.target === name);
+    const rate = (name: string) => of(name).reduce((s, r) => s + r.requests, 0) / (of(name).length * seconds);
+    const cpu = (name: string) => median(of(name).map((r) => r['server cpu µs/req']));
+    const ratios = (name: string) =>
+      spread(of(name).map((r, i) => r['req/s'] / Math.max(1, of('floor server')[i]['req/s'])));
+    const shipped = ratios('npm start');
+    const silent = ratios('npm start, log off');
     const summary = {
       connections,
-      rounds: localRounds.length,
-      'local req/s': round(rate('local server'), 0),
+      rounds: of('npm start').length,
+      'npm start req/s': round(rate('npm start'), 0),
+      'log off req/s': round(rate('npm start, log off'), 0),
       'floor req/s': round(rate('floor server'), 0),
-      'throughput ratio': round(rate('local server') / rate('floor server'), 2),
-      'ratio, median of rounds': round(pairRatios.median, 2),
-      'ratio spread': `${round(pairRatios.min, 2)}–${round(pairRatios.max, 2)}`,
-      'local p50 ms': median(localRounds.map((r) => r.p50)),
-      'floor p50 ms': median(floorRounds.map((r) => r.p50)),
-      'local p99 ms': Math.max(...rounds.filter((r) => r.target === 'local server').map((r) => r.p99)),
-      'floor p99 ms': Math.max(...rounds.filter((r) => r.target === 'floor server').map((r) => r.p99)),
+      'throughput ratio': round(rate('npm start') / rate('floor server'), 2),
+      'ratio, median of rounds': round(shipped.median, 2),
+      'ratio spread': `${round(shipped.min, 2)}–${round(shipped.max, 2)}`,
+      'log off ratio, median of rounds': round(silent.median, 2),
+      'npm start cpu µs/req': cpu('npm start'),
+      'log off cpu µs/req': cpu('npm start, log off'),
+      'floor cpu µs/req': cpu('floor server'),
+      'cpu ratio (floor / npm start)': round(cpu('floor server') / cpu('npm start'), 2),
+      'floor server cpu use': median(of('floor server').map((r) => r['server cpu use'])),
+      'client cpu µs/req at the floor': median(of('floor server').map((r) => r['client cpu µs/req'])),
+      'npm start p99 ms': Math.max(...of('npm start').map((r) => r['p99 ms'])),
+      'floor p99 ms': Math.max(...of('floor server').map((r) => r['p99 ms'])),
       errors: rounds.reduce((s, r) => s + r.errors, 0),
     };
     return { rounds, summary };
   } finally {
-    agent.destroy();
-    child.stdin!.end();
-    child.kill();
+    floor?.stop();
+    for (const server of servers) await server.stop();
+    await db.stop();
   }
 }

@@ -40,7 +40,7 @@ async function bundleBytes(name: string, source: string): Promise<number> {
     bundle: true,
     minify: true,
     platform: 'node',
-    target: 'node20',
+    target: 'node22',
     format: 'esm',
     outfile: join(OUT, `${name}.mjs`),
     metafile: true,

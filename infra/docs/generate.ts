@@ -18,6 +18,7 @@ import {
   pluginPage,
   pluginParity,
   pluginTable,
+  seedingCommandBlock,
   seedingTable,
   webhookTable,
 } from './render.js';
@@ -102,9 +103,9 @@ function regionBody(sources: Sources, page: string, name: string): string {
   };
   if (name === 'plugin-table') return pluginTable(sources.facts, linkTo(PLUGINS_DIR));
   if (name === 'webhook-table') return webhookTable(sources.facts);
-  if (name === 'seeding-table') {
-    if (page !== 'docs/seed-state.md') throw new MarkdownError(`${page}: seeding-table belongs on docs/seed-state.md`);
-    return seedingTable(sources.facts);
+  if (name === 'seeding-table' || name === 'seeding-command') {
+    if (page !== 'docs/seed-state.md') throw new MarkdownError(`${page}: ${name} belongs on docs/seed-state.md`);
+    return name === 'seeding-table' ? seedingTable(sources.facts) : seedingCommandBlock(sources.facts);
   }
   if (name.startsWith('performance-')) {
     const body = performanceRegions(sources.bench)[name];

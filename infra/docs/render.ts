@@ -166,24 +166,22 @@ export function webhookTable(all: readonly PluginFacts[]): string {
   );
 }
 
-/** What each plugin that learns loads from a listing, the rule for a namespace it never saw, and the one command for all. */
+/** What each plugin that learns loads from a listing, and the rule for a namespace it never saw. */
 export function seedingTable(all: readonly PluginFacts[]): string {
-  const learners = all.filter((f) => f.learns.length > 0);
-  const everything = seedingCommand(seedingPlan(all.map((f) => f.metadata)));
-  return [
-    table(
-      ['plugin', 'learns', 'a namespace never seen'],
-      learners.map((f) => [
+  return table(
+    ['plugin', 'learns', 'a namespace never seen'],
+    all
+      .filter((f) => f.learns.length > 0)
+      .map((f) => [
         `[${f.metadata.upstreamName}](plugins/${pluginPage(f.metadata.name)})`,
         f.learns.map(code).join(', '),
         unknownNamespaceLine(f) ?? '—',
       ]),
-    ),
-    '',
-    'With every one of them active, `npm run emit` prints:',
-    '',
-    '```sh cluster',
-    everything,
-    '```',
-  ].join('\n');
+  );
+}
+
+/** The one command `npm run emit` prints for the plugins on by default. */
+export function seedingCommandBlock(all: readonly PluginFacts[]): string {
+  const command = seedingCommand(seedingPlan(all.filter((f) => f.defaultOn).map((f) => f.metadata)));
+  return ['```sh cluster', command, '```'].join('\n');
 }

@@ -67,7 +67,13 @@ const round = (value: number, digits = 2): number => Number(value.toFixed(digits
 
 function ranged(label: string, values: readonly number[], extra: Omit<KeyRatio, 'label' | 'value' | 'min' | 'max'>) {
   if (values.length === 0) throw new BenchResultsError(`bench/results.json: no figures for "${label}"`);
-  return { label, value: round(median(values)), min: Math.min(...values), max: Math.max(...values), ...extra };
+  return {
+    label,
+    value: round(median(values)),
+    min: round(Math.min(...values)),
+    max: round(Math.max(...values)),
+    ...extra,
+  };
 }
 
 const isPodRow = (row: Row) => row.resource === 'pods';
@@ -111,8 +117,8 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
     {
       label: 'Handler, MutatingAdmissionPolicy',
       value: round(num(results.map, 'ratio_p50', 'map')),
-      min: num(results.map, 'ratio_min', 'map'),
-      max: num(results.map, 'ratio_max', 'map'),
+      min: round(num(results.map, 'ratio_min', 'map')),
+      max: round(num(results.map, 'ratio_max', 'map')),
       target: 3,
       floor: 'JSON.parse + JSON.stringify of the same review',
     },

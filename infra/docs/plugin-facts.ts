@@ -76,10 +76,16 @@ function withDefaultEnvironment<T>(fn: () => T): T {
   }
 }
 
-/** config/examples/<plugin>.yaml, or config/examples/<plugin>/admission.yaml. */
-export function exampleFile(root: string, metadata: Pick<PluginMetadata, 'name'>): string | undefined {
+/** config/examples/<plugin>.yaml, or config/examples/<plugin>/admission.yaml, when it has an entry for the plugin. */
+export function exampleFile(root: string, metadata: Pick<PluginMetadata, 'name' | 'upstreamName'>): string | undefined {
   const candidates = [`config/examples/${metadata.name}.yaml`, `config/examples/${metadata.name}/admission.yaml`];
-  return candidates.find((file) => existsSync(join(root, file)));
+  return candidates.find(
+    (file) =>
+      existsSync(join(root, file)) &&
+      parseAdmissionConfiguration(readFileSync(join(root, file), 'utf8'), join(root, file)).names.includes(
+        metadata.upstreamName,
+      ),
+  );
 }
 
 /** The plugin configured by its example's entry (a bare entry when the example has none). */
@@ -157,7 +163,8 @@ function describeRule(rule: EmittedRule): string {
   const operations = rule.operations?.includes('*') ? 'every operation on' : (rule.operations ?? []).join(', ');
   const all = rule.resources ?? [];
   const scoped = rule.scope === 'Namespaced' ? 'namespaced ' : rule.scope === 'Cluster' ? 'cluster-scoped ' : '';
-  if (all.includes('*')) return `${operations} every ${scoped}resource${all.includes('*/*') ? ' and subresource' : ''}`;
+  if (all.includes('*') || all.includes('*/*'))
+    return `${operations} every ${scoped}resource${all.includes('*/*') ? ' and subresource' : ''}`;
   const groups = rule.apiGroups ?? [];
   const group = groups.length === 1 && groups[0] !== '' && groups[0] !== '*' ? `${groups[0]}/` : '';
   return `${operations} ${all.map((resource) => `${group}${resource}`).join(', ')}`;

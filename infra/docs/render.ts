@@ -115,8 +115,12 @@ export function pluginHeader(facts: PluginFacts): string {
 
 /** The example configuration, as config/examples holds it (its leading comment block left out). */
 export function pluginExample(facts: PluginFacts, exampleText: string | undefined): string {
-  if (facts.example === undefined || exampleText === undefined)
-    return 'No example file: a bare entry (`- name: ...`) is all the plugin takes.';
+  if (facts.example === undefined || exampleText === undefined) {
+    const entry = code(`- name: ${facts.metadata.upstreamName}`);
+    return facts.configurationFields && facts.configurationFields.length > 0
+      ? `No example file: a bare ${entry} entry runs it on upstream's defaults, which the fields above change.`
+      : `It takes no configuration: a bare ${entry} entry is all it needs.`;
+  }
   const lines = exampleText.replace(/\n+$/, '').split('\n');
   const start = lines.findIndex((line) => !line.startsWith('#') && line.trim() !== '');
   return [`From [${facts.example}](../../${facts.example}):`, '', '```yaml', ...lines.slice(start), '```'].join('\n');

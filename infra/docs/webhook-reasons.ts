@@ -64,7 +64,9 @@ export const WEBHOOK_REASONS: Readonly<Record<string, WebhookReasons>> = {
   'restricted-endpoints-admission': {
     validate: "OpenShift's Validate: a network boundary (CVE-2021-25737, CVE-2021-25740)",
   },
-  'run-once-duration': { validate: 'our twin refuses only a deadline the mutation would still lower' },
+  'run-once-duration': {
+    validate: 'upstream only mutates; this twin refuses only a deadline the mutation would still lower',
+  },
   'runtime-class': { validate: "upstream's Validate: overhead is what quota and eviction count" },
   'storage-object-in-use-protection': {
     validate: 'upstream only mutates; the in-cluster controller adds the same finalizers',
@@ -73,6 +75,6 @@ export const WEBHOOK_REASONS: Readonly<Record<string, WebhookReasons>> = {
     validate: 'upstream only mutates; a closed twin would stop Nodes registering in an outage',
   },
   'validating-admission-policy': {
-    validate: "each policy's own failurePolicy decides its errors; the webhook fails closed for the Fail ones",
+    validate: "each policy's own failurePolicy decides its errors, in the handler; the webhook itself fails closed",
   },
 };

@@ -18,6 +18,7 @@ import { emitCommand } from '../../../infra/emit/cli.js';
 import { pkiCommand } from '../../../infra/pki/cli.js';
 import { docsCommand } from '../../../infra/docs/generate.js';
 import type { Command } from './shell.js';
+import { commands } from './shell.js';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -70,6 +71,7 @@ const HELP: Record<string, () => Promise<string>> = {
   soak: () => printed('bash', [join(ROOT, 'infra/load/soak.sh'), '--help']),
   bench: () => node('test/bench/run.ts', ['--help']),
   docs: () => captured((io) => docsCommand(['--help'], io)),
+  outputs: () => node('infra/aws/outputs.ts', ['--help']),
 };
 
 export interface CliHelp {
@@ -132,7 +134,19 @@ const KUBECTL = new Set([
   'rollout',
   'auth',
 ]);
-const AWS = new Set(['s3', 's3api', 'acm', 'cloudformation', 'cloudwatch', 'logs', 'lambda', 'dynamodb', 'sns', 'sts']);
+const AWS = new Set([
+  's3',
+  's3api',
+  'acm',
+  'iam',
+  'cloudformation',
+  'cloudwatch',
+  'logs',
+  'lambda',
+  'dynamodb',
+  'sns',
+  'sts',
+]);
 const SLS = new Set(['package', 'deploy', 'remove', 'info', 'logs', 'invoke', 'print']);
 /** Programs every shell has, which a page may use around our commands. */
 const UTILITIES = new Set([
@@ -141,6 +155,8 @@ const UTILITIES = new Set([
   'chmod',
   'cp',
   'curl',
+  'apt-get',
+  'dpkg',
   'echo',
   'export',
   'grep',
@@ -168,6 +184,10 @@ export function commandProblems(command: Command, helpTexts: ReadonlyMap<string,
   const [program, ...args] = command.words;
   const at = `line ${command.line}: ${command.words.join(' ')}`;
   if (program === 'sudo') return commandProblems({ ...command, words: args }, helpTexts);
+  // eval "$(a command that prints a command)": the inner command is what the page runs.
+  const substituted = program === 'eval' && args.length === 1 ? /^\$\((.*)\)$/s.exec(args[0])?.[1] : undefined;
+  if (substituted !== undefined)
+    return commands(substituted).flatMap((inner) => commandProblems({ ...inner, line: command.line }, helpTexts));
   if (program === 'npm') {
     const [sub, ...rest] = args;
     if (sub === 'ci' || sub === 'test' || sub === 'start') {

@@ -1,5 +1,5 @@
 // A checkout as a reader has it, for running the documentation's commands: a directory with the
-// project's files (infra/ and config/ copied, since commands write under config/ and a command's
+// project's files (infra/, config/ and serverless.yml copied, since commands write under config/ and a command's
 // own file must not be a symlink for it to know it is the main module; the rest linked), its own
 // HOME, and `npm start` running in it on DynamoDB Local. One per test file, shared by every block.
 import type { ChildProcess } from 'node:child_process';
@@ -14,7 +14,8 @@ import { stopWithThisProcess } from '../../../infra/local/guard.js';
 import { ROOT } from './cli.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const COPIED = new Set(['infra', 'config']);
+// serverless.yml: the serverless CLI does not take a linked one for its service file.
+const COPIED = new Set(['infra', 'config', 'serverless.yml']);
 /** A reader's own files, git-ignored: a sandbox starts without them. */
 const OWN = new Set(['local', 'cluster', 'rotate', 'dist', 'coverage', 'report.json']);
 /** What a reader's shell would not have set: the suite's own environment. */

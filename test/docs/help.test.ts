@@ -13,14 +13,14 @@ import { commands } from './support/shell.js';
 const SERVED = new Set(plugins.map((p) => p.metadata.upstreamName));
 
 /** Repository paths a text names: `config/admission.yaml`, `test/fixtures/admission-tests/`. */
-export function repositoryPaths(text: string): string[] {
+function repositoryPaths(text: string): string[] {
   return [...text.matchAll(/(?<![\w./-])((?:bench|config|docs|functions|infra|lib|test)\/[\w./-]*)/g)]
     .map((m) => m[1].replace(/[.,;:]+$/, ''))
     .filter((p) => !/[A-Z]{3,}|\*|<|\{/.test(p));
 }
 
 /** What a text says is not served, and what it says is served or inactive (check-config's lines). */
-export function pluginClaims(text: string): { notServed: string[]; served: string[] } {
+function pluginClaims(text: string): { notServed: string[]; served: string[] } {
   const notServed = [...text.matchAll(/([\w./]+): not served by this project/g)].map((m) => m[1]);
   const served = [
     ...[...text.matchAll(/^\s*ok {2}([\w./]+) \(/gm)].map((m) => m[1]),

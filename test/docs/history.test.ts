@@ -18,7 +18,7 @@ const HISTORY: readonly [string, RegExp][] = [
 const DATE = /\b(19|20)\d{2}-\d{2}-\d{2}\b/g;
 
 /** What tells history in a text, as `what: the words`. */
-export function historyIn(text: string): string[] {
+function historyIn(text: string): string[] {
   return HISTORY.flatMap(([what, pattern]) => {
     const found = pattern.exec(text);
     return found ? [`${what}: ${found[0]}`] : [];

@@ -159,7 +159,7 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
   // cluster still calling with a retired key).
   alarms[`${key}RefusedCallersAlarm`] = alarm(
     `${prefix}-refused-callers`,
-    `${metadata.name}: more than ${o.refusedCallersAlarmThreshold} callers refused (403) in 5 minutes: someone is calling without a valid capability or certificate. README "Security".`,
+    `${metadata.name}: more than ${o.refusedCallersAlarmThreshold} callers refused (403) in 5 minutes: someone is calling without a valid capability or certificate. What to do: docs/operate.md#alarms.`,
     {
       Namespace: EMF_NAMESPACE,
       MetricName: EMF_METRIC.requests,

@@ -112,7 +112,7 @@ describe('the commands a reader runs locally print what the pages show', () => {
 
   it.each(runnable.map((b) => [where(b), b] as const))('%s', async (_, block) => {
     const { code, output } = await sandbox.run(block.fence.body);
-    expect(code, output).toBe(expectedExit(block.fence));
+    expect(code, `${output}\n(the shared server: ${sandbox.serverState()})`).toBe(expectedExit(block.fence));
     if (block.output)
       expect(
         outputMatches(block.output.body, output),

@@ -34,6 +34,8 @@ export interface Sandbox {
   readonly dir: string;
   /** What `npm start` printed on stdout, the port shown as the documented one. */
   readonly serverStdout: () => string;
+  /** `running`, or how the server ended and the end of its stderr: for a failing block's message. */
+  readonly serverState: () => string;
   run(script: string): Promise<RunResult>;
   close(): Promise<void>;
 }
@@ -55,6 +57,8 @@ export async function startSandbox(dynamodbEndpoint: string): Promise<Sandbox> {
   const children = new Set<ChildProcess>();
   let address = DOCUMENTED_ADDRESS;
   const stdout: string[] = [];
+  let serverEnded: string | undefined;
+  let serverStderr = '';
   const shown = (text: string) => text.split(address).join(DOCUMENTED_ADDRESS);
   const close = async () => {
     await Promise.all(
@@ -89,9 +93,11 @@ export async function startSandbox(dynamodbEndpoint: string): Promise<Sandbox> {
     });
     children.add(server);
     stopWithThisProcess(server);
-    let stderr = '';
     server.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
+      serverStderr = (serverStderr + chunk.toString()).slice(-4000);
+    });
+    server.once('exit', (code, signal) => {
+      serverEnded = `exited (${signal ?? code})`;
     });
     address = await new Promise<string>((ready, failed) => {
       createInterface({ input: server.stdout as NodeJS.ReadableStream }).on('line', (line) => {
@@ -99,7 +105,7 @@ export async function startSandbox(dynamodbEndpoint: string): Promise<Sandbox> {
         const url = /^ready: .* on https:\/\/(127\.0\.0\.1:\d+)/.exec(line);
         if (url) ready(url[1]);
       });
-      server.once('exit', (code) => failed(new Error(`npm start exited with ${code}: ${stderr}`)));
+      server.once('exit', (code) => failed(new Error(`npm start exited with ${code}: ${serverStderr}`)));
     });
   } catch (error) {
     await close();
@@ -108,6 +114,7 @@ export async function startSandbox(dynamodbEndpoint: string): Promise<Sandbox> {
   return {
     dir,
     serverStdout: () => shown(stdout.join('\n')),
+    serverState: () => (serverEnded ? `npm start ${serverEnded}; its stderr ended:\n${serverStderr}` : 'running'),
     run: (script) =>
       new Promise<RunResult>((done, failed) => {
         const child = spawn(

@@ -17,7 +17,7 @@ export interface BenchResults {
   readonly cel: Row;
   readonly map: Row;
   readonly store: readonly Row[];
-  readonly quotaBurst: { readonly summary: Row };
+  readonly quotaBurst: { readonly summary: Row; readonly throughServer?: Record<string, { readonly summary: Row }> };
 }
 
 export class BenchResultsError extends Error {
@@ -80,7 +80,11 @@ const isPodRow = (row: Row) => row.resource === 'pods';
 const isPolicyPlugin = (fn: unknown) => fn === 'validating-admission-policy' || fn === 'mutating-admission-policy';
 
 /** Stateful functions (those the bench also measured with the AWS SDK's client): they have a store floor. */
-const packaged = (results: BenchResults) => results.coldStart.filter((r) => r.variant === 'as packaged');
+/** Each function's ESM bundle as the bench builds it (every function, beside its floors). */
+const packaged = (results: BenchResults) =>
+  results.coldStart.filter((r) => r.variant === 'bench build' || r.variant === 'as packaged');
+/** The zips `npm run package` makes, unzipped and run as deployed (the default-on functions). */
+const zips = (results: BenchResults) => results.coldStart.filter((r) => r.variant === 'packaged zip');
 const stateful = (row: Row) => row['vs target (wall)'] !== undefined;
 
 export function keyRatios(results: BenchResults): KeyRatio[] {
@@ -92,6 +96,7 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
   const burst = results.quotaBurst.summary;
   const [throughputLow, throughputHigh] = spread(text(throughput, 'ratio spread', 'throughput.summary'));
   const [burstLow, burstHigh] = spread(text(burst, 'ratio spread', 'quotaBurst.summary'));
+  const burstThroughServer = results.quotaBurst.throughServer?.inMemory?.summary;
   const withLogs = handlers
     .filter((r) => r['EMF cost % with logs on'] !== undefined)
     .map((r) => 1 + num(r, 'EMF cost % with logs on', `handlers ${r.plugin}`) / 100);
@@ -139,6 +144,15 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
         .map((r) => num(r, 'vs target (wall)', `coldStart ${r.function}`)),
       { target: 1, floor: 'bare node plus one raw store round trip' },
     ),
+    ...(zips(results).length > 0
+      ? [
+          ranged(
+            'Cold start, packaged zips (CPU)',
+            zips(results).map((r) => num(r, 'cpu ratio', `coldStart zip ${r.function}`)),
+            { floor: 'bare `node -e 0`' },
+          ),
+        ]
+      : []),
     ranged(
       'Cold start, policy plugins (wall)',
       cold.filter((r) => isPolicyPlugin(r.function)).map((r) => num(r, 'vs target (wall)', `coldStart ${r.function}`)),
@@ -151,6 +165,17 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
       max: burstHigh,
       floor: 'the same store calls, uncoordinated',
     },
+    ...(burstThroughServer
+      ? [
+          {
+            label: 'Quota burst p99, through npm start over mTLS',
+            value: num(burstThroughServer, 'p99 / floor', 'quotaBurst.throughServer.inMemory'),
+            min: spread(text(burstThroughServer, 'ratio spread', 'quotaBurst.throughServer.inMemory'))[0],
+            max: spread(text(burstThroughServer, 'ratio spread', 'quotaBurst.throughServer.inMemory'))[1],
+            floor: 'the same store calls, uncoordinated',
+          },
+        ]
+      : []),
     {
       label: 'Local server throughput',
       value: num(throughput, 'throughput ratio', 'throughput.summary'),
@@ -190,7 +215,7 @@ export function performanceRegions(results: BenchResults): Record<string, string
   const day = results.date.slice(0, 10);
   const cpu = results.cpuModel ? ` (${results.cpuModel})` : '';
   const cold = packaged(results);
-  const sdk = results.coldStart.filter((r) => r.variant !== 'as packaged');
+  const sdk = results.coldStart.filter((r) => r.variant === 'AWS SDK client');
   return {
     'performance-run': `Measured on ${day} with Node ${results.node} on ${results.cpus} CPUs${cpu}, by \`npm run bench -- --out bench/results.json\`.`,
     'performance-summary': table(
@@ -260,9 +285,11 @@ export function performanceSvg(results: BenchResults): string {
   const rowHeight = 30;
   const top = 40;
   const height = top + ratios.length * rowHeight + 40;
-  const width = labelWidth + plotWidth + 90;
-  const scaleMax = Math.ceil(Math.max(...ratios.flatMap((r) => [r.max, r.target ?? 0])) * 2 + 0.5) / 2;
-  const x = (v: number) => round(labelWidth + (v / scaleMax) * plotWidth, 1);
+  const width = labelWidth + plotWidth + 140;
+  // A wide spread (a busy machine in one round) would squeeze every bar: the axis stops at 4×, and a
+  // whisker that goes further ends in an arrow.
+  const scaleMax = Math.min(4, Math.ceil(Math.max(...ratios.flatMap((r) => [r.max, r.target ?? 0])) * 2 + 0.5) / 2);
+  const x = (v: number) => round(labelWidth + (Math.min(v, scaleMax) / scaleMax) * plotWidth, 1);
   const ticks = Array.from({ length: scaleMax * 2 + 1 }, (_, i) => i / 2);
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
@@ -284,14 +311,16 @@ export function performanceSvg(results: BenchResults): string {
       `<rect x="${x(0)}" y="${mid - 7}" width="${round(x(ratio.value) - x(0), 1)}" height="14" fill="#4a7fb5"/>`,
       `<line x1="${x(ratio.min)}" y1="${mid}" x2="${x(ratio.max)}" y2="${mid}" stroke="#1f3b57" stroke-width="1.5"/>`,
       `<line x1="${x(ratio.min)}" y1="${mid - 4}" x2="${x(ratio.min)}" y2="${mid + 4}" stroke="#1f3b57" stroke-width="1.5"/>`,
-      `<line x1="${x(ratio.max)}" y1="${mid - 4}" x2="${x(ratio.max)}" y2="${mid + 4}" stroke="#1f3b57" stroke-width="1.5"/>`,
+      ratio.max > scaleMax
+        ? `<path d="M${x(scaleMax) - 6},${mid - 4} L${x(scaleMax)},${mid} L${x(scaleMax) - 6},${mid + 4}" fill="none" stroke="#1f3b57" stroke-width="1.5"/>`
+        : `<line x1="${x(ratio.max)}" y1="${mid - 4}" x2="${x(ratio.max)}" y2="${mid + 4}" stroke="#1f3b57" stroke-width="1.5"/>`,
     );
     if (ratio.target !== undefined)
       parts.push(
         `<line x1="${x(ratio.target)}" y1="${mid - 11}" x2="${x(ratio.target)}" y2="${mid + 11}" stroke="#c0392b" stroke-width="2" stroke-dasharray="3,2"/>`,
       );
     parts.push(
-      `<text x="${x(Math.max(ratio.max, ratio.target ?? 0)) + 8}" y="${mid + 4}" fill="#222222">${ratio.value}×</text>`,
+      `<text x="${x(Math.max(ratio.max, ratio.target ?? 0)) + 8}" y="${mid + 4}" fill="#222222">${ratio.value}×${ratio.max > scaleMax ? ` (to ${ratio.max}×)` : ''}</text>`,
     );
   });
   parts.push('</svg>');

@@ -42,14 +42,14 @@ Options:
       --group GROUP           the user's groups; repeatable (default: ${DEFAULT_USER.groups?.join(', ')};
                               with --user: system:authenticated)
   -o, --output text|json|yaml the report on stdout (default: text)
-      --tests DIR             run the AdmissionTest files under DIR instead (README: "Admission tests")
+      --tests DIR             run the AdmissionTest files under DIR instead (docs/rollout.md)
   -h, --help
 
 Examples:
   npm run check -- -f deploy/
   npm run check -- -f pods.yaml --config config/admission.yaml -o json
   npm run check -- -f app.yaml --namespace-labels team-a=env=prod,tier=web --user alice --group dev
-  npm run check -- --tests test/admission-tests/
+  npm run check -- --tests test/fixtures/admission-tests/
 
 Exit status: 0 every object admitted (every test passed), 1 an object refused (a test failed),
 2 usage error or unreadable input.

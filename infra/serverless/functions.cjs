@@ -84,7 +84,9 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     for (const name of ['domainName', 'certificateArn', 'truststoreUri'])
       if ((await param(name)) === '') missing.push(name);
     if (missing.length > 0)
-      throw paramError(`callerAuth mtls needs the params ${missing.join(', ')} (stage ${stage}); see README "Deploy"`);
+      throw paramError(
+        `callerAuth mtls needs the params ${missing.join(', ')} (stage ${stage}); see docs/deploy-aws.md`,
+      );
   } else if ((await param('urlSecretSha256')) === '') {
     throw paramError(
       'callerAuth url-secret needs the param urlSecretSha256 (printed by npm run emit -- --auth url-secret)',

@@ -98,7 +98,7 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
   const requests = summed(metadata, EMF_METRIC.requests, 'requests', 60);
   alarms[`${key}FailureRateAlarm`] = alarm(
     `${prefix}-5xx-rate`,
-    `${metadata.name}: more than ${o.failureRateAlarmPercent}% of requests answered 5xx (store unavailable, deadline, bug) or failed in Lambda. README "Operating it".`,
+    `${metadata.name}: more than ${o.failureRateAlarmPercent}% of requests answered 5xx (store unavailable, deadline, bug) or failed in Lambda. What to do: docs/operate.md#alarms.`,
     {
       Metrics: [
         ...failures.parts,
@@ -125,7 +125,7 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
     const thresholdMs = Math.round(timeoutSeconds(metadata, phase) * 1000 * o.latencyAlarmFraction);
     alarms[`${key}${phaseKey(phase)}LatencyAlarm`] = alarm(
       `${prefix}-${phase}-p99-latency`,
-      `${metadata.name} ${phase}: p99 latency above ${thresholdMs} ms (${o.latencyAlarmFraction} of timeoutSeconds ${timeoutSeconds(metadata, phase)}). README "Operating it".`,
+      `${metadata.name} ${phase}: p99 latency above ${thresholdMs} ms (${o.latencyAlarmFraction} of timeoutSeconds ${timeoutSeconds(metadata, phase)}). What to do: docs/operate.md#alarms.`,
       {
         ...emfMetric(metadata, phase, EMF_METRIC.latency),
         ExtendedStatistic: 'p99',
@@ -142,7 +142,7 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
 
   alarms[`${key}ThrottlesAlarm`] = alarm(
     `${prefix}-throttles`,
-    `${metadata.name}: Lambda throttled invocations (account or reserved concurrency exhausted); the apiserver saw 429s. README "Operating it".`,
+    `${metadata.name}: Lambda throttled invocations (account or reserved concurrency exhausted); the apiserver saw 429s. What to do: docs/operate.md#alarms.`,
     {
       ...lambdaMetric(metadata, 'Throttles'),
       Statistic: 'Sum',
@@ -159,7 +159,7 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
   // cluster still calling with a retired key).
   alarms[`${key}RefusedCallersAlarm`] = alarm(
     `${prefix}-refused-callers`,
-    `${metadata.name}: more than ${o.refusedCallersAlarmThreshold} callers refused (403) in 5 minutes: someone is calling without a valid capability or certificate. README "Security".`,
+    `${metadata.name}: more than ${o.refusedCallersAlarmThreshold} callers refused (403) in 5 minutes: someone is calling without a valid capability or certificate. What to do: docs/operate.md#alarms.`,
     {
       Namespace: EMF_NAMESPACE,
       MetricName: EMF_METRIC.requests,
@@ -182,7 +182,7 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
     const store = summed(metadata, EMF_METRIC.storeFailures, 'store', 60);
     alarms[`${key}StoreFailuresAlarm`] = alarm(
       `${prefix}-store-failures`,
-      `${metadata.name}: the DynamoDB state store failed (requests answered 5xx or observations lost). README "Operating it".`,
+      `${metadata.name}: the DynamoDB state store failed (requests answered 5xx or observations lost). What to do: docs/operate.md#alarms.`,
       {
         Metrics: [
           ...store.parts,
@@ -299,7 +299,7 @@ export function dashboardBody(
     properties: {
       markdown:
         `# ${inputs.service} (${inputs.stage})\nOne row per admission plugin. Metrics: namespace ${EMF_NAMESPACE} (EMF), ` +
-        'AWS/Lambda. What each one means and what to do: README "Operating it".',
+        'AWS/Lambda. What each one means and what to do: docs/operate.md.',
     },
   };
   return { widgets: [header, ...plugins.flatMap((plugin, i) => dashboardRow(plugin.metadata, 2 + i * 6, inputs))] };

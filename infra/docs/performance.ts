@@ -1,0 +1,328 @@
+// The performance page's figures and chart, quoted from the committed bench/results.json (written by
+// `npm run bench -- --out bench/results.json`): every number the documentation gives about speed
+// comes from that one run, and the page names its date once. A field the bench stops writing fails
+// the generator, naming it, rather than leaving a stale figure behind.
+
+type Row = Record<string, unknown>;
+
+export interface BenchResults {
+  readonly date: string;
+  readonly node: string;
+  readonly cpus: number;
+  readonly cpuModel?: string;
+  readonly handlers: readonly Row[];
+  readonly coldStart: readonly Row[];
+  readonly logger: readonly Row[];
+  readonly throughput: { readonly summary: Row };
+  readonly cel: Row;
+  readonly map: Row;
+  readonly store: readonly Row[];
+  readonly quotaBurst: { readonly summary: Row; readonly throughServer?: Record<string, { readonly summary: Row }> };
+}
+
+export class BenchResultsError extends Error {
+  override readonly name = 'BenchResultsError';
+}
+
+function num(row: Row, field: string, where: string): number {
+  const value = row[field];
+  if (typeof value !== 'number') throw new BenchResultsError(`bench/results.json: ${where} has no number "${field}"`);
+  return value;
+}
+
+function text(row: Row, field: string, where: string): string {
+  const value = row[field];
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw new BenchResultsError(`bench/results.json: ${where} has no "${field}"`);
+  return String(value);
+}
+
+/** `1.11–1.15` (the bench's spread strings) as numbers. */
+function spread(value: string): [number, number] {
+  const [low, high = low] = value.split(/[–-]/).map(Number);
+  return [low, high];
+}
+
+/** One of the chart's key ratios: the median of the figures it covers, their range, and its target. */
+export interface KeyRatio {
+  readonly label: string;
+  readonly value: number;
+  readonly min: number;
+  readonly max: number;
+  /** The ratio the project aims at, if it has one. */
+  readonly target?: number;
+  /** Throughput: more is better. Everything else: less is better. */
+  readonly higherIsBetter?: true;
+  /** What the ratio is taken against. */
+  readonly floor: string;
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const round = (value: number, digits = 2): number => Number(value.toFixed(digits));
+
+function ranged(label: string, values: readonly number[], extra: Omit<KeyRatio, 'label' | 'value' | 'min' | 'max'>) {
+  if (values.length === 0) throw new BenchResultsError(`bench/results.json: no figures for "${label}"`);
+  return {
+    label,
+    value: round(median(values)),
+    min: round(Math.min(...values)),
+    max: round(Math.max(...values)),
+    ...extra,
+  };
+}
+
+const isPodRow = (row: Row) => row.resource === 'pods';
+const isPolicyPlugin = (fn: unknown) => fn === 'validating-admission-policy' || fn === 'mutating-admission-policy';
+
+/** Stateful functions (those the bench also measured with the AWS SDK's client): they have a store floor. */
+/** Each function's ESM bundle as the bench builds it (every function, beside its floors). */
+const packaged = (results: BenchResults) =>
+  results.coldStart.filter((r) => r.variant === 'bench build' || r.variant === 'as packaged');
+/** The zips `npm run package` makes, unzipped and run as deployed (the default-on functions). */
+const zips = (results: BenchResults) => results.coldStart.filter((r) => r.variant === 'packaged zip');
+const stateful = (row: Row) => row['vs target (wall)'] !== undefined;
+
+export function keyRatios(results: BenchResults): KeyRatio[] {
+  const handlers = results.handlers;
+  const podSecurity = handlers.find((r) => r.plugin === 'pod-security');
+  if (!podSecurity) throw new BenchResultsError('bench/results.json: handlers has no pod-security row');
+  const cold = packaged(results);
+  const throughput = results.throughput.summary;
+  const burst = results.quotaBurst.summary;
+  const [throughputLow, throughputHigh] = spread(text(throughput, 'ratio spread', 'throughput.summary'));
+  const [burstLow, burstHigh] = spread(text(burst, 'ratio spread', 'quotaBurst.summary'));
+  const burstThroughServer = results.quotaBurst.throughServer?.inMemory?.summary;
+  const withLogs = handlers
+    .filter((r) => r['EMF cost % with logs on'] !== undefined)
+    .map((r) => 1 + num(r, 'EMF cost % with logs on', `handlers ${r.plugin}`) / 100);
+  return [
+    ranged(
+      'Handler, pod plugins',
+      handlers.filter(isPodRow).map((r) => num(r, 'p50 ratio', `handlers ${r.plugin}`)),
+      { target: 1.5, floor: 'JSON.parse + JSON.stringify of the same review' },
+    ),
+    ranged(
+      'Handler, Services, Namespaces, PVCs, Nodes',
+      handlers.filter((r) => !isPodRow(r) && r !== podSecurity).map((r) => num(r, 'p50 ratio', `handlers ${r.plugin}`)),
+      { floor: 'JSON.parse + JSON.stringify of the same review' },
+    ),
+    {
+      label: 'Handler, PodSecurity (restricted pod, 5 containers)',
+      value: num(podSecurity, 'p50 ratio', 'handlers pod-security'),
+      min: num(podSecurity, 'p50 ratio', 'handlers pod-security'),
+      max: num(podSecurity, 'p50 ratio', 'handlers pod-security'),
+      target: 2,
+      floor: 'JSON.parse + JSON.stringify of the same review',
+    },
+    {
+      label: 'Handler, MutatingAdmissionPolicy',
+      value: round(num(results.map, 'ratio_p50', 'map')),
+      min: round(num(results.map, 'ratio_min', 'map')),
+      max: round(num(results.map, 'ratio_max', 'map')),
+      target: 3,
+      floor: 'JSON.parse + JSON.stringify of the same review',
+    },
+    ranged(
+      'Metrics (EMF) with the request log on',
+      withLogs.map((v) => round(v, 3)),
+      { target: 1.1, floor: 'the same handler with metrics off' },
+    ),
+    ranged(
+      'Cold start, stateless functions (CPU)',
+      cold.filter((r) => !stateful(r)).map((r) => num(r, 'cpu ratio', `coldStart ${r.function}`)),
+      { target: 1.5, floor: 'bare `node -e 0`' },
+    ),
+    ranged(
+      'Cold start, stateful functions (wall)',
+      cold
+        .filter((r) => stateful(r) && !isPolicyPlugin(r.function))
+        .map((r) => num(r, 'vs target (wall)', `coldStart ${r.function}`)),
+      { target: 1, floor: 'bare node plus one raw store round trip' },
+    ),
+    ...(zips(results).length > 0
+      ? [
+          ranged(
+            'Cold start, packaged zips (CPU)',
+            zips(results).map((r) => num(r, 'cpu ratio', `coldStart zip ${r.function}`)),
+            { floor: 'bare `node -e 0`' },
+          ),
+        ]
+      : []),
+    ranged(
+      'Cold start, policy plugins (wall)',
+      cold.filter((r) => isPolicyPlugin(r.function)).map((r) => num(r, 'vs target (wall)', `coldStart ${r.function}`)),
+      { target: 1, floor: 'bare node plus one raw store round trip' },
+    ),
+    {
+      label: 'Quota burst p99, 64 creates against pods: 32',
+      value: num(burst, 'p99 / floor', 'quotaBurst.summary'),
+      min: burstLow,
+      max: burstHigh,
+      floor: 'the same store calls, uncoordinated',
+    },
+    ...(burstThroughServer
+      ? [
+          {
+            label: 'Quota burst p99, through npm start over mTLS',
+            value: num(burstThroughServer, 'p99 / floor', 'quotaBurst.throughServer.inMemory'),
+            min: spread(text(burstThroughServer, 'ratio spread', 'quotaBurst.throughServer.inMemory'))[0],
+            max: spread(text(burstThroughServer, 'ratio spread', 'quotaBurst.throughServer.inMemory'))[1],
+            floor: 'the same store calls, uncoordinated',
+          },
+        ]
+      : []),
+    {
+      label: 'Local server throughput',
+      value: num(throughput, 'throughput ratio', 'throughput.summary'),
+      min: throughputLow,
+      max: throughputHigh,
+      target: 0.85,
+      higherIsBetter: true,
+      floor: 'bare Node https with the same mTLS settings',
+    },
+  ];
+}
+
+const times = (v: number) => `${v}×`;
+
+function rangeText(ratio: KeyRatio): string {
+  return ratio.min === ratio.max ? times(ratio.value) : `${times(ratio.value)} (${ratio.min}–${ratio.max})`;
+}
+
+function verdict(ratio: KeyRatio): string {
+  if (ratio.target === undefined) return 'no target';
+  const met = ratio.higherIsBetter ? ratio.value >= ratio.target : ratio.value <= ratio.target;
+  const all = ratio.higherIsBetter ? ratio.min >= ratio.target : ratio.max <= ratio.target;
+  const comparison = `${ratio.higherIsBetter ? '≥' : '≤'} ${ratio.target}×`;
+  return `${comparison}: ${all ? 'met' : met ? 'met at the median, not everywhere' : 'not met'}`;
+}
+
+const table = (header: readonly string[], rows: readonly (readonly (string | number)[])[]) =>
+  [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
+
+/** The generated regions of docs/performance.md, by name. */
+export function performanceRegions(results: BenchResults): Record<string, string> {
+  const ratios = keyRatios(results);
+  const day = results.date.slice(0, 10);
+  const cpu = results.cpuModel ? ` (${results.cpuModel})` : '';
+  const cold = packaged(results);
+  const sdk = results.coldStart.filter((r) => r.variant === 'AWS SDK client');
+  return {
+    'performance-run': `Measured on ${day} with Node ${results.node} on ${results.cpus} CPUs${cpu}, by \`npm run bench -- --out bench/results.json\`.`,
+    'performance-summary': table(
+      ['what', 'ratio: median (range)', 'against', 'target'],
+      ratios.map((r) => [r.label, rangeText(r), r.floor, verdict(r)]),
+    ),
+    'performance-handlers': table(
+      ['plugin', 'phase', 'review', 'p50 µs', 'floor p50 µs', 'ratio'],
+      results.handlers.map((r) => [
+        `\`${r.plugin}\``,
+        text(r, 'phase', 'handlers'),
+        text(r, 'resource', 'handlers'),
+        num(r, 'p50 µs', 'handlers'),
+        num(r, 'floor p50 µs', 'handlers'),
+        times(num(r, 'p50 ratio', 'handlers')),
+      ]),
+    ),
+    'performance-cold-start': table(
+      ['function', 'bundle KB', 'CPU vs bare node', 'wall vs target'],
+      cold.map((r) => [
+        `\`${r.function}\``,
+        num(r, 'bundle KB', `coldStart ${r.function}`),
+        times(num(r, 'cpu ratio', `coldStart ${r.function}`)),
+        stateful(r) ? times(num(r, 'vs target (wall)', `coldStart ${r.function}`)) : '(stateless)',
+      ]),
+    ),
+    'performance-sdk': `With the AWS SDK's DynamoDB client bundled in their place, the same ${sdk.length} stateful functions weigh ${Math.min(...sdk.map((r) => num(r, 'bundle KB', 'coldStart')))}–${Math.max(...sdk.map((r) => num(r, 'bundle KB', 'coldStart')))} KB and start at ${Math.min(...sdk.map((r) => num(r, 'vs target (wall)', 'coldStart')))}–${Math.max(...sdk.map((r) => num(r, 'vs target (wall)', 'coldStart')))}× the stateful target (wall).`,
+    'performance-store': table(
+      ['plugin', 'store calls per request', 'writes', 'dry run: calls', 'dry run: writes', 'operations'],
+      results.store
+        .filter((r) => typeof r['calls/request'] === 'number')
+        .map((r) => [
+          `\`${r.plugin}\``,
+          num(r, 'calls/request', 'store'),
+          num(r, 'writes/request', 'store'),
+          num(r, 'dry-run calls', 'store'),
+          num(r, 'dry-run writes', 'store'),
+          text(r, 'commands', 'store') || '—',
+        ]),
+    ),
+    'performance-cel': [
+      `- The demo policy, evaluated in full: ${num(results.cel, 'matching_policy_validate_p50_us', 'cel')} µs p50; one expression: ${num(results.cel, 'expression_eval_p50_us', 'cel')} µs.`,
+      `- A request no policy names: ${num(results.cel, 'no_match_1_policy_p50_us', 'cel')} µs with 1 policy loaded, ${num(results.cel, 'no_match_1000_policies_p50_us', 'cel')} µs with 1,000.`,
+      `- MutatingAdmissionPolicy's handler, a label-adding ApplyConfiguration on a pod: ${num(results.map, 'label_apply_configuration_pod_handler_p50_us', 'map')} µs p50 against a ${num(results.map, 'parse_floor_p50_us', 'map')} µs floor; a request no policy names: ${num(results.map, 'no_match_1_policy_handler_p50_us', 'map')} µs with 1 policy, ${num(results.map, 'no_match_1000_policies_handler_p50_us', 'map')} µs with 1,000.`,
+    ].join('\n'),
+    'performance-logger': table(
+      ['request log', 'µs per record (p50)', 'bundle KB'],
+      results.logger.map((r) => [
+        text(r, 'logger', 'logger'),
+        num(r, 'p50 µs per record', 'logger'),
+        num(r, 'bundle KB', 'logger'),
+      ]),
+    ),
+  };
+}
+
+const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * The key ratios as a horizontal bar chart: the median as a bar, the range as a whisker, the target
+ * as a dashed red tick. Plain SVG, no script, so GitHub renders it in the page.
+ */
+export function performanceSvg(results: BenchResults): string {
+  const ratios = keyRatios(results);
+  const labelWidth = 330;
+  const plotWidth = 380;
+  const rowHeight = 30;
+  const top = 40;
+  const height = top + ratios.length * rowHeight + 40;
+  const width = labelWidth + plotWidth + 140;
+  // A wide spread (a busy machine in one round) would squeeze every bar: the axis stops at 4×, and a
+  // whisker that goes further ends in an arrow.
+  const scaleMax = Math.min(4, Math.ceil(Math.max(...ratios.flatMap((r) => [r.max, r.target ?? 0])) * 2 + 0.5) / 2);
+  const x = (v: number) => round(labelWidth + (Math.min(v, scaleMax) / scaleMax) * plotWidth, 1);
+  const ticks = Array.from({ length: scaleMax * 2 + 1 }, (_, i) => i / 2);
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    `<text x="10" y="20" font-size="14" font-weight="bold">Key ratios against their floors (median, range; dashed red: target)</text>`,
+  ];
+  for (const t of ticks) {
+    parts.push(
+      `<line x1="${x(t)}" y1="${top - 6}" x2="${x(t)}" y2="${top + ratios.length * rowHeight}" stroke="#dddddd"/>`,
+      `<text x="${x(t)}" y="${top + ratios.length * rowHeight + 16}" text-anchor="middle" fill="#555555">${t}×</text>`,
+    );
+  }
+  ratios.forEach((ratio, i) => {
+    const y = top + i * rowHeight;
+    const mid = y + rowHeight / 2;
+    const label = `${ratio.label}${ratio.higherIsBetter ? ' (higher is better)' : ''}`;
+    parts.push(
+      `<text x="${labelWidth - 8}" y="${mid + 4}" text-anchor="end">${escapeXml(label)}</text>`,
+      `<rect x="${x(0)}" y="${mid - 7}" width="${round(x(ratio.value) - x(0), 1)}" height="14" fill="#4a7fb5"/>`,
+      `<line x1="${x(ratio.min)}" y1="${mid}" x2="${x(ratio.max)}" y2="${mid}" stroke="#1f3b57" stroke-width="1.5"/>`,
+      `<line x1="${x(ratio.min)}" y1="${mid - 4}" x2="${x(ratio.min)}" y2="${mid + 4}" stroke="#1f3b57" stroke-width="1.5"/>`,
+      ratio.max > scaleMax
+        ? `<path d="M${x(scaleMax) - 6},${mid - 4} L${x(scaleMax)},${mid} L${x(scaleMax) - 6},${mid + 4}" fill="none" stroke="#1f3b57" stroke-width="1.5"/>`
+        : `<line x1="${x(ratio.max)}" y1="${mid - 4}" x2="${x(ratio.max)}" y2="${mid + 4}" stroke="#1f3b57" stroke-width="1.5"/>`,
+    );
+    if (ratio.target !== undefined)
+      parts.push(
+        `<line x1="${x(ratio.target)}" y1="${mid - 11}" x2="${x(ratio.target)}" y2="${mid + 11}" stroke="#c0392b" stroke-width="2" stroke-dasharray="3,2"/>`,
+      );
+    parts.push(
+      `<text x="${x(Math.max(ratio.max, ratio.target ?? 0)) + 8}" y="${mid + 4}" fill="#222222">${ratio.value}×${ratio.max > scaleMax ? ` (to ${ratio.max}×)` : ''}</text>`,
+    );
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}

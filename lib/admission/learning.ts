@@ -46,9 +46,15 @@ export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookR
   return rules;
 }
 
-/** The phase in which a plugin learns: the validating one sees the final object. */
-export function learningPhase(plugin: Pick<AdmissionPlugin<unknown>, 'metadata'>): 'validate' | 'mutate' {
-  return plugin.metadata.validating ? 'validate' : 'mutate';
+/**
+ * Everything a plugin's learning endpoint (`/<plugin>/learn`) is sent: the writes of what it
+ * learns (`needs`) and the requests its phases only observe (ResourceQuota's releases). The
+ * emitted learning webhook subscribes to exactly these, and the endpoint learns nothing else.
+ */
+export function learningEndpointRules(
+  metadata: Pick<PluginMetadata, 'needs' | 'mutating' | 'validating'>,
+): WebhookRule[] {
+  return [...learningRules(metadata), ...(metadata.validating?.observes ?? []), ...(metadata.mutating?.observes ?? [])];
 }
 
 export function isNamespaceRequest(request: AdmissionRequest): boolean {

@@ -6,7 +6,7 @@ import { allowed, denied, patched, withAuditAnnotations, withWarnings } from '..
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionHandlerOptions } from '../../lib/http/admission-handler.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
-import { sha256 } from '../../lib/http/caller-identity.js';
+import { capability, urlSecretAuth } from '../support/capability.js';
 import { setLogSink } from '../../lib/http/log.js';
 import { invocationValues } from '../../lib/metrics/emf.js';
 import type { RequestOutcome } from '../../lib/metrics/index.js';
@@ -14,6 +14,9 @@ import { EMF_NAMESPACE, EmfPublisher, pluginMetrics, setEmfSink } from '../../li
 import { powertoolsLine } from '../support/powertools-emf.js';
 import { StoreUnavailableError } from '../../lib/admission/ports.js';
 import { review } from '../support/review.js';
+
+/** The judge is sent what its rules match, and only that: this probe is sent everything. */
+const EVERYTHING = { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' } as const;
 
 const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 5000 } as unknown as Context;
 
@@ -27,8 +30,8 @@ const probe = definePlugin({
     upstreamName: 'Probe',
     name: 'probe',
     summary: 'test plugin',
-    mutating: { rules: [], failurePolicy: 'Ignore', timeoutSeconds: 5 },
-    validating: { rules: [], failurePolicy: 'Fail', timeoutSeconds: 5 },
+    mutating: { rules: [EVERYTHING], failurePolicy: 'Ignore', timeoutSeconds: 5 },
+    validating: { rules: [EVERYTHING], failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
@@ -294,8 +297,8 @@ describe('EMF: one line per invocation', () => {
   });
 
   it('never carries the caller secret, a namespace or a user', async () => {
-    const secret = 'the-per-cluster-secret-value';
-    const { handler, lines } = emfHandler({ callerAuth: { mode: 'url-secret', secretDigests: [sha256(secret)] } });
+    const secret = capability({ plugin: 'probe', endpoint: 'validate' });
+    const { handler, lines } = emfHandler({ callerAuth: urlSecretAuth() });
     const send = async () => {
       expect((await handler(event(`/${secret}/probe/validate`, pod('deny')), context)).statusCode).toBe(200);
       expect((await handler(event('/wrong-secret/probe/validate', pod('deny')), context)).statusCode).toBe(403);

@@ -10,7 +10,7 @@ import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import type { CallerAuth } from '../../lib/http/caller-identity.js';
-import { sha256 } from '../../lib/http/caller-identity.js';
+import { capability, urlSecretAuth } from '../support/capability.js';
 import { APISERVER_WEBHOOK_BUCKETS, METRIC, pluginMetrics, prometheusRegistry } from '../../lib/metrics/index.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import type { LocalServer } from '../../infra/local/server.js';
@@ -25,7 +25,6 @@ import { review } from '../support/review.js';
 const pki = createPki();
 const apiserver: ClientIdentity = { caPem: pki.ca.certPem, certPem: pki.client.certPem, keyPem: pki.client.keyPem };
 const tls = { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem };
-const SECRET = 'metrics-test-secret';
 const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/admission.yaml' });
 const podCreateDryRun = readFileSync(
   new URL('../fixtures/apiserver/admissionreview-v1-pod-create-dryrun-k8s-v1.20.2.json', import.meta.url),
@@ -57,15 +56,16 @@ beforeAll(async () => {
     port: 0,
     metrics: { text: () => prometheusRegistry.render() },
   });
-  const digests = [sha256(SECRET)];
+  const callerAuth = urlSecretAuth();
   secretServer = await startLocalServer({
-    handlers: new Map([
-      [alwaysPullImages.metadata.name, handler(alwaysPullImages, { mode: 'url-secret', secretDigests: digests })],
-    ]),
+    handlers: new Map([[alwaysPullImages.metadata.name, handler(alwaysPullImages, callerAuth)]]),
     tls,
     requireClientCertificate: false,
     port: 0,
-    metrics: { text: () => prometheusRegistry.render(), secretDigests: digests },
+    metrics: {
+      text: () => prometheusRegistry.render(),
+      ...(callerAuth.mode === 'url-secret' && { capabilities: callerAuth.capabilities }),
+    },
   });
 });
 
@@ -226,19 +226,24 @@ describe('GET /metrics', () => {
     }
   });
 
-  it('is behind the client certificate, and in url-secret mode behind the secret', async () => {
+  it("is behind the client certificate, and in url-secret mode behind the metrics' own capability", async () => {
+    const METRICS = capability('metrics');
+    const VALIDATE = capability({ plugin: 'always-pull-images', endpoint: 'validate' });
     await expect(post(`${server.url}/metrics`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).rejects.toThrow();
     const get = async (path: string) =>
       (await post(`${secretServer.url}${path}`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).status;
     expect(await get('/metrics')).toBe(404);
     expect(await get('/wrong-secret/metrics')).toBe(404);
-    expect(await get(`/${SECRET}/metrics`)).toBe(200);
-    // The secret reaches neither the metrics nor (through the path label) anything scraped.
+    // A webhook's capability is not the metrics' one.
+    expect(await get(`/${VALIDATE}/metrics`)).toBe(404);
+    expect(await get(`/${METRICS}/metrics`)).toBe(200);
+    // A capability reaches neither the metrics nor (through the path label) anything scraped.
     expect(
-      await post(`${secretServer.url}/${SECRET}/always-pull-images/validate`, pod('s1'), { caPem: pki.ca.certPem }),
+      await post(`${secretServer.url}/${VALIDATE}/always-pull-images/validate`, pod('s1'), { caPem: pki.ca.certPem }),
     ).toMatchObject({ status: 200 });
     const text = await scrape();
-    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(VALIDATE);
+    expect(text).not.toContain(METRICS);
     expect(sample(text, METRIC.coldStarts, { plugin: 'always-pull-images' })).toBe(2); // its first request
   });
 });

@@ -3,7 +3,8 @@
 // RFC 6902 implementation).
 import jsonpatch from 'fast-json-patch';
 import { afterAll, expect } from 'vitest';
-import { LEARNED_OBJECT_KINDS, learningPhase } from '../../lib/admission/learning.js';
+import { LEARNED_OBJECT_KINDS } from '../../lib/admission/learning.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import type { LearnedObjectKind } from '../../lib/admission/ports.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -32,9 +33,9 @@ export function classWrite(
   };
 }
 
-type Invoke = (phase: 'mutate' | 'validate', input: ReviewInput) => Promise<Invocation>;
+type Invoke = (endpoint: Endpoint, input: ReviewInput) => Promise<Invocation>;
 
-/** Sends class writes to the plugin's learning phase, each expected to be admitted. */
+/** Sends class writes to the plugin's learning endpoint, each expected to be admitted. */
 export async function learnClasses(
   plugin: AnyAdmissionPlugin,
   invoke: Invoke,
@@ -42,7 +43,7 @@ export async function learnClasses(
   objects: readonly KubeObject[],
 ): Promise<void> {
   for (const object of objects) {
-    const result = await invoke(learningPhase(plugin), classWrite(of, object));
+    const result = await invoke('learn', classWrite(of, object));
     expect(result.statusCode).toBe(200);
     expect(result.review?.response?.allowed).toBe(true);
   }

@@ -17,9 +17,11 @@ import { ConfigFields } from '../../lib/config/fields.js';
 
 const UPSTREAM_NAME = 'AlwaysAdmit';
 
-/** Every operation on every resource and subresource, as upstream's handler (Create, Update, Delete, Connect). */
+// Every operation on every resource and subresource, as upstream's handler (Create, Update, Delete,
+// Connect). `*/*` matches resources and subresources alike, and the apiserver refuses it beside any
+// other entry.
 const EVERY_REQUEST: readonly WebhookRule[] = [
-  { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' },
+  { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' },
 ];
 
 export default definePlugin({

@@ -18,14 +18,13 @@ import { ConfigFields } from '../../lib/config/fields.js';
 const UPSTREAM_NAME = 'AlwaysDeny';
 export const DENY_MESSAGE = 'admission control is denying all modifications';
 
-/**
- * Every operation on every namespaced resource and subresource, as upstream's handler (Create,
- * Update, Delete, Connect). Cluster-scoped objects are left out: a namespaceSelector (system
- * namespaces, a staged rollout) cannot exclude them, and refusing Nodes' status updates or Lease
- * renewals would take the cluster down, not test a pipeline.
- */
+// Every operation on every namespaced resource and subresource (`*/*`, which the apiserver refuses
+// beside any other entry), as upstream's handler (Create, Update, Delete, Connect). Cluster-scoped
+// objects are left out: a namespaceSelector (system namespaces, a staged rollout) cannot exclude
+// them, and refusing Nodes' status updates or Lease renewals would take the cluster down, not test
+// a pipeline.
 const EVERY_REQUEST: readonly WebhookRule[] = [
-  { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: 'Namespaced' },
+  { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: 'Namespaced' },
 ];
 
 export default definePlugin({

@@ -19,6 +19,8 @@ import {
 import type { BindingCommon, PolicyCommon } from '../../lib/admission-policy/spec.js';
 import type { EnvironmentVersion } from '../../lib/cel/cel-env.js';
 import type { CompiledExpression } from '../../lib/cel/compile.js';
+import { MERGE_SCHEMA } from '../../lib/kube/merge-schema.js';
+import { typeOfKind } from '../../lib/kube/structured-merge.js';
 
 export const UPSTREAM_NAME = 'MutatingAdmissionPolicy';
 
@@ -115,6 +117,9 @@ function bindingOf(manifest: Manifest): { policyName: string; binding: BindingCo
   return { policyName, owner: spec, binding: { name, ...bindingCommon(spec, MUTATING_OPERATIONS) } };
 }
 
+/** The built-in kinds (the merge schema's): a paramKind naming one is served even with no object loaded. */
+const builtInKind = (apiVersion: string, kind: string) => typeOfKind(MERGE_SCHEMA, apiVersion, kind) !== undefined;
+
 export function configure(raw: unknown, source: ConfigSource): PluginConfig {
-  return loadPolicySet(UPSTREAM_NAME, readOptions(UPSTREAM_NAME, raw, source), policyOf, bindingOf);
+  return loadPolicySet(UPSTREAM_NAME, readOptions(UPSTREAM_NAME, raw, source), policyOf, bindingOf, builtInKind);
 }

@@ -1,5 +1,6 @@
 // One policy, one binding, one param, one object: upstream's patchers (mutating/patch). Match
-// conditions first; then each mutation in order, on the object the previous one left: a JSONPatch
+// conditions first; then each mutation in order, on the object the previous one left, defaulted
+// as the apiserver defaults it (lib/kube/defaults.ts): a JSONPatch
 // expression's operations applied as json-patch.v4 applies them, an ApplyConfiguration's object
 // merged with server-side apply's merge. An error ends that mutation, not the policy's next ones
 // (dispatcher.go: addConfigError, continue).
@@ -9,8 +10,16 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { EVALUATION_COST_BUDGET } from '../../lib/cel/cel-env.js';
 import { constructedTypeName } from '../../lib/cel/interpreter.js';
 import { fromCel, toCel } from '../../lib/cel/values.js';
+import { defaultObject } from '../../lib/kube/defaults.js';
 import { MERGE_SCHEMA } from '../../lib/kube/merge-schema.js';
-import { findAtomics, merge, typeOfKind } from '../../lib/kube/structured-merge.js';
+import {
+  applyConfigurationErrors,
+  findAtomics,
+  merge,
+  typeOfKind,
+  unknownFields,
+  validationErrorsMessage,
+} from '../../lib/kube/structured-merge.js';
 import type { CompiledMutation, CompiledPolicy } from './config.js';
 import { JsonPatchError, JsonPatchTestFailed, applyJsonPatch } from './json-patch.js';
 import type { PatchOperation } from './json-patch.js';
@@ -27,6 +36,16 @@ export interface MutationOutcome {
 }
 
 class MutationError extends Error {}
+
+/**
+ * The apiserver's strict decoding refused what a JSON patch built (json_patch.go: the patched JSON
+ * decoded into the typed object, `strict decoding error: unknown field "spec.foo"`). It is a status
+ * error there (apierrors.NewInternalError), so it ends the request at once, whatever the policy's
+ * failurePolicy: the dispatcher returns it before any policy error.
+ */
+export class StrictDecodingError extends Error {
+  override readonly name = 'StrictDecodingError';
+}
 
 const isMap = (v: unknown): v is ReadonlyMap<unknown, unknown> => v instanceof Map || isCelMapLike(v);
 function isCelMapLike(v: unknown): v is ReadonlyMap<unknown, unknown> {
@@ -102,6 +121,12 @@ function applyConfiguration(object: KubeObject, result: unknown): KubeObject {
   const patch = toJson(result, 'ApplyConfiguration expression') as Record<string, unknown>;
   const type = typeOfKind(MERGE_SCHEMA, String(object.apiVersion ?? ''), String(object.kind ?? ''));
   if (type !== undefined) {
+    // smd.go: the type converter validates the patch (unknown fields, CEL nulls) before the atomic check.
+    const invalid = applyConfigurationErrors(MERGE_SCHEMA, patch, type);
+    if (invalid.length > 0)
+      throw new MutationError(
+        `error applying patch: failed to convert patch object to typed object: ${validationErrorsMessage(invalid)}`,
+      );
     const atomics = findAtomics(MERGE_SCHEMA, patch, type);
     if (atomics.length > 0)
       throw new MutationError(
@@ -146,13 +171,31 @@ function applyMutation(
   if ('error' in outcome) throw new MutationError(failed(mutation.expression, outcome.error));
   if (mutation.patchType === 'ApplyConfiguration') return applyConfiguration(object, outcome.value);
   const operations = jsonPatchOperations(outcome.value);
+  let patched: KubeObject;
   try {
-    return applyJsonPatch(object, operations);
+    patched = applyJsonPatch(object, operations);
   } catch (error) {
     if (error instanceof JsonPatchTestFailed) return object;
     if (error instanceof JsonPatchError) throw new MutationError(`JSON Patch: ${error.message}`);
     throw error;
   }
+  strictDecode(object, patched);
+  return patched;
+}
+
+/**
+ * The strict decoding of a JSON patch's result into the built-in type. Only fields the patch
+ * introduced are refused: one the object already had is the schema's lag (a field newer than 1.36).
+ */
+function strictDecode(object: KubeObject, patched: KubeObject): void {
+  const type = typeOfKind(MERGE_SCHEMA, String(patched.apiVersion ?? ''), String(patched.kind ?? ''));
+  if (type === undefined) return;
+  const before = new Set(unknownFields(MERGE_SCHEMA, object, type));
+  const unknown = unknownFields(MERGE_SCHEMA, patched, type).filter((path) => !before.has(path));
+  if (unknown.length > 0)
+    throw new StrictDecodingError(
+      `strict decoding error: ${unknown.map((path) => `unknown field ${JSON.stringify(path)}`).join(', ')}`,
+    );
 }
 
 /** Runs one invocation of `policy` on `object`. */
@@ -170,7 +213,9 @@ export function mutate(
   let applied = false;
   for (const mutation of policy.mutations) {
     try {
-      current = applyMutation(mutation, current, policy, bindings);
+      // dispatchOne: the apiserver defaults the object after every mutation that did not fail, so
+      // the next one reads defaulted fields (a sidecar's imagePullPolicy).
+      current = defaultObject(MERGE_SCHEMA, applyMutation(mutation, current, policy, bindings));
       applied = true;
     } catch (error) {
       if (!(error instanceof MutationError)) throw error;

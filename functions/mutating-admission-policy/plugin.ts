@@ -8,7 +8,7 @@
 // this one call. The answer is one JSON patch from the object as received to the final object, or
 // upstream's denial when a failurePolicy Fail policy errs.
 // Upstream: staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/mutating.
-import { allowed, denied, patched, resourceNameForMessage } from '../../lib/admission/decision.js';
+import { allowed, denied, patched, resourceNameForMessage, withWarnings } from '../../lib/admission/decision.js';
 import type { Decision } from '../../lib/admission/decision.js';
 import type { PhaseMetadata } from '../../lib/admission/plugin.js';
 import { DEFAULT_TIMEOUT_SECONDS, definePlugin } from '../../lib/admission/plugin.js';
@@ -24,9 +24,9 @@ import { ParamError } from '../../lib/admission-policy/params.js';
 import { RequestData } from '../../lib/admission-policy/request-data.js';
 import type { BindingCommon } from '../../lib/admission-policy/spec.js';
 import { isDeepStrictEqual } from 'node:util';
-import { configure } from './config.js';
+import { UPSTREAM_NAME, configure } from './config.js';
 import type { CompiledPolicy, PluginConfig } from './config.js';
-import { mutate } from './mutate.js';
+import { StrictDecodingError, mutate } from './mutate.js';
 
 interface PolicyError {
   readonly policy: string;
@@ -68,6 +68,11 @@ class Dispatch {
     return this.object;
   }
 
+  /** unknownNamespace Skip (lib/admission-policy/manifests.ts): one warning naming the missing sync. */
+  get warnings(): string[] {
+    return this.data.neverSeenWarnings(UPSTREAM_NAME);
+  }
+
   /** generic.PolicyDispatcher's addConfigError: failurePolicy Ignore drops it, Fail refuses. */
   private error(policy: CompiledPolicy, binding: BindingCommon | undefined, message: string): void {
     if (policy.failurePolicy === 'Ignore') return;
@@ -84,6 +89,12 @@ class Dispatch {
       } catch (error) {
         if (!(error instanceof UnknownNamespaceError)) throw error;
         this.error(policy, undefined, `failed to configure policy: ${error.message}`);
+        continue;
+      }
+      // A policy without bindings is not one the dispatcher sees, even with a configuration error.
+      const paramKindError = policy.bindings.length > 0 ? this.config.params.paramKindError(policy) : undefined;
+      if (paramKindError) {
+        this.error(policy, undefined, `failed to configure policy: ${paramKindError.message}`);
         continue;
       }
       for (const binding of policy.bindings) {
@@ -193,28 +204,45 @@ export default definePlugin<PluginConfig>({
       : undefined,
 
   async admit(request, context) {
-    if (request.operation === 'DELETE' || request.object === null) return allowed();
-    const candidates = context.config.index.candidates(request);
-    if (candidates.length === 0) return allowed();
-    const dispatch = new Dispatch(request, context.config, context.state.learnedNamespaces);
-    // First round: every invocation; an IfNeeded one that ran is remembered for the second.
-    const reinvocable: string[] = [];
-    let applied = false;
-    for (const invocation of await dispatch.invocations(candidates)) {
-      const outcome = await dispatch.run(invocation);
-      applied ||= outcome.applied;
-      if (outcome.ran && invocation.policy.reinvocationPolicy === 'IfNeeded') reinvocable.push(invocation.key);
+    try {
+      return await dispatchAll(request, context);
+    } catch (error) {
+      if (!(error instanceof StrictDecodingError)) throw error;
+      // apierrors.NewInternalError: the dispatcher returns it as it is, whatever the failurePolicy.
+      return denied(`Internal error occurred: ${error.message}`, 500, 'InternalError', {
+        causes: [{ message: error.message }],
+      });
     }
-    // The apiserver reinvokes its mutating chain once when a mutation was applied (the versioned
-    // object is dirty); MAP then runs the IfNeeded invocations again, on the current object. A
-    // policy error under Fail has refused the request before that.
-    if (dispatch.errors.length === 0 && applied && reinvocable.length > 0) {
-      for (const invocation of await dispatch.invocations(candidates))
-        if (reinvocable.includes(invocation.key)) await dispatch.run(invocation);
-    }
-    if (dispatch.errors.length > 0) return refusal(request, dispatch.errors);
-    const result = dispatch.result;
-    if (result === null || isDeepStrictEqual(result, request.object)) return allowed();
-    return patched(result);
   },
 });
+
+/** One request through every candidate policy: upstream's dispatchInvocations and its reinvocation. */
+async function dispatchAll(
+  request: AdmissionRequest,
+  context: { config: PluginConfig; state: { learnedNamespaces: ConstructorParameters<typeof RequestData>[1] } },
+): Promise<Decision> {
+  if (request.operation === 'DELETE' || request.object === null) return allowed();
+  const candidates = context.config.index.candidates(request);
+  if (candidates.length === 0) return allowed();
+  const dispatch = new Dispatch(request, context.config, context.state.learnedNamespaces);
+  // First round: every invocation; an IfNeeded one that ran is remembered for the second.
+  const reinvocable: string[] = [];
+  let applied = false;
+  for (const invocation of await dispatch.invocations(candidates)) {
+    const outcome = await dispatch.run(invocation);
+    applied ||= outcome.applied;
+    if (outcome.ran && invocation.policy.reinvocationPolicy === 'IfNeeded') reinvocable.push(invocation.key);
+  }
+  // The apiserver reinvokes its mutating chain once when a mutation was applied (the versioned
+  // object is dirty); MAP then runs the IfNeeded invocations again, on the current object. A
+  // policy error under Fail has refused the request before that.
+  if (dispatch.errors.length === 0 && applied && reinvocable.length > 0) {
+    for (const invocation of await dispatch.invocations(candidates))
+      if (reinvocable.includes(invocation.key)) await dispatch.run(invocation);
+  }
+  if (dispatch.errors.length > 0) return withWarnings(refusal(request, dispatch.errors), ...dispatch.warnings);
+  const result = dispatch.result;
+  if (result === null || isDeepStrictEqual(result, request.object))
+    return withWarnings(allowed(), ...dispatch.warnings);
+  return withWarnings(patched(result), ...dispatch.warnings);
+}

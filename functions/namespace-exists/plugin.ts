@@ -29,13 +29,14 @@ export default definePlugin<NamespaceExistsConfig>({
     name: NAME,
     summary: 'Refuses writes into namespaces that do not exist (learned namespaces, loaded by `npm run sync`).',
     validating: {
-      // Upstream's handler: Create, Update, Delete (not Connect), every namespaced resource.
+      // Upstream's handler: Create, Update, Delete (not Connect), every namespaced resource and
+      // subresource: `*/*` alone, as the apiserver refuses it beside any other entry.
       rules: [
         {
           operations: ['CREATE', 'UPDATE', 'DELETE'],
           apiGroups: ['*'],
           apiVersions: ['*'],
-          resources: ['*', '*/*'],
+          resources: ['*/*'],
           scope: 'Namespaced',
         },
       ],

@@ -1,29 +1,36 @@
 // scheduling.openshift.io/OriginPodNodeEnvironment: OpenShift pins a project's pods to a set of
 // nodes through the namespace's `openshift.io/node-selector` annotation, or the cluster's default
 // node selector, merged into every new pod's nodeSelector; a pod may add labels but not contradict
-// them. A namespace carrying Kubernetes' own `scheduler.alpha.kubernetes.io/node-selector` is left
-// to PodNodeSelector. Source: openshift/kubernetes openshift-kube-apiserver/admission/scheduler/
-// nodeenv (and its labelselector, which reads only `k=v` terms).
+// them, and a pod that names its node must name one the selector matches. A namespace carrying
+// Kubernetes' own `scheduler.alpha.kubernetes.io/node-selector` is left to PodNodeSelector.
+// Source: openshift/kubernetes openshift-kube-apiserver/admission/scheduler/nodeenv (and its
+// labelselector, which reads only `k=v` terms).
 //
-// Configuration: OpenShift takes the default from its apiserver configuration
-// (projectConfig.defaultNodeSelector); here it is the plugin's entry:
+// Always on, as in OpenShift: an AdmissionConfiguration that names no plugin serves it. OpenShift
+// takes the default selector from its apiserver configuration (projectConfig.defaultNodeSelector);
+// here it is the plugin's entry, and without one the default selector is empty while namespace
+// annotations still apply:
 //
 //   - name: scheduling.openshift.io/OriginPodNodeEnvironment
 //     configuration:
 //       defaultNodeSelector: "node-role.kubernetes.io/worker="
 //
-// No entry: the default selector is empty, and the plugin still applies namespace annotations (as
-// OpenShift, where the plugin is always on).
+// Served as a mutating webhook (upstream's Admit: merge) and a validating one (upstream's Validate:
+// the same checks, and the final pod must still carry every project label). Upstream reads
+// Namespaces and Nodes from informers; here both are learned (the Namespace writes and the Node
+// writes this plugin's learning webhook sees, and `npm run sync`).
 //
-// Served as a mutating webhook (upstream's Admit: merge) and a validating twin (upstream's
-// Validate: the same checks, and the final pod must still carry every project label). Namespaces
-// are learned; a namespace never seen gets the default selector
-// (ORIGIN_POD_NODE_ENVIRONMENT_UNKNOWN_NAMESPACE=default) or upstream's refusal (=reject). A pod
-// that names its node in a project with a selector is refused, as upstream refuses one whose node
-// it cannot find: node labels are not learned, so the node cannot be checked against the selector.
+// A namespace never seen (ORIGIN_POD_NODE_ENVIRONMENT_UNKNOWN_NAMESPACE): `warn`, the default, is
+// the answer that cannot be wrong: the namespace's annotations decide both the selector and
+// whether the plugin steps aside, so nothing is merged or refused, and one warning names the fix.
+// `default` merges the default selector as if the namespace had no annotation; `reject` is
+// upstream's refusal of a namespace its lister does not have. A node never seen is not refused
+// (upstream refuses one its lister does not have, which here only means it was not learned yet):
+// the pod is admitted with one warning, since the scheduler cannot be trusted to enforce the
+// project selector on a pod that names its node.
 
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, denied, errored, patched } from '../../lib/admission/decision.js';
+import { allowed, denied, errored, patched, withWarnings } from '../../lib/admission/decision.js';
 import { goQuote } from '../../lib/admission/field.js';
 import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
@@ -31,7 +38,7 @@ import { isMainResource, qualifiedResource } from '../../lib/admission/request.j
 import type { KubeObject } from '../../lib/admission/types.js';
 import { ConfigFields } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
-import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import { neverSeenObjectWarning, neverSeenWarning, unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { PluginState } from '../../lib/admission/ports.js';
 
 const PLUGIN = 'scheduling.openshift.io/OriginPodNodeEnvironment';
@@ -45,8 +52,11 @@ type LabelSet = Record<string, string>;
 
 export interface OriginPodNodeEnvironmentConfig {
   readonly defaultNodeSelector: string;
-  readonly unknownNamespace: 'default' | 'reject';
+  readonly unknownNamespace: UnknownNamespaceRule;
 }
+
+const UNKNOWN_NAMESPACE_RULES = ['warn', 'default', 'reject'] as const;
+type UnknownNamespaceRule = (typeof UNKNOWN_NAMESPACE_RULES)[number];
 
 // --- labelselector.Parse: `k1=v1, k2 = v2`, exact matches only --------------------------------
 
@@ -132,22 +142,38 @@ function podOf(request: AdmissionRequest): Pod | undefined {
   return isObjectOfKind<Pod>(request.object, 'Pod') ? request.object : undefined;
 }
 
-/**
- * Upstream's admit(mutationAllowed): the merged nodeSelector, undefined when the namespace is left
- * to PodNodeSelector, or the refusal.
- */
+/** Whether the node's labels satisfy every `k=v` term of the project selector (labels.Parse + Matches). */
+const nodeMatches = (project: LabelSet, nodeLabels: LabelSet) =>
+  Object.entries(project).every(([key, value]) => Object.hasOwn(nodeLabels, key) && nodeLabels[key] === value);
+
+function labelsOf(object: KubeObject): LabelSet {
+  const labels = object.metadata?.labels;
+  if (labels === null || typeof labels !== 'object') return {};
+  return Object.fromEntries(Object.entries(labels).filter(([, v]) => typeof v === 'string')) as LabelSet;
+}
+
+/** What one phase concludes: the merged nodeSelector (none: leave the pod), or the refusal. */
+type Evaluation = { merged?: LabelSet; warnings: string[] } | { decision: Decision };
+
+/** Upstream's admit(mutationAllowed), over the learned namespace and node. */
 async function evaluate(
   request: AdmissionRequest,
   pod: Pod,
   config: OriginPodNodeEnvironmentConfig,
   state: PluginState,
   mutationAllowed: boolean,
-): Promise<{ merged?: LabelSet } | { decision: Decision }> {
+): Promise<Evaluation> {
   const namespace = await state.learnedNamespaces.get(request.namespace);
-  if (namespace === undefined && config.unknownNamespace === 'reject')
-    return { decision: podForbidden(request, pod, `namespace ${JSON.stringify(request.namespace)} not found`) };
+  if (namespace === undefined) {
+    if (config.unknownNamespace === 'reject')
+      return { decision: podForbidden(request, pod, `namespace ${JSON.stringify(request.namespace)} not found`) };
+    if (config.unknownNamespace === 'warn') {
+      const consequence = 'its project node selector was neither applied nor checked';
+      return { warnings: [neverSeenWarning(PLUGIN, request.namespace, consequence)] };
+    }
+  }
   const annotations = namespace?.annotations ?? {};
-  if (KUBE_NODE_SELECTOR_ANNOTATION in annotations) return {};
+  if (KUBE_NODE_SELECTOR_ANNOTATION in annotations) return { warnings: [] };
   const selector = annotations[PROJECT_NODE_SELECTOR_ANNOTATION] ?? config.defaultNodeSelector;
   let project: LabelSet;
   try {
@@ -168,18 +194,17 @@ async function evaluate(
     };
   }
   const nodeName = typeof pod.spec?.nodeName === 'string' ? pod.spec.nodeName : '';
+  const warnings: string[] = [];
   if (nodeName !== '' && Object.keys(project).length > 0) {
-    // Upstream looks the node's labels up; they are not learned, so this is its answer for a node
-    // its lister does not have.
-    return {
-      decision: podForbidden(
-        request,
-        pod,
-        `cannot validate project node label selector: node ${JSON.stringify(nodeName)} not found`,
-      ),
-    };
+    const node = await state.learnedObjects.get('nodes', nodeName);
+    if (node === undefined) {
+      const consequence = "the pod's node was not checked against its project node selector";
+      warnings.push(neverSeenObjectWarning(PLUGIN, 'node', nodeName, consequence));
+    } else if (!nodeMatches(project, labelsOf(node.object))) {
+      return { decision: podForbidden(request, pod, 'pod node name conflicts with project node label selector') };
+    }
   }
-  return { merged };
+  return { merged, warnings };
 }
 
 const POD_RULES = judgedResource(['CREATE'], '', 'pods', 'Namespaced').rules;
@@ -192,14 +217,13 @@ export default definePlugin<OriginPodNodeEnvironmentConfig>({
       "Merges the project's openshift.io/node-selector (or the default selector) into new pods and refuses contradictions (OpenShift scheduling.openshift.io/OriginPodNodeEnvironment).",
     ...mutatingWithTwin(POD_RULES),
     writes: false,
-    needs: ['namespaces'],
+    needs: ['namespaces', 'nodes'],
     systemNamespaces: 'exclude',
-    // Off without its configuration, as upstream's plugin is (not served, emitted or packaged).
-    requiresConfiguration: true,
+    // No optIn nor requiresConfiguration: on by default, as OpenShift always runs it.
   },
 
   configure(raw): OriginPodNodeEnvironmentConfig {
-    const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['default', 'reject'] as const, 'default');
+    const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, UNKNOWN_NAMESPACE_RULES, 'warn');
     if (raw === undefined || raw === null) return { defaultNodeSelector: '', unknownNamespace };
     const entry = ConfigFields.of(PLUGIN, raw, 'an object with defaultNodeSelector').allow('defaultNodeSelector');
     const selector = entry.string('defaultNodeSelector') ?? '';
@@ -217,14 +241,15 @@ export default definePlugin<OriginPodNodeEnvironmentConfig>({
     const result = await evaluate(request, pod, config, state, true);
     if ('decision' in result) return result.decision;
     const own = pod.spec?.nodeSelector ?? {};
-    if (result.merged === undefined || Object.keys(result.merged).length === Object.keys(own).length) return allowed();
-    return patched({ ...pod, spec: { ...pod.spec, nodeSelector: result.merged } });
+    const unchanged = result.merged === undefined || Object.keys(result.merged).length === Object.keys(own).length;
+    const decision = unchanged ? allowed() : patched({ ...pod, spec: { ...pod.spec, nodeSelector: result.merged } });
+    return withWarnings(decision, ...result.warnings);
   },
 
   async validate(request, { config, state }) {
     const pod = podOf(request);
     if (pod === undefined) return allowed();
     const result = await evaluate(request, pod, config, state, false);
-    return 'decision' in result ? result.decision : allowed();
+    return 'decision' in result ? result.decision : withWarnings(allowed(), ...result.warnings);
   },
 });

@@ -81,7 +81,10 @@ const labelsPath = FieldPath.of('metadata', 'labels');
 /**
  * api.PolicyToEvaluate: the namespace's labels override the defaults mode by mode. A label that
  * does not parse yields an error and `restricted`/`latest` for enforce, `privileged` for audit and
- * warn (they fail open), as upstream.
+ * warn (they fail open), as upstream. Since Kubernetes 1.26 a namespace that sets a valid enforce
+ * level but no warn level warns at the enforce level when that is stricter (with the enforce
+ * version unless a warn version is set): enforce is never applied to pod controllers, so this is
+ * what gives a Deployment whose template the enforce level would refuse its warning.
  */
 export function policyToEvaluate(
   labels: Readonly<Record<string, string>>,
@@ -93,6 +96,7 @@ export function policyToEvaluate(
     audit: defaults.audit,
     warn: defaults.warn,
   };
+  let validEnforceLevel = false;
   // Upstream's order: enforce, audit, warn; level before version.
   for (const mode of MODES) {
     let { level, version } = resolved[mode];
@@ -100,6 +104,7 @@ export function policyToEvaluate(
     if (levelValue !== undefined) {
       try {
         level = parseLevel(levelValue);
+        if (mode === 'enforce') validEnforceLevel = true;
       } catch (error) {
         errors.push(invalid(labelsPath.key(levelLabel(mode)), levelValue, (error as Error).message));
         level = mode === 'enforce' ? 'restricted' : 'privileged';
@@ -116,6 +121,12 @@ export function policyToEvaluate(
     }
     resolved[mode] = { level, version };
   }
+  const { enforce, warn } = resolved;
+  if (validEnforceLevel && labels[levelLabel('warn')] === undefined && compareLevels(enforce.level, warn.level) > 0)
+    resolved.warn = {
+      level: enforce.level,
+      version: labels[versionLabel('warn')] === undefined ? enforce.version : warn.version,
+    };
   return { policy: resolved, errors };
 }
 
@@ -132,12 +143,19 @@ export function equivalentPolicy(a: Policy, b: Policy): boolean {
   return MODES.every((mode) => equivalentLevelVersion(a[mode], b[mode]));
 }
 
-/** Policy.CompactString: `enforce=restricted:latest,warn=baseline:v1.24`, or `privileged`. */
-export function compactString(policy: Policy): string {
-  const parts = MODES.filter((mode) => policy[mode].level !== 'privileged').map(
-    (mode) => `${mode}=${levelVersionString(policy[mode])}`,
-  );
-  return parts.length === 0 ? 'privileged' : parts.join(',');
+/**
+ * The policy as exemptNamespaceWarning prints it: `enforce=restricted:latest, warn=baseline:v1.24`,
+ * only the non-privileged modes the namespace's own labels set (level or version), in upstream's
+ * order. A warn level that only follows the enforce label is not printed.
+ */
+export function explicitPolicyString(policy: Policy, labels: Readonly<Record<string, string>>): string {
+  return MODES.filter(
+    (mode) =>
+      policy[mode].level !== 'privileged' &&
+      (labels[levelLabel(mode)] !== undefined || labels[versionLabel(mode)] !== undefined),
+  )
+    .map((mode) => `${mode}=${levelVersionString(policy[mode])}`)
+    .join(', ');
 }
 
 /** api.CompareLevels: -1 when a is less strict than b, 0 when equal, 1 when stricter. */

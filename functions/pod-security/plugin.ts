@@ -8,7 +8,21 @@
 // One validating webhook judges pods (enforce, warn, audit) and pod controllers (warn, audit).
 // Namespace labels are learned state (`needs: ['namespaces']`); a Namespace write that reaches
 // this function is judged as upstream judges it (label values, exempt-namespace warnings), and is
-// learned by the handler when allowed. A namespace never seen has no labels: the defaults apply.
+// learned by the handler when allowed.
+//
+// A namespace never seen (created before installation and not yet loaded by `npm run sync`) has
+// labels we do not know. The built-in PodSecurity of the same cluster reads them, and a namespace
+// labelled `enforce: privileged` must not get a refusal from us that the built-in would never give.
+// So by default (POD_SECURITY_UNKNOWN_NAMESPACE=warn) nothing is enforced there: pods and pod
+// controllers are admitted with one warning naming the missing sync, and no audit annotation (an
+// audit-violations entry would claim a policy the namespace may not have). The warning also says
+// what the configured defaults would say of this object if the namespace has no labels (for a pod,
+// the enforce refusal, else the warn-level violations; for a controller, the warn-level ones, as
+// upstream never enforces controllers): that is the answer the operator will get after the sync for
+// an unlabelled namespace, so a user learns it now rather than from the first refusal later, and for
+// a labelled namespace it is only advice the text qualifies. Exemptions (namespace, user, runtime
+// class) need no labels and apply first, as ever. POD_SECURITY_UNKNOWN_NAMESPACE=defaults keeps the
+// earlier answer: a never-seen namespace is judged as an unlabelled one, enforce included.
 import type { Decision } from '../../lib/admission/decision.js';
 import {
   allowed,
@@ -29,9 +43,9 @@ import type { PluginState } from '../../lib/admission/ports.js';
 import { StoreUnavailableError } from '../../lib/admission/ports.js';
 import type { LevelVersion, Policy } from './api.js';
 import {
-  compactString,
   compareLevels,
   equivalentPolicy,
+  explicitPolicyString,
   fullyPrivileged,
   levelVersionString,
   policyToEvaluate,
@@ -44,6 +58,7 @@ import type { AggregateResult } from './policy/registry.js';
 import { aggregateCheckResults, forbiddenDetail, newEvaluator } from './policy/registry.js';
 import type { PodMetadataLike, PodSpecLike } from './policy/types.js';
 import { isSignificantPodUpdate } from './updates.js';
+import { neverSeenWarning, unknownNamespaceRule } from '../../lib/state/never-seen.js';
 
 const NAME = 'pod-security';
 
@@ -101,6 +116,12 @@ const IGNORED_POD_SUBRESOURCES = new Set([
 
 const evaluator = newEvaluator();
 
+/** What a namespace never seen gets: see the header. */
+export type UnknownNamespaceRule = 'warn' | 'defaults';
+
+/** The configuration file's defaults and exemptions, and the never-seen rule (environment). */
+export type PodSecurityPluginConfig = PodSecurityConfig & { readonly unknownNamespace: UnknownNamespaceRule };
+
 const exemptNamespace = (config: PodSecurityConfig, namespace: string) =>
   namespace !== '' && config.exemptions.namespaces.has(namespace);
 const exemptUser = (config: PodSecurityConfig, username: string | undefined) =>
@@ -115,7 +136,7 @@ const exempt = (reason: 'namespace' | 'user' | 'runtimeClass') => withAuditAnnot
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-export default definePlugin({
+export default definePlugin<PodSecurityPluginConfig>({
   metadata: {
     upstreamName: UPSTREAM_NAME,
     name: NAME,
@@ -133,7 +154,10 @@ export default definePlugin({
       'the built-in PodSecurity already enforces namespace labels; name it to add your own defaults and exemptions',
   },
 
-  configure: (raw): PodSecurityConfig => parsePodSecurityConfiguration(raw),
+  configure: (raw): PodSecurityPluginConfig => ({
+    ...parsePodSecurityConfiguration(raw),
+    unknownNamespace: unknownNamespaceRule(UPSTREAM_NAME, NAME, ['warn', 'defaults'] as const, 'warn'),
+  }),
 
   async validate(request, { config, state }) {
     const { group, resource } = request.resource;
@@ -144,24 +168,53 @@ export default definePlugin({
   },
 });
 
-async function namespacePolicy(request: AdmissionRequest, config: PodSecurityConfig, state: PluginState) {
+/** The namespace's policy, or `neverSeen` when its labels are unknown and the rule is warn. */
+async function namespacePolicy(request: AdmissionRequest, config: PodSecurityPluginConfig, state: PluginState) {
   const learned = await state.learnedNamespaces.get(request.namespace);
-  return policyToEvaluate(learned?.labels ?? {}, config.defaults);
+  const neverSeen = learned === undefined && config.unknownNamespace !== 'defaults';
+  return { ...policyToEvaluate(learned?.labels ?? {}, config.defaults), neverSeen };
+}
+
+/**
+ * The answer in a never-seen namespace (rule warn, see the header): nothing enforced, one warning
+ * that says what the configured defaults would say if the namespace has no labels.
+ */
+function neverSeenAnswer(
+  request: AdmissionRequest,
+  config: PodSecurityPluginConfig,
+  metadata: PodMetadataLike,
+  podSpec: PodSpecLike,
+  pod: boolean,
+): Decision {
+  if (exemptRuntimeClass(config, podSpec)) return exempt('runtimeClass');
+  const defaults = config.defaults;
+  const verdict = (lv: LevelVersion, would: boolean) => {
+    const result = aggregateCheckResults(evaluator.evaluatePod(lv, metadata, podSpec));
+    if (result.allowed) return undefined;
+    const verb = would ? 'would violate' : 'violates';
+    return `${verb} PodSecurity ${JSON.stringify(levelVersionString(lv))}: ${forbiddenDetail(result)}`;
+  };
+  const said = (pod ? verdict(defaults.enforce, false) : undefined) ?? verdict(defaults.warn, true);
+  const what = pod ? 'this pod was not judged by the configured defaults' : 'the configured defaults were not applied';
+  const consequence =
+    `its pod-security labels are unknown and ${what}` +
+    (said === undefined ? '' : ` (if it has no labels, they say: ${said})`);
+  return withWarnings(allowed(), neverSeenWarning(UPSTREAM_NAME, request.namespace, consequence));
 }
 
 /** ValidatePod: pods and their ephemeral containers are enforced, warned and audited. */
 async function validatePod(
   request: AdmissionRequest,
-  config: PodSecurityConfig,
+  config: PodSecurityPluginConfig,
   state: PluginState,
 ): Promise<Decision> {
   if (IGNORED_POD_SUBRESOURCES.has(request.subResource)) return allowed();
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
   if (exemptNamespace(config, request.namespace)) return exempt('namespace');
   if (exemptUser(config, request.userInfo.username)) return exempt('user');
-  const { policy, errors } = await namespacePolicy(request, config, state);
+  const { policy, errors, neverSeen } = await namespacePolicy(request, config, state);
   // Upstream's shared answer for a fully privileged namespace, whatever versions it names.
-  if (errors.length === 0 && fullyPrivileged(policy))
+  if (!neverSeen && errors.length === 0 && fullyPrivileged(policy))
     return withAuditAnnotations(allowed(), { [ENFORCE_POLICY]: 'privileged:latest' });
   const pod = request.object;
   if (!isObjectOfKind(pod, 'Pod')) return badRequest('failed to decode pod');
@@ -170,13 +223,14 @@ async function validatePod(
     // Nothing the standards look at changed (labels, annotations, status...): always allowed.
     if (!isSignificantPodUpdate(pod, request.oldObject)) return allowed();
   }
+  if (neverSeen) return neverSeenAnswer(request, config, pod.metadata ?? {}, spec(pod), true);
   return evaluatePod(request, config, policy, errors, pod.metadata ?? {}, spec(pod), true);
 }
 
 /** ValidatePodController: templates are only warned about and audited; the pods are enforced. */
 async function validatePodController(
   request: AdmissionRequest,
-  config: PodSecurityConfig,
+  config: PodSecurityPluginConfig,
   state: PluginState,
 ): Promise<Decision> {
   if (request.subResource !== '') return allowed();
@@ -193,8 +247,8 @@ async function validatePodController(
       [ERROR]: `failed to lookup namespace ${JSON.stringify(request.namespace)}: ${error.message}`,
     });
   }
-  const { policy, errors } = resolved;
-  if (errors.length === 0 && policy.warn.level === 'privileged' && policy.audit.level === 'privileged')
+  const { policy, errors, neverSeen } = resolved;
+  if (!neverSeen && errors.length === 0 && policy.warn.level === 'privileged' && policy.audit.level === 'privileged')
     return allowed();
   const object = request.object;
   if (!isObject(object)) return withAuditAnnotations(allowed(), { [ERROR]: 'failed to decode object' });
@@ -204,6 +258,7 @@ async function validatePodController(
   if ((template === undefined || template === null) && extractor.optional) return allowed();
   const podTemplate = isObject(template) ? template : {};
   const metadata = isObject(podTemplate.metadata) ? podTemplate.metadata : {};
+  if (neverSeen) return neverSeenAnswer(request, config, metadata, spec(podTemplate as KubeObject), false);
   return evaluatePod(request, config, policy, errors, metadata, spec(podTemplate as KubeObject), false);
 }
 
@@ -287,13 +342,14 @@ function validateNamespace(request: AdmissionRequest, config: PodSecurityConfig)
     const labels = (object.metadata as { labels?: unknown } | undefined)?.labels;
     return isObject(labels) ? (labels as Record<string, string>) : {};
   };
-  const { policy: newPolicy, errors: newErrors } = policyToEvaluate(labelsOf(namespace), config.defaults);
+  const newLabels = labelsOf(namespace);
+  const { policy: newPolicy, errors: newErrors } = policyToEvaluate(newLabels, config.defaults);
   const exemptWarning = () => {
     if (!exemptNamespace(config, name) || fullyPrivileged(newPolicy) || equivalentPolicy(newPolicy, config.defaults))
       return allowed();
     return withWarnings(
       allowed(),
-      `namespace ${JSON.stringify(name)} is exempt from Pod Security, and the policy (${compactString(newPolicy)}) will be ignored`,
+      `namespace ${JSON.stringify(name)} is exempt from Pod Security, and the policy (${explicitPolicyString(newPolicy, newLabels)}) will be ignored`,
     );
   };
   if (request.operation === 'CREATE')

@@ -7,6 +7,9 @@
 // default. It reads an informer; here the PriorityClasses are the ones this plugin's learning
 // webhook saw written and those `npm run sync` loaded. The two system classes, which every
 // apiserver creates at start and recreates when deleted, are known without being learned.
+// Upstream's informer never holds the class being written, while the learning webhook, called
+// concurrently for the same write, may record it before the judge reads: the judge sets the
+// learned class of that name aside (classesBeforeWrite).
 //
 // A class never learned is upstream's "no PriorityClass with name ... was found": the pod is
 // refused. So the plugin is opt-in: run `npm run sync` (or write each class once) before naming
@@ -26,6 +29,12 @@ const CLASS_WRITES = judgedResource(['CREATE', 'UPDATE'], 'scheduling.k8s.io', '
 
 /** scheduling.DefaultPriorityWhenNoDefaultClassExists */
 const DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS = 0;
+/** What getDefaultPriority gives a pod when no class is the global default: no name, 0, preempting. */
+const NO_DEFAULT_CLASS = {
+  name: '',
+  value: DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS,
+  preemptionPolicy: 'PreemptLowerPriority',
+} as const;
 
 /** A PriorityClass as the plugin reads it. */
 interface PriorityClass {
@@ -64,18 +73,24 @@ async function learnedClass(state: PluginState, name: string): Promise<PriorityC
 }
 
 /**
- * Upstream's getDefaultPriorityClass: of the global defaults (two may exist after a race), the one
- * with the lowest value; of equal values, the lower name (upstream takes the informer's order).
+ * Upstream's getDefaultPriorityClass over `classes`: of the global defaults (two may exist after a
+ * race), the one with the lowest value; of equal values, the lower name (upstream takes the
+ * informer's order).
  */
-async function defaultPriorityClass(state: PluginState): Promise<PriorityClass | undefined> {
+function defaultOf(classes: readonly PriorityClass[]): PriorityClass | undefined {
   let found: PriorityClass | undefined;
-  for (const { name, object } of await state.learnedObjects.list('priorityclasses')) {
-    const pc = priorityClassOf(name, object);
+  for (const pc of classes) {
     if (!pc.globalDefault) continue;
     if (!found || pc.value < found.value || (pc.value === found.value && pc.name < found.name)) found = pc;
   }
   return found;
 }
+
+async function learnedClasses(state: PluginState): Promise<PriorityClass[]> {
+  return (await state.learnedObjects.list('priorityclasses')).map(({ name, object }) => priorityClassOf(name, object));
+}
+
+const defaultPriorityClass = async (state: PluginState) => defaultOf(await learnedClasses(state));
 
 interface PodSpecFields {
   priorityClassName?: unknown;
@@ -110,8 +125,7 @@ async function admitPod(request: AdmissionRequest, { state }: PluginContext<unde
   const className = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
   let resolved: { name: string; value: number; preemptionPolicy: string | undefined };
   if (className === '') {
-    const def = await defaultPriorityClass(state);
-    resolved = def ?? { name: '', value: DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS, preemptionPolicy: undefined };
+    resolved = (await defaultPriorityClass(state)) ?? NO_DEFAULT_CLASS;
   } else {
     const pc = await learnedClass(state, className);
     if (!pc) return forbidden(request, [`no PriorityClass with name ${className} was found`]);
@@ -139,13 +153,26 @@ async function admitPod(request: AdmissionRequest, { state }: PluginContext<unde
   return patched({ ...pod, spec: next });
 }
 
+/**
+ * The classes upstream's lister holds while it judges this write: never the object being written.
+ * The learning webhook, called concurrently for the same write, may already have recorded it, so
+ * the learned entry of that name is set aside; on UPDATE the stored object (oldObject) is what the
+ * informer holds under that name until the write lands.
+ */
+async function classesBeforeWrite(request: AdmissionRequest, name: string, state: PluginState) {
+  const others = (await learnedClasses(state)).filter((pc) => pc.name !== name);
+  const stored = request.operation === 'UPDATE' ? request.oldObject : null;
+  return isObjectOfKind(stored, 'PriorityClass') ? [...others, priorityClassOf(name, stored)] : others;
+}
+
 /** Upstream's validatePriorityClass: one global default at most. */
 async function validatePriorityClass(request: AdmissionRequest, { state }: PluginContext<undefined>) {
   const pc = request.object;
   if (!isObjectOfKind(pc, 'PriorityClass')) return unconvertible('PriorityClass');
   if ((pc as { globalDefault?: unknown }).globalDefault !== true) return allowed();
-  const dpc = await defaultPriorityClass(state);
   const name = request.name || String(pc.metadata?.name ?? '');
+  const dpc = defaultOf(await classesBeforeWrite(request, name, state));
+  // A second default created, or another class marked default while one exists.
   if (dpc && (request.operation === 'CREATE' || dpc.name !== name)) {
     return forbidden(request, [`PriorityClass ${dpc.name} is already marked as default. Only one default can exist`]);
   }

@@ -16,12 +16,19 @@
 //
 // Served as a mutating webhook (upstream's Admit) and our validating twin, which refuses, on pod
 // CREATE only, a run-once pod whose deadline the mutation would still lower (it was undone or
-// the mutating webhook failed open). Namespace annotations are learned; a namespace never seen
-// gets the cluster limit (RUN_ONCE_DURATION_UNKNOWN_NAMESPACE=default) or upstream's refusal of a
-// namespace it cannot find (=reject).
+// the mutating webhook failed open). Upstream only mutates: it caps a deadline for the cluster's
+// convenience and never refuses a pod for what happened after it, so the twin fails open
+// (failurePolicy Ignore), as every twin of our own does: an outage of this Lambda must not stop
+// the cluster's run-once pods.
+//
+// Namespace annotations are learned. A namespace never seen (RUN_ONCE_DURATION_UNKNOWN_NAMESPACE):
+// `warn`, the default, is the answer that cannot be wrong: the namespace's annotation may raise or
+// lower the limit, so no deadline is set or required, and one warning names the fix. `default`
+// applies the cluster limit as if the namespace had no annotation; `reject` is upstream's refusal
+// of a namespace it cannot find.
 
 import type { Decision } from '../../lib/admission/decision.js';
-import { allowed, forbidden, patched } from '../../lib/admission/decision.js';
+import { allowed, forbidden, patched, withWarnings } from '../../lib/admission/decision.js';
 import { FieldPath, invalid, required } from '../../lib/admission/field.js';
 import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
@@ -29,7 +36,7 @@ import { isMainResource } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { openShiftConfig } from '../../lib/config/fields.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
-import { unknownNamespaceRule } from '../../lib/state/never-seen.js';
+import { neverSeenWarning, unknownNamespaceRule } from '../../lib/state/never-seen.js';
 import type { PluginState } from '../../lib/admission/ports.js';
 
 const PLUGIN = 'autoscaling.openshift.io/RunOnceDuration';
@@ -43,11 +50,13 @@ export interface RunOnceDurationConfig {
   /** False when the AdmissionConfiguration has no entry: OpenShift then disables the plugin. */
   readonly enabled: boolean;
   readonly activeDeadlineSecondsLimit?: number;
-  readonly unknownNamespace: 'default' | 'reject';
+  readonly unknownNamespace: (typeof UNKNOWN_NAMESPACE_RULES)[number];
 }
 
+const UNKNOWN_NAMESPACE_RULES = ['warn', 'default', 'reject'] as const;
+
 function configure(raw: unknown): RunOnceDurationConfig {
-  const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, ['default', 'reject'] as const, 'default');
+  const unknownNamespace = unknownNamespaceRule(PLUGIN, NAME, UNKNOWN_NAMESPACE_RULES, 'warn');
   const entry = openShiftConfig(PLUGIN, raw, 'autoscaling.openshift.io/v1', 'RunOnceDurationConfig', [
     'activeDeadlineSecondsOverride',
   ]);
@@ -75,13 +84,16 @@ function parseInt64(text: string): number | Error {
 const minOf = (a: number | undefined, b: number | undefined) =>
   a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
-/** The pod's deadline after upstream's Admit, or the refusal Admit answers. */
+/**
+ * The pod's deadline after upstream's Admit, or the refusal Admit answers; `unknown`: the namespace
+ * was never seen and the warn rule leaves the pod alone.
+ */
 async function admittedDeadline(
   request: AdmissionRequest,
   pod: Pod,
   config: RunOnceDurationConfig,
   state: PluginState,
-): Promise<{ deadline: number | undefined } | { decision: Decision }> {
+): Promise<{ deadline: number | undefined } | { decision: Decision } | { unknown: string }> {
   const own = typeof pod.spec?.activeDeadlineSeconds === 'number' ? pod.spec.activeDeadlineSeconds : undefined;
   const namespace = await state.learnedNamespaces.get(request.namespace);
   if (namespace === undefined && config.unknownNamespace === 'reject') {
@@ -90,6 +102,10 @@ async function admittedDeadline(
         `error looking up pod namespace: namespace ${JSON.stringify(request.namespace)} not found`,
       ]),
     };
+  }
+  if (namespace === undefined && config.unknownNamespace === 'warn') {
+    const consequence = 'its activeDeadlineSeconds limit was not applied';
+    return { unknown: neverSeenWarning(PLUGIN, request.namespace, consequence) };
   }
   const annotation = namespace?.annotations[ACTIVE_DEADLINE_SECONDS_LIMIT_ANNOTATION];
   if (annotation !== undefined) {
@@ -123,7 +139,8 @@ export default definePlugin<RunOnceDurationConfig>({
     name: NAME,
     summary:
       "Caps activeDeadlineSeconds of run-once pods at the namespace's override annotation or the cluster limit (OpenShift autoscaling.openshift.io/RunOnceDuration).",
-    ...mutatingWithTwin(POD_RULES),
+    // Upstream only mutates: our twin fails open.
+    ...mutatingWithTwin(POD_RULES, { twinFailurePolicy: 'Ignore' }),
     writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',
@@ -138,6 +155,7 @@ export default definePlugin<RunOnceDurationConfig>({
     if (pod === undefined) return allowed();
     const result = await admittedDeadline(request, pod, config, state);
     if ('decision' in result) return result.decision;
+    if ('unknown' in result) return withWarnings(allowed(), result.unknown);
     if (result.deadline === undefined || result.deadline === pod.spec?.activeDeadlineSeconds) return allowed();
     return patched({ ...pod, spec: { ...pod.spec, activeDeadlineSeconds: result.deadline } });
   },
@@ -146,6 +164,7 @@ export default definePlugin<RunOnceDurationConfig>({
     const pod = runOncePod(request, config);
     if (pod === undefined) return allowed();
     const result = await admittedDeadline(request, pod, config, state);
+    if ('unknown' in result) return withWarnings(allowed(), result.unknown);
     // Only what the mutation would have fixed is refused here; its own refusals stay its own.
     if ('decision' in result || result.deadline === undefined) return allowed();
     const own = pod.spec?.activeDeadlineSeconds;

@@ -9,11 +9,23 @@
 // those `npm run sync` loaded. A class never learned is upstream's answer to one the live GET
 // cannot find either: `pod rejected: RuntimeClass "<name>" not found`. So the plugin is opt-in:
 // run `npm run sync` first, then name it in the AdmissionConfiguration.
+//
+// Upstream changed how a pod without an overhead is judged after 1.36 (kubernetes/kubernetes
+// #124899): up to 1.36, Validate refuses a pod naming a class with an overhead when the pod has
+// none (nil is not the class's overhead), and both phases count an empty `overhead: {}` as set;
+// later, a pod with no or an empty overhead passes Validate, and Admit treats `{}` as none. The
+// operator names the Kubernetes version whose behaviour to serve (default 1.36, the newest
+// released one), as ValidatingAdmissionPolicy's `celEnvironment` names its CEL environment's:
+//
+//   - name: RuntimeClass
+//     configuration:
+//       kubernetesVersion: "1.37"
 
 import { allowed, badRequest, forbidden, patched } from '../../lib/admission/decision.js';
 import type { Decision } from '../../lib/admission/decision.js';
 import type { PluginContext } from '../../lib/admission/plugin.js';
 import { definePlugin, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
+import { ConfigFields } from '../../lib/config/fields.js';
 import type { AdmissionRequest } from '../../lib/admission/request.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { isObjectOfKind } from '../../lib/kube/objects.js';
@@ -22,7 +34,36 @@ import { mergeTolerations } from '../../lib/kube/toleration-sets.js';
 import type { Toleration } from '../../lib/kube/tolerations.js';
 import { tolerationsOf } from '../../lib/kube/tolerations.js';
 
+const UPSTREAM_NAME = 'RuntimeClass';
 const NEW_PODS = judgedResource(['CREATE'], '', 'pods', 'Namespaced');
+
+/** The Kubernetes versions whose RuntimeClass plugin this one can answer as (`kubernetesVersion`). */
+export const KUBERNETES_VERSIONS = ['1.30', '1.31', '1.32', '1.33', '1.34', '1.35', '1.36', '1.37'] as const;
+export type KubernetesVersion = (typeof KUBERNETES_VERSIONS)[number];
+export const DEFAULT_KUBERNETES_VERSION: KubernetesVersion = '1.36';
+/** The first version in which a pod with no (or an empty) overhead passes Validate. */
+const EMPTY_OVERHEAD_IS_NONE_SINCE: KubernetesVersion = '1.37';
+
+export interface RuntimeClassConfig {
+  readonly kubernetesVersion: KubernetesVersion;
+}
+
+const minorOf = (version: string) => Number(version.split('.')[1]);
+
+/** How the served version reads a pod's spec.overhead. */
+interface OverheadRules {
+  /** Whether the pod carries an overhead the plugin must judge: any non-null map, or a non-empty one. */
+  readonly carried: (overhead: ResourceList | null | undefined) => boolean;
+  /** Whether Validate passes a pod that carries none (the later change), or compares it with the class's. */
+  readonly noneAlwaysPasses: boolean;
+}
+
+function overheadRules(config: RuntimeClassConfig | undefined): OverheadRules {
+  const version = config?.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION;
+  const later = minorOf(version) >= minorOf(EMPTY_OVERHEAD_IS_NONE_SINCE);
+  // Up to 1.36 upstream tests `pod.Spec.Overhead != nil`; later, `len(pod.Spec.Overhead) > 0`.
+  return later ? { carried: hasResources, noneAlwaysPasses: true } : { carried: isSet, noneAlwaysPasses: false };
+}
 
 type ResourceList = Record<string, unknown>;
 interface PodSpecFields {
@@ -38,7 +79,7 @@ interface RuntimeClassFields {
 }
 
 const specOf = (pod: KubeObject): PodSpecFields => (pod.spec as PodSpecFields | undefined) ?? {};
-const isSet = (value: unknown) => value !== undefined && value !== null;
+const isSet = (value: unknown): boolean => value !== undefined && value !== null;
 /** A resource list with at least one entry. */
 const hasResources = (list: ResourceList | null | undefined): list is ResourceList =>
   list !== null && list !== undefined && Object.keys(list).length > 0;
@@ -62,7 +103,10 @@ const OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeCla
 type Prepared = { pod: KubeObject; runtimeClass: RuntimeClassFields | undefined } | { answer: Decision };
 
 /** Upstream's prepareObjects: the pod and the class it names (none named: undefined). */
-async function prepareObjects(request: AdmissionRequest, { state }: PluginContext<undefined>): Promise<Prepared> {
+async function prepareObjects(
+  request: AdmissionRequest,
+  { state }: PluginContext<RuntimeClassConfig>,
+): Promise<Prepared> {
   const pod = request.object;
   if (!isObjectOfKind(pod, 'Pod')) {
     return { answer: badRequest('Resource was marked with kind Pod but was unable to be converted') };
@@ -77,12 +121,18 @@ async function prepareObjects(request: AdmissionRequest, { state }: PluginContex
 }
 
 /** setOverhead and setScheduling: the pod as the class makes it, or the refusal. */
-function applyClass(request: AdmissionRequest, pod: KubeObject, rc: RuntimeClassFields | undefined): Decision {
+function applyClass(
+  request: AdmissionRequest,
+  pod: KubeObject,
+  rc: RuntimeClassFields | undefined,
+  rules: OverheadRules,
+): Decision {
   const spec = specOf(pod);
   const next: PodSpecFields = { ...spec };
   if (rc && isSet(rc.overhead)) {
     const podFixed = rc.overhead?.podFixed;
-    if (hasResources(spec.overhead) && !sameResources(podFixed ?? {}, spec.overhead)) {
+    // Semantic.DeepEqual: a nil and an empty ResourceList are equal.
+    if (rules.carried(spec.overhead) && !sameResources(podFixed ?? {}, spec.overhead ?? {})) {
       return forbidden(request, [OVERHEAD_MISMATCH]);
     }
     if (podFixed) next.overhead = podFixed;
@@ -113,19 +163,26 @@ function applyClass(request: AdmissionRequest, pod: KubeObject, rc: RuntimeClass
   return patched({ ...pod, spec: next });
 }
 
-/** Upstream's validateOverhead. */
-function validateOverhead(request: AdmissionRequest, pod: KubeObject, rc: RuntimeClassFields | undefined): Decision {
+/** Upstream's validateOverhead, as the served version has it. */
+function validateOverhead(
+  request: AdmissionRequest,
+  pod: KubeObject,
+  rc: RuntimeClassFields | undefined,
+  rules: OverheadRules,
+): Decision {
   const overhead = specOf(pod).overhead;
-  if (!hasResources(overhead)) return allowed();
+  if (rules.noneAlwaysPasses && !rules.carried(overhead)) return allowed();
   if (rc && isSet(rc.overhead)) {
-    return sameResources(rc.overhead?.podFixed ?? {}, overhead) ? allowed() : forbidden(request, [OVERHEAD_MISMATCH]);
+    const same = sameResources(rc.overhead?.podFixed ?? {}, overhead ?? {});
+    return same ? allowed() : forbidden(request, [OVERHEAD_MISMATCH]);
   }
+  if (!rules.carried(overhead)) return allowed();
   return forbidden(request, ['pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead']);
 }
 
-export default definePlugin({
+export default definePlugin<RuntimeClassConfig>({
   metadata: {
-    upstreamName: 'RuntimeClass',
+    upstreamName: UPSTREAM_NAME,
     name: 'runtime-class',
     summary:
       "Sets pods' overhead and scheduling from their RuntimeClass, and refuses overheads that are not the class's (learned RuntimeClasses).",
@@ -139,17 +196,24 @@ export default definePlugin({
     optIn: true,
   },
 
+  configure(raw): RuntimeClassConfig {
+    // Upstream takes no configuration; without an entry's configuration, the default version.
+    if (raw === undefined || raw === null) return { kubernetesVersion: DEFAULT_KUBERNETES_VERSION };
+    const entry = ConfigFields.of(UPSTREAM_NAME, raw, 'an object with kubernetesVersion').allow('kubernetesVersion');
+    return { kubernetesVersion: entry.oneOf('kubernetesVersion', KUBERNETES_VERSIONS, DEFAULT_KUBERNETES_VERSION) };
+  },
+
   async admit(request, context) {
     if (NEW_PODS.ignore(request)) return allowed();
     const prepared = await prepareObjects(request, context);
     if ('answer' in prepared) return prepared.answer;
-    return applyClass(request, prepared.pod, prepared.runtimeClass);
+    return applyClass(request, prepared.pod, prepared.runtimeClass, overheadRules(context.config));
   },
 
   async validate(request, context) {
     if (NEW_PODS.ignore(request)) return allowed();
     const prepared = await prepareObjects(request, context);
     if ('answer' in prepared) return prepared.answer;
-    return validateOverhead(request, prepared.pod, prepared.runtimeClass);
+    return validateOverhead(request, prepared.pod, prepared.runtimeClass, overheadRules(context.config));
   },
 });

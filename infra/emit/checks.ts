@@ -1,6 +1,8 @@
 // What the emitter refuses to print: documents that fail the admissionregistration.k8s.io/v1
-// OpenAPI schema (kubernetes-models' Ajv validation) or our own rules, which the schema cannot
-// express (https only, bounded timeouts, no protected resources, names that map back to plugins).
+// OpenAPI schema (kubernetes-models' Ajv validation), the apiserver's own validation of webhook
+// configurations (apiserverViolations, apiserver-validation.ts: what `kubectl apply` would refuse),
+// or our own rules, which neither can express (https only, bounded timeouts, no protected
+// resources, names that map back to plugins).
 import {
   MutatingWebhookConfiguration,
   ValidatingWebhookConfiguration,
@@ -8,6 +10,8 @@ import {
 import type { WebhookConfiguration } from './webhooks.js';
 import { isCelError, run } from '@bufbuild/cel';
 import { protectedResourcesReached, WEBHOOK_DOMAIN } from './webhooks.js';
+
+export { apiserverViolations } from './apiserver-validation.js';
 
 /** Throws the schema's ValidationError (field paths included) for an invalid document. */
 export function validateSchema(doc: WebhookConfiguration): void {

@@ -34,6 +34,21 @@ export interface LocalServerOptions {
   readonly metrics?: { readonly text: () => string; readonly capabilities?: CapabilityVerifier };
 }
 
+/**
+ * How long an idle keep-alive connection stays open. A client that reuses an idle connection just
+ * as the server closes it gets `connection reset by peer`, and the apiserver's Go client keeps
+ * idle connections 90 s and never retries a POST: so the server must outlast every client's idle
+ * pool (Go's 90 s, curl's 118 s), never the other way round. Node's default is 5 s.
+ */
+export const IDLE_CONNECTION_TIMEOUT_MS = 10 * 60_000;
+/** Time to receive a request's headers, counted from its first byte (not from idleness). */
+export const HEADERS_TIMEOUT_MS = 60_000;
+/**
+ * Time to receive a whole request: at least headersTimeout (Node refuses less). A review is a few
+ * hundred KB at most, and the apiserver gives up on a webhook after 30 s.
+ */
+export const REQUEST_TIMEOUT_MS = 120_000;
+
 export interface LocalServer {
   readonly url: string;
   readonly port: number;
@@ -248,6 +263,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       requestCert: options.requireClientCertificate,
       rejectUnauthorized: options.requireClientCertificate,
       minVersion: 'TLSv1.2',
+      keepAliveTimeout: IDLE_CONNECTION_TIMEOUT_MS,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
     },
     (req, res) => {
       const chunks: Buffer[] = [];

@@ -5,9 +5,9 @@
 // applyconfiguration-gen: the schema server-side apply merges with. Its applyconfigurations/<group>/
 // <version>/<kind>.go files say which apiVersion and kind each top-level type serves.
 //
-// Only what changes lib/kube/structured-merge.ts's merge or its atomic check is kept; everything
-// else merges there as structured-merge-diff's deduced type, which is also what the schema says
-// of it (see isSignificant).
+// Every field of every type is kept: the merge and the atomic check read list-maps, sets and
+// atomic maps and structs; MutatingAdmissionPolicy's strict decoding reads the field names and the
+// scalar kinds. Named scalar types are written inline.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -77,11 +77,10 @@ export function kindOfApplyConfiguration(goSource: string): [string, string] | u
 
 class Converter {
   private readonly defs = new Map<string, SmdTypeDef>();
-  private readonly significant = new Set<string>();
 
   constructor(types: readonly SmdTypeDef[]) {
     for (const type of types) this.defs.set(type.name, type);
-    // Every reference's variant (see named) exists before significance is computed.
+    // Every reference's variant (see named) exists before the types are written.
     const visit = (ref: SmdTypeRef | undefined): void => {
       if (ref === undefined) return;
       this.named(ref);
@@ -119,41 +118,6 @@ class Converter {
     return def !== undefined && def.scalar !== undefined && def.list === undefined && def.map === undefined;
   }
 
-  /**
-   * Whether the merge or the atomic check treat this differently from the deduced type (objects
-   * field by field, every key looked into, lists atomic, scalars replaced): list-maps and sets,
-   * atomic maps and structs, maps of non-scalars (the check does not look into a map's values),
-   * and lists, maps and structs that hold any of these.
-   */
-  private isSignificant(ref: SmdTypeRef): boolean {
-    const name = this.named(ref);
-    if (name !== undefined) return this.significant.has(name);
-    if (Converter.untyped(ref)) return ref.map?.elementRelationship === 'atomic';
-    // A list's relationship defaults to atomic, a map's to separable (granular).
-    if (ref.list) return ref.list.elementRelationship === 'associative' || this.isSignificant(ref.list.elementType);
-    if (ref.map?.fields !== undefined)
-      return ref.map.elementRelationship === 'atomic' || ref.map.fields.some((f) => this.isSignificant(f.type));
-    if (ref.map) return ref.map.elementRelationship === 'atomic' || !this.isScalar(ref.map.elementType ?? {});
-    return false;
-  }
-
-  /** The named types that matter, found as a least fixed point (recursive types included). */
-  private findSignificant(): void {
-    for (let changed = true; changed; ) {
-      changed = false;
-      for (const [name, def] of [...this.defs]) {
-        if (
-          this.significant.has(name) ||
-          name === DEDUCED_TYPE ||
-          !this.isSignificant({ ...def, namedType: undefined })
-        )
-          continue;
-        this.significant.add(name);
-        changed = true;
-      }
-    }
-  }
-
   private fieldType(ref: SmdTypeRef): FieldType {
     const name = this.named(ref);
     // An untyped value: replaced whole when atomic, else merged as deduced.
@@ -162,7 +126,12 @@ class Converter {
       const atomic = name === UNTYPED_ATOMIC || ref.map?.elementRelationship === 'atomic';
       return atomic ? { map: { elem: { named: DEDUCED_TYPE }, atomic } } : { named: DEDUCED_TYPE };
     }
-    if (name !== undefined) return { named: name };
+    if (name !== undefined) {
+      const def = this.defs.get(name);
+      // A named scalar (Quantity, Time, IntOrString) is its scalar.
+      if (def !== undefined && this.isScalar(ref)) return Converter.scalar(def.scalar);
+      return { named: name };
+    }
     if (ref.list) {
       const { elementType, elementRelationship, keys } = ref.list;
       const elem = this.fieldType(elementType);
@@ -177,7 +146,12 @@ class Converter {
       const elem = ref.map.elementType === undefined ? { named: DEDUCED_TYPE } : this.fieldType(ref.map.elementType);
       return { map: { elem, ...(ref.map.elementRelationship === 'atomic' && { atomic: true }) } };
     }
-    return { scalar: true };
+    return Converter.scalar(ref.scalar);
+  }
+
+  private static scalar(kind: string | undefined): FieldType {
+    if (kind === 'string' || kind === 'numeric' || kind === 'boolean' || kind === 'untyped') return { scalar: kind };
+    throw new MergeSchemaSourceError(`unknown scalar ${JSON.stringify(kind)}`);
   }
 
   private namedType(def: SmdTypeDef): NamedType {
@@ -188,7 +162,7 @@ class Converter {
       return { elem, ...(atomic && { atomic }) };
     }
     const fields: Record<string, FieldType> = {};
-    for (const field of map.fields) if (this.isSignificant(field.type)) fields[field.name] = this.fieldType(field.type);
+    for (const field of map.fields) fields[field.name] = this.fieldType(field.type);
     return atomic ? { fields, atomic } : { fields };
   }
 
@@ -208,19 +182,39 @@ class Converter {
     return defaults;
   }
 
+  /**
+   * The declarative defaults (`+default=`) of struct fields, keyed `<type>.<field>`: the ones the
+   * apiserver's generated defaulters apply (`protocol: TCP`, `replicas: 1`). A zero value (`""`,
+   * `0`, `false`, `{}`) is the OpenAPI default of every non-pointer field, which no defaulter sets.
+   */
+  private fieldDefaults(): Record<string, unknown> {
+    const isZero = (v: unknown) =>
+      v === '' ||
+      v === 0 ||
+      v === false ||
+      v === null ||
+      (typeof v === 'object' && Object.keys(v as object).length === 0);
+    const defaults: Record<string, unknown> = {};
+    for (const [name, def] of [...this.defs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (name.startsWith('__untyped_')) continue;
+      for (const field of def.map?.fields ?? [])
+        if (field.default !== undefined && !isZero(field.default)) defaults[`${name}.${field.name}`] = field.default;
+    }
+    return defaults;
+  }
+
   schema(kinds: Record<string, string>): MergeSchema {
-    this.findSignificant();
     const types: Record<string, NamedType> = {};
-    for (const name of [...this.significant].sort()) {
+    for (const name of [...this.defs.keys()].sort()) {
       const def = this.defs.get(name);
-      // structured-merge-diff's own __untyped_ types are written inline (fieldType).
-      if (def === undefined || name.startsWith('__untyped_')) continue;
+      // structured-merge-diff's own __untyped_ types and named scalars are written inline (fieldType).
+      if (def === undefined || name.startsWith('__untyped_') || this.isScalar({ namedType: name })) continue;
       if (!name.includes('.')) throw new MergeSchemaSourceError(`type ${name} has no package`);
       types[name] = this.namedType(def);
     }
     for (const [kind, type] of Object.entries(kinds))
       if (!this.defs.has(type)) throw new MergeSchemaSourceError(`kind ${kind} names ${type}, which the schema lacks`);
-    return { types, kinds, keyDefaults: this.keyDefaults() };
+    return { types, kinds, keyDefaults: this.keyDefaults(), fieldDefaults: this.fieldDefaults() };
   }
 }
 
@@ -286,6 +280,9 @@ ${section(Object.entries(text.kinds))}
   },
   keyDefaults: {
 ${section(Object.entries(text.keyDefaults))}
+  },
+  fieldDefaults: {
+${section(Object.entries(text.fieldDefaults))}
   },
 };
 `;

@@ -77,6 +77,11 @@ export function lambdaTimeout(metadata: PluginMetadata): number {
   );
 }
 
+/** The IAM path of every function role: `/serverless-admission/`. */
+export function rolePath(service: string): string {
+  return `/${service}/`;
+}
+
 export function roleLogicalId(metadata: PluginMetadata): string {
   return `${functionKey(metadata.name)}LambdaRole`;
 }
@@ -140,6 +145,9 @@ function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<
   return {
     Type: 'AWS::IAM::Role',
     Properties: {
+      // The service's own path: a deployer policy can grant IAM actions on these roles only
+      // (docs/deployer-policy.json), whatever names CloudFormation gives them.
+      Path: rolePath(inputs.service),
       AssumeRolePolicyDocument: {
         Version: '2012-10-17',
         Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],

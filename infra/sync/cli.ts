@@ -31,7 +31,9 @@ output of kubectl (each FILE one listing; the kind is read from the items):
                                                             replicationcontrollers, deployments,
                                                             replicasets, statefulsets, daemonsets,
                                                             jobs, cronjobs)
-  kubectl get nodes -o json > nodes.json                    each Node's uid (NodeRestriction)
+  kubectl get nodes -o json > nodes.json                    each Node's uid (NodeRestriction) and
+                                                            labels (OriginPodNodeEnvironment);
+                                                            complete: a Node absent is removed
   kubectl get storageclasses,ingressclasses,priorityclasses,runtimeclasses -o json > classes.json
                                                             learned classes (DefaultStorageClass,
                                                             PersistentVolumeClaimResize,
@@ -50,8 +52,11 @@ output of kubectl (each FILE one listing; the kind is read from the items):
 
 Environment (as the server):
   DYNAMODB_ENDPOINT   the store's endpoint; for the local server, the one \`npm start\` prints
-                      ("store: DynamoDB Local at ..."), while it runs. Unset: the AWS service.
-  STATE_TABLE         the table (default serverless-admission-state)
+                      ("store: DynamoDB Local at ..."), while it runs. Unset: the AWS service, in
+                      AWS_REGION (or the profile's region), with the SDK's credentials (AWS_PROFILE...)
+  STATE_TABLE         the table (default serverless-admission-state, the local server's); a deployed
+                      stage's is serverless-admission-STAGE-state (npm run -s outputs prints it):
+                      STATE_TABLE=serverless-admission-prod-state AWS_REGION=eu-west-1 npm run sync -- ...
 
 Exit status: 0 loaded, 1 a listing or the store failed, 2 usage error.
 `;

@@ -7,7 +7,9 @@
 //   kubectl get pods -A -o json           each pod's node and uid (NodeRestriction), and a recount
 //                                         of the quota ledger (and the other counted kinds:
 //                                         services, configmaps, deployments...)
-//   kubectl get nodes -o json             each Node's uid (NodeRestriction)
+//   kubectl get nodes -o json             each Node's uid (NodeRestriction) and labels
+//                                         (OriginPodNodeEnvironment): a complete listing, so a
+//                                         learned Node absent from it is removed
 //   kubectl get storageclasses,ingressclasses,priorityclasses,runtimeclasses -o json
 //                                         learned objects (DefaultStorageClass, Priority...): each a
 //                                         complete listing of its kind, so a learned object absent
@@ -182,9 +184,8 @@ export async function applyListings(
 
   // A listing shows stored objects, as an UPDATE's oldObject does (and revives no pod seen deleted).
   const { placements } = target;
-  const nodes = all('/Node');
-  for (const node of nodes) await placements.record(listedObservation('Node', node));
-  if (nodes.length > 0) progress(`nodes: ${nodes.length} recorded`);
+  // Nodes are also a learned kind (their labels): the line below reports them once, for both.
+  for (const node of all('/Node')) await placements.record(listedObservation('Node', node));
   const pods = all('/Pod');
   for (const pod of pods) {
     if (!pod.metadata?.namespace) throw new SyncError(`Pod ${pod.metadata?.name} has no metadata.namespace`);
@@ -192,7 +193,7 @@ export async function applyListings(
   }
   if (pods.length > 0) progress(`pods: ${pods.length} placements recorded`);
 
-  // Classes, ClusterResourceQuotas and LimitRanges: a listing of a kind is all of it
+  // Classes, ClusterResourceQuotas, LimitRanges and Nodes: a listing of a kind is all of it
   // (kubectl get <kind> [-A] -o json).
   const { learnedObjects } = target;
   const learnedKeys = new Set<string>();

@@ -14,6 +14,8 @@ export class Fields extends ConfigFields {
     readonly owner: string,
     path: string,
     value: Record<string, unknown>,
+    /** The manifest's apiVersion, on a manifest's spec (defaults differ between versions). */
+    readonly apiVersion = '',
   ) {
     super(plugin, path, value);
   }

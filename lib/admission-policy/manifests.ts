@@ -52,10 +52,22 @@ function readFile(plugin: string, path: string, field: string, source: ConfigSou
   });
 }
 
+/**
+ * What a namespaceSelector does with a namespace the webhook has never seen (created before
+ * installation and not yet loaded by `npm run sync`): its labels are unknown, so whether the policy
+ * or binding matches is unknown too. Applying it could change or refuse what the apiserver's own
+ * policy would leave alone, and judging it against no labels can do the same for a NotIn or
+ * DoesNotExist selector; silently skipping it hides that it was not applied. So the default, Skip,
+ * does not apply it and adds one warning to the answer naming the missing sync (neverSeenWarning).
+ * NoLabels judges the selector against no labels (the earlier default); Fail answers a policy error
+ * under the policy's failurePolicy.
+ */
+export type UnknownNamespaceRule = 'Skip' | 'NoLabels' | 'Fail';
+
 export interface PluginOptions {
   readonly manifests: readonly Manifest[];
-  /** What a namespaceSelector sees for a namespace the webhook has never seen. */
-  readonly unknownNamespace: 'NoLabels' | 'Fail';
+  /** What a namespaceSelector does for a namespace the webhook has never seen. */
+  readonly unknownNamespace: UnknownNamespaceRule;
   /** The apiserver version whose CEL environment compiles the policies (`celEnvironment`). */
   readonly celEnvironment: EnvironmentVersion;
 }
@@ -68,9 +80,9 @@ const OPTION_KEYS = ['apiVersion', 'kind', 'manifests', 'paths', 'unknownNamespa
  */
 export function readOptions(plugin: string, raw: unknown, source: ConfigSource): PluginOptions {
   if (raw === undefined || raw === null)
-    return { manifests: [], unknownNamespace: 'NoLabels', celEnvironment: DEFAULT_ENVIRONMENT };
+    return { manifests: [], unknownNamespace: 'Skip', celEnvironment: DEFAULT_ENVIRONMENT };
   const entry = ConfigFields.of(plugin, raw, `an object in ${source.file}`).allow(...OPTION_KEYS);
-  const unknownNamespace = entry.oneOf('unknownNamespace', ['Fail', 'NoLabels'] as const, 'NoLabels');
+  const unknownNamespace = entry.oneOf('unknownNamespace', ['Skip', 'NoLabels', 'Fail'] as const, 'Skip');
   const celEnvironment = entry.oneOf('celEnvironment', ENVIRONMENT_VERSIONS, DEFAULT_ENVIRONMENT);
   const manifests: Manifest[] = [];
   for (const [i, object] of entry.array('manifests', 'a list of objects').entries())

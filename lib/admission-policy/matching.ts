@@ -74,8 +74,14 @@ export function rulesMatch(rules: readonly NamedRule[], request: AdmissionReques
   return rules.some((rule) => ruleMatches(rule, request));
 }
 
-/** `labels` of the request's namespace, or null for a never-seen one; asked for only when needed. */
-export type NamespaceLabels = () => Promise<Readonly<Record<string, string>> | null>;
+/** A never-seen namespace under unknownNamespace Skip: no selector that reads its labels matches. */
+export const SKIP_UNKNOWN = Symbol('skip never-seen namespace');
+
+/**
+ * `labels` of the request's namespace, asked for only when a selector reads them; for a never-seen
+ * one, null (unknownNamespace Fail) or SKIP_UNKNOWN (Skip).
+ */
+export type NamespaceLabels = () => Promise<Readonly<Record<string, string>> | null | typeof SKIP_UNKNOWN>;
 
 export class UnknownNamespaceError extends Error {
   override readonly name = 'UnknownNamespaceError';
@@ -90,6 +96,7 @@ async function namespaceMatches(
   if (selector.empty) return true;
   if (request.namespace === '' && request.resource.resource !== 'namespaces') return true;
   const known = await labels();
+  if (known === SKIP_UNKNOWN) return false;
   if (known === null)
     throw new UnknownNamespaceError(
       `namespace ${JSON.stringify(request.namespace)} has never been seen by this webhook (unknownNamespace: Fail)`,

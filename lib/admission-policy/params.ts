@@ -23,7 +23,14 @@ export class ParamError extends Error {
 export class ParamStore {
   private readonly byKind = new Map<string, ParamObject[]>();
 
-  constructor(manifests: readonly Manifest[]) {
+  /**
+   * `builtInKind` says which kinds the cluster serves without objects loaded here (the built-in
+   * kinds a plugin knows); without it, every paramKind counts as served.
+   */
+  constructor(
+    manifests: readonly Manifest[],
+    private readonly builtInKind?: (apiVersion: string, kind: string) => boolean,
+  ) {
     for (const { object } of manifests) {
       const metadata = (object.metadata ?? {}) as {
         name?: string;
@@ -40,6 +47,20 @@ export class ParamStore {
       });
       this.byKind.set(key, list);
     }
+  }
+
+  /**
+   * policy_source.go ensureParamsForPolicyLocked: the policy's configuration error when its
+   * paramKind names a kind the cluster does not serve (no built-in kind, no object loaded), else
+   * undefined. The dispatcher answers it for the policy, before any binding.
+   */
+  paramKindError(policy: Pick<PolicyCommon, 'paramKind'>): ParamError | undefined {
+    const { paramKind } = policy;
+    if (!paramKind || this.builtInKind === undefined) return undefined;
+    const { apiVersion, kind } = paramKind;
+    if (this.byKind.has(kindKey(apiVersion, kind)) || this.builtInKind(apiVersion, kind)) return undefined;
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+    return new ParamError(`failed to find resource referenced by paramKind: '${group}/${version}, Kind=${kind}'`);
   }
 
   /**

@@ -1,6 +1,7 @@
 // A policy plugin's loaded manifests, grouped as the apiserver groups the objects it stores:
 // `<Kind>` policies by name (a name defined twice is refused), `<Kind>Binding`s attached to the
-// policy they name (a binding of a policy never loaded, or defined twice, is refused), and every
+// policy they name (a binding defined twice is refused; one naming a policy that is not loaded is
+// accepted and does nothing, as the apiserver stores it and its policy source skips it), and every
 // other object a param. ValidatingAdmissionPolicy and MutatingAdmissionPolicy differ only in how
 // one policy and one binding are read.
 import type { EnvironmentVersion } from '../cel/cel-env.js';
@@ -42,6 +43,7 @@ export function loadPolicySet<
   options: PluginOptions,
   policyOf: (manifest: Manifest, order: number, celEnvironment: EnvironmentVersion) => Policy,
   bindingOf: (manifest: Manifest) => ReadBinding<Binding>,
+  builtInKind?: (apiVersion: string, kind: string) => boolean,
 ): PolicySet<Policy> {
   const policies = new Map<string, Policy>();
   const bindings: ReadBinding<Binding>[] = [];
@@ -58,11 +60,8 @@ export function loadPolicySet<
   }
   for (const { policyName, binding, owner } of bindings) {
     const policy = policies.get(policyName);
-    if (!policy)
-      throw owner.error(
-        'policyName',
-        `Invalid value: ${JSON.stringify(policyName)}: no ${plugin} of that name is loaded`,
-      );
+    // policy_source.go: "Just skip bindings that refer to non-existent policies".
+    if (!policy) continue;
     if (policy.bindings.some((b) => b.name === binding.name))
       throw owner.error('', `binding ${JSON.stringify(binding.name)} defined twice`);
     policy.bindings.push(binding);
@@ -71,7 +70,7 @@ export function loadPolicySet<
   return {
     policies: list,
     index: new PolicyIndex(list),
-    params: new ParamStore(params),
+    params: new ParamStore(params, builtInKind),
     unknownNamespace: options.unknownNamespace,
   };
 }

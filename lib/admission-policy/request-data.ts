@@ -5,6 +5,9 @@ import type { AdmissionRequest } from '../admission/request.js';
 import type { UnstructuredRequest } from '../admission/unstructured.js';
 import { unstructuredRequest } from '../admission/unstructured.js';
 import { namespaceVariable, requestVariable, toCel } from '../cel/values.js';
+import { neverSeenWarning } from '../state/never-seen.js';
+import type { UnknownNamespaceRule } from './manifests.js';
+import { SKIP_UNKNOWN } from './matching.js';
 
 export class RequestData {
   private cache?: { object: unknown; oldObject: unknown; request: unknown };
@@ -12,11 +15,13 @@ export class RequestData {
   private old?: { value: unknown };
   private requestCache?: { value: unknown };
   private namespace?: Promise<LearnedNamespace | undefined>;
+  /** Set when a selector skipped a policy or binding because the namespace was never seen. */
+  private skippedUnknown = false;
 
   constructor(
     readonly request: AdmissionRequest,
     private readonly learnedNamespaces: { get(name: string): Promise<LearnedNamespace | undefined> },
-    private readonly unknownNamespace: 'NoLabels' | 'Fail',
+    private readonly unknownNamespace: UnknownNamespaceRule,
   ) {}
 
   /** object, oldObject and options with numbers typed as the apiserver types them (from the review's text). */
@@ -68,8 +73,18 @@ export class RequestData {
       return r.object?.metadata?.labels ?? {};
     const learned = await this.learned();
     if (learned) return learned.labels;
-    return this.unknownNamespace === 'Fail' ? null : {};
+    if (this.unknownNamespace === 'NoLabels') return {};
+    if (this.unknownNamespace === 'Fail') return null;
+    this.skippedUnknown = true;
+    return SKIP_UNKNOWN;
   };
+
+  /** The one warning of unknownNamespace Skip, when a selector skipped something for this request. */
+  neverSeenWarnings(upstreamName: string): string[] {
+    if (!this.skippedUnknown) return [];
+    const consequence = 'every policy and binding whose namespaceSelector reads its labels was skipped';
+    return [neverSeenWarning(upstreamName, this.request.namespace, consequence)];
+  }
 
   async namespaceObject(): Promise<unknown> {
     if (this.namespaceName === '') return null;

@@ -137,7 +137,8 @@ export function manifestSpec(plugin: string, kind: string, manifest: Manifest): 
       throw top.error('metadata.name', 'Required value');
     })();
   const owner = `${kind} ${JSON.stringify(name)} (${manifest.origin})`;
-  return { name, spec: new Fields(plugin, owner, 'spec', top.child('spec')?.value ?? {}) };
+  const apiVersion = String(manifest.object.apiVersion ?? '');
+  return { name, spec: new Fields(plugin, owner, 'spec', top.child('spec')?.value ?? {}, apiVersion) };
 }
 
 /**
@@ -201,13 +202,20 @@ function paramTarget(fields: Fields): ParamTarget {
   throw fields.error('', 'one of `name` or `selector` must be set');
 }
 
-function paramRef(target: ParamTarget): ParamRef {
+/**
+ * validateParamRef: Deny or Allow must be written in v1beta1 and v1; v1alpha1 defaults a missing
+ * parameterNotFoundAction to Deny (its SetDefaults_ParamRef) before validation.
+ */
+function paramRef(target: ParamTarget, apiVersion: string): ParamRef {
   const { fields } = target;
   const namespace = fields.string('namespace');
+  const action = fields.value.parameterNotFoundAction;
+  if (!(action === undefined && apiVersion.endsWith('/v1alpha1')) && (action ?? '') === '')
+    throw fields.error('parameterNotFoundAction', 'Required value');
   return {
     ...('name' in target ? { name: target.name } : { selector: selector(target.selector) }),
     namespace,
-    parameterNotFoundAction: fields.oneOf('parameterNotFoundAction', ['Allow', 'Deny'] as const, 'Deny'),
+    parameterNotFoundAction: fields.oneOf('parameterNotFoundAction', ['Deny', 'Allow'] as const, 'Deny'),
   };
 }
 
@@ -224,7 +232,7 @@ export function bindingCommon(
   const match = spec.child('matchResources');
   return {
     matchResources: match && matchResources(match, false, operations),
-    paramRef: target && paramRef(target),
+    paramRef: target && paramRef(target, spec.apiVersion),
   };
 }
 

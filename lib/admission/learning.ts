@@ -232,9 +232,13 @@ export function placementObservation(request: AdmissionRequest, admitted: boolea
   return undefined;
 }
 
-/** Where each learned kind is written: its API group, the Kind its objects carry, and its scope. */
+/**
+ * Where each learned kind is written: its API group, the Kind its objects carry, and its scope.
+ * `labelsOnly`: plugins read nothing but the labels, so nothing else is kept (a Node's spec and
+ * annotations change far more often than its labels, and none of them is read).
+ */
 export const LEARNED_OBJECT_KINDS: Readonly<
-  Record<LearnedObjectKind, { group: string; kind: string; scope: 'Cluster' | 'Namespaced' }>
+  Record<LearnedObjectKind, { group: string; kind: string; scope: 'Cluster' | 'Namespaced'; labelsOnly?: true }>
 > = {
   storageclasses: { group: 'storage.k8s.io', kind: 'StorageClass', scope: 'Cluster' },
   ingressclasses: { group: 'networking.k8s.io', kind: 'IngressClass', scope: 'Cluster' },
@@ -242,6 +246,7 @@ export const LEARNED_OBJECT_KINDS: Readonly<
   runtimeclasses: { group: 'node.k8s.io', kind: 'RuntimeClass', scope: 'Cluster' },
   clusterresourcequotas: { group: 'quota.openshift.io', kind: 'ClusterResourceQuota', scope: 'Cluster' },
   limitranges: { group: '', kind: 'LimitRange', scope: 'Namespaced' },
+  nodes: { group: '', kind: 'Node', scope: 'Cluster', labelsOnly: true },
 };
 
 const isLearnedObjectKind = (need: string): need is LearnedObjectKind => Object.hasOwn(LEARNED_OBJECT_KINDS, need);
@@ -274,13 +279,21 @@ export function learnedObjectKindOf(request: AdmissionRequest): LearnedObjectKin
 /** Metadata a plugin may read from a learned object; the rest (managedFields above all) is dropped. */
 const KEPT_METADATA = ['name', 'namespace', 'uid', 'labels', 'annotations', 'creationTimestamp'] as const;
 
-/** The object as it is stored: kept metadata, every other top-level field but status. */
-export function trimLearnedObject(object: KubeObject): KubeObject {
+/** Metadata kept of a kind whose labels are all that is read. */
+const LABELS_ONLY_METADATA = ['name', 'uid', 'labels'] as const;
+
+/**
+ * The object as it is stored: kept metadata, every other top-level field but status; for a
+ * `labelsOnly` kind, its name, uid and labels alone.
+ */
+export function trimLearnedObject(object: KubeObject, of?: LearnedObjectKind): KubeObject {
   const { metadata, status: _status, ...rest } = object;
+  const labelsOnly = of !== undefined && LEARNED_OBJECT_KINDS[of].labelsOnly === true;
+  const fields = labelsOnly ? LABELS_ONLY_METADATA : KEPT_METADATA;
   const kept = Object.fromEntries(
-    KEPT_METADATA.flatMap((field) => (metadata?.[field] === undefined ? [] : [[field, metadata[field]]])),
+    fields.flatMap((field) => (metadata?.[field] === undefined ? [] : [[field, metadata[field]]])),
   );
-  return { ...rest, metadata: kept };
+  return labelsOnly ? { kind: LEARNED_OBJECT_KINDS[of].kind, metadata: kept } : { ...rest, metadata: kept };
 }
 
 /**
@@ -306,7 +319,7 @@ export function learnedObjectObservation(request: AdmissionRequest): LearnedObje
   }
   if (request.operation === 'DELETE') return { kind: 'deleted', of, name, ...where };
   if (!isObjectOfKind(object, LEARNED_OBJECT_KINDS[of].kind)) return undefined;
-  return { kind: 'stored', of, name, ...where, object: trimLearnedObject(object) };
+  return { kind: 'stored', of, name, ...where, object: trimLearnedObject(object, of) };
 }
 
 /** An object of a `kubectl get <kind> -o json` listing, as its learning webhook would record it. */
@@ -315,5 +328,5 @@ export function listedObjectObservation(
   object: KubeObject,
 ): Extract<LearnedObjectObservation, { kind: 'stored' }> {
   const namespace = isNamespacedKind(of) ? { namespace: text(object.metadata?.namespace) } : {};
-  return { kind: 'stored', of, name: text(object.metadata?.name), ...namespace, object: trimLearnedObject(object) };
+  return { kind: 'stored', of, name: text(object.metadata?.name), ...namespace, object: trimLearnedObject(object, of) };
 }

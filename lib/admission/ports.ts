@@ -178,7 +178,9 @@ export interface DecisionCache {
 
 /**
  * Kinds learned whole (trimmed), by their resource name: the cluster-scoped classes and
- * ClusterResourceQuotas, and LimitRanges (namespaced: learned and listed per namespace).
+ * ClusterResourceQuotas, LimitRanges (namespaced: learned and listed per namespace), and Nodes, of
+ * which only the name, uid and labels are kept (OriginPodNodeEnvironment checks a pod's node
+ * against its project's node selector).
  */
 export type LearnedObjectKind =
   | 'storageclasses'
@@ -186,12 +188,14 @@ export type LearnedObjectKind =
   | 'priorityclasses'
   | 'runtimeclasses'
   | 'clusterresourcequotas'
-  | 'limitranges';
+  | 'limitranges'
+  | 'nodes';
 
 /**
  * One object of a learned kind as last seen by the plugin's learning webhook or loaded by
  * `npm run sync`: metadata trimmed to name, uid, labels, annotations and creationTimestamp; the
- * rest of the object (spec fields, `value`, `handler`, `overhead`...) as written; no status.
+ * rest of the object (spec fields, `value`, `handler`, `overhead`...) as written; no status. A
+ * Node keeps only its name, uid and labels.
  */
 export interface LearnedObject {
   readonly name: string;

@@ -3,6 +3,8 @@
 // is most of a small Lambda's bundle (112 of 130 KB). So a deployed function does not parse them:
 // packaging (infra/serverless/packaged-config.ts) parses every file the active plugins read and
 // writes the documents into one JSON file, and a function started on that file reads them from it.
+// Files read as text (the certificates a kubeconfig names) travel in the same JSON file, so a
+// function's zip holds its bundle and that file, never the configuration folder.
 // The parser is loaded only when a file is read from disk (npm start, the CLIs, tests), through
 // createRequire, which esbuild leaves alone: no bundle carries it.
 import { existsSync, readFileSync } from 'node:fs';
@@ -34,22 +36,24 @@ function yaml(): YamlModule {
 }
 
 /** The files a packaged function carries, keyed by path relative to the working directory. */
-let packaged: ReadonlyMap<string, readonly unknown[]> | undefined;
-/** Set while packaging: every file read, with its documents. */
-let recording: Map<string, readonly unknown[]> | undefined;
+let packaged:
+  | { readonly documents: ReadonlyMap<string, readonly unknown[]>; readonly texts: ReadonlyMap<string, string> }
+  | undefined;
+/** Set while packaging: every file read, with its documents or its text. */
+let recording: { readonly documents: Map<string, readonly unknown[]>; readonly texts: Map<string, string> } | undefined;
 
 const keyOf = (file: string) => relative(process.cwd(), resolve(file)).split('\\').join('/');
 
 function fromDisk(file: string, parse: (text: string) => readonly unknown[]): readonly unknown[] {
   if (!existsSync(file)) throw new DocumentError(file, NO_SUCH_FILE);
   const documents = parse(readFileSync(file, 'utf8'));
-  recording?.set(keyOf(file), documents);
+  recording?.documents.set(keyOf(file), documents);
   return documents;
 }
 
 function read(file: string, parse: (text: string) => readonly unknown[]): readonly unknown[] {
   if (packaged) {
-    const documents = packaged.get(keyOf(file));
+    const documents = packaged.documents.get(keyOf(file));
     if (documents === undefined) throw new DocumentError(file, 'not in the packaged configuration');
     return documents;
   }
@@ -85,6 +89,19 @@ export function readDocuments(file: string): readonly unknown[] {
   );
 }
 
+/** A file read as it is (a PEM certificate or key), from the package in a packaged function. */
+export function readTextFile(file: string): string {
+  if (packaged) {
+    const text = packaged.texts.get(keyOf(file));
+    if (text === undefined) throw new DocumentError(file, 'not in the packaged configuration');
+    return text;
+  }
+  if (!existsSync(file)) throw new DocumentError(file, NO_SUCH_FILE);
+  const text = readFileSync(file, 'utf8');
+  recording?.texts.set(keyOf(file), text);
+  return text;
+}
+
 /** The JSON file a packaged function starts from. */
 export interface PackagedConfiguration {
   readonly apiVersion: 'serverless-admission/v1';
@@ -92,6 +109,8 @@ export interface PackagedConfiguration {
   /** The AdmissionConfiguration's path, a key of `files`. */
   readonly admissionConfiguration: string;
   readonly files: Readonly<Record<string, readonly unknown[]>>;
+  /** Files read as text, keyed as `files`. */
+  readonly texts: Readonly<Record<string, string>>;
 }
 
 export function isPackagedConfiguration(doc: unknown): doc is PackagedConfiguration {
@@ -105,14 +124,14 @@ export function isPackagedConfiguration(doc: unknown): doc is PackagedConfigurat
 
 /** From now on, every configuration file is read from the package, never from disk. */
 export function usePackagedConfiguration(doc: PackagedConfiguration): void {
-  packaged = new Map(Object.entries(doc.files));
+  packaged = { documents: new Map(Object.entries(doc.files)), texts: new Map(Object.entries(doc.texts ?? {})) };
 }
 
 /** Runs `load` (reading every file it needs from disk) and returns the package of what it read. */
 export function packageConfiguration(admissionConfiguration: string, load: () => void): PackagedConfiguration {
   if (packaged) throw new Error('packaging from a packaged configuration');
-  const files = new Map<string, readonly unknown[]>();
-  recording = files;
+  const read = { documents: new Map<string, readonly unknown[]>(), texts: new Map<string, string>() };
+  recording = read;
   try {
     load();
   } finally {
@@ -122,6 +141,7 @@ export function packageConfiguration(admissionConfiguration: string, load: () =>
     apiVersion: 'serverless-admission/v1',
     kind: 'PackagedConfiguration',
     admissionConfiguration: keyOf(admissionConfiguration),
-    files: Object.fromEntries(files),
+    files: Object.fromEntries(read.documents),
+    texts: Object.fromEntries(read.texts),
   };
 }

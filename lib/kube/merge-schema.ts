@@ -4,10 +4,11 @@
 // the generated file names the version). This module owns that text's grammar: it both formats it
 // (for the generator) and parses it (for the plugins).
 //
-// The generated text keeps only what changes a merge or the atomic check (list-maps with their
-// keys, sets, atomic maps and structs, maps of objects, and the struct fields leading to them);
-// everything it leaves out merges as structured-merge-diff's deduced type, which is what the
-// schema says of those fields (scalars, maps of scalars, atomic lists of such).
+// The generated text keeps every field of every type, with its scalar kind: the merge and the
+// atomic check read list-maps, sets and atomic maps and structs; MutatingAdmissionPolicy's strict
+// decoding reads the field names (an unknown one is refused) and the scalar kinds (a CEL null where
+// a value is expected is refused with structured-merge-diff's words). Named scalar types
+// (Quantity, Time) are written inline as their scalar.
 //
 // Grammar. Types are grouped by package (`io.k8s.api.core.v1`); a type is a string:
 //   struct    := '!'? field (' ' field)*      '!' marks an atomic struct (`+structType=atomic`)
@@ -18,7 +19,8 @@
 //              | '*' ref                      atomic list
 //              | map
 //              | '?'                          deduced (structured-merge-diff's untyped values)
-//              | ''                           scalar
+//              | ''                           string scalar
+//              | '#' | '^' | '@'              numeric, boolean, untyped scalar
 //              | name                         a named type: in the same package unless it holds a '.'
 //   map       := '%' ref | '~' ref            granular map | atomic map
 import { MERGE_SCHEMA_TEXT } from './merge-schema.generated.js';
@@ -35,15 +37,22 @@ export interface MergeSchemaText {
   readonly kinds: Readonly<Record<string, readonly [string, string]>>;
   /** `<package>.<Type>.<key field>` → the default of a list-map key (a port's protocol: TCP). */
   readonly keyDefaults: Readonly<Record<string, unknown>>;
+  /** `<package>.<Type>.<field>` → its declarative default (`+default=`), zero values left out. */
+  readonly fieldDefaults: Readonly<Record<string, unknown>>;
 }
 
-const SCALAR: FieldType = { scalar: true };
+const SCALARS: Readonly<Record<string, FieldType>> = {
+  '': { scalar: 'string' },
+  '#': { scalar: 'numeric' },
+  '^': { scalar: 'boolean' },
+  '@': { scalar: 'untyped' },
+};
+const SCALAR_CODES: Readonly<Record<string, string>> = { string: '', numeric: '#', boolean: '^', untyped: '@' };
 
 function parseRef(text: string, pkg: string): FieldType {
   const rest = text.slice(1);
+  if (text.length <= 1 && text in SCALARS) return SCALARS[text];
   switch (text[0]) {
-    case undefined:
-      return SCALAR;
     case '?':
       return { named: DEDUCED_TYPE };
     case '=': {
@@ -89,13 +98,13 @@ export function parseMergeSchema(text: MergeSchemaText): MergeSchema {
     const groupVersion = apiVersion.includes('/') ? apiVersion : `/${apiVersion}`;
     for (const kind of names.split(' ')) kinds[`${groupVersion}/${kind}`] = `${pkg}.${kind}`;
   }
-  return { types, kinds, keyDefaults: text.keyDefaults };
+  return { types, kinds, keyDefaults: text.keyDefaults, fieldDefaults: text.fieldDefaults };
 }
 
 const packageOf = (name: string) => name.slice(0, name.lastIndexOf('.'));
 
 function formatRef(type: FieldType, pkg: string): string {
-  if ('scalar' in type) return '';
+  if ('scalar' in type) return SCALAR_CODES[type.scalar];
   if ('named' in type) {
     if (type.named === DEDUCED_TYPE) return '?';
     return packageOf(type.named) === pkg ? type.named.slice(pkg.length + 1) : type.named;
@@ -140,7 +149,10 @@ export function formatMergeSchema(schema: MergeSchema): MergeSchemaText {
   const keyDefaults = Object.fromEntries(
     Object.entries(schema.keyDefaults ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
   );
-  return { types, kinds, keyDefaults };
+  const fieldDefaults = Object.fromEntries(
+    Object.entries(schema.fieldDefaults ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+  return { types, kinds, keyDefaults, fieldDefaults };
 }
 
 export const MERGE_SCHEMA: MergeSchema = parseMergeSchema(MERGE_SCHEMA_TEXT);

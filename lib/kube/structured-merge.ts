@@ -11,8 +11,11 @@
 
 export type ListRelationship = 'atomic' | 'set' | 'associative';
 
+/** structured-merge-diff's scalar kinds; `untyped` holds any scalar (Quantity, IntOrString, Time). */
+export type ScalarKind = 'string' | 'numeric' | 'boolean' | 'untyped';
+
 export type FieldType =
-  | { readonly scalar: true }
+  | { readonly scalar: ScalarKind }
   | { readonly named: string }
   | {
       readonly list: {
@@ -38,13 +41,15 @@ export interface MergeSchema {
   readonly kinds: Readonly<Record<string, string>>;
   /** Defaults of list-map key fields (`io.k8s.api.core.v1.ContainerPort.protocol`: `TCP`). */
   readonly keyDefaults?: Readonly<Record<string, unknown>>;
+  /** Declarative defaults of struct fields (`io.k8s.api.core.v1.ContainerPort.protocol`: `TCP`). */
+  readonly fieldDefaults?: Readonly<Record<string, unknown>>;
 }
 
 type Json = unknown;
 type JsonObject = Record<string, Json>;
 
 const isObject = (v: Json): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-const DEDUCED: FieldType = { scalar: true };
+const DEDUCED: FieldType = { scalar: 'untyped' };
 
 /** The type of an object of this apiVersion and kind, or undefined when the schema lacks it. */
 export function typeOfKind(schema: MergeSchema, apiVersion: string, kind: string): FieldType | undefined {
@@ -184,6 +189,91 @@ export function findAtomics(schema: MergeSchema, value: Json, type: FieldType | 
     if (resolved.atomic || resolved.kind === 'deduced') found.push(path);
     value.forEach((element, i) => {
       found.push(...findAtomics(schema, element, resolved.elem, `${path}[${i}]`));
+    });
+  }
+  return found;
+}
+
+// --- what the apiserver's decoders refuse (MutatingAdmissionPolicy) ---
+
+/** fieldpath.PathElement.String of a list element: `[name="c"]`, `[containerPort=80,protocol="TCP"]`, `[="x"]`, `[0]`. */
+function elementPath(schema: MergeSchema, element: Json, resolved: Resolved, index: number): string {
+  if (resolved.relationship === 'set') return `[=${JSON.stringify(element)}]`;
+  if (resolved.relationship !== 'associative' || !isObject(element)) return `[${index}]`;
+  const elemName = resolved.elem !== undefined && 'named' in resolved.elem ? resolved.elem.named : undefined;
+  const parts = [...(resolved.keys ?? [])].sort().flatMap((key) => {
+    const value = element[key] ?? (elemName !== undefined ? schema.keyDefaults?.[`${elemName}.${key}`] : undefined);
+    return value === undefined ? [] : [`${key}=${JSON.stringify(value)}`];
+  });
+  return `[${parts.join(',')}]`;
+}
+
+/**
+ * What structured-merge-diff's validation (typed.AsTyped, as the type converter runs it on an
+ * apply configuration) says of `value`: a field a struct does not declare (`.spec.replicasx: field
+ * not declared in schema`; the rest of that object is not looked at), and a null. A null in an
+ * apply configuration is CEL's null, which reaches the converter as structpb.NullValue, a value no
+ * schema type accepts; the messages print it as Go's fmt does. Each entry is `<path>: <message>`.
+ */
+export function applyConfigurationErrors(
+  schema: MergeSchema,
+  value: Json,
+  type: FieldType | undefined,
+  path = '',
+): string[] {
+  const resolved = resolve(schema, type);
+  const at = (message: string) => [`${path}: ${message}`];
+  if (value === null) {
+    if (resolved.kind === 'scalar' && type !== undefined && 'scalar' in type) {
+      if (type.scalar === 'string') return at('expected string, got &value.valueUnstructured{Value:0}');
+      if (type.scalar === 'numeric') return at('expected numeric (int or float), got structpb.NullValue');
+      if (type.scalar === 'boolean') return at('expected boolean, got &{NULL_VALUE}');
+      return at('expected any scalar, got &{NULL_VALUE}');
+    }
+    return at(`expected ${resolved.kind === 'list' ? 'list' : 'map'}, got &{NULL_VALUE}`);
+  }
+  const errors: string[] = [];
+  if (isObject(value) && (resolved.kind === 'struct' || resolved.kind === 'map' || resolved.kind === 'deduced')) {
+    for (const key of Object.keys(value).sort()) {
+      const fieldType = resolved.kind === 'struct' ? resolved.fields?.[key] : resolved.elem;
+      if (resolved.kind === 'struct' && fieldType === undefined && resolved.elem === undefined) {
+        errors.push(`${path}.${key}: field not declared in schema`);
+        break;
+      }
+      errors.push(...applyConfigurationErrors(schema, value[key], fieldType, `${path}.${key}`));
+    }
+  } else if (Array.isArray(value) && (resolved.kind === 'list' || resolved.kind === 'deduced')) {
+    value.forEach((element, i) => {
+      errors.push(
+        ...applyConfigurationErrors(schema, element, resolved.elem, path + elementPath(schema, element, resolved, i)),
+      );
+    });
+  }
+  return errors;
+}
+
+/** typed.ValidationErrors.Error: one error alone, several under `errors:`. */
+export function validationErrorsMessage(errors: readonly string[]): string {
+  return errors.length === 1 ? errors[0] : ['errors:', ...errors.map((e) => `  ${e}`)].join('\n');
+}
+
+/**
+ * The fields the apiserver's strict JSON decoding of a built-in object refuses (sigs.k8s.io/json:
+ * `unknown field "spec.foo"`), as paths (`spec.containers[0].foo`), in document order.
+ */
+export function unknownFields(schema: MergeSchema, value: Json, type: FieldType | undefined, path = ''): string[] {
+  const resolved = resolve(schema, type);
+  const found: string[] = [];
+  const child = (key: string) => (path === '' ? key : `${path}.${key}`);
+  if (isObject(value) && (resolved.kind === 'struct' || resolved.kind === 'map' || resolved.kind === 'deduced')) {
+    for (const key of Object.keys(value).sort()) {
+      const fieldType = resolved.kind === 'struct' ? resolved.fields?.[key] : resolved.elem;
+      if (resolved.kind === 'struct' && fieldType === undefined && resolved.elem === undefined) found.push(child(key));
+      else found.push(...unknownFields(schema, value[key], fieldType, child(key)));
+    }
+  } else if (Array.isArray(value) && (resolved.kind === 'list' || resolved.kind === 'deduced')) {
+    value.forEach((element, i) => {
+      found.push(...unknownFields(schema, element, resolved.elem, `${path}[${i}]`));
     });
   }
   return found;

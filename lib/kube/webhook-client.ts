@@ -1,11 +1,11 @@
 // A client for an external webhook backend named by a kubeconfig file, as the apiserver's
 // webhook.LoadKubeconfig reads one (ImagePolicyWebhook's kubeConfigFile): the current context's
 // cluster (server, certificate-authority[-data], insecure-skip-tls-verify) and user
-// (client-certificate[-data], client-key[-data], token). Files are read once, at configuration.
-import { readFileSync } from 'node:fs';
+// (client-certificate[-data], client-key[-data], token). Files are read once, at configuration,
+// through lib/config/documents, so packaging carries them inside the packaged configuration.
 import { Agent, request } from 'node:https';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { DocumentError, readDocument } from '../config/documents.js';
+import { DocumentError, readDocument, readTextFile } from '../config/documents.js';
 
 export class KubeconfigError extends Error {
   override readonly name = 'KubeconfigError';
@@ -65,8 +65,9 @@ function pem(entry: Record<string, unknown> | undefined, field: string, file: st
   if (typeof path !== 'string' || path === '') return undefined;
   const target = isAbsolute(path) ? path : resolve(dirname(file), path);
   try {
-    return readFileSync(target, 'utf8');
+    return readTextFile(target);
   } catch (error) {
+    if (error instanceof DocumentError) throw new KubeconfigError(`${file}: ${field} ${target}: ${error.reason}`);
     throw new KubeconfigError(
       `${file}: ${field} ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );

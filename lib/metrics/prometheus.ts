@@ -129,11 +129,13 @@ export class PrometheusRegistry {
     this.storeDuration.observe({ plugin, operation: call.operation }, call.seconds);
   }
 
-  /** The text exposition format; families without samples are left out. */
+  /**
+   * The text exposition format. Every family is described (HELP and TYPE) from the start, samples
+   * or not, so a scrape before the first request already tells Prometheus what will come.
+   */
   render(): string {
     const out: string[] = [];
     for (const family of this.families) {
-      if (family.series.size === 0) continue;
       out.push(
         `# HELP ${family.name} ${HELP[family.name as keyof typeof HELP]}`,
         `# TYPE ${family.name} ${family.type}`,
@@ -152,6 +154,6 @@ export class PrometheusRegistry {
         }
       }
     }
-    return out.length === 0 ? '' : `${out.join('\n')}\n`;
+    return `${out.join('\n')}\n`;
   }
 }

@@ -1,7 +1,7 @@
 // Learned objects: StorageClasses, IngressClasses, PriorityClasses, RuntimeClasses,
-// ClusterResourceQuotas and LimitRanges as the plugins that `need` them saw them written
-// (lib/admission/learning) or `npm run sync` loaded them. One generic record per object, whatever
-// the kind; plugins only read.
+// ClusterResourceQuotas, LimitRanges and Nodes (their labels) as the plugins that `need` them saw
+// them written (lib/admission/learning) or `npm run sync` loaded them. One generic record per
+// object, whatever the kind; plugins only read.
 //
 // Keys: one partition per kind (`obj#<kind>`), one item per object (sort key: its name, or
 // `<namespace>/<name>` for a namespaced kind), so that `list(kind)` is a single Query (DefaultStorageClass

@@ -35,5 +35,15 @@ export function unknownNamespaceRule<Rule extends string>(
  * metadata: `consequence` says what it therefore did not do ("its node selector was not applied").
  */
 export function neverSeenWarning(upstreamName: string, namespace: string, consequence: string): string {
-  return `${upstreamName}: namespace ${JSON.stringify(namespace)} is not learned yet, so ${consequence}; load the cluster's existing namespaces with npm run sync (${SEED_STATE_DOC})`;
+  return neverSeenObjectWarning(upstreamName, 'namespace', namespace, consequence);
+}
+
+/** The same warning for another learned object a request names (a pod's Node). */
+export function neverSeenObjectWarning(
+  upstreamName: string,
+  kind: 'namespace' | 'node',
+  name: string,
+  consequence: string,
+): string {
+  return `${upstreamName}: ${kind} ${JSON.stringify(name)} is not learned yet, so ${consequence}; load the cluster's existing ${kind}s with npm run sync (${SEED_STATE_DOC})`;
 }

@@ -154,6 +154,7 @@ const TYPOS: readonly [plugin: string, configuration: unknown, message: RegExp][
     { defaultNodeSelecter: 'a=b' },
     /did you mean "defaultNodeSelector"\?$/,
   ],
+  ['RuntimeClass', { kubernetesVersoin: '1.37' }, /did you mean "kubernetesVersion"\?$/],
   [
     'autoscaling.openshift.io/ClusterResourceOverride',
     {

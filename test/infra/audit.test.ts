@@ -33,8 +33,10 @@ const validateReport = ajv.compile(withoutPruning(parse(readFileSync(SCHEMA, 'ut
 const CONFIG = `apiVersion: apiserver.config.k8s.io/v1
 kind: AdmissionConfiguration
 plugins:
+- name: AlwaysPullImages
 - name: DenyServiceExternalIPs
   enforcement: Warn
+- name: TaintNodesByCondition
 `;
 
 const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });

@@ -32,6 +32,7 @@ plugins:
 - name: PodTolerationRestriction
   exemptions:
     namespaceSelector: {matchLabels: {tolerations: free}}
+- name: ResourceQuota
 `;
 
 const MANIFESTS = `

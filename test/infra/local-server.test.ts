@@ -2,6 +2,8 @@
 // the deployed Lambda handler behind an API Gateway event adapter, real reviews captured from a
 // kube-apiserver, and the hostile bodies the apiserver would never send.
 import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import type { Socket } from 'node:net';
 import jsonpatch from 'fast-json-patch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import alwaysPullImages from '../../functions/always-pull-images/plugin.js';
@@ -9,7 +11,12 @@ import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
 import { capabilityPath, urlSecretAuth } from '../support/capability.js';
 import type { LocalServer } from '../../infra/local/server.js';
-import { startLocalServer } from '../../infra/local/server.js';
+import {
+  HEADERS_TIMEOUT_MS,
+  IDLE_CONNECTION_TIMEOUT_MS,
+  REQUEST_TIMEOUT_MS,
+  startLocalServer,
+} from '../../infra/local/server.js';
 import type { ClientIdentity } from '../support/https-client.js';
 import { post } from '../support/https-client.js';
 import { strangerPki, testPki } from '../support/pki.js';
@@ -194,5 +201,59 @@ describe('hostile bodies get a 4xx with a one-line reason, and the server keeps 
   it('a non-JSON content type gets 415', async () => {
     const answer = await post(mutateUrl(), podCreate, apiserver, { contentType: 'text/plain' });
     expect(answer.status).toBe(415);
+  });
+});
+
+describe('keep-alive connections', () => {
+  /** One POST over `agent`, answering the TLS socket it went over and whether that was reused. */
+  function postOver(agent: Agent, body: string) {
+    return new Promise<{ status: number; keepAlive: string; socket: Socket; reused: boolean }>((resolve, reject) => {
+      const req = request(
+        mutateUrl(),
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              keepAlive: String(res.headers['keep-alive']),
+              socket: req.socket as Socket,
+              reused: req.reusedSocket,
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  // The apiserver's Go client keeps an idle connection 90 s and reuses it without retrying a POST
+  // that meets a closed socket. Node's default idle time (5 s) made that race a reset.
+  it('an idle connection is still open, and reused, after longer than the old 5 s idle time', async () => {
+    const agent = new Agent({
+      keepAlive: true,
+      maxSockets: 1,
+      ca: apiserver.caPem,
+      cert: apiserver.certPem,
+      key: apiserver.keyPem,
+    });
+    try {
+      const first = await postOver(agent, podCreate);
+      expect(first).toMatchObject({ status: 200, reused: false });
+      expect(first.keepAlive).toBe(`timeout=${IDLE_CONNECTION_TIMEOUT_MS / 1000}`);
+      await new Promise((resolve) => setTimeout(resolve, 7_000));
+      expect(first.socket.destroyed).toBe(false);
+      const second = await postOver(agent, podCreate);
+      expect(second).toMatchObject({ status: 200, reused: true });
+      expect(second.socket).toBe(first.socket);
+    } finally {
+      agent.destroy();
+    }
+  }, 30_000);
+
+  it('outlasts the Go client idle pool, with timeouts Node accepts together', () => {
+    expect(IDLE_CONNECTION_TIMEOUT_MS).toBeGreaterThan(90_000);
+    expect(HEADERS_TIMEOUT_MS).toBeLessThanOrEqual(REQUEST_TIMEOUT_MS);
   });
 });

@@ -272,27 +272,33 @@ afterAll(() => {
 });
 
 describe('infra/merge-schema: the merge schema from golang-k8s-client-go-dev', () => {
-  it('keeps what changes a merge, in the compact text, with the package version', () => {
+  it('keeps every field of every type with its scalar kind, in the compact text, with the package version', () => {
     const { version, text } = generateFrom(root);
     expect(version).toBe('0.99.1-2');
     expect(text).toEqual({
       types: {
         'io.k8s.api.example.v1': {
-          // The atomic override of a granular struct is a type of its own; the granular override
-          // of the atomic Reference (claim) leaves nothing to keep, nor does the recursive Node.
-          Owner_atomic: '!',
-          Reference: '!',
-          Tree: 'children:=name/Tree',
-          Widget: 'metadata:io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta spec:WidgetSpec',
+          // A relationship override is a type of its own (atomic Owner, granular Reference);
+          // named scalars are written inline (count: untyped, `@`), numbers as `#`.
+          Node: 'children:*Node',
+          Owner: 'name:',
+          Owner_atomic: '!name:',
+          Part: 'kind: name: size:#',
+          Reference: '!name:',
+          Reference_separable: 'name:',
+          Tree: 'children:=name/Tree name:',
+          Widget: 'apiVersion: kind: metadata:io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta spec:WidgetSpec',
           WidgetSpec:
-            'data:~? options:~ owner:Owner_atomic parts:=name,kind/Part raw:io.k8s.apimachinery.pkg.runtime.RawExtension ' +
-            'ref:Reference rules:*Reference tags:+ tree:Tree',
+            'claim:Reference_separable count:@ data:~? labels:% notes:* options:~ owner:Owner_atomic parts:=name,kind/Part ' +
+            'plain:Node raw:io.k8s.apimachinery.pkg.runtime.RawExtension ref:Reference rules:*Reference tags:+ tree:Tree',
         },
-        'io.k8s.apimachinery.pkg.apis.meta.v1': { ObjectMeta: 'finalizers:+' },
+        'io.k8s.apimachinery.pkg.apis.meta.v1': { ObjectMeta: 'finalizers:+ labels:% name:' },
         'io.k8s.apimachinery.pkg.runtime': { RawExtension: '%?' },
       },
       kinds: { 'example.k8s.io/v1': ['io.k8s.api.example.v1', 'Widget'] },
       keyDefaults: { 'io.k8s.api.example.v1.Part.kind': 'Bolt', 'io.k8s.api.example.v1.Part.name': '' },
+      // Declarative defaults; the zero value of a non-pointer field (Part.name: '') is none.
+      fieldDefaults: { 'io.k8s.api.example.v1.Part.kind': 'Bolt' },
     });
   });
 

@@ -1,7 +1,8 @@
 // serverless.yml against the plugin registry, then a real `sls package` (osls, offline, no AWS
 // credentials) and the CloudFormation template and zips it produces: one Lambda per plugin, the
-// mTLS custom domain, no execute-api endpoint, the TTL table, least-privilege roles, small zips
-// whose bundles run on the local Node.
+// mTLS custom domain, no execute-api endpoint, the TTL table, least-privilege roles, zips holding
+// a bundle and the packaged configuration only, whose bundles run on the project's Node (22, as
+// Lambda), the outputs the deploy guide reads, and a deployer policy that covers the template.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,6 +21,118 @@ const root = resolve(import.meta.dirname, '../..');
 const require = createRequire(import.meta.url);
 const serverlessYml = parseYaml(readFileSync(join(root, 'serverless.yml'), 'utf8'));
 const GENERATOR = './infra/serverless/functions.cjs';
+
+/**
+ * What CloudFormation calls with the deployer's credentials to create, update and delete each
+ * resource type of the template: the `handlers` permissions of the type's registry schema
+ * (create, update, delete and the read they do), narrowed to the properties the template sets.
+ */
+const DEPLOY_ACTIONS: Record<string, readonly string[]> = {
+  'AWS::ApiGateway::BasePathMapping': ['apigateway:POST', 'apigateway:GET', 'apigateway:PATCH', 'apigateway:DELETE'],
+  'AWS::ApiGateway::Deployment': ['apigateway:POST', 'apigateway:GET', 'apigateway:PATCH', 'apigateway:DELETE'],
+  'AWS::ApiGateway::DomainName': [
+    'apigateway:POST',
+    'apigateway:GET',
+    'apigateway:PATCH',
+    'apigateway:DELETE',
+    'apigateway:PUT',
+    // API Gateway reads the mTLS truststore with the caller's credentials.
+    's3:GetObject',
+    's3:GetObjectVersion',
+  ],
+  'AWS::ApiGateway::Method': ['apigateway:PUT', 'apigateway:GET', 'apigateway:PATCH', 'apigateway:DELETE'],
+  'AWS::ApiGateway::Resource': ['apigateway:POST', 'apigateway:GET', 'apigateway:PATCH', 'apigateway:DELETE'],
+  'AWS::ApiGateway::RestApi': [
+    'apigateway:POST',
+    'apigateway:GET',
+    'apigateway:PATCH',
+    'apigateway:PUT',
+    'apigateway:DELETE',
+  ],
+  'AWS::CloudWatch::Alarm': ['cloudwatch:PutMetricAlarm', 'cloudwatch:DescribeAlarms', 'cloudwatch:DeleteAlarms'],
+  'AWS::CloudWatch::Dashboard': ['cloudwatch:PutDashboard', 'cloudwatch:GetDashboard', 'cloudwatch:DeleteDashboards'],
+  'AWS::DynamoDB::Table': [
+    'dynamodb:CreateTable',
+    'dynamodb:DescribeTable',
+    'dynamodb:UpdateTable',
+    'dynamodb:DeleteTable',
+    'dynamodb:DescribeTimeToLive',
+    'dynamodb:UpdateTimeToLive',
+    'dynamodb:DescribeContinuousBackups',
+    'dynamodb:UpdateContinuousBackups',
+    'dynamodb:ListTagsOfResource',
+    'dynamodb:TagResource',
+    'kms:DescribeKey',
+    'kms:CreateGrant',
+  ],
+  'AWS::IAM::Role': [
+    'iam:CreateRole',
+    'iam:GetRole',
+    'iam:PutRolePolicy',
+    'iam:GetRolePolicy',
+    'iam:DeleteRolePolicy',
+    'iam:ListRolePolicies',
+    'iam:ListAttachedRolePolicies',
+    'iam:UpdateAssumeRolePolicy',
+    'iam:DeleteRole',
+  ],
+  'AWS::Lambda::Function': [
+    'lambda:CreateFunction',
+    'lambda:GetFunction',
+    'lambda:UpdateFunctionCode',
+    'lambda:UpdateFunctionConfiguration',
+    'lambda:DeleteFunction',
+    'lambda:ListTags',
+    'lambda:TagResource',
+    'iam:PassRole',
+    // Lambda reads the zip from the deployment bucket with the caller's credentials.
+    's3:GetObject',
+  ],
+  'AWS::Lambda::Permission': ['lambda:AddPermission', 'lambda:GetPolicy', 'lambda:RemovePermission'],
+  'AWS::Lambda::Version': ['lambda:PublishVersion', 'lambda:ListVersionsByFunction', 'lambda:GetFunctionConfiguration'],
+  'AWS::Lambda::Alias': [
+    'lambda:CreateAlias',
+    'lambda:GetAlias',
+    'lambda:UpdateAlias',
+    'lambda:DeleteAlias',
+    'lambda:PutProvisionedConcurrencyConfig',
+    'lambda:GetProvisionedConcurrencyConfig',
+    'lambda:DeleteProvisionedConcurrencyConfig',
+  ],
+  'AWS::Logs::LogGroup': [
+    'logs:CreateLogGroup',
+    'logs:DescribeLogGroups',
+    'logs:PutRetentionPolicy',
+    'logs:DeleteLogGroup',
+  ],
+  'AWS::S3::Bucket': ['s3:CreateBucket', 's3:PutEncryptionConfiguration', 's3:DeleteBucket'],
+  'AWS::S3::BucketPolicy': ['s3:PutBucketPolicy', 's3:GetBucketPolicy', 's3:DeleteBucketPolicy'],
+};
+
+/** What osls itself calls on deploy, remove and info (node_modules/osls/lib/plugins/aws). */
+const OSLS_ACTIONS = [
+  'cloudformation:CreateChangeSet',
+  'cloudformation:DescribeChangeSet',
+  'cloudformation:ExecuteChangeSet',
+  'cloudformation:DeleteChangeSet',
+  'cloudformation:CreateStack',
+  'cloudformation:UpdateStack',
+  'cloudformation:DeleteStack',
+  'cloudformation:DescribeStacks',
+  'cloudformation:DescribeStackEvents',
+  'cloudformation:DescribeStackResource',
+  'cloudformation:DescribeStackResources',
+  'cloudformation:ListStackResources',
+  'cloudformation:GetTemplate',
+  'cloudformation:ValidateTemplate',
+  'cloudformation:ListExports',
+  's3:ListBucket',
+  's3:PutObject',
+  's3:GetObject',
+  's3:DeleteObject',
+  's3:ListBucketVersions',
+  'lambda:GetFunction',
+];
 
 /** serverless's function key: `always-pull-images` → `alwaysPullImages`. */
 const functionKey = (name: string) => name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
@@ -99,20 +212,20 @@ describe('serverless.yml', () => {
     );
   });
 
-  it('runs nodejs22.x, bundles each function with esbuild for node20, nothing external, config packaged', () => {
+  it('runs nodejs22.x, bundles each function with esbuild for node22, nothing external, config packaged', () => {
     expect(serverlessYml.frameworkVersion).toBe('4');
     expect(serverlessYml.plugins).toEqual(['serverless-esbuild']);
     expect(serverlessYml.provider.runtime).toBe('nodejs22.x');
     expect(serverlessYml.package.individually).toBe(true);
-    expect(serverlessYml.package.patterns).toContain('config/**');
-    // Functions start from the configuration parsed at packaging, not from the YAML file.
-    expect(serverlessYml.package.patterns).toContain('.package/admission-configuration.json');
+    // Functions start from the configuration parsed at packaging (certificates included), and
+    // carry nothing else: config/ may hold cluster listings and other deployments' files.
+    expect(serverlessYml.package.patterns).toEqual(['.package/admission-configuration.json']);
     expect(serverlessYml.custom.esbuild.plugins).toBe('infra/serverless/esbuild-plugins.cjs');
     expect(serverlessYml.provider.environment.ADMISSION_CONFIG).toBe(`\${file(${GENERATOR}):packagedConfigFile}`);
     expect(serverlessYml.custom.esbuild).toMatchObject({
       bundle: true,
       minify: true,
-      target: 'node20',
+      target: 'node22',
       platform: 'node',
       exclude: [],
     });
@@ -127,6 +240,10 @@ describe('serverless.yml', () => {
         'URL_SECRET_SHA256',
       ].sort(),
     );
+  });
+
+  it('deploys to --region, else the environment region, else eu-west-1', () => {
+    expect(serverlessYml.provider.region).toBe(`\${opt:region, env:AWS_REGION, env:AWS_DEFAULT_REGION, 'eu-west-1'}`);
   });
 
   const domain = { domainName: 'a.example.com', certificateArn: 'arn:x', truststoreUri: 's3://b/t.pem' };
@@ -344,6 +461,8 @@ describe('npm run package (osls, offline, no credentials)', () => {
     for (const { metadata } of packaged) {
       const role = template.Resources[`${logicalPrefix(metadata.name)}LambdaRole`];
       expect(role.Type).toBe('AWS::IAM::Role');
+      // The deployer policy's IAM statements reach these roles by this path only.
+      expect(role.Properties.Path).toBe('/serverless-admission/');
       const statements = role.Properties.Policies.flatMap((p: any) => p.PolicyDocument.Statement);
       const dynamo = statements.filter((s: any) => s.Action.some((a: string) => a.startsWith('dynamodb:')));
       expect(dynamo.length > 0, `${metadata.name} table access`).toBe(usesTable(metadata));
@@ -445,23 +564,72 @@ describe('npm run package (osls, offline, no credentials)', () => {
     for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
   });
 
-  it('packages each function on its own, at most 1 MB, with its minified bundle and the configuration', () => {
+  it('packages each function on its own, at most 1 MB: its bundle and the packaged configuration, nothing else', () => {
     const zips = readdirSync(out).filter((f) => f.endsWith('.zip'));
     expect(zips.sort()).toEqual(packaged.map((p) => `${functionKey(p.metadata.name)}.zip`).sort());
     for (const { metadata } of packaged) {
       const zip = join(out, `${functionKey(metadata.name)}.zip`);
       expect(statSync(zip).size, `${zip} size`).toBeLessThanOrEqual(1024 * 1024);
       const listing = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
-      expect(listing).toEqual(
-        expect.arrayContaining([
-          'config/admission.yaml',
-          '.package/admission-configuration.json',
-          `functions/${metadata.name}/handler.mjs`,
-        ]),
-      );
-      // Only this plugin's bundle: no other plugin's code, no node_modules.
-      expect(listing.filter((f) => f.startsWith('functions/'))).toEqual([`functions/${metadata.name}/handler.mjs`]);
-      expect(listing.some((f) => f.startsWith('node_modules/'))).toBe(false);
+      // No config/ (listings, examples, other files), no other plugin's code, no node_modules.
+      expect(listing, zip).toEqual(['.package/admission-configuration.json', `functions/${metadata.name}/handler.mjs`]);
+    }
+  });
+
+  it('outputs what the deploy guide reads: the base URL (custom domain, else execute-api), its DNS target, the table', () => {
+    expect(template.Outputs.WebhookBaseUrl.Condition).toBeUndefined();
+    expect(template.Outputs.WebhookBaseUrl.Value).toEqual({
+      'Fn::If': [
+        'HasCustomDomain',
+        'https://admission.dev.example.com',
+        {
+          'Fn::Join': [
+            '',
+            [
+              'https://',
+              { Ref: 'ApiGatewayRestApi' },
+              '.execute-api.',
+              { Ref: 'AWS::Region' },
+              '.',
+              { Ref: 'AWS::URLSuffix' },
+              '/dev',
+            ],
+          ],
+        },
+      ],
+    });
+    expect(template.Outputs.CallerAuth.Value).toBe('mtls');
+    expect(template.Outputs.WebhookDomainTarget).toMatchObject({
+      Condition: 'HasCustomDomain',
+      Value: { 'Fn::GetAtt': ['WebhookDomain', 'RegionalDomainName'] },
+    });
+    expect(template.Outputs.WebhookDomainHostedZoneId.Value).toEqual({
+      'Fn::GetAtt': ['WebhookDomain', 'RegionalHostedZoneId'],
+    });
+    expect(template.Outputs.StateTableName.Value).toEqual({ Ref: 'StateTable' });
+    expect(template.Resources.StateTable.Properties.TableName).toBe('serverless-admission-dev-state');
+    // Teardown keeps the table: the guide says how to delete it.
+    expect(template.Resources.StateTable.DeletionPolicy).toBe('Retain');
+  });
+
+  it('has a deployer policy (docs/deployer-policy.json) allowing what each resource type of the template needs', () => {
+    const policy = JSON.parse(readFileSync(join(root, 'docs/deployer-policy.json'), 'utf8'));
+    expect(policy.Version).toBe('2012-10-17');
+    const allowed = new Set<string>(
+      policy.Statement.filter((s: any) => s.Effect === 'Allow').flatMap((s: any) => [s.Action].flat()),
+    );
+    for (const action of allowed) expect(action, 'no wildcard action').toMatch(/^[a-z0-9-]+:[A-Za-z]+$/);
+    const types = [...new Set(Object.values(template.Resources).map((r: any) => r.Type as string))].sort();
+    for (const type of types) {
+      expect(Object.keys(DEPLOY_ACTIONS), `${type}: add the actions CloudFormation calls for it`).toContain(type);
+      for (const action of DEPLOY_ACTIONS[type]!) expect(allowed.has(action), `${type} needs ${action}`).toBe(true);
+    }
+    for (const action of OSLS_ACTIONS) expect(allowed.has(action), `osls calls ${action}`).toBe(true);
+    // Every IAM action is confined to the functions' role path; PassRole to Lambda only.
+    for (const s of policy.Statement.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('iam:')))) {
+      expect(s.Resource).toBe('arn:aws:iam::*:role/serverless-admission/*');
+      if ([s.Action].flat().includes('iam:PassRole'))
+        expect(s.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'lambda.amazonaws.com' } });
     }
   });
 
@@ -475,6 +643,8 @@ describe('npm run package (osls, offline, no credentials)', () => {
     });
     expect(Object.keys(packagedConfig.files)).toContain('config/admission.yaml');
     expect(Object.keys(packagedConfig.files).every((f) => f.startsWith('config/'))).toBe(true);
+    // Certificates a kubeconfig names travel as text in the same file (none with the shipped configuration).
+    expect(packagedConfig.texts).toEqual({});
   });
 
   it('bundles no YAML parser and no AWS SDK: every function is at most 100 KB (issue 18)', () => {

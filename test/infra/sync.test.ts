@@ -11,6 +11,7 @@ import clusterResourceQuota from '../../functions/cluster-resource-quota/plugin.
 import resourceQuota from '../../functions/resource-quota/plugin.js';
 import podTolerationRestriction from '../../functions/pod-toleration-restriction/plugin.js';
 import nodeRestriction from '../../functions/node-restriction/plugin.js';
+import originPodNodeEnvironment from '../../functions/origin-pod-node-environment/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, testStore } from '../support/dynamodb.js';
@@ -86,7 +87,7 @@ describe('loading real kubectl listings', () => {
     expect(run.stderr).toContain(`table ${store.tableName}`);
     expect(run.stderr).toContain('namespaces: 4 recorded (complete listing)\n');
     expect(run.stderr).toContain('resourcequotas: 2 recorded\n');
-    expect(run.stderr).toContain('nodes: 2 recorded\n');
+    expect(run.stderr).toContain('nodes: 2 recorded (complete listing)\n');
     expect(run.stderr).toContain('pods: 3 placements recorded\n');
     expect(run.stderr).toContain('pods: 3 counted in 4 namespaces, 1 stale charge removed\n');
     expect(run.stderr).toContain('deployments.apps: 1 counted in 4 namespaces\n');
@@ -188,6 +189,35 @@ describe('loading real kubectl listings', () => {
     expect((await create('0a9b8c7d-6e5f-4d3c-9b2a-1f0e9d8c7b6a')).review!.response!.status?.message).toContain(
       'UID mismatch',
     );
+  });
+
+  it("OriginPodNodeEnvironment judges a pod's named node by the loaded Nodes' labels", async () => {
+    // old-project has no node-selector annotation: the default selector is its project selector.
+    const config = originPodNodeEnvironment.configure!(
+      { defaultNodeSelector: 'topology.kubernetes.io/zone=eu-west-1a' },
+      { file: 'test', baseDir: '.' },
+    );
+    const invoke = lambdaFor(originPodNodeEnvironment, store, config);
+    // The pod as the mutation leaves it (the project selector merged), so both phases judge the node.
+    const onNode = (nodeName: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `on-${nodeName}`, namespace: 'old-project' },
+      spec: {
+        nodeName,
+        nodeSelector: { 'topology.kubernetes.io/zone': 'eu-west-1a' },
+        containers: [{ name: 'c', image: 'i' }],
+      },
+    });
+    for (const phase of ['mutate', 'validate'] as const) {
+      const inZone = (await invoke(phase, { object: onNode('worker-1') })).review!.response!;
+      expect(inZone.allowed).toBe(true);
+      expect(inZone.warnings).toBeUndefined();
+      expect((await invoke(phase, { object: onNode('worker-2') })).review!.response!.status).toMatchObject({
+        code: 403,
+        message: 'pods "on-worker-2" is forbidden: pod node name conflicts with project node label selector',
+      });
+    }
   });
 
   it('a second run changes nothing it should not (idempotent)', async () => {

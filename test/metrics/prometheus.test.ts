@@ -12,9 +12,11 @@ import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import type { CallerAuth } from '../../lib/http/caller-identity.js';
 import { capability, urlSecretAuth } from '../support/capability.js';
 import { APISERVER_WEBHOOK_BUCKETS, METRIC, pluginMetrics, prometheusRegistry } from '../../lib/metrics/index.js';
+import { HELP } from '../../lib/metrics/catalog.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import type { LocalServer } from '../../infra/local/server.js';
 import { startLocalServer } from '../../infra/local/server.js';
+import { PrometheusRegistry } from '../../lib/metrics/prometheus.js';
 import { createPki } from '../../infra/pki/pki.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { testStore } from '../support/dynamodb.js';
@@ -245,5 +247,42 @@ describe('GET /metrics', () => {
     expect(text).not.toContain(VALIDATE);
     expect(text).not.toContain(METRICS);
     expect(sample(text, METRIC.coldStarts, { plugin: 'always-pull-images' })).toBe(2); // its first request
+  });
+});
+
+describe('before the first request', () => {
+  it('every family is described, HELP then TYPE, and has no sample yet', async () => {
+    const registry = new PrometheusRegistry();
+    const fresh = await startLocalServer({
+      handlers: new Map(),
+      tls,
+      requireClientCertificate: true,
+      port: 0,
+      metrics: { text: () => registry.render() },
+    });
+    try {
+      const answer = await post(`${fresh.url}/metrics`, '', apiserver, { method: 'GET' });
+      expect(answer.status).toBe(200);
+      const histograms = new Set<string>([METRIC.duration, METRIC.storeDuration]);
+      expect(answer.body).toBe(
+        Object.values(METRIC)
+          .map(
+            (name) =>
+              `# HELP ${name} ${HELP[name]}\n# TYPE ${name} ${histograms.has(name) ? 'histogram' : 'counter'}\n`,
+          )
+          .join(''),
+      );
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('a family keeps its HELP and TYPE once, above its first sample', () => {
+    const registry = new PrometheusRegistry();
+    registry.recordStoreCall('p', { operation: 'GetItem', result: 'ok', seconds: 0.002 });
+    const lines = registry.render().split('\n');
+    expect(lines.filter((l) => l === `# TYPE ${METRIC.storeCalls} counter`)).toHaveLength(1);
+    const type = lines.indexOf(`# TYPE ${METRIC.storeCalls} counter`);
+    expect(lines[type + 1]).toBe(`${METRIC.storeCalls}{plugin="p",operation="GetItem",result="ok"} 1`);
   });
 });

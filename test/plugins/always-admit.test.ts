@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/always-admit/plugin.js';
 import type { Operation } from '../../lib/admission/types.js';
 import { configErrorOf } from '../support/config-error.js';
+import { ruleSends } from '../../lib/admission/webhook-rules.js';
 import { activeNamesOf } from '../support/plugin-set.js';
-import { runPhase } from '../support/review.js';
+import { requestOf, runPhase } from '../support/review.js';
 
 const configure = (raw: unknown) => plugin.configure!(raw, { file: 'test', baseDir: '.' });
 const enabled = configure({});
@@ -68,8 +69,17 @@ describe('the AdmissionConfiguration entry is the switch', () => {
     expect(activeNamesOf([{ name: 'AlwaysAdmit' }])).toEqual(['always-admit']);
     expect(activeNamesOf([{ name: 'AlwaysAdmit', configuration: {} }])).toEqual(['always-admit']);
     expect(plugin.metadata.validating!.rules).toEqual([
-      { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope: '*' },
+      { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' },
     ]);
+  });
+
+  it('`*/*` alone sends the apiserver every resource and every subresource', () => {
+    const [rule] = plugin.metadata.validating!.rules;
+    for (const input of [{}, { subResource: 'status' }, { subResource: 'exec', operation: 'CONNECT' as const }]) {
+      expect(ruleSends(rule, requestOf(input))).toBe(true);
+    }
+    const namespace = requestOf({ kind: { kind: 'Namespace' }, resource: { resource: 'namespaces' }, namespace: '' });
+    expect(ruleSends(rule, namespace)).toBe(true);
   });
 
   it('takes no fields', () => {

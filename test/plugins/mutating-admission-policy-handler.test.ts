@@ -84,6 +84,25 @@ describe('MutatingAdmissionPolicy through the stateful handler', () => {
     expect(patchedObject(await invoke('mutate', podCreate('web')), pod('web'))).toEqual(pod('web'));
   });
 
+  it('a namespace never seen: the policy its selector would need labels for is skipped, with one warning', async () => {
+    const store = await testStore('mutating-admission-policy-never-seen');
+    stores.push(store);
+    const invoke = lambdaFor(plugin, store, config);
+    const result = await invoke('mutate', podCreate('before-install'));
+    expect(result.review?.response).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      warnings: [
+        `MutatingAdmissionPolicy: namespace "before-install" is not learned yet, so every policy and binding whose namespaceSelector reads its labels was skipped; load the cluster's existing namespaces with npm run sync (docs/seed-state.md)`,
+      ],
+    });
+    // Once learned (npm run sync, or the namespace's next write), the selector decides, silently.
+    await invoke('mutate', namespaceReview('UPDATE', 'before-install', { labels: { team: 'payments' } }));
+    const labelled = await invoke('mutate', podCreate('before-install'));
+    expect(labelled.review?.response?.warnings).toBeUndefined();
+    expect(patchedObject(labelled, pod('before-install')).metadata?.labels).toEqual({ team: 'payments' });
+  });
+
   it('a dry run is mutated as any request and writes nothing to the store', async () => {
     const store = await testStore('mutating-admission-policy-dry');
     stores.push(store);

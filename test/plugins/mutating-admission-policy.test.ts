@@ -15,8 +15,18 @@ import { configErrorOf } from '../support/config-error.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { defaultObject } from '../../lib/kube/defaults.js';
+import { MERGE_SCHEMA } from '../../lib/kube/merge-schema.js';
 
 const source = { file: 'test AdmissionConfiguration', baseDir: import.meta.dirname };
+
+/**
+ * An object as the apiserver holds it when it calls the webhook: decoded, then defaulted. Upstream's
+ * rows build their objects without defaults (their test scheme has no defaulters); the apiserver
+ * defaults the object after every mutation, so rows run on stored objects expect stored results.
+ */
+const asStored = <T extends KubeObject | undefined>(object: T): T =>
+  (object === undefined ? object : defaultObject(MERGE_SCHEMA, object)) as T;
 const configure = (raw: unknown): PluginConfig => plugin.configure!(raw, source);
 
 type Mutation =
@@ -124,7 +134,11 @@ interface CompilationCase {
   expectedErr?: string;
 }
 
-// compilation_test.go TestCompilation: every case of its table that needs no schema beyond JSON.
+/** A Deployment whose pod template has this spec. */
+const withPodSpec = (podSpec: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
+  deployment({ ...spec, template: { spec: podSpec } });
+
+// compilation_test.go TestCompilation: every case of its table (the schema's fields: the merge schema's).
 const COMPILATION: CompilationCase[] = [
   {
     name: 'jsonPatch with false test operation',
@@ -624,6 +638,25 @@ const COMPILATION: CompilationCase[] = [
     expected: deployment({ replicas: 10 }, { namespace: 'ns1' }),
   },
   {
+    // Strict decoding of the JSON patch's result into the typed Deployment.
+    name: 'jsonPatch invalid CEL initializer field',
+    options: {
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/spec/template/spec/containers/-",
+            value: Object.spec.template.spec.containers{
+              name: "x",
+              ports: [Object.spec.template.spec.containers.ports{containerPortZ: 8080}]
+            }
+          }
+        ]`),
+      ],
+    },
+    object: withPodSpec({ containers: [{ name: 'a' }] }),
+    expectedErr: 'strict decoding error: unknown field "spec.template.spec.containers[1].ports[0].containerPortZ"',
+  },
+  {
     // Upstream documents it as behaviour to fix: Object types are not checked against the schema.
     name: 'object types are not fully type checked',
     options: { mutations: [jsonPatch(`[JSONPatch{op: "add", path: "/spec", value: Object.invalid{replicas: 1}}]`)] },
@@ -652,8 +685,8 @@ describe('TestCompilation (compilation_test.go) and TestJSONPatch (patch/json_pa
       const config = configure({ manifests: [...policy(c.options, c.binding), ...(c.params ?? [])] });
       const result = await run(
         config,
-        deploymentReview(c.object, {
-          ...(c.oldObject && { oldObject: c.oldObject, operation: 'UPDATE' as const }),
+        deploymentReview(asStored(c.object), {
+          ...(c.oldObject && { oldObject: asStored(c.oldObject), operation: 'UPDATE' as const }),
           ...(c.namespace && { namespace: c.namespace }),
         }),
       );
@@ -663,7 +696,7 @@ describe('TestCompilation (compilation_test.go) and TestJSONPatch (patch/json_pa
         return;
       }
       expect(deniedMessage(result)).toBeUndefined();
-      expect(result.patchedObject).toEqual(c.expected);
+      expect(result.patchedObject).toEqual(asStored(c.expected));
     });
   }
 
@@ -697,10 +730,6 @@ describe('TestCompilation (compilation_test.go) and TestJSONPatch (patch/json_pa
     expect(error.message).toContain("undeclared reference to 'authorizer'");
   });
 });
-
-/** A Deployment whose pod template has this spec. */
-const withPodSpec = (podSpec: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
-  deployment({ ...spec, template: { spec: podSpec } });
 
 // patch/smd_test.go TestApplyConfiguration (its cases TestCompilation shares are run there too).
 const APPLY_CONFIGURATION: CompilationCase[] = [
@@ -745,7 +774,9 @@ const APPLY_CONFIGURATION: CompilationCase[] = [
       ],
     },
     object: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y' }] }),
-    expected: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y', hostPath: { path: 'a' } }] }),
+    // Upstream's row has no defaults; on a stored object, y already has the emptyDir its defaulter
+    // gave it, and the merge keeps it beside the hostPath (validation then refuses two sources).
+    expected: withPodSpec({ volumes: [{ name: 'x' }, { name: 'y', emptyDir: {}, hostPath: { path: 'a' } }] }),
   },
   {
     name: 'complex apply configuration initialization',
@@ -893,15 +924,174 @@ describe('TestApplyConfiguration (patch/smd_test.go)', () => {
   for (const c of APPLY_CONFIGURATION) {
     it(c.name, async () => {
       const config = configure({ manifests: policy(c.options) });
-      const result = await run(config, deploymentReview(c.object));
+      const result = await run(config, deploymentReview(asStored(c.object)));
       if (c.expectedErr !== undefined) {
         expect(deniedMessage(result)).toContain(c.expectedErr);
         return;
       }
       expect(deniedMessage(result)).toBeUndefined();
-      expect(result.patchedObject).toEqual(c.expected);
+      expect(result.patchedObject).toEqual(asStored(c.expected));
     });
   }
+});
+
+// dispatcher.go dispatchOne: the object is defaulted after every mutation, so a later policy
+// reads the defaults of what an earlier one added (lib/kube/defaults.ts).
+describe('defaulting between mutations', () => {
+  it("a sidecar added by one policy has its imagePullPolicy before the next policy's match condition reads it", async () => {
+    const config = configure({
+      manifests: [
+        ...podPolicy({
+          name: 'sidecar',
+          mutations: [
+            applyConfiguration(
+              'Object{spec: Object.spec{containers: [Object.spec.containers{name: "proxy", image: "envoy:v1.30"}]}}',
+            ),
+          ],
+        }),
+        ...podPolicy({
+          name: 'audit',
+          matchConditions: [
+            {
+              name: 'defaulted',
+              expression: 'object.spec.containers.exists(c, c.name == "proxy" && c.imagePullPolicy == "IfNotPresent")',
+            },
+          ],
+          mutations: [applyConfiguration('Object{metadata: Object.metadata{labels: {"proxy-pull": "defaulted"}}}')],
+        }),
+      ],
+    });
+    const stored = asStored(pod({ containers: [{ name: 'app', image: 'app:1' }] }));
+    const result = await run(config, podReview(stored));
+    expect(deniedMessage(result)).toBeUndefined();
+    expect(labelsOf(result)).toEqual({ 'proxy-pull': 'defaulted' });
+    // The patch adds the defaulted sidecar and the label, and touches nothing else of the stored pod.
+    expect(result.patch).toEqual([
+      {
+        op: 'add',
+        path: '/spec/containers/1',
+        value: {
+          name: 'proxy',
+          image: 'envoy:v1.30',
+          imagePullPolicy: 'IfNotPresent',
+          terminationMessagePath: '/dev/termination-log',
+          terminationMessagePolicy: 'File',
+        },
+      },
+      { op: 'add', path: '/metadata/labels', value: { 'proxy-pull': 'defaulted' } },
+    ]);
+  });
+
+  it('a mutation that changes nothing still defaults the object, as dispatchOne does', async () => {
+    const config = configure({ manifests: podPolicy({ mutations: [jsonPatch('[]')] }) });
+    const result = await run(config, podReview(pod({ containers: [{ name: 'app', image: 'app' }] })));
+    const spec = result.patchedObject?.spec as { containers: Record<string, unknown>[] } | undefined;
+    expect(spec?.containers[0].imagePullPolicy).toBe('Always');
+    // A policy whose match conditions skip it defaults nothing.
+    const skipped = configure({
+      manifests: podPolicy({ matchConditions: [{ name: 'never', expression: 'false' }], mutations: [jsonPatch('[]')] }),
+    });
+    expect((await run(skipped, podReview(pod({ containers: [{ name: 'app', image: 'app' }] })))).patch).toEqual([]);
+  });
+});
+
+// What the apiserver's decoders refuse in what a mutation builds, with the merge schema's fields
+// of every built-in type. An apply configuration goes through structured-merge-diff's type
+// converter (smd_test.go "apply configuration with invalid field name"): a policy error, under
+// the failurePolicy. A JSON patch's result is strictly decoded into the typed object
+// (json_patch.go): an internal error that ends the request whatever the failurePolicy.
+describe('strict decoding of what a mutation builds', () => {
+  const refusedBy = async (mutation: Mutation, failurePolicy: 'Fail' | 'Ignore' = 'Fail') =>
+    run(
+      configure({ manifests: policy({ failurePolicy, mutations: [mutation] }) }),
+      deploymentReview(deployment({ replicas: 1 })),
+    );
+  const prefix =
+    "policy 'd1' with binding 'd1-binding' denied request: error applying patch: failed to convert patch object to typed object: ";
+
+  it.each([
+    [
+      'an unknown field (smd_test.go)',
+      'Object{spec: Object.spec{replicasx: 1}}',
+      '.spec.replicasx: field not declared in schema',
+    ],
+    [
+      'an unknown field in a list-map entry, named by its key',
+      'Object{spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{containers: [Object.spec.template.spec.containers{name: "c", imagex: "i"}]}}}}',
+      '.spec.template.spec.containers[name="c"].imagex: field not declared in schema',
+    ],
+    [
+      'a null map value',
+      'Object{metadata: Object.metadata{labels: {"a": null}}}',
+      '.metadata.labels.a: expected string, got &value.valueUnstructured{Value:0}',
+    ],
+    [
+      'a null number',
+      'Object{spec: Object.spec{replicas: null}}',
+      '.spec.replicas: expected numeric (int or float), got structpb.NullValue',
+    ],
+    ['a null struct', 'Object{spec: Object.spec{template: null}}', '.spec.template: expected map, got &{NULL_VALUE}'],
+    [
+      'two errors at once',
+      'Object{metadata: Object.metadata{labels: {"a": null}}, spec: Object.spec{paused: null}}',
+      'errors:\n  .metadata.labels.a: expected string, got &value.valueUnstructured{Value:0}\n  .spec.paused: expected boolean, got &{NULL_VALUE}',
+    ],
+  ])('an apply configuration with %s is a policy error', async (_, expression, error) => {
+    const refused = await refusedBy(applyConfiguration(expression));
+    expect(deniedMessage(refused)).toBe(prefix + error);
+    expect(refused.wire.response!.status).toMatchObject({ code: 403, reason: 'Invalid' });
+    // Under Ignore the mutation is skipped.
+    const ignored = await refusedBy(applyConfiguration(expression), 'Ignore');
+    expect(ignored.wire.response!.allowed).toBe(true);
+    expect(ignored.patch).toEqual([]);
+  });
+
+  it.each(['Fail', 'Ignore'] as const)(
+    'a JSON patch adding an unknown field is an internal error, whatever the failurePolicy (%s)',
+    async (failurePolicy) => {
+      const result = await refusedBy(
+        jsonPatch(
+          '[JSONPatch{op: "add", path: "/spec/template", value: Object.spec.template{spec: Object.spec.template.spec{hostnamex: "h"}}}]',
+        ),
+        failurePolicy,
+      );
+      const message = 'strict decoding error: unknown field "spec.template.spec.hostnamex"';
+      expect(result.wire.response!.allowed).toBe(false);
+      expect(result.wire.response!.status).toMatchObject({
+        code: 500,
+        reason: 'InternalError',
+        message: `Internal error occurred: ${message}`,
+        details: { causes: [{ message }] },
+      });
+    },
+  );
+
+  it('a known field is decoded as ever; kinds the schema does not know are not checked', async () => {
+    const known = await refusedBy(jsonPatch('[JSONPatch{op: "add", path: "/spec/paused", value: true}]'));
+    expect(known.patchedObject?.spec).toEqual({ replicas: 1, paused: true });
+    const custom = await run(
+      configure({
+        manifests: policy({
+          apiGroups: ['example.com'],
+          resources: ['widgets'],
+          mutations: [jsonPatch('[JSONPatch{op: "add", path: "/spec/anything", value: 1}]')],
+        }),
+      }),
+      {
+        kind: { group: 'example.com', version: 'v1', kind: 'Widget' },
+        resource: { group: 'example.com', version: 'v1', resource: 'widgets' },
+        namespace: 'default',
+        name: 'w',
+        object: {
+          apiVersion: 'example.com/v1',
+          kind: 'Widget',
+          metadata: { name: 'w', namespace: 'default' },
+          spec: {},
+        },
+      },
+    );
+    expect(custom.patchedObject?.spec).toEqual({ anything: 1 });
+  });
 });
 
 function pod(spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): KubeObject {
@@ -930,29 +1120,27 @@ describe('apply configurations on pods: list-map merges and the atomic fields (i
         ],
       }),
     });
-    const result = await run(
-      config,
-      podReview(
+    const containers = [
+      { name: 'sidecar', image: 'envoy' },
+      { name: 'app', image: 'app:1', ports: [{ containerPort: 8080, protocol: 'TCP' }] },
+    ];
+    const result = await run(config, podReview(asStored(pod({ containers }))));
+    expect(result.patchedObject?.spec).toEqual(
+      asStored(
         pod({
           containers: [
             { name: 'sidecar', image: 'envoy' },
-            { name: 'app', image: 'app:1', ports: [{ containerPort: 8080, protocol: 'TCP' }] },
+            {
+              name: 'app',
+              image: 'app:1',
+              imagePullPolicy: 'Always',
+              // A port without protocol is the TCP one (the key field's schema default).
+              ports: [{ containerPort: 8080, protocol: 'TCP', name: 'http' }],
+            },
           ],
         }),
-      ),
+      ).spec,
     );
-    expect(result.patchedObject?.spec).toEqual({
-      containers: [
-        { name: 'sidecar', image: 'envoy' },
-        {
-          name: 'app',
-          image: 'app:1',
-          imagePullPolicy: 'Always',
-          // A port without protocol is the TCP one (the key field's schema default).
-          ports: [{ containerPort: 8080, protocol: 'TCP', name: 'http' }],
-        },
-      ],
-    });
   });
 
   for (const [field, expression, path] of [
@@ -983,7 +1171,9 @@ describe('apply configurations on pods: list-map merges and the atomic fields (i
         mutations: [applyConfiguration(`Object{metadata: Object.metadata{labels: {"team": "platform"}}}`)],
       }),
     });
-    const result = await run(config, podReview(pod({ containers: [{ name: 'app' }] }, { labels: { app: 'web' } })));
+    // A stored pod is already defaulted: the mutation's defaulting changes nothing else.
+    const stored = asStored(pod({ containers: [{ name: 'app', image: 'app:1' }] }, { labels: { app: 'web' } }));
+    const result = await run(config, podReview(stored));
     expect(result.patch).toEqual([{ op: 'add', path: '/metadata/labels/team', value: 'platform' }]);
     expect(result.patchedObject?.metadata?.labels).toEqual({ app: 'web', team: 'platform' });
   });
@@ -1006,8 +1196,11 @@ describe('TestDispatcher (dispatcher_test.go)', () => {
         mutations: [applyConfiguration(`Object{spec: Object.spec{replicas: object.spec.replicas + 100}}`)],
       }),
     });
-    const result = await run(config, deploymentReview(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 1 })));
-    expect(result.patchedObject).toEqual(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 101 }));
+    const result = await run(
+      config,
+      deploymentReview(asStored(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 1 }))),
+    );
+    expect(result.patchedObject).toEqual(asStored(withPodSpec({ volumes: [{ name: 'x' }] }, { replicas: 101 })));
   });
 
   it('with param', async () => {
@@ -1214,6 +1407,42 @@ describe('failurePolicy, params and matching (generic dispatcher)', () => {
     expect(allowed.patch).toEqual([]);
   });
 
+  // policy_source.go ensureParamsForPolicyLocked: a paramKind the cluster does not serve is the
+  // policy's configuration error, answered before its bindings under its failurePolicy.
+  it('a paramKind no built-in kind or loaded object serves: a policy error with upstream wording', async () => {
+    const manifests = (failurePolicy: 'Fail' | 'Ignore', paramKind: { apiVersion: string; kind: string }) =>
+      policy(
+        { failurePolicy, paramKind, mutations: [labelled] },
+        { paramRef: { name: 'p', namespace: 'default', parameterNotFoundAction: 'Allow' } },
+      );
+    const missing = { apiVersion: 'example.com/v1', kind: 'Missing' };
+    const refused = await run(configure({ manifests: manifests('Fail', missing) }), deploymentReview(deployment({})));
+    expect(deniedMessage(refused)).toBe(
+      `policy "d1" denied request: failed to configure policy: failed to find resource referenced by paramKind: 'example.com/v1, Kind=Missing'`,
+    );
+    expect(refused.wire.response!.status).toMatchObject({ code: 403, reason: 'Invalid' });
+    const ignored = await run(configure({ manifests: manifests('Ignore', missing) }), deploymentReview(deployment({})));
+    expect(ignored.wire.response!.allowed).toBe(true);
+    expect(ignored.patch).toEqual([]);
+    // A built-in kind with no object loaded is served: Allow finds nothing and runs nothing.
+    const builtIn = await run(
+      configure({ manifests: manifests('Fail', { apiVersion: 'v1', kind: 'ConfigMap' }) }),
+      deploymentReview(deployment({})),
+    );
+    expect(builtIn.wire.response!.allowed).toBe(true);
+    // So is a kind whose objects are loaded, built in or not.
+    const loaded = await run(
+      configure({
+        manifests: [
+          ...manifests('Fail', missing),
+          { apiVersion: 'example.com/v1', kind: 'Missing', metadata: { name: 'p', namespace: 'default' } },
+        ],
+      }),
+      deploymentReview(deployment({})),
+    );
+    expect(labelsOf(loaded)).toEqual({ ok: 'true' });
+  });
+
   it('binding matchResources narrow the policy; objectSelector reads the object', async () => {
     const config = configure({
       manifests: policy(
@@ -1391,12 +1620,37 @@ describe('TestValidateMutatingAdmissionPolicy: refused at start', () => {
     }
   });
 
-  it('refuses a binding naming a policy that is not loaded', () => {
-    const [, binding] = base();
-    const error = configErrorOf(() => configure({ manifests: [binding] }));
-    expect(error.message).toContain(
-      'spec.policyName: Invalid value: "d1": no MutatingAdmissionPolicy of that name is loaded',
+  it('accepts a binding naming a policy that is not loaded: it does nothing, and the other policies apply', async () => {
+    const [, orphan] = base();
+    const config = configure({
+      manifests: [
+        { ...orphan, metadata: { name: 'orphan' }, spec: { policyName: 'not-loaded' } },
+        ...policy({
+          name: 'labels',
+          mutations: [applyConfiguration('Object{metadata: Object.metadata{labels: {"a": "b"}}}')],
+        }),
+      ],
+    });
+    expect(config.policies.map((p) => [p.name, p.bindings.map((b) => b.name)])).toEqual([
+      ['labels', ['labels-binding']],
+    ]);
+    expect(labelsOf(await run(config, deploymentReview(deployment({}))))).toEqual({ a: 'b' });
+  });
+
+  // validation.go validateParamRef: no default for parameterNotFoundAction (v1beta1 and v1 alike).
+  it.each([
+    [{ name: 'p' }, 'spec.paramRef.parameterNotFoundAction: Required value'],
+    [{ name: 'p', parameterNotFoundAction: '' }, 'spec.paramRef.parameterNotFoundAction: Required value'],
+    [
+      { name: 'p', parameterNotFoundAction: 'Skip' },
+      'spec.paramRef.parameterNotFoundAction: Unsupported value: "Skip": supported values: "Deny", "Allow"',
+    ],
+  ])('refuses paramRef %j', (paramRef, expected) => {
+    const manifests = policy(
+      { mutations: [applyConfiguration('Object{}')], paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } },
+      { paramRef },
     );
+    expect(configErrorOf(() => configure({ manifests })).message).toContain(expected);
   });
 
   it('is inactive without configuration, as ValidatingAdmissionPolicy without policies', () => {
@@ -1410,7 +1664,8 @@ describe('the shipped example (config/examples/mutating-admission-policy.yaml)',
   const config = configurePlugin<PluginConfig>(plugin, configuration);
 
   it("labels a pod with its namespace's team, and a second call on the result changes nothing", async () => {
-    const result = await mutateIdempotently(plugin, podReview(pod({ containers: [{ name: 'app' }] })), config);
+    const stored = asStored(pod({ containers: [{ name: 'app', image: 'app:1' }] }));
+    const result = await mutateIdempotently(plugin, podReview(stored), config);
     expect(result.patch).toEqual([{ op: 'add', path: '/metadata/labels', value: { team: 'platform' } }]);
   });
 

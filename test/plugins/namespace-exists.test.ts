@@ -94,7 +94,7 @@ describe("upstream's handler: Create, Update and Delete are judged", () => {
         operations: ['CREATE', 'UPDATE', 'DELETE'],
         apiGroups: ['*'],
         apiVersions: ['*'],
-        resources: ['*', '*/*'],
+        resources: ['*/*'],
         scope: 'Namespaced',
       },
     ]);

@@ -2,15 +2,21 @@
 // admission_test.go and nodeenv/labelselector/labelselector_test.go) ported: TestPodAdmission
 // (12 cases, each with upstream's follow-up checks: the twin accepts the merged pod, and refuses it
 // once the first project label is removed), TestHandles (4) and TestLabelSelectorParse (17).
-// Namespaces are learned through the plugin's own webhook; patches are applied for real and
-// re-run on their own output. One case differs (node labels are not learned), asserted as we behave.
+// Namespaces and upstream's one Node (worker-1, worker=true) are learned through the plugin's own
+// webhook; patches are applied for real and re-run on their own output. One case differs (a node
+// never learned is admitted with a warning, not refused), asserted as we behave.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin, {
   parseProjectSelector,
   type OriginPodNodeEnvironmentConfig,
 } from '../../functions/origin-pod-node-environment/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';
+import { learningPhase } from '../../lib/admission/learning.js';
+import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
+import { activePlugins, configurePlugins } from '../../lib/config/plugins.js';
+import { plugins } from '../../functions/index.js';
 import { configErrorOf } from '../support/config-error.js';
+import { classWrite } from '../support/learned-objects.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
 import type { ReviewInput } from '../support/review.js';
@@ -23,8 +29,19 @@ const PROJECT = 'openshift.io/node-selector';
 
 let store: TestStore;
 let counter = 0;
+/** Upstream's one Node, in every case's lister. */
+const WORKER_1: KubeObject = { metadata: { name: 'worker-1', labels: { worker: 'true' } } };
+const learnNode = async (node: KubeObject, operation: 'CREATE' | 'UPDATE' | 'DELETE' = 'CREATE') => {
+  const result = await lambdaFor(
+    plugin,
+    store,
+    withDefault(''),
+  )(learningPhase(plugin), classWrite('nodes', node, operation));
+  expect(result.review!.response!.allowed).toBe(true);
+};
 beforeAll(async () => {
   store = await testStore('origin-pod-node-environment');
+  await learnNode(WORKER_1);
 });
 afterAll(() => store.close());
 
@@ -136,10 +153,8 @@ const cases: Case[] = [
     defaultNodeSelector: '',
     projectNodeSelector: 'worker=true',
     podNodeName: 'worker-1',
-    mergedNodeSelector: {},
-    admit: false,
-    differs:
-      "node labels are not learned, so the node cannot be matched against the project's selector: refused as upstream refuses a node it cannot find",
+    mergedNodeSelector: { worker: 'true' },
+    admit: true,
   },
   {
     testName:
@@ -164,10 +179,16 @@ const cases: Case[] = [
     defaultNodeSelector: '',
     projectNodeSelector: 'worker=true',
     podNodeName: 'worker-2',
-    mergedNodeSelector: {},
-    admit: false,
+    mergedNodeSelector: { worker: 'true' },
+    admit: true,
+    differs:
+      'a node never learned is only not learned yet here (upstream: not found): admitted, merged and warned, never refused',
   },
 ];
+
+const NODE_NOT_LEARNED =
+  'scheduling.openshift.io/OriginPodNodeEnvironment: node "worker-2" is not learned yet, so the pod\'s node was not ' +
+  "checked against its project node selector; load the cluster's existing nodes with npm run sync (docs/seed-state.md)";
 
 describe('TestPodAdmission', () => {
   it.each(cases)('$testName', async (c) => {
@@ -179,6 +200,7 @@ describe('TestPodAdmission', () => {
     const result = await mutateIdempotently(plugin, input, config, stateFor(input));
     expect(deniedMessage(result) === undefined).toBe(c.admit);
     expect(selectorOf(result.patchedObject)).toEqual(c.mergedNodeSelector);
+    expect(result.wire.response!.warnings).toEqual(c.differs ? [NODE_NOT_LEARNED] : undefined);
     if (!c.admit) return;
     // Validate after a successful Admit accepts the merged pod...
     const merged: ReviewInput = { object: result.patchedObject };
@@ -217,6 +239,51 @@ describe('messages', () => {
       code: 500,
       message: "unable to parse requirement: found 'in', expected: '='",
     });
+  });
+});
+
+describe("a pod's named node, by its learned labels", () => {
+  it("a node outside the project selector is refused with upstream's message, by both halves", async () => {
+    const namespace = await namespaceWith({ [PROJECT]: 'worker=false' });
+    const input: ReviewInput = { object: pod(namespace, { worker: 'false' }, 'worker-1') };
+    for (const phase of ['mutate', 'validate'] as const) {
+      expect(deniedMessage(await runPhase(plugin, phase, input, withDefault(''), stateFor(input)))).toBe(
+        'pods "testPod" is forbidden: pod node name conflicts with project node label selector',
+      );
+    }
+  });
+
+  it('a relabelled node is judged by its new labels; a deleted one is no longer known', async () => {
+    const node: KubeObject = { metadata: { name: 'relabelled', labels: { pool: 'a' } } };
+    await learnNode(node);
+    const namespace = await namespaceWith({ [PROJECT]: 'pool=b' });
+    const input: ReviewInput = { object: pod(namespace, { pool: 'b' }, 'relabelled') };
+    const judge = async () => runPhase(plugin, 'validate', input, withDefault(''), stateFor(input));
+    expect(deniedMessage(await judge())).toContain('pod node name conflicts with project node label selector');
+    await learnNode({ metadata: { name: 'relabelled', labels: { pool: 'b' } } }, 'UPDATE');
+    expect((await judge()).wire.response).toMatchObject({ allowed: true });
+    await learnNode(node, 'DELETE');
+    expect((await judge()).wire.response!.warnings).toEqual([
+      expect.stringContaining('node "relabelled" is not learned yet'),
+    ]);
+  });
+
+  it('a Node is kept as its name, uid and labels only', async () => {
+    await learnNode({
+      metadata: { name: 'big', uid: 'u-1', labels: { a: 'b' }, annotations: { huge: 'x'.repeat(1000) } },
+      spec: { podCIDR: '10.0.0.0/24', taints: [{ key: 'k', effect: 'NoSchedule' }] },
+      status: { capacity: { cpu: '2' } },
+    });
+    const learned = await store.state({ uid: 'read', dryRun: false }).learnedObjects.get('nodes', 'big');
+    expect(learned?.object).toEqual({ kind: 'Node', metadata: { name: 'big', uid: 'u-1', labels: { a: 'b' } } });
+  });
+
+  it('a node is not looked up when the project has no selector', async () => {
+    const namespace = await namespaceWith();
+    const input: ReviewInput = { object: pod(namespace, undefined, 'never-learned') };
+    const result = await runPhase(plugin, 'mutate', input, withDefault(''), stateFor(input));
+    expect(result.wire.response).toMatchObject({ allowed: true });
+    expect(result.wire.response!.warnings).toBeUndefined();
   });
 });
 
@@ -283,26 +350,77 @@ describe('TestLabelSelectorParse', () => {
 });
 
 describe('never-seen namespaces', () => {
+  const input: ReviewInput = { object: pod('never-seen', { infra: 'false' }) };
+  const configured = (unknownNamespace: OriginPodNodeEnvironmentConfig['unknownNamespace']) => ({
+    ...withDefault('region=east'),
+    unknownNamespace,
+  });
+
+  it('warn (the default): nothing merged or refused, one warning naming the fix, in both halves', async () => {
+    expect(configure(undefined).unknownNamespace).toBe('warn');
+    for (const phase of ['mutate', 'validate'] as const) {
+      const result = await runPhase(plugin, phase, input, configured('warn'), stateFor(input));
+      expect(result.patch).toEqual([]);
+      expect(result.wire.response).toMatchObject({
+        allowed: true,
+        warnings: [
+          'scheduling.openshift.io/OriginPodNodeEnvironment: namespace "never-seen" is not learned yet, so its ' +
+            "project node selector was neither applied nor checked; load the cluster's existing namespaces with " +
+            'npm run sync (docs/seed-state.md)',
+        ],
+      });
+    }
+  });
+
   it('default: the default selector is merged', async () => {
-    const input: ReviewInput = { object: pod('never-seen') };
-    const result = await runPhase(plugin, 'mutate', input, withDefault('region=east'), stateFor(input));
-    expect(selectorOf(result.patchedObject)).toEqual({ region: 'east' });
+    const result = await runPhase(plugin, 'mutate', input, configured('default'), stateFor(input));
+    expect(selectorOf(result.patchedObject)).toEqual({ region: 'east', infra: 'false' });
+    expect(result.wire.response!.warnings).toBeUndefined();
   });
 
   it("reject: upstream's lister error", async () => {
-    const input: ReviewInput = { object: pod('never-seen') };
-    const result = await runPhase(
-      plugin,
-      'mutate',
-      input,
-      { ...withDefault(''), unknownNamespace: 'reject' },
-      stateFor(input),
-    );
+    const result = await runPhase(plugin, 'mutate', input, configured('reject'), stateFor(input));
     expect(deniedMessage(result)).toBe('pods "testPod" is forbidden: namespace "never-seen" not found');
+  });
+
+  it('the rule is chosen with ORIGIN_POD_NODE_ENVIRONMENT_UNKNOWN_NAMESPACE', () => {
+    const saved = process.env.ORIGIN_POD_NODE_ENVIRONMENT_UNKNOWN_NAMESPACE;
+    try {
+      process.env.ORIGIN_POD_NODE_ENVIRONMENT_UNKNOWN_NAMESPACE = 'default';
+      expect(configure(undefined).unknownNamespace).toBe('default');
+      process.env.ORIGIN_POD_NODE_ENVIRONMENT_UNKNOWN_NAMESPACE = 'skip';
+      expect(configErrorOf(() => configure(undefined)).message).toContain('must be one of warn, default, reject');
+    } finally {
+      if (saved === undefined) delete process.env.ORIGIN_POD_NODE_ENVIRONMENT_UNKNOWN_NAMESPACE;
+      else process.env.ORIGIN_POD_NODE_ENVIRONMENT_UNKNOWN_NAMESPACE = saved;
+    }
+  });
+});
+
+describe('always on, as in OpenShift', () => {
+  it('default-on: an AdmissionConfiguration that names no plugin serves it, without configuration', () => {
+    expect(plugin.metadata.optIn).toBeUndefined();
+    expect(plugin.metadata.requiresConfiguration).toBeUndefined();
+    const none = parseAdmissionConfiguration(
+      'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: []\n',
+      'admission.yaml',
+    );
+    const served = activePlugins(configurePlugins(plugins, none)).find(
+      (p) => p.plugin.metadata.name === 'origin-pod-node-environment',
+    );
+    expect(served?.config).toEqual({ defaultNodeSelector: '', unknownNamespace: 'warn' });
   });
 });
 
 describe('the dryRun gate', () => {
+  it('a dry-run Node write sends zero writes and teaches nothing', async () => {
+    store.reset();
+    const dry = { ...classWrite('nodes', { metadata: { name: 'dry-node', labels: { a: 'b' } } }), dryRun: true };
+    expect((await lambdaFor(plugin, store, withDefault(''))('validate', dry)).review!.response!.allowed).toBe(true);
+    expect(store.writes()).toBe(0);
+    expect(await store.state({ uid: 'read', dryRun: false }).learnedObjects.get('nodes', 'dry-node')).toBeUndefined();
+  });
+
   it('a dry-run Namespace write sends zero writes', async () => {
     store.reset();
     const result = await lambdaFor(
@@ -317,7 +435,7 @@ describe('the dryRun gate', () => {
 
 describe('configuration', () => {
   it('no entry: an empty default selector', () => {
-    expect(configure(undefined)).toEqual({ defaultNodeSelector: '', unknownNamespace: 'default' });
+    expect(configure(undefined)).toEqual({ defaultNodeSelector: '', unknownNamespace: 'warn' });
   });
 
   it.each([

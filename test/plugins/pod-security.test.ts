@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-security/plugin.js';
 import type { PodSecurityConfig } from '../../functions/pod-security/config.js';
+import type { PodSecurityPluginConfig } from '../../functions/pod-security/plugin.js';
+import { LATEST, policyToEvaluate, v1 } from '../../functions/pod-security/api.js';
 import { parsePodSecurityConfiguration } from '../../functions/pod-security/config.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
@@ -36,6 +38,14 @@ const configOf = (
 
 let counter = 0;
 const uniqueNamespace = (prefix: string) => `${prefix}-${++counter}`;
+
+/** A fresh namespace without labels, learned as its creation (or `npm run sync`) teaches it. */
+async function unlabelled(prefix: string): Promise<string> {
+  const name = uniqueNamespace(prefix);
+  const result = await lambdaFor(plugin, store, configOf())('validate', namespaceReview('CREATE', name, {}));
+  expect(result.review!.response!.allowed).toBe(true);
+  return name;
+}
 
 async function learnNamespace(config: PodSecurityConfig, name: string, labels: Record<string, string>) {
   const result = await lambdaFor(plugin, store, config)('validate', namespaceReview('CREATE', name, { labels }));
@@ -179,9 +189,9 @@ describe('configuration (PodSecurityConfiguration v1, v1beta1)', () => {
 });
 
 describe('pods: enforce, audit, warn', () => {
-  it('a namespace never seen follows the configured defaults: enforce denies with the violations, in order', async () => {
+  it('an unlabelled namespace follows the configured defaults: enforce denies with the violations, in order', async () => {
     const config = configOf({ enforce: 'restricted', audit: 'restricted' });
-    const ns = uniqueNamespace('never-seen');
+    const ns = await unlabelled('unlabelled');
     const response = await validate(config, { object: plainPod(ns) });
     expect(response.allowed).toBe(false);
     expect(response.status).toMatchObject({
@@ -200,7 +210,7 @@ describe('pods: enforce, audit, warn', () => {
 
   it('a compliant pod is allowed with the enforce-policy annotation', async () => {
     const config = configOf({ enforce: 'restricted', 'enforce-version': 'v1.29' });
-    const response = await validate(config, { object: restrictedPod(uniqueNamespace('good')) });
+    const response = await validate(config, { object: restrictedPod(await unlabelled('good')) });
     expect(response).toMatchObject({ allowed: true, auditAnnotations: { 'enforce-policy': 'restricted:v1.29' } });
     expect(response.warnings).toBeUndefined();
   });
@@ -226,7 +236,7 @@ describe('pods: enforce, audit, warn', () => {
       ...plainPod(ns),
       spec: { hostNetwork: true, containers: [{ name: 'c', securityContext: { privileged: true } }] },
     });
-    const implicit = await validate(configOf(), { object: privileged(uniqueNamespace('implicit')) });
+    const implicit = await validate(configOf(), { object: privileged(await unlabelled('implicit')) });
     expect(implicit).toEqual({
       uid: expect.any(String),
       allowed: true,
@@ -263,7 +273,7 @@ describe('pods: enforce, audit, warn', () => {
     const config = configOf({ enforce: 'baseline' });
     const pod: KubeObject = {
       kind: 'Pod',
-      metadata: { name: 'bad', namespace: uniqueNamespace('baseline') },
+      metadata: { name: 'bad', namespace: await unlabelled('baseline') },
       spec: {
         hostPID: true,
         securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] },
@@ -311,7 +321,7 @@ describe('pods: enforce, audit, warn', () => {
 
   it('ephemeral containers are enforced; status and other ignored subresources are not judged', async () => {
     const config = configOf({ enforce: 'baseline' });
-    const ns = uniqueNamespace('ephemeral');
+    const ns = await unlabelled('ephemeral');
     const old = plainPod(ns);
     const debug = {
       ...old,
@@ -336,7 +346,7 @@ describe('pods: enforce, audit, warn', () => {
 
   it('updates that change nothing the standards look at are not judged again', async () => {
     const config = configOf({ enforce: 'restricted' });
-    const ns = uniqueNamespace('updates');
+    const ns = await unlabelled('updates');
     const old = plainPod(ns);
     const relabelled = { ...old, metadata: { ...old.metadata, labels: { a: 'b' } } };
     expect(await validate(config, { operation: 'UPDATE', object: relabelled, oldObject: old })).toEqual({
@@ -408,7 +418,7 @@ describe('pod controllers: warn and audit only', () => {
     const object = {
       apiVersion: group ? `${group}/v1` : 'v1',
       kind,
-      metadata: { name: 'ctl', namespace: uniqueNamespace('ctl') },
+      metadata: { name: 'ctl', namespace: await unlabelled('ctl') },
       spec,
     };
     const response = await validate(config, { object, kind: { group, kind }, resource: { group, resource } });
@@ -422,7 +432,7 @@ describe('pod controllers: warn and audit only', () => {
     const object = {
       apiVersion: 'v1',
       kind: 'PodTemplate',
-      metadata: { name: 't', namespace: uniqueNamespace('pt') },
+      metadata: { name: 't', namespace: await unlabelled('pt') },
       template: { spec: { containers: [{ name: 'c', securityContext: { privileged: true } }] } },
     };
     const response = await validate(config, {
@@ -441,7 +451,7 @@ describe('pod controllers: warn and audit only', () => {
     const object = {
       apiVersion: 'v1',
       kind: 'ReplicationController',
-      metadata: { name: 'rc', namespace: uniqueNamespace('rc') },
+      metadata: { name: 'rc', namespace: await unlabelled('rc') },
       spec: { replicas: 0 },
     };
     expect(
@@ -503,10 +513,10 @@ describe('namespaces: label values and exempt-namespace warnings', () => {
         field: 'metadata.labels[pod-security.kubernetes.io/audit-version]',
       },
     ]);
-    // A refused namespace is not learned: a pod there follows the defaults.
-    expect((await validate(config, { object: { ...plainPod('bad-labels'), spec: { hostIPC: true } } })).allowed).toBe(
-      false,
-    );
+    // A refused namespace is not learned: a pod there is answered as in a namespace never seen.
+    const pod = await validate(config, { object: { ...plainPod('bad-labels'), spec: { hostIPC: true } } });
+    expect(pod.allowed).toBe(true);
+    expect(pod.warnings).toEqual([expect.stringMatching(/^PodSecurity: namespace "bad-labels" is not learned yet/)]);
   });
 
   it('an update may keep invalid labels, but not change them to other invalid values', async () => {
@@ -539,10 +549,18 @@ describe('namespaces: label values and exempt-namespace warnings', () => {
     expect(response).toMatchObject({
       allowed: true,
       warnings: [
-        'namespace "exempt-ns" is exempt from Pod Security, and the policy (enforce=restricted:latest,warn=baseline:latest) will be ignored',
+        'namespace "exempt-ns" is exempt from Pod Security, and the policy (enforce=restricted:latest, warn=baseline:latest) will be ignored',
       ],
     });
-    // The defaults themselves, or privileged, are not worth a warning.
+    // The defaults themselves, or privileged, are not worth a warning. (Restating enforce=baseline
+    // alone is not the defaults: warn then follows enforce, so upstream warns.)
+    const restated = {
+      'pod-security.kubernetes.io/enforce': 'baseline',
+      'pod-security.kubernetes.io/warn': 'privileged',
+    };
+    expect(
+      (await validate(config, namespaceReview('CREATE', 'exempt-ns', { labels: restated }))).warnings,
+    ).toBeUndefined();
     expect(
       (
         await validate(
@@ -550,7 +568,9 @@ describe('namespaces: label values and exempt-namespace warnings', () => {
           namespaceReview('CREATE', 'exempt-ns', { labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } }),
         )
       ).warnings,
-    ).toBeUndefined();
+    ).toEqual([
+      'namespace "exempt-ns" is exempt from Pod Security, and the policy (enforce=baseline:latest) will be ignored',
+    ]);
     expect((await validate(config, namespaceReview('CREATE', 'exempt-ns', {}))).warnings).toBeUndefined();
   });
 
@@ -984,5 +1004,302 @@ describe('TestValidateNamespace', () => {
     if (c.error) expect(response.status!.message).toContain(c.error);
     else expect(response.status).toBeUndefined();
     expect(response.warnings).toEqual(c.warnings);
+  });
+});
+
+// api/helpers_test.go TestPolicyToEvaluate: the namespace's labels over privileged defaults, and
+// since Kubernetes 1.26 the warn level following a valid enforce label that is stricter.
+describe('TestPolicyToEvaluate', () => {
+  const privileged = { level: 'privileged', version: LATEST } as const;
+  const lv = (level: 'baseline' | 'restricted', version = LATEST) => ({ level, version });
+  const labels = (...kvs: string[]) => {
+    const out: Record<string, string> = { 'other-label': 'foo-bar' };
+    for (let i = 0; i < kvs.length; i += 2) out[`pod-security.kubernetes.io/${kvs[i]}`] = kvs[i + 1];
+    return out;
+  };
+  const cases = [
+    { desc: 'simple enforce', labels: labels('enforce', 'baseline'), enforce: lv('baseline'), warn: lv('baseline') },
+    { desc: 'simple warn', labels: labels('warn', 'restricted'), enforce: privileged, warn: lv('restricted') },
+    { desc: 'simple audit', labels: labels('audit', 'baseline'), audit: lv('baseline') },
+    {
+      desc: 'enforce & warn',
+      labels: labels('enforce', 'baseline', 'warn', 'restricted'),
+      enforce: lv('baseline'),
+      warn: lv('restricted'),
+    },
+    {
+      desc: 'enforce version',
+      labels: labels('enforce', 'baseline', 'enforce-version', 'v1.22'),
+      enforce: lv('baseline', v1(22)),
+      warn: lv('baseline', v1(22)),
+    },
+    {
+      desc: 'enforce version & warn-version',
+      labels: labels('enforce', 'baseline', 'enforce-version', 'v1.22', 'warn-version', 'latest'),
+      enforce: lv('baseline', v1(22)),
+      warn: lv('baseline'),
+    },
+    {
+      desc: 'enforce & warn-version',
+      labels: labels('enforce', 'baseline', 'warn-version', 'v1.23'),
+      enforce: lv('baseline'),
+      warn: lv('baseline', v1(23)),
+    },
+    {
+      desc: 'fully specd',
+      labels: labels(
+        ...['enforce', 'baseline', 'enforce-version', 'v1.20', 'warn', 'restricted', 'warn-version', 'v1.21'],
+        ...['audit', 'restricted', 'audit-version', 'v1.22'],
+      ),
+      enforce: lv('baseline', v1(20)),
+      warn: lv('restricted', v1(21)),
+      audit: lv('restricted', v1(22)),
+    },
+    {
+      desc: 'enforce no warn',
+      labels: labels('enforce', 'baseline', 'warn', 'privileged'),
+      enforce: lv('baseline'),
+      warn: privileged,
+    },
+    {
+      desc: 'enforce warn error',
+      labels: labels('enforce', 'baseline', 'warn', 'foo'),
+      enforce: lv('baseline'),
+      warn: privileged,
+      error: true,
+    },
+    {
+      desc: 'enforce error',
+      labels: labels('enforce', 'foo'),
+      enforce: lv('restricted'),
+      warn: privileged,
+      error: true,
+    },
+  ];
+  const defaults = configOf().defaults;
+
+  it.each(cases)('$desc', (c) => {
+    const { policy, errors } = policyToEvaluate(c.labels, defaults);
+    expect(policy).toEqual({
+      enforce: c.enforce ?? privileged,
+      warn: c.warn ?? privileged,
+      audit: c.audit ?? privileged,
+    });
+    expect(errors.length > 0).toBe(c.error === true);
+  });
+
+  it('defaults alone never move warn: a configured enforce level is not a label', () => {
+    const { policy } = policyToEvaluate({}, configOf({ enforce: 'restricted' }).defaults);
+    expect(policy.warn).toEqual(privileged);
+  });
+});
+
+describe('pod controllers warn at the enforce level of a namespace that sets only enforce', () => {
+  const config = configOf();
+  const deploymentIn = (namespace: string, template: object) => ({
+    object: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace }, spec: { template } },
+    kind: { group: 'apps', kind: 'Deployment' },
+    resource: { group: 'apps', resource: 'deployments' },
+  });
+  const privilegedTemplate = {
+    spec: { containers: [{ name: 'c', image: 'i', securityContext: { privileged: true } }] },
+  };
+  const BASELINE_DETAIL = 'privileged (container "c" must not set securityContext.privileged=true)';
+
+  it.each([
+    ['enforce=baseline', { 'pod-security.kubernetes.io/enforce': 'baseline' }, 'baseline:latest'],
+    [
+      'enforce=baseline, enforce-version=v1.22',
+      { 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/enforce-version': 'v1.22' },
+      'baseline:v1.22',
+    ],
+    [
+      'enforce=baseline, warn-version=v1.23',
+      { 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/warn-version': 'v1.23' },
+      'baseline:v1.23',
+    ],
+  ])('%s: one warning at %s, never a refusal', async (_, nsLabels, levelVersion) => {
+    const ns = uniqueNamespace('enforce-only');
+    await learnNamespace(config, ns, nsLabels);
+    const response = await validate(config, deploymentIn(ns, privilegedTemplate));
+    expect(response.allowed).toBe(true);
+    expect(response.warnings).toEqual([`would violate PodSecurity "${levelVersion}": ${BASELINE_DETAIL}`]);
+    expect(response.auditAnnotations).toBeUndefined();
+    // The same template as a pod is refused, with no warning beside the refusal.
+    const pod = await validate(config, {
+      object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: ns }, ...privilegedTemplate },
+    });
+    expect(pod.allowed).toBe(false);
+    expect(pod.status!.message).toBe(
+      `pods "p" is forbidden: violates PodSecurity "${levelVersion.replace(/v1\.23$/, 'latest')}": ${BASELINE_DETAIL}`,
+    );
+    expect(pod.warnings).toBeUndefined();
+  });
+
+  it('an explicit warn=privileged keeps controllers silent', async () => {
+    const ns = uniqueNamespace('enforce-no-warn');
+    await learnNamespace(config, ns, {
+      'pod-security.kubernetes.io/enforce': 'baseline',
+      'pod-security.kubernetes.io/warn': 'privileged',
+    });
+    expect(await validate(config, deploymentIn(ns, privilegedTemplate))).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+    });
+  });
+});
+
+// admission.go exemptNamespaceWarning: only the non-privileged modes the namespace's labels set,
+// joined with ", ".
+describe('exempt namespace warning', () => {
+  const L = 'pod-security.kubernetes.io/';
+  it.each([
+    [
+      'every mode labelled',
+      {
+        [`${L}enforce`]: 'baseline',
+        [`${L}enforce-version`]: 'v1.22',
+        [`${L}audit`]: 'restricted',
+        [`${L}audit-version`]: 'v1.30',
+        [`${L}warn`]: 'restricted',
+      },
+      '(enforce=baseline:v1.22, audit=restricted:v1.30, warn=restricted:latest)',
+    ],
+    [
+      'enforce only: the warn level it implies is not printed',
+      { [`${L}enforce`]: 'restricted' },
+      '(enforce=restricted:latest)',
+    ],
+    ['a version label alone names its mode', { [`${L}audit-version`]: 'v1.25' }, '(audit=baseline:v1.25)'],
+  ])('%s', async (_, labels, policy) => {
+    const config = configOf({ audit: 'baseline' }, { namespaces: ['exempt-ns'] });
+    const response = await validate(
+      config,
+      namespaceReview('CREATE', 'exempt-ns', { labels }, { namespace: 'exempt-ns' }),
+    );
+    expect(response.warnings).toEqual([
+      `namespace "exempt-ns" is exempt from Pod Security, and the policy ${policy} will be ignored`,
+    ]);
+  });
+});
+
+// A namespace never seen (created before installation, not yet synced): its labels are unknown, and
+// the built-in PodSecurity of the same cluster reads them. Nothing is enforced, one warning names
+// the sync, and says what the configured defaults would say of an unlabelled namespace.
+describe('never-seen namespaces (POD_SECURITY_UNKNOWN_NAMESPACE)', () => {
+  const config = configOf(
+    { enforce: 'baseline', warn: 'restricted' },
+    { runtimeClasses: ['kata'], usernames: ['admin'] },
+  );
+  const netAdminPod = (namespace: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'net', namespace },
+    spec: { containers: [{ name: 'c', image: 'i', securityContext: { capabilities: { add: ['NET_ADMIN'] } } }] },
+  });
+  const NET_ADMIN =
+    'non-default capabilities (container "c" must not include "NET_ADMIN" in securityContext.capabilities.add)';
+  const sync = "; load the cluster's existing namespaces with npm run sync (docs/seed-state.md)";
+
+  it('a pod the defaults would refuse is admitted with one warning saying so, and no audit annotation', async () => {
+    const ns = uniqueNamespace('before-install');
+    const response = await validate(config, { object: netAdminPod(ns) });
+    expect(response).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      warnings: [
+        `PodSecurity: namespace "${ns}" is not learned yet, so its pod-security labels are unknown and this pod was not judged by the configured defaults (if it has no labels, they say: violates PodSecurity "baseline:latest": ${NET_ADMIN})${sync}`,
+      ],
+    });
+  });
+
+  it('a pod only the warn default flags, a compliant pod, and a Deployment each get the one warning', async () => {
+    const ns = uniqueNamespace('before-install');
+    const plain = await validate(config, { object: plainPod(ns) });
+    expect(plain.warnings).toEqual([
+      `PodSecurity: namespace "${ns}" is not learned yet, so its pod-security labels are unknown and this pod was not judged by the configured defaults (if it has no labels, they say: would violate PodSecurity "restricted:latest": ${RESTRICTED_DETAIL})${sync}`,
+    ]);
+    const good = await validate(config, { object: restrictedPod(ns) });
+    expect(good.warnings).toEqual([
+      `PodSecurity: namespace "${ns}" is not learned yet, so its pod-security labels are unknown and this pod was not judged by the configured defaults${sync}`,
+    ]);
+    const deployment = await validate(config, {
+      object: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'd', namespace: ns },
+        spec: { template: plainPod(ns) },
+      },
+      kind: { group: 'apps', kind: 'Deployment' },
+      resource: { group: 'apps', resource: 'deployments' },
+    });
+    // A controller is never enforced upstream: only the warn default is reported.
+    expect(deployment).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      warnings: [
+        `PodSecurity: namespace "${ns}" is not learned yet, so its pod-security labels are unknown and the configured defaults were not applied (if it has no labels, they say: would violate PodSecurity "restricted:latest": ${RESTRICTED_DETAIL})${sync}`,
+      ],
+    });
+  });
+
+  it('exemptions need no labels: exempt user and runtime class answer as ever, without the warning', async () => {
+    const ns = uniqueNamespace('before-install');
+    expect(await validate(config, { object: netAdminPod(ns), userInfo: { username: 'admin' } })).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      auditAnnotations: { exempt: 'user' },
+    });
+    const kata = { ...netAdminPod(ns), spec: { ...(netAdminPod(ns).spec as object), runtimeClassName: 'kata' } };
+    expect(await validate(config, { object: kata })).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      auditAnnotations: { exempt: 'runtimeClass' },
+    });
+  });
+
+  it('a namespace labelled privileged before install admits a NET_ADMIN pod, before and after the sync', async () => {
+    const ns = uniqueNamespace('privileged-before-install');
+    expect((await validate(config, { object: netAdminPod(ns) })).allowed).toBe(true);
+    // npm run sync (or the namespace's next write) teaches its labels: then the answer is the built-in's.
+    await learnNamespace(config, ns, {
+      'pod-security.kubernetes.io/enforce': 'privileged',
+      'pod-security.kubernetes.io/warn': 'privileged',
+    });
+    expect(await validate(config, { object: netAdminPod(ns) })).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      auditAnnotations: { 'enforce-policy': 'privileged:latest' },
+    });
+  });
+
+  it('POD_SECURITY_UNKNOWN_NAMESPACE=defaults judges a never-seen namespace as an unlabelled one', async () => {
+    const raw = {
+      apiVersion: 'pod-security.admission.config.k8s.io/v1',
+      kind: 'PodSecurityConfiguration',
+      defaults: { enforce: 'baseline' },
+    };
+    const previous = process.env.POD_SECURITY_UNKNOWN_NAMESPACE;
+    try {
+      process.env.POD_SECURITY_UNKNOWN_NAMESPACE = 'defaults';
+      const configured = plugin.configure!(raw, { file: 'admission.yaml' } as never) as PodSecurityPluginConfig;
+      expect(configured.unknownNamespace).toBe('defaults');
+      const response = await validate(configured, { object: netAdminPod(uniqueNamespace('before-install')) });
+      expect(response.allowed).toBe(false);
+      expect(response.status!.message).toBe(
+        `pods "net" is forbidden: violates PodSecurity "baseline:latest": ${NET_ADMIN}`,
+      );
+      delete process.env.POD_SECURITY_UNKNOWN_NAMESPACE;
+      expect(
+        (plugin.configure!(raw, { file: 'admission.yaml' } as never) as PodSecurityPluginConfig).unknownNamespace,
+      ).toBe('warn');
+      process.env.POD_SECURITY_UNKNOWN_NAMESPACE = 'deny';
+      expect(() => plugin.configure!(raw, { file: 'admission.yaml' } as never)).toThrow(
+        'POD_SECURITY_UNKNOWN_NAMESPACE: must be one of warn, defaults, got "deny"',
+      );
+    } finally {
+      if (previous === undefined) delete process.env.POD_SECURITY_UNKNOWN_NAMESPACE;
+      else process.env.POD_SECURITY_UNKNOWN_NAMESPACE = previous;
+    }
   });
 });

@@ -10,6 +10,7 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor } from '../support/dynamodb.js';
+import { learningPhase } from '../../lib/admission/learning.js';
 import { classClusters, classWrite, patchedObject } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 
@@ -124,6 +125,55 @@ describe('TestPriorityClassAdmission (upstream table)', () => {
       );
     }
   });
+
+  // The apiserver calls the learning and the judging webhook of one write concurrently: the
+  // learning one may record the class first. Upstream's lister never holds the object being
+  // judged, so every row answers as above with the learned state already holding it.
+  it.each(cases)('$name, the write already learned', async ({ existingClasses, newClass, operation, ...row }) => {
+    const { store, invoke } = await freshCluster(existingClasses);
+    const name = newClass.metadata!.name!;
+    const learner = store.state({ uid: 'learned-first', dryRun: false }).objectLearner;
+    await learner.record({ kind: 'stored', of: 'priorityclasses', name, object: newClass }, 'learned-first');
+    const input = {
+      ...classWrite('priorityclasses', newClass, operation),
+      ...(row.userInfo && { userInfo: row.userInfo }),
+    };
+    expect((await invoke('validate', input)).review!.response!.allowed).toBe(!row.expectError);
+  });
+});
+
+describe('a PriorityClass write judged beside its own observation', () => {
+  it('a default created while its learning call runs is admitted, whichever lands first', async () => {
+    for (let i = 0; i < 10; i++) {
+      const { invoke } = await freshCluster([nondefaultClass1]);
+      const write = classWrite('priorityclasses', defaultClass1);
+      const answers = await Promise.all([invoke(learningPhase(plugin), write), invoke('validate', write)]);
+      expect(answers.map((a) => a.review?.response?.allowed)).toEqual([true, true]);
+    }
+  });
+
+  it('an UPDATE is judged against the stored class (oldObject), not the learned new one', async () => {
+    // default2 exists; nondefault1 becomes a default. The learned state already holds the new
+    // nondefault1 at 500 (lower than default2): the lister would still hold the old one.
+    const { store, invoke } = await freshCluster([defaultClass2]);
+    const promoted = priorityClass('nondefault1', 500, { globalDefault: true });
+    await store
+      .state({ uid: 'learned-first', dryRun: false })
+      .objectLearner.record({ kind: 'stored', of: 'priorityclasses', name: 'nondefault1', object: promoted }, 'l');
+    const update = { ...classWrite('priorityclasses', promoted, 'UPDATE'), oldObject: nondefaultClass1 };
+    const response = (await invoke('validate', update)).review!.response!;
+    expect(response.allowed).toBe(false);
+    expect(response.status?.message).toBe(
+      'priorityclasses.scheduling.k8s.io "nondefault1" is forbidden: PriorityClass default2 is already marked as default. Only one default can exist',
+    );
+  });
+
+  it('an UPDATE of the default that keeps it the default is admitted, another default learned or not', async () => {
+    const { invoke } = await freshCluster([defaultClass1]);
+    const relabelled = { ...defaultClass1, description: 'still the default' };
+    const update = { ...classWrite('priorityclasses', relabelled, 'UPDATE'), oldObject: defaultClass1 };
+    expect((await invoke('validate', update)).review!.response!.allowed).toBe(true);
+  });
 });
 
 const pod = (
@@ -149,54 +199,58 @@ async function admitPod(invoke: Invoke, object: KubeObject): Promise<KubeObject>
   return mutated;
 }
 
+// getDefaultPriority's name, value and preemptionPolicy: with no default class, PreemptLowerPriority.
+type Resolved = [string, number, string | undefined];
+const NO_DEFAULT: Resolved = ['', 0, 'PreemptLowerPriority'];
+
 describe('TestDefaultPriority (upstream table)', () => {
   const updatedDefaultClass1 = { ...defaultClass1, globalDefault: false };
   const cases: {
     name: string;
     classesBefore: KubeObject[];
     write?: ReviewInput;
-    expectedBefore: [string, number];
-    expectedAfter: [string, number];
+    expectedBefore: Resolved;
+    expectedAfter: Resolved;
   }[] = [
     {
       name: 'simple resolution with a default class',
       classesBefore: [defaultClass1],
-      expectedBefore: ['default1', 1000],
-      expectedAfter: ['default1', 1000],
+      expectedBefore: ['default1', 1000, undefined],
+      expectedAfter: ['default1', 1000, undefined],
     },
     {
       name: 'add a default class',
       classesBefore: [nondefaultClass1],
       write: classReview(defaultClass1, 'CREATE', 'default1'),
-      expectedBefore: ['', 0],
-      expectedAfter: ['default1', 1000],
+      expectedBefore: NO_DEFAULT,
+      expectedAfter: ['default1', 1000, undefined],
     },
     {
       name: 'multiple default classes resolves to the minimum value among them',
       classesBefore: [defaultClass1, defaultClass2],
       write: classReview(defaultClass1, 'DELETE', 'default1'),
-      expectedBefore: ['default1', 1000],
-      expectedAfter: ['default2', 2000],
+      expectedBefore: ['default1', 1000, undefined],
+      expectedAfter: ['default2', 2000, undefined],
     },
     {
       name: 'delete default priority class',
       classesBefore: [defaultClass1],
       write: classReview(defaultClass1, 'DELETE', 'default1'),
-      expectedBefore: ['default1', 1000],
-      expectedAfter: ['', 0],
+      expectedBefore: ['default1', 1000, undefined],
+      expectedAfter: NO_DEFAULT,
     },
     {
       name: 'update default class and remove its global default',
       classesBefore: [defaultClass1],
       write: classReview(updatedDefaultClass1, 'UPDATE', 'default1'),
-      expectedBefore: ['default1', 1000],
-      expectedAfter: ['', 0],
+      expectedBefore: ['default1', 1000, undefined],
+      expectedAfter: NO_DEFAULT,
     },
   ];
   // Upstream asks getDefaultPriority; here a pod without a class shows what it resolves to.
-  const resolvedDefault = async (invoke: Invoke): Promise<[string, number]> => {
+  const resolvedDefault = async (invoke: Invoke): Promise<Resolved> => {
     const spec = specOf(await admitPod(invoke, pod('no-class', 'namespace')));
-    return [spec.priorityClassName ?? '', spec.priority!];
+    return [spec.priorityClassName ?? '', spec.priority!, spec.preemptionPolicy];
   };
   it.each(cases)('$name', async ({ classesBefore, write, expectedBefore, expectedAfter }) => {
     // Two defaults can only exist after a race (the plugin refuses the second): learned through sync.
@@ -266,12 +320,14 @@ describe('TestPodAdmission (upstream table)', () => {
       existingClasses: [],
       pod: pods[1],
       expectedPriority: 0,
+      expectPreemptionPolicy: 'PreemptLowerPriority',
     },
     {
       name: 'pod without priority class and no default class',
       existingClasses: [nondefaultClass1],
       pod: pods[1],
       expectedPriority: 0,
+      expectPreemptionPolicy: 'PreemptLowerPriority',
     },
     {
       name: 'pod with a system priority class',

@@ -206,24 +206,52 @@ describe("the namespace's annotation", () => {
 });
 
 describe('never-seen namespaces', () => {
+  const input: ReviewInput = { object: pod('never-seen', 'Never', 99999) };
+  const rule = (unknownNamespace: RunOnceDurationConfig['unknownNamespace']) => ({
+    ...testConfig(10),
+    unknownNamespace,
+  });
+
+  it('warn (the default): no deadline set or required, one warning naming the fix, in both halves', async () => {
+    expect(configure({ ...BASE }).unknownNamespace).toBe('warn');
+    for (const phase of ['mutate', 'validate'] as const) {
+      const result = await runPhase(plugin, phase, input, rule('warn'), stateFor(input));
+      expect(result.patch).toEqual([]);
+      expect(result.wire.response).toMatchObject({
+        allowed: true,
+        warnings: [
+          'autoscaling.openshift.io/RunOnceDuration: namespace "never-seen" is not learned yet, so its ' +
+            "activeDeadlineSeconds limit was not applied; load the cluster's existing namespaces with npm run sync " +
+            '(docs/seed-state.md)',
+        ],
+      });
+    }
+  });
+
   it('default: the cluster limit applies', async () => {
-    const input: ReviewInput = { object: pod('never-seen', 'Never') };
-    const result = await runPhase(plugin, 'mutate', input, testConfig(10), stateFor(input));
+    const result = await runPhase(plugin, 'mutate', input, rule('default'), stateFor(input));
     expect((result.patchedObject!.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds).toBe(10);
+    expect(result.wire.response!.warnings).toBeUndefined();
   });
 
   it("reject: upstream's lister error", async () => {
-    const input: ReviewInput = { object: pod('never-seen', 'Never') };
-    const result = await runPhase(
-      plugin,
-      'mutate',
-      input,
-      { ...testConfig(10), unknownNamespace: 'reject' },
-      stateFor(input),
-    );
+    const result = await runPhase(plugin, 'mutate', input, rule('reject'), stateFor(input));
     expect(deniedMessage(result)).toBe(
       'pods "test" is forbidden: error looking up pod namespace: namespace "never-seen" not found',
     );
+  });
+
+  it('a pod that is not run-once is not looked at, never-seen namespace or not', async () => {
+    const always: ReviewInput = { object: pod('never-seen', 'Always') };
+    const result = await runPhase(plugin, 'mutate', always, rule('warn'), stateFor(always));
+    expect(result.wire.response!.warnings).toBeUndefined();
+  });
+});
+
+describe('failure policies', () => {
+  it('upstream only mutates: the mutation and our twin both fail open', () => {
+    expect(plugin.metadata.mutating!.failurePolicy).toBe('Ignore');
+    expect(plugin.metadata.validating!.failurePolicy).toBe('Ignore');
   });
 });
 

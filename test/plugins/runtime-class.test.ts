@@ -4,9 +4,12 @@
 // have. Upstream calls setOverhead, setScheduling and validateOverhead directly with a class in
 // hand; here the class is learned through the plugin's own learning webhook (upstream's informer)
 // and named by the pod, and every pod goes through the real Lambda handler: Admit as a real JSON
-// patch, run again on its own output, then Validate on the result. Plus: dry runs and store failures.
+// patch, run again on its own output, then Validate on the result. The overhead rows run as 1.36
+// (the default) and as 1.37, after upstream's change to pods with no or an empty overhead; each row
+// says what each version answers. Plus: the version's configuration, dry runs and store failures.
 import { describe, expect, it } from 'vitest';
-import plugin from '../../functions/runtime-class/plugin.js';
+import plugin, { type RuntimeClassConfig } from '../../functions/runtime-class/plugin.js';
+import { configErrorOf } from '../support/config-error.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
@@ -15,7 +18,10 @@ import { classClusters, classWrite, patchedObject } from '../support/learned-obj
 import type { ReviewInput } from '../support/review.js';
 
 type Invoke = ReturnType<typeof lambdaFor>;
-const freshCluster = classClusters(plugin, 'runtimeclasses');
+const configure = (raw: unknown) => plugin.configure!(raw, { file: 'test', baseDir: '.' }) as RuntimeClassConfig;
+const V136 = configure(undefined);
+const V137 = configure({ kubernetesVersion: '1.37' });
+const freshCluster = classClusters(plugin, 'runtimeclasses', V136);
 
 const runtimeClass = (extra: Record<string, unknown> = {}): KubeObject => ({
   metadata: { name: 'foo' },
@@ -211,47 +217,114 @@ describe('TestValidate (upstream table: a plugin with no classes, pods naming no
     },
     { name: 'Matching Overheads', pod: overheadPod('no-resource-req-no-overhead', {}, 'none') },
   ];
-  it.each(cases)('$name', async ({ pod, error }) => {
-    const { invoke } = await freshCluster([]);
+  describe.each([
+    ['1.36', V136],
+    ['1.37', V137],
+  ])('as %s', (_, config) => {
+    it.each(cases)('$name', async ({ pod, error }) => {
+      const { invoke } = await freshCluster([], config);
+      const response = (await invoke('validate', create(pod))).review!.response!;
+      expect(response.allowed).toBe(error === undefined);
+      if (error !== undefined) expect(response.status?.message).toBe(error);
+    });
+  });
+});
+
+describe('TestValidateOverhead (upstream table, each row as 1.36 and as 1.37)', () => {
+  const noOverheadClass = runtimeClass();
+  // Up to 1.36 a pod without an overhead is compared with the class's (nil is not {cpu, memory}),
+  // and an empty `overhead: {}` counts as set; from 1.37 both pass Validate.
+  const cases: {
+    name: string;
+    runtimeClass?: KubeObject;
+    overhead: 'set' | 'empty' | 'none';
+    v136?: string;
+    v137?: string;
+  }[] = [
+    {
+      name: 'Overhead part of RuntimeClass, no Overhead defined in pod',
+      runtimeClass: overheadClass('100m', '1'),
+      overhead: 'none',
+      v136: MISMATCH,
+    },
+    {
+      name: 'No Overhead in RunntimeClass, Overhead set in pod',
+      runtimeClass: noOverheadClass,
+      overhead: 'set',
+      v136: WITHOUT_CLASS,
+      v137: WITHOUT_CLASS,
+    },
+    { name: 'No RunntimeClass, Overhead set in pod', overhead: 'set', v136: WITHOUT_CLASS, v137: WITHOUT_CLASS },
+    { name: 'No RunntimeClass, empty Overhead set in pod', overhead: 'empty', v136: WITHOUT_CLASS },
+    { name: 'No RunntimeClass, Overhead is nil in pod', overhead: 'none' },
+    {
+      name: 'Non-matching Overheads',
+      runtimeClass: overheadClass('10', '10G'),
+      overhead: 'set',
+      v136: MISMATCH,
+      v137: MISMATCH,
+    },
+    {
+      name: 'RuntimeClass is set, empty Overhead is in pod',
+      runtimeClass: overheadClass('10', '10G'),
+      overhead: 'empty',
+      v136: MISMATCH,
+    },
+    {
+      name: 'RuntimeClass is set, Overhead is nil in pod',
+      runtimeClass: overheadClass('10', '10G'),
+      overhead: 'none',
+      v136: MISMATCH,
+    },
+    { name: 'Matching Overheads', runtimeClass: overheadClass('100m', '1'), overhead: 'set' },
+  ];
+  const rows = cases.flatMap(({ v136, v137, ...row }) => [
+    { ...row, version: '1.36', config: V136, error: v136 },
+    { ...row, version: '1.37', config: V137, error: v137 },
+  ]);
+  it.each(rows)('$name (as $version)', async ({ runtimeClass: rc, overhead, config, error }) => {
+    const { invoke } = await freshCluster(rc ? [rc] : [], config);
+    const resources = rc === undefined || rc === noOverheadClass ? guaranteed : {};
+    const pod = overheadPod('no-resource-req-no-overhead', resources, overhead, rc ? 'foo' : undefined);
     const response = (await invoke('validate', create(pod))).review!.response!;
     expect(response.allowed).toBe(error === undefined);
     if (error !== undefined) expect(response.status?.message).toBe(error);
   });
 });
 
-describe('TestValidateOverhead (upstream table)', () => {
-  const noOverheadClass = runtimeClass();
-  const cases: { name: string; runtimeClass?: KubeObject; overhead: 'set' | 'empty' | 'none'; error?: string }[] = [
-    {
-      name: 'Overhead part of RuntimeClass, no Overhead defined in pod',
-      runtimeClass: overheadClass('100m', '1'),
-      overhead: 'none',
-    },
-    {
-      name: 'No Overhead in RunntimeClass, Overhead set in pod',
-      runtimeClass: noOverheadClass,
-      overhead: 'set',
-      error: WITHOUT_CLASS,
-    },
-    { name: 'No RunntimeClass, Overhead set in pod', overhead: 'set', error: WITHOUT_CLASS },
-    { name: 'No RunntimeClass, empty Overhead set in pod', overhead: 'empty' },
-    { name: 'No RunntimeClass, Overhead is nil in pod', overhead: 'none' },
-    { name: 'Non-matching Overheads', runtimeClass: overheadClass('10', '10G'), overhead: 'set', error: MISMATCH },
-    {
-      name: 'RuntimeClass is set, empty Overhead is in pod',
-      runtimeClass: overheadClass('10', '10G'),
-      overhead: 'empty',
-    },
-    { name: 'RuntimeClass is set, Overhead is nil in pod', runtimeClass: overheadClass('10', '10G'), overhead: 'none' },
-    { name: 'Matching Overheads', runtimeClass: overheadClass('100m', '1'), overhead: 'set' },
-  ];
-  it.each(cases)('$name', async ({ runtimeClass: rc, overhead, error }) => {
-    const { invoke } = await freshCluster(rc ? [rc] : []);
-    const resources = rc === undefined || rc === noOverheadClass ? guaranteed : {};
-    const pod = overheadPod('no-resource-req-no-overhead', resources, overhead, rc ? 'foo' : undefined);
-    const response = (await invoke('validate', create(pod))).review!.response!;
-    expect(response.allowed).toBe(error === undefined);
-    if (error !== undefined) expect(response.status?.message).toBe(error);
+describe("Admit and an empty overhead, by version (setOverhead's nil test, then its length test)", () => {
+  it("1.36: an empty overhead is set, and not the class's: refused", async () => {
+    const { invoke } = await freshCluster([overheadClass('100m', '1')], V136);
+    expect((await refusal(invoke, 'mutate', overheadPod('p', {}, 'empty', 'foo'))).message).toBe(
+      `pods "p" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead`,
+    );
+  });
+
+  it("1.37: an empty overhead is none: the class's is set", async () => {
+    const { invoke } = await freshCluster([overheadClass('100m', '1')], V137);
+    expect(specOf(await admit(invoke, overheadPod('p', {}, 'empty', 'foo'))).overhead).toEqual({
+      cpu: '100m',
+      memory: '1',
+    });
+  });
+});
+
+describe('the Kubernetes version served', () => {
+  it('defaults to 1.36, the newest released, with or without an entry', () => {
+    expect(configure(undefined)).toEqual({ kubernetesVersion: '1.36' });
+    expect(configure({})).toEqual({ kubernetesVersion: '1.36' });
+    expect(configure({ kubernetesVersion: '1.30' })).toEqual({ kubernetesVersion: '1.30' });
+  });
+
+  it.each([
+    [{ kubernetesVersion: '1.29' }, 'kubernetesVersion: Unsupported value: "1.29": supported values: "1.30", '],
+    [{ kubernetesVersion: 1.37 }, 'kubernetesVersion: Invalid value: 1.37: must be a string'],
+    [
+      { kubernetesVersoin: '1.37' },
+      'kubernetesVersoin: unknown field "kubernetesVersoin"; did you mean "kubernetesVersion"?',
+    ],
+  ])('%j is refused naming the field', (raw, message) => {
+    expect(configErrorOf(() => configure(raw)).message).toContain(`RuntimeClass: ${message}`);
   });
 });
 

@@ -507,7 +507,9 @@ describe('compile errors fail the start, naming the policy, the field and the po
     ).toThrow(/authorization checks are not supported by this webhook/);
   });
 
-  it('a policy without validations or audit annotations, a binding to a missing policy', () => {
+  // A binding to a policy that is not loaded is accepted, as the apiserver stores it: its policy
+  // source skips it (shared with MutatingAdmissionPolicy, lib/admission-policy/policy-set.ts).
+  it('a policy without validations or audit annotations is refused; a binding to a missing policy is not', () => {
     expect(() => policy({})).toThrow(
       /spec.validations: Required value: validations or auditAnnotations must contain at least one item/,
     );
@@ -517,9 +519,38 @@ describe('compile errors fail the start, naming the policy, the field and the po
       metadata: { name: 'o' },
       spec: { policyName: 'missing', validationActions: ['Deny'] },
     };
-    expect(() => configure({ manifests: [orphan] })).toThrow(
-      /spec.policyName: Invalid value: "missing": no ValidatingAdmissionPolicy of that name is loaded/,
-    );
+    expect(configure({ manifests: [orphan] }).policies).toEqual([]);
+  });
+
+  it('paramRef.parameterNotFoundAction is required in v1beta1 and v1, defaulted to Deny in v1alpha1', () => {
+    const withParams = (version: string) =>
+      configure({
+        manifests: [
+          {
+            apiVersion: `admissionregistration.k8s.io/${version}`,
+            kind: 'ValidatingAdmissionPolicy',
+            metadata: { name: 'p' },
+            spec: {
+              paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+              matchConstraints: {
+                resourceRules: [
+                  { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
+                ],
+              },
+              validations: [{ expression: 'true' }],
+            },
+          },
+          {
+            apiVersion: `admissionregistration.k8s.io/${version}`,
+            kind: 'ValidatingAdmissionPolicyBinding',
+            metadata: { name: 'b' },
+            spec: { policyName: 'p', validationActions: ['Deny'], paramRef: { name: 'cm' } },
+          },
+        ],
+      });
+    for (const version of ['v1beta1', 'v1'])
+      expect(() => withParams(version)).toThrow(/spec.paramRef.parameterNotFoundAction: Required value/);
+    expect(withParams('v1alpha1').policies[0].bindings[0].paramRef?.parameterNotFoundAction).toBe('Deny');
   });
 });
 
@@ -553,9 +584,53 @@ describe('variables and namespaceObject', () => {
 describe('matching', () => {
   const config = configure({ paths: ['demo.yaml'] });
 
-  it('a never-seen namespace has no labels by default; unknownNamespace: Fail denies under failurePolicy', async () => {
+  // The default changed from NoLabels to Skip: judging a never-seen namespace as unlabelled applies
+  // a NotIn or DoesNotExist selector that its real labels might not match (lib/admission-policy/manifests.ts).
+  it('a never-seen namespace: skipped with one warning by default; NoLabels judges no labels; Fail denies under failurePolicy', async () => {
     const unseen = namespaces({});
-    expect(deniedMessage(await run(config, deploymentReview(6, 'new'), unseen))).toBeUndefined();
+    const skipped = await run(config, deploymentReview(6, 'new'), unseen);
+    expect(deniedMessage(skipped)).toBeUndefined();
+    expect(skipped.wire.response!.warnings).toEqual([
+      `ValidatingAdmissionPolicy: namespace "new" is not learned yet, so every policy and binding whose namespaceSelector reads its labels was skipped; load the cluster's existing namespaces with npm run sync (docs/seed-state.md)`,
+    ]);
+    // A learned namespace the selector does not match: skipped without a warning.
+    const learned = await run(config, deploymentReview(6, 'prod'), namespaces({ prod: { environment: 'prod' } }));
+    expect(learned.wire.response!.warnings).toBeUndefined();
+    const notProd = (unknownNamespace?: string) =>
+      configure({
+        ...(unknownNamespace && { unknownNamespace }),
+        manifests: [
+          {
+            apiVersion: 'admissionregistration.k8s.io/v1',
+            kind: 'ValidatingAdmissionPolicy',
+            metadata: { name: 'p' },
+            spec: {
+              matchConstraints: {
+                resourceRules: [
+                  { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
+                ],
+              },
+              validations: [{ expression: 'object.spec.replicas <= 5' }],
+            },
+          },
+          {
+            apiVersion: 'admissionregistration.k8s.io/v1',
+            kind: 'ValidatingAdmissionPolicyBinding',
+            metadata: { name: 'b' },
+            spec: {
+              policyName: 'p',
+              validationActions: ['Deny'],
+              matchResources: {
+                namespaceSelector: { matchExpressions: [{ key: 'environment', operator: 'NotIn', values: ['prod'] }] },
+              },
+            },
+          },
+        ],
+      });
+    expect(deniedMessage(await run(notProd(), deploymentReview(6, 'new'), unseen))).toBeUndefined();
+    expect(deniedMessage(await run(notProd('NoLabels'), deploymentReview(6, 'new'), unseen))).toContain(
+      "with binding 'b' denied request: failed expression: object.spec.replicas <= 5",
+    );
     const strict = configure({ paths: ['demo.yaml'], unknownNamespace: 'Fail' });
     expect(deniedMessage(await run(strict, deploymentReview(6, 'new'), unseen))).toContain(
       'with binding \'demo-binding-test.example.com\' denied request: failed to configure binding: namespace "new" has never been seen by this webhook (unknownNamespace: Fail)',

@@ -61,17 +61,18 @@ export function patchedObject(result: Invocation, object: KubeObject): KubeObjec
 
 /**
  * Clusters of their own for a class plugin's tests: each call gets a fresh table with `classes`
- * learned through the plugin's learning webhook. Every table is closed after the file's tests.
+ * learned through the plugin's learning webhook, served with `config` (as lambdaFor takes it).
+ * Every table is closed after the file's tests.
  */
-export function classClusters(plugin: AnyAdmissionPlugin, of: LearnedObjectKind) {
+export function classClusters(plugin: AnyAdmissionPlugin, of: LearnedObjectKind, config?: unknown) {
   const stores: TestStore[] = [];
   afterAll(() => {
     for (const store of stores) store.close();
   });
-  return async function freshCluster(classes: readonly KubeObject[]) {
+  return async function freshCluster(classes: readonly KubeObject[], served: unknown = config) {
     const store = await testStore(plugin.metadata.name);
     stores.push(store);
-    const invoke = lambdaFor(plugin, store);
+    const invoke = lambdaFor(plugin, store, served);
     await learnClasses(plugin, invoke, of, classes);
     return { store, invoke };
   };

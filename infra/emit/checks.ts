@@ -8,6 +8,7 @@ import {
   ValidatingWebhookConfiguration,
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import type { WebhookConfiguration } from './webhooks.js';
+import type { WebhookRule } from '../../lib/admission/plugin.js';
 import { isCelError, run } from '@bufbuild/cel';
 import { protectedResourcesReached, WEBHOOK_DOMAIN } from './webhooks.js';
 
@@ -63,7 +64,8 @@ export function ruleViolations(docs: readonly WebhookConfiguration[], pluginName
         protectedResourcesReached({
           apiGroups: rule.apiGroups ?? [],
           resources: rule.resources ?? [],
-          scope: rule.scope,
+          // kubernetes-models types scope as a string; the schema check above holds it to the enum.
+          scope: rule.scope as WebhookRule['scope'],
         }),
       );
       for (const p of new Set(reached)) {

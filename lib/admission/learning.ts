@@ -1,8 +1,8 @@
 // What the cluster teaches a plugin, as pure functions beside the plugin contract: which webhook
-// rules feed each kind of learned state (`needs`), in which phase it is learned, and what one
+// rules feed each kind of learned state (`needs`) to the learning endpoint, and what one
 // request tells about a namespace, a pod's placement or a ResourceQuota. lib/state persists these
 // observations; the emitter reads the rules without loading the store (or the AWS SDK).
-import type { AdmissionPlugin, PluginMetadata, WebhookRule } from './plugin.js';
+import type { PluginMetadata, WebhookRule } from './plugin.js';
 import type { LearnedNamespace, LearnedObjectKind, LearnedQuota } from './ports.js';
 import type { AdmissionRequest } from './request.js';
 import type { KubeObject } from './types.js';

@@ -28,7 +28,7 @@ let invoke: ReturnType<typeof lambdaFor>;
 beforeAll(async () => {
   store = await testStore('persistent-volume-claim-resize');
   invoke = lambdaFor(plugin, store);
-  await learnClasses(plugin, invoke, 'storageclasses', [goldClass, silverClass]);
+  await learnClasses(invoke, 'storageclasses', [goldClass, silverClass]);
 });
 afterAll(() => store.close());
 
@@ -148,7 +148,7 @@ describe('beyond the table', () => {
   });
 
   it('a class changed by the same update is refused even when both allow expansion', async () => {
-    await learnClasses(plugin, invoke, 'storageclasses', [{ ...goldClass, metadata: { name: 'gold2' } }]);
+    await learnClasses(invoke, 'storageclasses', [{ ...goldClass, metadata: { name: 'gold2' } }]);
     const response = await answer(update(bound('1Gi', 'gold'), bound('2Gi', 'gold2')));
     expect(response.status?.message).toBe(DYNAMICALLY_PROVISIONED);
   });

@@ -10,7 +10,6 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor } from '../support/dynamodb.js';
-import { learningPhase } from '../../lib/admission/learning.js';
 import { classClusters, classWrite, patchedObject } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 
@@ -147,7 +146,7 @@ describe('a PriorityClass write judged beside its own observation', () => {
     for (let i = 0; i < 10; i++) {
       const { invoke } = await freshCluster([nondefaultClass1]);
       const write = classWrite('priorityclasses', defaultClass1);
-      const answers = await Promise.all([invoke(learningPhase(plugin), write), invoke('validate', write)]);
+      const answers = await Promise.all([invoke('learn', write), invoke('validate', write)]);
       expect(answers.map((a) => a.review?.response?.allowed)).toEqual([true, true]);
     }
   });

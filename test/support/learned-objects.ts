@@ -37,7 +37,6 @@ type Invoke = (endpoint: Endpoint, input: ReviewInput) => Promise<Invocation>;
 
 /** Sends class writes to the plugin's learning endpoint, each expected to be admitted. */
 export async function learnClasses(
-  plugin: AnyAdmissionPlugin,
   invoke: Invoke,
   of: LearnedObjectKind,
   objects: readonly KubeObject[],
@@ -73,7 +72,7 @@ export function classClusters(plugin: AnyAdmissionPlugin, of: LearnedObjectKind,
     const store = await testStore(plugin.metadata.name);
     stores.push(store);
     const invoke = lambdaFor(plugin, store, served);
-    await learnClasses(plugin, invoke, of, classes);
+    await learnClasses(invoke, of, classes);
     return { store, invoke };
   };
 }

@@ -22,13 +22,14 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-async function answer(input: ReviewInput, run = invoke) {
-  const result = await run('validate', input);
+async function answer(input: ReviewInput, run = invoke, endpoint: 'validate' | 'learn' = 'validate') {
+  const result = await run(endpoint, input);
   expect(result.statusCode).toBe(200);
   return result.review!.response!;
 }
 
-const learn = async (input: ReviewInput) => expect((await answer(input)).allowed).toBe(true);
+/** A Namespace write as the apiserver sends it to the plugin's learning webhook. */
+const learn = async (input: ReviewInput) => expect((await answer(input, invoke, 'learn')).allowed).toBe(true);
 
 describe('TestAdmissionNamespaceExists', () => {
   it('admits a pod into a namespace that exists', async () => {

@@ -174,11 +174,11 @@ describe('beyond the table', () => {
   });
 
   it('a StorageClass updated to allow expansion is followed', async () => {
-    await invoke('validate', classWrite('storageclasses', { ...silverClass, allowVolumeExpansion: true }, 'UPDATE'));
+    await invoke('learn', classWrite('storageclasses', { ...silverClass, allowVolumeExpansion: true }, 'UPDATE'));
     try {
       expect((await answer(update(bound('1Gi', 'silver'), bound('2Gi', 'silver')))).allowed).toBe(true);
     } finally {
-      await invoke('validate', classWrite('storageclasses', silverClass, 'UPDATE'));
+      await invoke('learn', classWrite('storageclasses', silverClass, 'UPDATE'));
     }
     expect((await answer(update(bound('1Gi', 'silver'), bound('2Gi', 'silver')))).allowed).toBe(false);
   });
@@ -188,7 +188,7 @@ describe('the dryRun gate', () => {
   it('a dry-run StorageClass write sends zero writes and teaches nothing', async () => {
     store.reset();
     const bronze = { ...goldClass, metadata: { name: 'bronze' } };
-    const result = await invoke('validate', classWrite('storageclasses', bronze, 'CREATE', { dryRun: true }));
+    const result = await invoke('learn', classWrite('storageclasses', bronze, 'CREATE', { dryRun: true }));
     expect(result.review?.response?.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect((await answer(update(bound('1Gi', 'bronze'), bound('2Gi', 'bronze')))).allowed).toBe(false);

@@ -259,7 +259,11 @@ describe('TestDefaultPriority (upstream table)', () => {
       await loader.record({ kind: 'stored', of: 'priorityclasses', name: object.metadata!.name!, object }, 'sync');
     }
     expect(await resolvedDefault(invoke)).toEqual(expectedBefore);
-    if (write) expect((await invoke('validate', write)).review?.response?.allowed).toBe(true);
+    if (write) {
+      // The apiserver sends the write to the judge (which admits it) and to the learning webhook.
+      expect((await invoke('validate', write)).review?.response?.allowed).toBe(true);
+      expect((await invoke('learn', write)).review?.response?.allowed).toBe(true);
+    }
     expect(await resolvedDefault(invoke)).toEqual(expectedAfter);
   });
 });
@@ -459,9 +463,10 @@ describe('beyond the tables', () => {
 
   it('a refused second default is not learned', async () => {
     const { invoke } = await freshCluster([defaultClass2]);
-    expect((await invoke('validate', classReview(defaultClass1, 'CREATE', 'default1'))).review?.response?.allowed).toBe(
-      false,
-    );
+    const second = classReview(defaultClass1, 'CREATE', 'default1');
+    expect((await invoke('validate', second)).review?.response?.allowed).toBe(false);
+    // The learning webhook, sent the same write, admits it (it never judges) and learns nothing.
+    expect((await invoke('learn', second)).review?.response?.allowed).toBe(true);
     expect(specOf(await admitPod(invoke, pod('p', 'namespace'))).priority).toBe(2000);
   });
 
@@ -484,6 +489,7 @@ describe('the dryRun gate', () => {
     store.reset();
     const dry = { ...classReview(defaultClass1, 'CREATE', 'default1'), dryRun: true };
     expect((await invoke('validate', dry)).review?.response?.allowed).toBe(true);
+    expect((await invoke('learn', dry)).review?.response?.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(specOf(await admitPod(invoke, pod('p', 'namespace'))).priority).toBe(0);
   });

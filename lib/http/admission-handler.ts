@@ -150,12 +150,19 @@ export function createAdmissionHandler<Config>(
    */
   async function learn(request: AdmissionRequest): Promise<void> {
     if (!sends(learnedRules, request)) return;
-    const judgedIn = judging.find((phase) => sends(judgedRules[phase], request));
+    // Every judge the request reaches must admit it (a mutating phase and its validating twin);
+    // an exempt request reaches none, and is stored whatever the plugin would say.
+    const judgedIn = judging.filter((phase) => sends(judgedRules[phase], request));
     let decision: Decision = allowed();
-    if (judgedIn !== undefined) {
-      const decide = phases[judgedIn] as PhaseFunction<Config>;
+    if (judgedIn.length > 0) {
       const readOnly = stateFor({ ...request, dryRun: true });
-      decision = enforced(await decide(request, { config: config as Config, state: readOnly }), enforcement);
+      const exemptHere =
+        exempts && (await isExempt(request, exemptions, learnsNamespaces ? readOnly.learnedNamespaces : undefined));
+      for (const phase of exemptHere ? [] : judgedIn) {
+        const decide = phases[phase] as PhaseFunction<Config>;
+        decision = enforced(await decide(request, { config: config as Config, state: readOnly }), enforcement);
+        if (decision.kind === 'denied') break;
+      }
     } else if (observer !== undefined && sends(observer.rules, request)) {
       await observer.phase(request, { config: config as Config, state: stateFor(request) });
     }

@@ -46,7 +46,7 @@ async function namespaceWith(annotations?: Record<string, string>): Promise<stri
     plugin,
     store,
     withDefault(''),
-  )('validate', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
+  )('learn', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
@@ -422,7 +422,7 @@ describe('the dryRun gate', () => {
       plugin,
       store,
       withDefault(''),
-    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [PROJECT]: 'a=b' } }, { dryRun: true }));
+    )('learn', namespaceReview('CREATE', 'dry', { annotations: { [PROJECT]: 'a=b' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });

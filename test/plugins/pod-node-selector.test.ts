@@ -123,10 +123,7 @@ describe('TestPodAdmission', () => {
     const annotations = test.ignoreTestNamespaceNodeSelector
       ? undefined
       : { [ANNOTATION]: test.namespaceNodeSelector ?? '' };
-    const learned = await learn(
-      'validate',
-      namespaceReview('CREATE', namespace, { ...(annotations && { annotations }) }),
-    );
+    const learned = await learn('learn', namespaceReview('CREATE', namespace, { ...(annotations && { annotations }) }));
     expect(learned.review!.response!.allowed).toBe(true);
 
     const pod: KubeObject = {
@@ -179,7 +176,7 @@ describe('TestPodAdmission', () => {
       plugin,
       store,
       config,
-    )('validate', namespaceReview('CREATE', namespace, { annotations: { [ANNOTATION]: 'infra=true' } }));
+    )('learn', namespaceReview('CREATE', namespace, { annotations: { [ANNOTATION]: 'infra=true' } }));
     const state = store.state({ uid: 'm', dryRun: false });
     const pod = (nodeSelector: Record<string, string>): KubeObject => ({
       kind: 'Pod',
@@ -255,7 +252,7 @@ describe('never-seen namespaces, dry runs, configuration', () => {
       plugin,
       store,
       config,
-    )('validate', namespaceReview('CREATE', 'gpu-team', { annotations: { [ANNOTATION]: 'env=gpu' } }));
+    )('learn', namespaceReview('CREATE', 'gpu-team', { annotations: { [ANNOTATION]: 'env=gpu' } }));
     const after = await mutateIdempotently(
       plugin,
       { object: inGpu },
@@ -296,7 +293,7 @@ describe('never-seen namespaces, dry runs, configuration', () => {
       plugin,
       store,
       config,
-    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: 'a=b' } }, { dryRun: true }));
+    )('learn', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: 'a=b' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(await store.state({ uid: 'r', dryRun: false }).learnedNamespaces.get('dry')).toBeUndefined();

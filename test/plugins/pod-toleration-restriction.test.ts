@@ -206,7 +206,7 @@ async function learnNamespace(
     plugin,
     store,
     config,
-  )('validate', namespaceReview('CREATE', name, annotations ? { annotations } : {}));
+  )('learn', namespaceReview('CREATE', name, annotations ? { annotations } : {}));
   expect(learned.review!.response!.allowed).toBe(true);
 }
 
@@ -411,7 +411,7 @@ describe('never-seen namespaces, dry runs, broken annotations', () => {
       store,
       configOf(),
     )(
-      'validate',
+      'learn',
       namespaceReview('CREATE', 'ptr-dry', { annotations: { [NS_DEFAULT_TOLERATIONS]: '[]' } }, { dryRun: true }),
     );
     expect(result.review!.response!.allowed).toBe(true);

@@ -34,7 +34,7 @@ async function namespaceWith(annotations?: Record<string, string>): Promise<stri
     plugin,
     store,
     testConfig(),
-  )('validate', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
+  )('learn', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
@@ -262,7 +262,7 @@ describe('the dryRun gate', () => {
       plugin,
       store,
       testConfig(10),
-    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: '5' } }, { dryRun: true }));
+    )('learn', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: '5' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });

@@ -12,7 +12,7 @@ import { invocationValues } from '../../lib/metrics/emf.js';
 import type { RequestOutcome } from '../../lib/metrics/index.js';
 import { EMF_NAMESPACE, EmfPublisher, pluginMetrics, setEmfSink } from '../../lib/metrics/index.js';
 import { powertoolsLine } from '../support/powertools-emf.js';
-import { StoreUnavailableError } from '../../lib/admission/ports.js';
+import { NO_STATE, StoreUnavailableError } from '../../lib/admission/ports.js';
 import { review } from '../support/review.js';
 
 /** The judge is sent what its rules match, and only that: this probe is sent everything. */
@@ -63,6 +63,9 @@ const probe = definePlugin({
   },
 });
 
+/** The probe with a learning endpoint: it learns namespaces (its state is the test's). */
+const learningProbe = definePlugin({ ...probe, metadata: { ...probe.metadata, needs: ['namespaces'] } });
+
 const pod = (name: string, extra: object = {}) =>
   JSON.stringify(review({ object: { kind: 'Pod', metadata: { name, namespace: 'team-a' } }, ...extra }));
 
@@ -86,10 +89,10 @@ interface EmfLine {
   [key: string]: unknown;
 }
 
-function emfHandler(options: AdmissionHandlerOptions<undefined> = {}) {
+function emfHandler(options: AdmissionHandlerOptions<undefined> = {}, plugin = probe) {
   const lines: EmfLine[] = [];
   setEmfSink((line) => lines.push(JSON.parse(line) as EmfLine));
-  const handler = createAdmissionHandler(probe, {
+  const handler = createAdmissionHandler(plugin, {
     config: undefined,
     callerAuth: { mode: 'mtls', allowedSubjects: [] },
     metrics: pluginMetrics('probe', 'emf'),
@@ -284,16 +287,38 @@ describe('EMF: one line per invocation', () => {
     expect(lines.map((l) => l.ColdStarts)).toEqual([1, undefined]);
   });
 
-  it('counts a lost observation, and the answer still stands', async () => {
-    const { handler, lines } = emfHandler({
-      observe: async () => {
-        throw new StoreUnavailableError('state store: unreachable');
+  it('counts a lost observation on the learning endpoint, and its answer still stands', async () => {
+    const { handler, lines } = emfHandler(
+      {
+        state: () => NO_STATE,
+        observe: async () => {
+          throw new StoreUnavailableError('state store: unreachable');
+        },
       },
-    });
-    await handler(event('/probe/validate', pod('warm-up')), context);
+      learningProbe,
+    );
+    const namespace = (name: string) =>
+      JSON.stringify(
+        review({
+          kind: { kind: 'Namespace' },
+          resource: { resource: 'namespaces' },
+          name,
+          namespace: '',
+          object: { kind: 'Namespace', metadata: { name } },
+        }),
+      );
+    await handler(event('/probe/learn', namespace('warm-up')), context);
     lines.splice(0);
-    expect((await handler(event('/probe/validate', pod('ok')), context)).statusCode).toBe(200);
-    expect(lines[0]).toMatchObject({ decision: 'allowed', Requests: 1, LearningLost: 1, StoreFailures: 1 });
+    const answer = await handler(event('/probe/learn', namespace('ok')), context);
+    expect(answer.statusCode).toBe(200);
+    expect(JSON.parse(answer.body).response).toEqual({ uid: expect.any(String), allowed: true });
+    expect(lines[0]).toMatchObject({
+      phase: 'learn',
+      decision: 'allowed',
+      Requests: 1,
+      LearningLost: 1,
+      StoreFailures: 1,
+    });
   });
 
   it('never carries the caller secret, a namespace or a user', async () => {

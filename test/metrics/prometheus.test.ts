@@ -152,23 +152,27 @@ async function deadPort(): Promise<number> {
 }
 
 describe('GET /metrics', () => {
-  it('counts allowed, patched, denied and dry-run answers per plugin and phase, with store calls', async () => {
+  it('counts allowed, patched, denied, learning and dry-run answers per plugin and phase, with store calls', async () => {
     const moved = await delta(async () => {
-      expect(await send('/resource-quota/validate', quota)).toBe(200);
+      expect(await send('/resource-quota/learn', quota)).toBe(200); // learned: the quota
       expect(await send('/resource-quota/validate', pod('p1'))).toBe(200); // allowed: 1 of 1
       expect(await send('/resource-quota/validate', pod('p2'))).toBe(200); // denied: exceeded quota
       expect(await send('/always-pull-images/mutate', pod('p3'))).toBe(200); // patched: imagePullPolicy
       expect(await send('/always-pull-images/validate', podCreateDryRun)).toBe(200);
     });
     const rq = { plugin: 'resource-quota', phase: 'validate' };
-    expect(moved(METRIC.requests, { ...rq, code: '200', rejected: 'false' })).toBe(2);
+    const learning = { plugin: 'resource-quota', phase: 'learn' };
+    expect(moved(METRIC.requests, { ...rq, code: '200', rejected: 'false' })).toBe(1);
     expect(moved(METRIC.requests, { ...rq, code: '200', rejected: 'true', operation: 'CREATE' })).toBe(1);
-    expect(moved(METRIC.decisions, { ...rq, decision: 'allowed' })).toBe(2);
+    expect(moved(METRIC.requests, { ...learning, code: '200', rejected: 'false', operation: 'CREATE' })).toBe(1);
+    expect(moved(METRIC.decisions, { ...rq, decision: 'allowed' })).toBe(1);
     expect(moved(METRIC.decisions, { ...rq, decision: 'denied', rejection_code: '403' })).toBe(1);
+    expect(moved(METRIC.decisions, { ...learning, decision: 'allowed' })).toBe(1);
     expect(moved(METRIC.decisions, { plugin: 'always-pull-images', phase: 'mutate', decision: 'patched' })).toBe(1);
     expect(moved(METRIC.dryRuns, { plugin: 'always-pull-images', phase: 'validate' })).toBe(1);
-    expect(moved(`${METRIC.duration}_count`, rq)).toBe(3);
-    expect(moved(`${METRIC.duration}_bucket`, { ...rq, le: '+Inf' })).toBe(3);
+    expect(moved(`${METRIC.duration}_count`, rq)).toBe(2);
+    expect(moved(`${METRIC.duration}_bucket`, { ...rq, le: '+Inf' })).toBe(2);
+    expect(moved(`${METRIC.duration}_count`, learning)).toBe(1);
     expect(moved(`${METRIC.storeCalls}`, { plugin: 'resource-quota', result: 'ok' })).toBeGreaterThan(0);
     expect(moved(`${METRIC.storeDuration}_count`, { plugin: 'resource-quota' })).toBe(
       moved(METRIC.storeCalls, { plugin: 'resource-quota' }),

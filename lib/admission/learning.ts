@@ -17,9 +17,9 @@ export interface NamespaceRecord {
 }
 
 /**
- * The webhook rules that feed learned state to a plugin: the emitter adds them to the plugin's
- * validating webhook (its mutating one when it has no validating phase), so the plugin's Lambda
- * sees every Namespace (ResourceQuota, pod and Node) write it needs to learn from.
+ * The webhook rules that feed learned state to a plugin: every Namespace (ResourceQuota, pod, Node,
+ * class) write it needs to learn from. With what its phases observe, they make its learning
+ * webhook's rules (learningEndpointRules).
  */
 export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
   const rules: WebhookRule[] = [];

@@ -2,7 +2,7 @@
 // clusterresourceoverride/admission_test.go) ported: TestConfigReader (6) and
 // TestLimitRequestAdmission (16), each with upstream's follow-up checks (Validate accepts the
 // mutated pod and refuses the original one when the mutation changed it). Namespaces and each
-// case's LimitRanges (upstream's namespaceLimits) are learned through the plugin's own webhook;
+// case's LimitRanges (upstream's namespaceLimits) are learned through the plugin's learning webhook;
 // namespaces carry the operator's opt-in label.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin, { type ClusterResourceOverrideConfig } from '../../functions/cluster-resource-override/plugin.js';

@@ -1,6 +1,6 @@
 // Upstream's table (plugin/pkg/admission/namespace/exists/admission_test.go) ported:
 // TestAdmissionNamespaceExists and TestAdmissionNamespaceDoesNotExist, with namespaces learned only
-// through the plugin's own webhook as in a cluster (upstream's informer and live GET), plus what
+// through the plugin's learning webhook as in a cluster (upstream's informer and live GET), plus what
 // upstream's Validate implies: updates and deletes are judged too, Namespaces and cluster-scoped
 // objects never; the never-seen rule; dry runs; store failures.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

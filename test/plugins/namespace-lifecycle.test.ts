@@ -2,7 +2,7 @@
 // admission_test.go) ported: TestAccessReviewCheckOnMissingNamespace, TestAdmissionNamespaceDoesNotExist,
 // TestAdmissionNamespaceActive, TestAdmissionNamespaceTerminating, TestAdmissionNamespaceForceLiveLookup
 // (its cache-staleness half has no equivalent: learned state is read from the store each request).
-// Namespaces are learned only through the plugin's own webhook, as in a cluster.
+// Namespaces are learned only through the plugin's learning webhook, as in a cluster.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/namespace-lifecycle/plugin.js';
 import type { NamespaceLifecycleConfig } from '../../functions/namespace-lifecycle/plugin.js';

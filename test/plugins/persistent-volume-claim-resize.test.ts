@@ -1,6 +1,6 @@
 // Upstream's table (plugin/pkg/admission/storage/persistentvolume/resize/admission_test.go,
 // TestPVCResizeAdmission) ported: the gold (allowVolumeExpansion: true) and silver (false)
-// StorageClasses are learned through the plugin's own webhook, and every claim update goes through
+// StorageClasses are learned through the plugin's learning webhook, and every claim update goes through
 // the real Lambda handler. Plus: a class never learned, a class changed by the update, the beta
 // class annotation, shrinking, what is not judged, dry runs and store failures.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // Upstream's tables (plugin/pkg/admission/podnodeselector/admission_test.go) ported: TestPodAdmission
 // (10 of 10 cases, each through the mutating phase, proven idempotent, and the validating twin on
-// the result) and TestHandles (4 of 4). Namespaces are learned only through the plugin's own webhook.
+// the result) and TestHandles (4 of 4). Namespaces are learned only through the plugin's learning webhook.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-node-selector/plugin.js';
 import type { PodNodeSelectorConfig } from '../../functions/pod-node-selector/plugin.js';

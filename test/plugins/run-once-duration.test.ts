@@ -1,7 +1,7 @@
 // OpenShift's tables (openshift/kubernetes openshift-kube-apiserver/admission/autoscaling/
 // runonceduration/admission_test.go and apis/runonceduration/validation/validation_test.go)
 // ported: TestRunOnceDurationAdmit (9 cases), TestReadConfig and
-// TestRunOnceDurationConfigValidation (2). Namespaces are learned through the plugin's own webhook;
+// TestRunOnceDurationConfigValidation (2). Namespaces are learned through the plugin's learning webhook;
 // every mutation is applied as a real JSON patch, re-run on its own output, and then checked by the
 // validating twin. Plus: the twin's refusals, the annotation's parse errors, never-seen namespaces,
 // dry runs and configuration.

@@ -72,7 +72,6 @@ function configure(raw: unknown): NodeRestrictionConfig {
 // the condition (an error would apply failurePolicy).
 const IS_NODE_USER = "has(request.userInfo.username) && request.userInfo.username.startsWith('system:node:')";
 const NODE_REQUESTS = { name: 'node-requests', expression: IS_NODE_USER };
-const OTHER_REQUESTS = { name: 'not-node-requests', expression: `!(${IS_NODE_USER})` };
 
 const ALL_WRITES = ['CREATE', 'UPDATE', 'DELETE'] as const;
 // Leases are judged by admitLease like upstream, but no rule sends them: the project's webhook
@@ -522,7 +521,6 @@ export default definePlugin({
       failurePolicy: 'Fail',
       timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
       matchConditions: [NODE_REQUESTS],
-      learningMatchConditions: [OTHER_REQUESTS],
     },
     writes: false,
     needs: ['placements'],

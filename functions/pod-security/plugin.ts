@@ -6,9 +6,9 @@
 // (admission/admission.go for the modes, policy/ for the checks).
 //
 // One validating webhook judges pods (enforce, warn, audit) and pod controllers (warn, audit).
-// Namespace labels are learned state (`needs: ['namespaces']`); a Namespace write that reaches
-// this function is judged as upstream judges it (label values, exempt-namespace warnings), and is
-// learned by the handler when allowed.
+// Namespace labels are learned state (`needs: ['namespaces']`); Namespace writes are judged as
+// upstream judges them (label values, exempt-namespace warnings) by a second judge on the same URL
+// that fails open, and learned by the learning webhook when this plugin admits them.
 //
 // A namespace never seen (created before installation and not yet loaded by `npm run sync`) has
 // labels we do not know. The built-in PodSecurity of the same cluster reads them, and a namespace
@@ -96,11 +96,29 @@ const rule = (group: string, resources: string[]): WebhookRule => ({
 });
 
 /** Pods and their ephemeral containers (enforced), and the pod controllers (warned and audited). */
-const RULES: readonly WebhookRule[] = [
+const POD_RULES: readonly WebhookRule[] = [
   rule('', ['pods', 'pods/ephemeralcontainers', 'replicationcontrollers', 'podtemplates']),
   rule('apps', ['replicasets', 'deployments', 'statefulsets', 'daemonsets']),
   rule('batch', ['jobs', 'cronjobs']),
 ];
+
+/**
+ * Namespace writes, judged as upstream's webhook judges them (label values, exempt-namespace
+ * warnings), on a judge that fails open: the built-in PodSecurity already refuses invalid labels,
+ * so an outage must never block namespace writes. Their labels are learned by the learning
+ * webhook, from the writes this judge admits.
+ */
+const NAMESPACE_RULES: readonly WebhookRule[] = [
+  {
+    operations: ['CREATE', 'UPDATE'],
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources: ['namespaces'],
+    scope: 'Cluster',
+  },
+];
+
+const RULES: readonly WebhookRule[] = [...POD_RULES, ...NAMESPACE_RULES];
 
 /** Pod subresources that never change the pod's spec. Any other is judged, as upstream. */
 const IGNORED_POD_SUBRESOURCES = new Set([
@@ -142,7 +160,15 @@ export default definePlugin<PodSecurityPluginConfig>({
     name: NAME,
     summary:
       "Enforces the Pod Security Standards by namespace label, with the defaults and exemptions of the operator's PodSecurityConfiguration.",
-    validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
+    validating: {
+      rules: RULES,
+      failurePolicy: 'Fail',
+      timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
+      failurePolicyGroups: [
+        { rules: POD_RULES, failurePolicy: 'Fail' },
+        { rules: NAMESPACE_RULES, failurePolicy: 'Ignore' },
+      ],
+    },
     writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',

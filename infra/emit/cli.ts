@@ -1,5 +1,6 @@
 // `npm run emit`: the cluster-side configuration of every plugin (or of --plugins), as YAML on
 // stdout; with --out, also the files the kube-apiserver needs to present its client certificate.
+import type { KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,7 +31,14 @@ import {
   webhookKubeconfig,
 } from './apiserver.js';
 import { apiserverViolations, ruleViolations, validateSchema } from './checks.js';
-import { DEFAULT_URL_SECRET_FILE, readUrlSecret, urlSecretDigest, writeNewUrlSecret } from './url-secret.js';
+import {
+  DEFAULT_URL_SECRET_FILE,
+  DeploymentKeyError,
+  ensureDeploymentKey,
+  urlSecretFile,
+  writeNewDeploymentKey,
+} from './url-secret.js';
+import { publicKeyText } from '../../lib/http/capability.js';
 import type { CallerAuthOption, EmitOptions, WebhookConfiguration } from './webhooks.js';
 import {
   checkBaseUrl,
@@ -40,21 +48,27 @@ import {
   webhookConfigurations,
 } from './webhooks.js';
 
-const USAGE = `Usage: npm run emit -- --base-url URL [options]
+const USAGE = `Usage: npm run -s emit -- --base-url URL [options]
+       npm run -s emit -- --auth url-secret --public-key
 
 Prints one MutatingWebhookConfiguration and/or ValidatingWebhookConfiguration per plugin
 (admissionregistration.k8s.io/v1, YAML documents on stdout; progress on stderr), named
-serverless-admission-<plugin>, with webhooks <plugin>.mutate|validate.serverless-admission.io
-calling <URL>/<plugin>/mutate|validate.
+serverless-admission-<plugin>, with webhooks <plugin>.mutate|validate|learn.serverless-admission.io
+calling <URL>/<plugin>/mutate|validate|learn. The plugins are those the AdmissionConfiguration
+makes active: exactly the ones it names, or the default-on set when it names none.
 
 Options:
   --base-url URL            https://host[:port][/prefix] of the webhook host (required)
-  --plugins a,b             only these plugins (default: every active plugin; naming an
-                            inactive one, which lacks the configuration it needs, is an error)
-  --auth MODE               mtls (default) or url-secret (EKS, GKE, AKS: a secret path segment)
-  --secret-file FILE        url-secret: the secret to use (default: DIR/url-secret with --out,
-                            else ${DEFAULT_URL_SECRET_FILE}; created there, 0600, when missing)
-  --new-secret              url-secret: create a new secret (for rotation; refuses to overwrite)
+  --plugins a,b             only these of the active plugins (naming an inactive one is an error)
+  --auth MODE               mtls (default) or url-secret (EKS, GKE, AKS: each webhook's URL holds a
+                            capability for that webhook alone, signed with the deployment key)
+  --secret-file FILE        url-secret: the deployment key (default: URL_SECRET_FILE, else
+                            ${DEFAULT_URL_SECRET_FILE}, which CALLER_AUTH=url-secret npm start reads
+                            too; created there, 0600, when missing)
+  --new-secret              url-secret: create a new deployment key in --secret-file (for rotation;
+                            refuses to overwrite)
+  --public-key              url-secret: print URL_CAPABILITY_KEY=<public key> (the deployment's
+                            urlCapabilityKeys param) and nothing else; no --base-url needed
   --ca-bundle FILE          PEM of the CA that signs the webhook host's certificate (caBundle);
                             not needed for a publicly trusted certificate (API Gateway with ACM)
   --staged NAMESPACE        staged rollout: failurePolicy Ignore, only NAMESPACE
@@ -67,8 +81,9 @@ Options:
                             for every plugin the cluster can run itself (then webhooks only
                             for the rest; --base-url only needed if some remain)
   --kubernetes-version X.Y  with --native: the cluster's version (1.30 or later)
-  --out DIR                 also write DIR/webhooks.yaml and, in mtls mode, the apiserver's
-                            DIR/admission-configuration.yaml and DIR/kubeconfig.yaml (0600)
+  --out DIR                 also write DIR/webhooks.yaml (0600 in url-secret mode) and, in mtls
+                            mode, the apiserver's DIR/admission-configuration.yaml and
+                            DIR/kubeconfig.yaml (0600)
   --client-cert FILE        mtls: the apiserver's client certificate (default ${DEFAULT_PKI_DIR}/client.crt)
   --client-key FILE         mtls: its key (default ${DEFAULT_PKI_DIR}/client.key)
   --kubeconfig-path PATH    where the apiserver will read the kubeconfig on each control-plane
@@ -99,6 +114,7 @@ function parse(argv: string[]) {
         auth: { type: 'string', default: 'mtls' },
         'secret-file': { type: 'string' },
         'new-secret': { type: 'boolean', default: false },
+        'public-key': { type: 'boolean', default: false },
         'ca-bundle': { type: 'string' },
         staged: { type: 'string' },
         'webhook-namespace': { type: 'string' },
@@ -144,14 +160,6 @@ function selectPlugins(set: PluginSet, list: string | undefined, io: EmitIo): Co
   const named = chosen.find((p) => p.inactive !== undefined);
   if (named !== undefined) throw new UsageError(`--plugins: ${inactiveLine(named)}`);
   return chosen;
-}
-
-function readSecret(file: string): string {
-  try {
-    return readUrlSecret(file);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
 }
 
 function writePrivate(file: string, text: string): void {
@@ -208,6 +216,10 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
     io.stdout(USAGE);
     return 0;
   }
+  if (options === 'public-key') {
+    io.stdout(`URL_CAPABILITY_KEY=${publicKeyText(deploymentKey(values, io))}\n`);
+    return 0;
+  }
   const { selected, configs, enforcement } = loadSelectedPlugins(options, io);
   const caBundle = readCaBundle(options.values['ca-bundle']);
   const client = clientIdentity(options);
@@ -261,20 +273,19 @@ interface Options {
 }
 
 /** Checks the options against each other, before anything is loaded or written. */
-function checkedOptions(values: Values): Options | 'help' {
+function checkedOptions(values: Values): Options | 'help' | 'public-key' {
   if (values.help) return 'help';
-  if (values['base-url'] === undefined) throw new UsageError('--base-url is required');
-  const baseUrl = checkBaseUrl(values['base-url']);
   const mode = values.auth;
   if (mode !== 'mtls' && mode !== 'url-secret')
     throw new UsageError(`--auth must be mtls or url-secret, got ${JSON.stringify(mode)}`);
-  if (mode === 'mtls' && (values['secret-file'] !== undefined || values['new-secret']))
-    throw new UsageError('--secret-file and --new-secret need --auth url-secret');
+  if (mode === 'mtls' && (values['secret-file'] !== undefined || values['new-secret'] || values['public-key']))
+    throw new UsageError('--secret-file, --new-secret and --public-key need --auth url-secret');
+  if (values['public-key']) return 'public-key';
+  if (values['base-url'] === undefined) throw new UsageError('--base-url is required');
+  const baseUrl = checkBaseUrl(values['base-url']);
   if (mode === 'url-secret' && (values['client-cert'] !== undefined || values['client-key'] !== undefined)) {
     throw new UsageError('--client-cert/--client-key are for --auth mtls (url-secret callers present no certificate)');
   }
-  if (values['secret-file'] !== undefined && values['new-secret'])
-    throw new UsageError('--secret-file reads a secret, --new-secret creates one: choose one');
   for (const option of ['staged', 'webhook-namespace'] as const) {
     const ns = values[option];
     if (ns !== undefined && (!DNS_LABEL.test(ns) || ns.length > 63))
@@ -341,27 +352,36 @@ function clientIdentity({ values, mode, out }: Options): { certPem: string; keyP
   return client;
 }
 
-/** How the apiserver proves itself: mTLS, or the URL secret (read, or created, 0600). */
-function resolveCallerAuth({ values, mode, out }: Options, io: EmitIo): CallerAuthOption {
+/** The deployment key: --secret-file, else URL_SECRET_FILE, else the default; created (0600) when missing. */
+function deploymentKey(values: Values, io: EmitIo): KeyObject {
+  const file = values['secret-file'] ?? urlSecretFile(io.env);
+  try {
+    if (values['new-secret']) {
+      const key = writeNewDeploymentKey(file);
+      io.stderr(`created a new deployment key in ${file} (0600): keep it secret, it makes every webhook's URL\n`);
+      return key;
+    }
+    const { key, created } = ensureDeploymentKey(file);
+    if (created)
+      io.stderr(`created a deployment key in ${file} (0600): keep it secret, it makes every webhook's URL\n`);
+    return key;
+  } catch (error) {
+    if (error instanceof DeploymentKeyError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** How the apiserver proves itself: mTLS, or a capability per webhook signed with the deployment key. */
+function resolveCallerAuth({ values, mode }: Options, io: EmitIo): CallerAuthOption {
   if (mode === 'mtls') return { mode: 'mtls' };
-  const file = values['secret-file'] ?? (out !== undefined ? join(out, 'url-secret') : DEFAULT_URL_SECRET_FILE);
-  let secret: string;
-  if (values['secret-file'] !== undefined) {
-    if (!existsSync(file)) throw new UsageError(`--secret-file: file ${file} does not exist`);
-    secret = readSecret(file);
-  } else if (values['new-secret'] && existsSync(file)) {
-    throw new UsageError(
-      `--new-secret: ${file} already exists and may be live in a cluster; rotate into another --out DIR`,
-    );
-  } else if (values['new-secret'] || !existsSync(file)) {
-    secret = writeNewUrlSecret(file);
-    io.stderr(`created a new URL secret in ${file} (0600); keep it secret: it is the cluster's credential\n`);
-  } else secret = readSecret(file);
-  const digest = urlSecretDigest(secret);
-  io.stderr(`url-secret ${file}: deploy with URL_SECRET_SHA256=${digest}\n`);
-  io.stderr(`  npx sls deploy --stage STAGE --param="callerAuth=url-secret" --param="urlSecretSha256=${digest}"\n`);
-  io.stderr(`  while rotating, give both digests: --param="urlSecretSha256=OLD,${digest}"\n`);
-  return { mode: 'url-secret', secret };
+  const key = deploymentKey(values, io);
+  const publicKey = publicKeyText(key);
+  io.stderr(`url-secret: each URL grants its one webhook; the deployment holds the public key only:\n`);
+  io.stderr(
+    `  npx sls deploy --stage STAGE --param="callerAuth=url-secret" --param="urlCapabilityKeys=${publicKey}"\n`,
+  );
+  io.stderr(`  while rotating, give both keys: --param="urlCapabilityKeys=OLD,${publicKey}"\n`);
+  return { mode: 'url-secret', key };
 }
 
 function checkedDocuments(
@@ -395,7 +415,7 @@ function writeOutputs(
   client: { certPem: string; keyPem: string } | undefined,
   io: EmitIo,
 ): void {
-  const yaml = `# serverless-admission webhook configurations (npm run emit); ${auth.mode === 'url-secret' ? 'the URLs hold the cluster secret' : 'mTLS'}\n${toYamlDocuments(docs)}`;
+  const yaml = `# serverless-admission webhook configurations (npm run emit); ${auth.mode === 'url-secret' ? "each URL holds its webhook's capability" : 'mTLS'}\n${toYamlDocuments(docs)}`;
   io.stdout(yaml);
   io.stderr(
     `${docs.length} configuration(s) for ${selected.map((p) => p.metadata.name).join(', ')}${values.staged ? ` (staged in ${values.staged})` : ''}\n`,

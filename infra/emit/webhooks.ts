@@ -17,14 +17,18 @@ import type {
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import type { AnyAdmissionPlugin, PhaseMetadata, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
 import { LEARNING_TIMEOUT_SECONDS } from '../../lib/admission/plugin.js';
+import type { KeyObject } from 'node:crypto';
+import { capabilityFor } from '../../lib/http/capability.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
-import { learningPhase, learningRules } from '../../lib/admission/learning.js';
+import { learningEndpointRules } from '../../lib/admission/learning.js';
 import type { LabelSelectorRequirement } from '../../lib/admission/label-selector.js';
 import { negatedRequirement } from '../../lib/admission/label-selector.js';
 import type { Exemptions, PluginEnforcement } from '../../lib/config/enforcement.js';
-import { ENFORCE, hasExemptions } from '../../lib/config/enforcement.js';
+import { ENFORCE } from '../../lib/config/enforcement.js';
 
 export type Phase = 'mutate' | 'validate';
+export type { Endpoint } from '../../lib/http/webhook-path.js';
 export type WebhookConfiguration = MutatingWebhookConfiguration | ValidatingWebhookConfiguration;
 
 /** The suffix that turns a plugin name into a webhook name of a DNS-subdomain shape. */
@@ -53,7 +57,8 @@ export class EmitError extends Error {
   override readonly name = 'EmitError';
 }
 
-export type CallerAuthOption = { readonly mode: 'mtls' } | { readonly mode: 'url-secret'; readonly secret: string };
+/** mTLS, or capability URLs signed with the deployment key (lib/http/capability.ts). */
+export type CallerAuthOption = { readonly mode: 'mtls' } | { readonly mode: 'url-secret'; readonly key: KeyObject };
 
 export interface EmitOptions {
   /** https://host[:port][/prefix], already checked by checkBaseUrl. */
@@ -91,12 +96,14 @@ export function checkBaseUrl(raw: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
-export function webhookUrl(baseUrl: string, plugin: string, phase: Phase, auth: CallerAuthOption): string {
-  return `${baseUrl}${formatWebhookPath({ plugin, phase, ...(auth.mode === 'url-secret' && { secret: auth.secret }) })}`;
+/** The URL of one endpoint; in url-secret mode with that endpoint's own capability first. */
+export function webhookUrl(baseUrl: string, plugin: string, endpoint: Endpoint, auth: CallerAuthOption): string {
+  const capability = auth.mode === 'url-secret' ? capabilityFor(auth.key, { plugin, endpoint }) : undefined;
+  return `${baseUrl}${formatWebhookPath({ plugin, endpoint, ...(capability !== undefined && { capability }) })}`;
 }
 
-export function webhookName(plugin: string, phase: Phase): string {
-  return `${plugin}.${phase}.${WEBHOOK_DOMAIN}`;
+export function webhookName(plugin: string, endpoint: Endpoint): string {
+  return `${plugin}.${endpoint}.${WEBHOOK_DOMAIN}`;
 }
 
 /** The judge of a plugin's failurePolicy Ignore group, beside its Fail one (failurePolicyGroups). */
@@ -139,13 +146,13 @@ export function excludeProtectedCondition(reached: readonly ProtectedResource[])
 const matchesAll = (have: readonly string[], want: readonly string[]) =>
   have.includes('*') || want.every((w) => have.includes(w));
 
-// The apiserver's rule matching: `pods/*` matches every subresource of pods, `*` every resource
-// (no subresource), `*/*` everything.
+// The apiserver's rule matching (rules.Matcher.resource): `pods/*` matches pods and every
+// subresource of pods, `*` every resource (no subresource), `*/*` everything.
 function resourceMatches(pattern: string, resource: string): boolean {
-  if (pattern === resource || pattern === '*/*') return true;
+  if (pattern === resource) return true;
   const [patternMain, patternSub = ''] = pattern.split('/');
   const [main, sub = ''] = resource.split('/');
-  return (patternMain === '*' || patternMain === main) && (patternSub === '*' ? sub !== '' : patternSub === sub);
+  return (patternMain === '*' || patternMain === main) && (patternSub === '*' || patternSub === sub);
 }
 
 const intersects = (a: readonly string[], b: readonly string[]) =>
@@ -296,12 +303,12 @@ function effectivePhase(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitO
 }
 
 export function learningWebhookName(plugin: string): string {
-  return `${plugin}.learn.${WEBHOOK_DOMAIN}`;
+  return webhookName(plugin, 'learn');
 }
 
-/** One webhook to emit: the plugin's own (it judges) or its learning twin (it only learns). */
+/** One webhook to emit: a judge of the plugin's (`mutate`, `validate`) or its learning webhook. */
 interface WebhookPlan {
-  readonly role: 'judge' | 'learn';
+  readonly endpoint: Endpoint;
   /** A judge of the failurePolicy Ignore group, beside the Fail group's (failurePolicyGroups). */
   readonly ignoreGroup?: boolean;
   readonly rules: readonly WebhookRule[];
@@ -311,111 +318,78 @@ interface WebhookPlan {
 }
 
 /**
- * The webhooks of one phase. Learning never fails closed: the writes a plugin only learns from
- * (the Namespace, ResourceQuota, pod and Node writes its `needs` name, and the requests its phase
- * `observes`) go to a second webhook on the same URL with failurePolicy Ignore, so a Lambda
- * outage costs observations, never the cluster's writes. Requests the plugin judges anyway are
- * not sent twice. A phase that judges nothing (a ValidatingAdmissionPolicy without policies)
- * emits no webhook at all. Before 1.28 (no matchConditions), a plugin that judges only some
- * callers' requests (NodeRestriction) cannot tell them apart: its one webhook sees, judges and
- * learns from all.
+ * The webhooks of one phase: the judges of what the plugin decides. A phase that judges nothing (a
+ * ValidatingAdmissionPolicy without policies) emits none. A phase whose Fail and Ignore policies
+ * split its rules (failurePolicyGroups) gets one judge per group, on the same URL.
  */
 export function webhookPlans(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan[] {
-  const plans = phasePlans(plugin, phase, options);
+  const judge = judgePlan(plugin, phase, options);
+  if (judge === undefined) return [];
   const groups = effectivePhase(plugin, phase, options)?.failurePolicyGroups;
   // A staged rollout fails open everywhere anyway: one judge is enough.
-  if (!groups || groups.length < 2 || options.stagedNamespace !== undefined) return plans;
-  return plans.flatMap((plan) =>
-    plan.role !== 'judge'
-      ? [plan]
-      : groups.map(
-          (group): WebhookPlan => ({
-            ...plan,
-            rules: checkedRules(group.rules, plugin.metadata, phase),
-            failurePolicy: group.failurePolicy,
-            ignoreGroup: group.failurePolicy === 'Ignore',
-          }),
-        ),
+  if (!groups || groups.length < 2 || options.stagedNamespace !== undefined) return [judge];
+  return groups.map(
+    (group): WebhookPlan => ({
+      ...judge,
+      rules: checkedRules(group.rules, plugin.metadata, phase),
+      failurePolicy: group.failurePolicy,
+      ignoreGroup: group.failurePolicy === 'Ignore',
+    }),
   );
 }
 
-function phasePlans(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan[] {
+function judgePlan(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOptions): WebhookPlan | undefined {
   const { metadata } = plugin;
   const meta = effectivePhase(plugin, phase, options);
-  if (!meta) return [];
+  if (!meta) return undefined;
   const judged = checkedRules(judgedRules(plugin, phase, options), metadata, phase);
-  if (judged.length === 0) return [];
+  if (judged.length === 0) return undefined;
   const { exemptions } = pluginEnforcementOf(metadata, options);
   const exemptionCondition = options.matchConditions === false ? undefined : exemptionsCondition(exemptions);
   const conditions =
     options.matchConditions === false
       ? []
       : [...(meta.matchConditions ?? []), ...(exemptionCondition ? [exemptionCondition] : [])];
-  const learnsHere = learningPhase(plugin) === phase;
-  const learned = learnsHere
-    ? checkedRules([...learningRules(metadata), ...(meta.observes ?? [])], metadata, phase)
-    : [];
-  const judge: WebhookPlan = {
-    role: 'judge',
+  return {
+    endpoint: phase,
     rules: judged,
     matchConditions: conditions,
     failurePolicy: meta.failurePolicy,
     timeoutSeconds: meta.timeoutSeconds,
   };
-  if (learned.length === 0) return [judge];
-  if (meta.learningMatchConditions !== undefined) {
-    if (options.matchConditions === false)
-      return [{ ...judge, rules: checkedRules([...judged, ...learned], metadata, phase) }];
-    return [
-      judge,
-      {
-        role: 'learn',
-        rules: learned,
-        matchConditions: meta.learningMatchConditions,
-        failurePolicy: 'Ignore',
-        timeoutSeconds: LEARNING_TIMEOUT_SECONDS,
-      },
-    ];
-  }
-  // The judge sees every request its rules match (no conditions or exemptions of its own): it
-  // learns from those. With exemptions, exempt requests skip the judge, so the learning webhook
-  // takes every learned rule (a request both see is learned twice, idempotently, by uid).
-  const uncovered =
-    conditions.length === 0 && !hasExemptions(exemptions)
-      ? learned.filter((rule) => !judged.some((own) => ruleCovers(own, rule)))
-      : learned;
-  if (uncovered.length === 0) return [judge];
-  return [
-    judge,
-    {
-      role: 'learn',
-      rules: uncovered,
-      matchConditions: [],
-      failurePolicy: 'Ignore',
-      timeoutSeconds: LEARNING_TIMEOUT_SECONDS,
-    },
-  ];
 }
 
-function webhookOf(
-  plugin: AnyAdmissionPlugin,
-  phase: Phase,
-  options: EmitOptions,
-  plan: WebhookPlan,
-): ValidatingWebhook {
+/**
+ * The learning webhook: every write the plugin learns from (`needs`) and every request its phases
+ * only observe, sent to its own `learn` endpoint, which records and always admits. It fails open
+ * (an outage costs observations, never the cluster's writes), so its URL never appears in a
+ * user's error message; and only it can change learned state, since a judging endpoint never
+ * learns. Requests a judge also sees are sent to both.
+ */
+export function learningPlan(plugin: AnyAdmissionPlugin): WebhookPlan | undefined {
+  const learned = checkedRules(learningEndpointRules(plugin.metadata), plugin.metadata, 'validate');
+  if (learned.length === 0) return undefined;
+  return {
+    endpoint: 'learn',
+    rules: learned,
+    matchConditions: [],
+    failurePolicy: 'Ignore',
+    timeoutSeconds: LEARNING_TIMEOUT_SECONDS,
+  };
+}
+
+function webhookOf(plugin: AnyAdmissionPlugin, options: EmitOptions, plan: WebhookPlan): ValidatingWebhook {
   const { metadata } = plugin;
+  const { endpoint } = plan;
   if (!Number.isInteger(plan.timeoutSeconds) || plan.timeoutSeconds < 1 || plan.timeoutSeconds > 10) {
     throw new EmitError(
-      `${metadata.name}: ${phase} timeoutSeconds must be an integer from 1 to 10, got ${plan.timeoutSeconds}`,
+      `${metadata.name}: ${endpoint} timeoutSeconds must be an integer from 1 to 10, got ${plan.timeoutSeconds}`,
     );
   }
-  // Learning cluster state is a write too (dry runs excluded), hence NoneOnDryRun: on the learning
-  // webhook, and on the judging one where its requests are also ones the plugin learns from.
-  const learned =
-    learningPhase(plugin) === phase
-      ? [...learningRules(metadata), ...(phaseMetadata(metadata, phase)?.observes ?? [])]
-      : [];
-  const writes = metadata.writes || plan.rules.some((rule) => learned.some((other) => rulesOverlap(rule, other)));
+  const learning = endpoint === 'learn';
+  // Learning cluster state is a write too (dry runs excluded), hence NoneOnDryRun on the learning
+  // webhook; a judge writes only when the plugin records side effects of its own.
+  const writes = learning || metadata.writes;
   // Wildcard rules (NamespaceLifecycle: every namespaced resource) reach leases and the like; a
   // matchCondition keeps the apiserver from calling us for them. Without matchConditions
   // (clusters before 1.28) such a plugin cannot be registered safely.
@@ -423,7 +397,7 @@ function webhookOf(
   if (reached.length > 0 && options.matchConditions === false) {
     const list = reached.map((p) => `${p.group}/${p.resource}`).join(', ');
     throw new EmitError(
-      `${metadata.name}: its ${phase} rules reach ${list}, which only a matchCondition can exclude; drop --no-match-conditions (Kubernetes 1.28+) or leave the plugin out (--plugins)`,
+      `${metadata.name}: its ${endpoint} rules reach ${list}, which only a matchCondition can exclude; drop --no-match-conditions (Kubernetes 1.28+) or leave the plugin out (--plugins)`,
     );
   }
   const matchConditions = [
@@ -434,29 +408,25 @@ function webhookOf(
   // Label exemptions select the judging webhook away from exempt objects (no call at all); the
   // learning webhook keeps seeing them, since learning cluster state is not judging it.
   const { enforcement, exemptions } = pluginEnforcementOf(metadata, options);
-  const judging = plan.role === 'judge';
   const failOpen = options.stagedNamespace !== undefined || enforcement !== 'Deny';
   const namespaces = namespaceSelector(metadata, options);
   return {
-    name:
-      plan.role === 'learn'
-        ? learningWebhookName(metadata.name)
-        : plan.ignoreGroup
-          ? ignoreGroupWebhookName(metadata.name, phase)
-          : webhookName(metadata.name, phase),
+    name: plan.ignoreGroup
+      ? ignoreGroupWebhookName(metadata.name, endpoint as Phase)
+      : webhookName(metadata.name, endpoint),
     clientConfig: {
-      url: webhookUrl(options.baseUrl, metadata.name, phase, options.auth),
+      url: webhookUrl(options.baseUrl, metadata.name, endpoint, options.auth),
       ...(options.caBundle && { caBundle: options.caBundle }),
     },
     rules: plan.rules.map(toRule),
     failurePolicy: failOpen ? 'Ignore' : plan.failurePolicy,
     matchPolicy: 'Equivalent',
     namespaceSelector:
-      judging && exemptions.namespaceSelector
+      !learning && exemptions.namespaceSelector
         ? withRequirement(namespaces, negatedRequirement(exemptions.namespaceSelector))
         : namespaces,
     objectSelector:
-      judging && exemptions.objectSelector ? withRequirement({}, negatedRequirement(exemptions.objectSelector)) : {},
+      !learning && exemptions.objectSelector ? withRequirement({}, negatedRequirement(exemptions.objectSelector)) : {},
     sideEffects: writes ? 'NoneOnDryRun' : 'None',
     timeoutSeconds: plan.timeoutSeconds,
     admissionReviewVersions: [...ADMISSION_REVIEW_VERSIONS],
@@ -491,9 +461,8 @@ export function mutatingConfiguration(
   const { metadata } = plugin;
   const webhooks = webhookPlans(plugin, 'mutate', options).map(
     (plan): MutatingWebhook => ({
-      ...webhookOf(plugin, 'mutate', options, plan),
-      reinvocationPolicy:
-        plan.role === 'learn' ? 'Never' : (effectivePhase(plugin, 'mutate', options)?.reinvocationPolicy ?? 'Never'),
+      ...webhookOf(plugin, options, plan),
+      reinvocationPolicy: effectivePhase(plugin, 'mutate', options)?.reinvocationPolicy ?? 'Never',
     }),
   );
   if (webhooks.length === 0) return undefined;
@@ -510,8 +479,11 @@ export function validatingConfiguration(
   options: EmitOptions,
 ): ValidatingWebhookConfiguration | undefined {
   const { metadata } = plugin;
-  const webhooks = webhookPlans(plugin, 'validate', options).map((plan) =>
-    webhookOf(plugin, 'validate', options, plan),
+  // The learning webhook is a validating one whatever the plugin's phases: it sees the final
+  // object, runs beside the judges, and never mutates.
+  const learning = learningPlan(plugin);
+  const webhooks = [...webhookPlans(plugin, 'validate', options), ...(learning ? [learning] : [])].map((plan) =>
+    webhookOf(plugin, options, plan),
   );
   if (webhooks.length === 0) return undefined;
   return {

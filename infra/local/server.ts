@@ -10,8 +10,8 @@ import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, Context } 
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { MAX_BODY_BYTES } from '../../lib/http/body-limit.js';
 import { coalesceStdoutLines } from '../../lib/http/log.js';
-import { secretMatches } from '../../lib/http/caller-identity.js';
-import type { Phase } from '../../lib/http/webhook-path.js';
+import type { CapabilityVerifier } from '../../lib/http/capability.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from '../../lib/http/webhook-path.js';
 
 export interface LocalServerOptions {
@@ -29,9 +29,10 @@ export interface LocalServerOptions {
   readonly functionTimeoutMs?: number;
   /**
    * `GET /metrics`: the handlers' metrics in Prometheus text. Behind the same client certificate as
-   * the webhooks; in url-secret mode (no certificate asked) at `/<secret>/metrics` instead.
+   * the webhooks; in url-secret mode (no certificate asked) at `/<capability>/metrics` instead,
+   * with the capability of scope `metrics`.
    */
-  readonly metrics?: { readonly text: () => string; readonly secretDigests?: readonly Buffer[] };
+  readonly metrics?: { readonly text: () => string; readonly capabilities?: CapabilityVerifier };
 }
 
 /**
@@ -57,22 +58,22 @@ export interface LocalServer {
 
 interface Route {
   readonly plugin: string;
-  readonly phase: Phase;
+  readonly endpoint: Endpoint;
   readonly handler: AdmissionHandler;
 }
 
 /**
  * Routes on the path only (the apiserver appends `?timeout=10s`), as API Gateway's routes do:
- * `/<plugin>/<phase>` with mTLS, `/<secret>/<plugin>/<phase>` in url-secret mode.
+ * `/<plugin>/<endpoint>` with mTLS, `/<capability>/<plugin>/<endpoint>` in url-secret mode.
  */
 export function routeOf(
   path: string,
   handlers: ReadonlyMap<string, AdmissionHandler>,
-  secretSegment = false,
+  capabilitySegment = false,
 ): Route | undefined {
-  const route = parseWebhookPath(path, secretSegment);
+  const route = parseWebhookPath(path, capabilitySegment);
   const handler = route && handlers.get(route.plugin);
-  return route && handler ? { plugin: route.plugin, phase: route.phase, handler } : undefined;
+  return route && handler ? { plugin: route.plugin, endpoint: route.endpoint, handler } : undefined;
 }
 
 function pemOf(der: Buffer): string {
@@ -133,7 +134,7 @@ function restEvent(
   query: URLSearchParams,
   body: string,
 ): APIGatewayProxyEvent {
-  const resourcePath = formatWebhookPath({ plugin: route.plugin, phase: route.phase });
+  const resourcePath = formatWebhookPath({ plugin: route.plugin, endpoint: route.endpoint });
   const clientCert = apiGatewayClientCert(req.socket as TLSSocket);
   const queryParameters = Object.fromEntries(query.entries());
   return {
@@ -229,16 +230,20 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const functionTimeoutMs = options.functionTimeoutMs ?? 10_000;
   const known = new Set(options.handlers.keys());
 
-  /** The scrape path: `/metrics`, or `/<secret>/metrics` when the caller's proof is in the path. */
+  /** The scrape path: `/metrics`, or `/<capability>/metrics` when the caller's proof is in the path. */
   function isMetricsPath(pathname: string): boolean {
     const segments = pathname.split('/').filter(Boolean);
     if (segments[segments.length - 1] !== 'metrics' || !options.metrics) return false;
     if (options.requireClientCertificate) return segments.length === 1;
-    const digests = options.metrics.secretDigests ?? [];
-    const route = parseWebhookPath(`${pathname}/validate`, true);
-    return (
-      segments.length === 2 && digests.length > 0 && route !== undefined && secretMatches(route.secret ?? '', digests)
-    );
+    const { capabilities } = options.metrics;
+    if (segments.length !== 2 || capabilities === undefined) return false;
+    let capability: string;
+    try {
+      capability = decodeURIComponent(segments[0]);
+    } catch {
+      return false;
+    }
+    return capabilities.check(capability, 'metrics') !== undefined;
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {

@@ -1,8 +1,5 @@
 // `npm start`: every plugin on https://127.0.0.1:8443 through the deployed Lambda handlers, with
 // the local PKI and an embedded DynamoDB-compatible store whose data survives restarts.
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { plugins } from '../../functions/index.js';
 import type { AdmissionPlugin } from '../../lib/admission/plugin.js';
@@ -12,7 +9,11 @@ import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
-import { callerAuthFromEnv, sha256 } from '../../lib/http/caller-identity.js';
+import { callerAuthFromEnv } from '../../lib/http/caller-identity.js';
+import { capabilityFor, publicKeyText } from '../../lib/http/capability.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
+import { learningEndpointRules } from '../../lib/admission/learning.js';
+import { DEFAULT_URL_SECRET_FILE, ensureDeploymentKey, urlSecretFile } from '../emit/url-secret.js';
 import { prometheusRegistry } from '../../lib/metrics/index.js';
 import { DEFAULT_PKI_DIR, ensureLocalPki, truststoreCertificates } from '../pki/pki.js';
 import { ensureStateTable, startEmbeddedDynamoDb } from './dynamodb.js';
@@ -28,29 +29,19 @@ Environment:
   PORT                     listening port (default 8443)
   ADMISSION_CONFIG         AdmissionConfiguration file (default ${DEFAULT_ADMISSION_CONFIG})
   DYNAMODB_ENDPOINT        use this DynamoDB endpoint instead of the embedded store (.local/dynamodb)
-  CALLER_AUTH              mtls (default) or url-secret (secret path segment in .local/url-secret)
+  CALLER_AUTH              mtls (default) or url-secret (a capability per webhook in the path,
+                           signed with the deployment key in URL_SECRET_FILE)
+  URL_SECRET_FILE          url-secret: the deployment key (default ${DEFAULT_URL_SECRET_FILE}, the file
+                           npm run emit -- --auth url-secret reads too; created when missing)
   ALLOWED_CLIENT_SUBJECTS  mtls: only these certificate subjects (CN or DN, ';'-separated)
   LOG_SAMPLE_ALLOWED       fraction of allowed requests logged, 0..1 (default 1; refusals and failures always)
 
 GET /metrics serves every plugin's metrics in Prometheus text, behind the same client certificate
-(url-secret mode: GET /<secret>/metrics).
+(url-secret mode: GET /<capability>/metrics, with the URL printed at start).
 `;
-
-const URL_SECRET_FILE = '.local/url-secret';
 
 function progress(line: string): void {
   process.stderr.write(`${line}\n`);
-}
-
-/** url-secret mode: the per-cluster secret lives in .local/url-secret; the handlers get its hash. */
-function localUrlSecret(): string {
-  if (!existsSync(URL_SECRET_FILE)) {
-    mkdirSync(dirname(URL_SECRET_FILE), { recursive: true });
-    writeFileSync(URL_SECRET_FILE, `${randomBytes(32).toString('base64url')}\n`);
-    chmodSync(URL_SECRET_FILE, 0o600);
-    progress(`created a URL secret in ${URL_SECRET_FILE}`);
-  }
-  return readFileSync(URL_SECRET_FILE, 'utf8').trim();
 }
 
 async function main(): Promise<void> {
@@ -79,9 +70,14 @@ async function main(): Promise<void> {
   const pki = ensureLocalPki(DEFAULT_PKI_DIR);
   progress(pki.created ? `created a local PKI in ${pki.dir}` : `PKI: ${pki.dir}`);
 
+  // url-secret mode: the local trial holds the deployment key (the file emit reads), and serves
+  // with its public half, as a deployment does.
   const urlSecretMode = process.env.CALLER_AUTH === 'url-secret';
-  if (urlSecretMode && !process.env.URL_SECRET_SHA256)
-    process.env.URL_SECRET_SHA256 = sha256(localUrlSecret()).toString('hex');
+  const keyFile = urlSecretFile();
+  const deploymentKey = urlSecretMode ? ensureDeploymentKey(keyFile) : undefined;
+  if (deploymentKey?.created) progress(`created a deployment key in ${keyFile} (0600)`);
+  if (deploymentKey && !process.env.URL_CAPABILITY_KEYS)
+    process.env.URL_CAPABILITY_KEYS = publicKeyText(deploymentKey.key);
   const callerAuth = callerAuthFromEnv();
 
   process.env.AWS_REGION ??= 'local';
@@ -118,17 +114,25 @@ async function main(): Promise<void> {
     port,
     metrics: {
       text: () => prometheusRegistry.render(),
-      ...(callerAuth.mode === 'url-secret' && { secretDigests: callerAuth.secretDigests }),
+      ...(callerAuth.mode === 'url-secret' && { capabilities: callerAuth.capabilities }),
     },
   });
 
-  const prefix = urlSecretMode ? `${server.url}/<secret in ${URL_SECRET_FILE}>` : server.url;
+  const prefix = urlSecretMode ? `${server.url}/<capability>` : server.url;
   for (const { plugin } of served) {
     const { name, mutating, validating } = plugin.metadata;
-    if (mutating) process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, phase: 'mutate' })}\n`);
-    if (validating) process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, phase: 'validate' })}\n`);
+    const endpoints: Endpoint[] = [
+      ...(mutating ? (['mutate'] as const) : []),
+      ...(validating ? (['validate'] as const) : []),
+      ...(learningEndpointRules(plugin.metadata).length > 0 ? (['learn'] as const) : []),
+    ];
+    for (const endpoint of endpoints)
+      process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, endpoint })}\n`);
   }
-  progress(`metrics: GET ${prefix}/metrics (Prometheus text)`);
+  if (deploymentKey) {
+    progress(`url-secret: npm run -s emit -- --auth url-secret --base-url ${server.url} prints every webhook's URL`);
+    progress(`metrics: GET ${server.url}/${capabilityFor(deploymentKey.key, 'metrics')}/metrics (Prometheus text)`);
+  } else progress(`metrics: GET ${server.url}/metrics (Prometheus text)`);
   process.stdout.write(`ready: ${served.length} plugins on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`);
 
   let stopping = false;

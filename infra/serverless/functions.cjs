@@ -87,9 +87,9 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
       throw paramError(
         `callerAuth mtls needs the params ${missing.join(', ')} (stage ${stage}); see docs/deploy-aws.md`,
       );
-  } else if ((await param('urlSecretSha256')) === '') {
+  } else if ((await param('urlCapabilityKeys')) === '') {
     throw paramError(
-      'callerAuth url-secret needs the param urlSecretSha256 (printed by npm run emit -- --auth url-secret)',
+      'callerAuth url-secret needs the param urlCapabilityKeys (printed by npm run -s emit -- --auth url-secret --public-key)',
     );
   }
 

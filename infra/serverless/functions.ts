@@ -7,7 +7,9 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
 import { usesStore } from '../../lib/admission/plugin.js';
-import { formatWebhookPath, SECRET_PATH_PARAMETER } from '../../lib/http/webhook-path.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
+import { CAPABILITY_PATH_PARAMETER, formatWebhookPath } from '../../lib/http/webhook-path.js';
+import { learningEndpointRules } from '../../lib/admission/learning.js';
 import type { ObservabilityInputs } from './observability.js';
 import { observabilityInputs, serverlessAlarms, serverlessDashboard } from './observability.js';
 import type { ThrottlingInputs } from './throttling.js';
@@ -58,11 +60,18 @@ export function phasesOf(metadata: PluginMetadata): Phase[] {
   return phases;
 }
 
-/** The API Gateway paths of one plugin; url-secret mode puts the caller's secret first. */
+/** Every endpoint a plugin's function serves: its judging phases, and `learn` when it learns. */
+export function endpointsOf(metadata: PluginMetadata): Endpoint[] {
+  return [...phasesOf(metadata), ...(learningEndpointRules(metadata).length > 0 ? (['learn'] as const) : [])];
+}
+
+/** The API Gateway paths of one plugin; url-secret mode puts the caller's capability first. */
 export function httpPaths(metadata: PluginMetadata, auth: CallerAuthMode): string[] {
-  const secret = auth === 'url-secret' ? { secret: SECRET_PATH_PARAMETER } : {};
+  const capability = auth === 'url-secret' ? { capability: CAPABILITY_PATH_PARAMETER } : {};
   // API Gateway's http event paths have no leading slash.
-  return phasesOf(metadata).map((phase) => formatWebhookPath({ plugin: metadata.name, phase, ...secret }).slice(1));
+  return endpointsOf(metadata).map((endpoint) =>
+    formatWebhookPath({ plugin: metadata.name, endpoint, ...capability }).slice(1),
+  );
 }
 
 /** Only plugins that record side effects or learned state may touch the table. */

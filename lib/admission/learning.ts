@@ -1,8 +1,8 @@
 // What the cluster teaches a plugin, as pure functions beside the plugin contract: which webhook
-// rules feed each kind of learned state (`needs`), in which phase it is learned, and what one
+// rules feed each kind of learned state (`needs`) to the learning endpoint, and what one
 // request tells about a namespace, a pod's placement or a ResourceQuota. lib/state persists these
 // observations; the emitter reads the rules without loading the store (or the AWS SDK).
-import type { AdmissionPlugin, PluginMetadata, WebhookRule } from './plugin.js';
+import type { PluginMetadata, WebhookRule } from './plugin.js';
 import type { LearnedNamespace, LearnedObjectKind, LearnedQuota } from './ports.js';
 import type { AdmissionRequest } from './request.js';
 import type { KubeObject } from './types.js';
@@ -17,9 +17,9 @@ export interface NamespaceRecord {
 }
 
 /**
- * The webhook rules that feed learned state to a plugin: the emitter adds them to the plugin's
- * validating webhook (its mutating one when it has no validating phase), so the plugin's Lambda
- * sees every Namespace (ResourceQuota, pod and Node) write it needs to learn from.
+ * The webhook rules that feed learned state to a plugin: every Namespace (ResourceQuota, pod, Node,
+ * class) write it needs to learn from. With what its phases observe, they make its learning
+ * webhook's rules (learningEndpointRules).
  */
 export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookRule[] {
   const rules: WebhookRule[] = [];
@@ -46,9 +46,15 @@ export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookR
   return rules;
 }
 
-/** The phase in which a plugin learns: the validating one sees the final object. */
-export function learningPhase(plugin: Pick<AdmissionPlugin<unknown>, 'metadata'>): 'validate' | 'mutate' {
-  return plugin.metadata.validating ? 'validate' : 'mutate';
+/**
+ * Everything a plugin's learning endpoint (`/<plugin>/learn`) is sent: the writes of what it
+ * learns (`needs`) and the requests its phases only observe (ResourceQuota's releases). The
+ * emitted learning webhook subscribes to exactly these, and the endpoint learns nothing else.
+ */
+export function learningEndpointRules(
+  metadata: Pick<PluginMetadata, 'needs' | 'mutating' | 'validating'>,
+): WebhookRule[] {
+  return [...learningRules(metadata), ...(metadata.validating?.observes ?? []), ...(metadata.mutating?.observes ?? [])];
 }
 
 export function isNamespaceRequest(request: AdmissionRequest): boolean {

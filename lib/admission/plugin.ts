@@ -23,14 +23,9 @@ export interface PhaseMetadata {
   readonly reinvocationPolicy?: 'Never' | 'IfNeeded';
   readonly matchConditions?: readonly { readonly name: string; readonly expression: string }[];
   /**
-   * For a phase that learns (`needs`) but judges only what `matchConditions` select: the requests
-   * outside them it still learns from. The emitter sends those through a second webhook on the
-   * same URL that fails open (Ignore), so an outage costs observations, not the cluster's writes.
-   */
-  readonly learningMatchConditions?: readonly { readonly name: string; readonly expression: string }[];
-  /**
    * Requests this phase only records (side effects it never refuses: ResourceQuota's confirmations
-   * and releases). They go, with the `needs` learning rules, to the fail-open learning webhook.
+   * and releases). They go, with the `needs` learning rules, to the fail-open learning webhook and
+   * its `learn` endpoint, which runs this phase for them; its judging endpoint never sees them.
    */
   readonly observes?: readonly WebhookRule[];
   /**

@@ -15,12 +15,11 @@ export function ruleSends(rule: WebhookRule, request: AdmissionRequest): boolean
   if (rule.scope === 'Cluster' && !clusterScoped) return false;
   if (!allows(rule.operations, request.operation)) return false;
   if (!allows(rule.apiGroups, group) || !allows(rule.apiVersions, version)) return false;
+  // rules.Matcher.resource: `pods/*` matches pods and every subresource of pods, `*` every
+  // resource without a subresource, `*/*` everything.
   return rule.resources.some((entry) => {
-    if (entry === '*/*') return true;
     const slash = entry.indexOf('/');
     const [main, sub] = slash < 0 ? [entry, ''] : [entry.slice(0, slash), entry.slice(slash + 1)];
-    return (
-      (main === '*' || main === resource) && (sub === '*' ? request.subResource !== '' : sub === request.subResource)
-    );
+    return (main === '*' || main === resource) && (sub === '*' || sub === request.subResource);
   });
 }

@@ -21,13 +21,16 @@ import type { GatewayEvent, GatewayResult } from './event.js';
 import { requestPath } from './event.js';
 import type { AdmissionContext, AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
 import { admissionInvocation, established } from './invocation.js';
+import type { Endpoint } from './webhook-path.js';
 import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from './webhook-path.js';
+import { learningEndpointRules } from '../admission/learning.js';
 import { httpErrors } from './http-errors.js';
 import { requestLog } from './request-log.js';
 import type { AdmissionRequest } from '../admission/request.js';
 import type { PluginState } from '../admission/ports.js';
 import { NO_STATE, StoreUnavailableError } from '../admission/ports.js';
 import type { Decision } from '../admission/decision.js';
+import { allowed } from '../admission/decision.js';
 
 export interface AdmissionHandlerOptions<Config> {
   /** Already validated configuration (the local server loads every plugin's at start). */
@@ -40,11 +43,11 @@ export interface AdmissionHandlerOptions<Config> {
    */
   readonly state?: (request: AdmissionRequest) => PluginState;
   /**
-   * Runs after the plugin decided and before the answer is encoded (lib/state learns here). A
-   * store failure while learning loses the observation, not the answer: the decision was made
-   * without it, so it stands, and the request log says what was lost (level warn).
+   * The learning endpoint's work (lib/state learns here): what the request teaches, given whether
+   * the plugin itself admits it. A store failure while learning loses the observation, not the
+   * answer (the learning webhook always admits), and the request log says what was lost (warn).
    */
-  readonly observe?: (request: AdmissionRequest, phase: Phase, decision: Decision, state: PluginState) => Promise<void>;
+  readonly observe?: (request: AdmissionRequest, decision: Decision, state: PluginState) => Promise<void>;
   /** Where this plugin's counters go (lib/metrics); lib/state passes the one its store reports to. */
   readonly metrics?: PluginMetrics;
   /**
@@ -57,15 +60,19 @@ export interface AdmissionHandlerOptions<Config> {
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
 
-/** Reads the route from the path once; a path of another shape, plugin or phase is a 404. */
-function admissionRoute(plugin: string, phases: readonly Phase[], secretInPath: boolean): AdmissionMiddleware {
+/** Reads the route from the path once; a path of another shape, plugin or endpoint is a 404. */
+function admissionRoute(
+  plugin: string,
+  endpoints: readonly Endpoint[],
+  capabilityInPath: boolean,
+): AdmissionMiddleware {
   const known = new Set([plugin]);
   const admissionRouteBefore = (request: AdmissionMiddyRequest): void => {
     const path = requestPath(request.event);
-    const route = parseWebhookPath(path, secretInPath);
-    if (route === undefined || route.plugin !== plugin || !phases.includes(route.phase)) {
+    const route = parseWebhookPath(path, capabilityInPath);
+    if (route === undefined || route.plugin !== plugin || !endpoints.includes(route.endpoint)) {
       throw notFound(
-        `no webhook at ${redactWebhookPath(path, secretInPath, known)}: ${plugin} serves ${phases.map((p) => formatWebhookPath({ plugin, phase: p })).join(' and ')}`,
+        `no webhook at ${redactWebhookPath(path, capabilityInPath, known)}: ${plugin} serves ${endpoints.map((e) => formatWebhookPath({ plugin, endpoint: e })).join(', ')}`,
       );
     }
     request.context.admission.route = route;
@@ -89,21 +96,18 @@ export function createAdmissionHandler<Config>(
   const exemptions = options.exemptions ?? entry.exemptions;
   const exempts = hasExemptions(exemptions);
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
-  // Exemptions cover what the plugin judges. Requests it only records (a ResourceQuota write, a
-  // pod's DELETE that releases its charge) are recorded whoever sends them: state stays true.
+  // What each judging endpoint is sent, as the emitted webhook's rules say. A request outside them
+  // never reaches the plugin: a judging URL shown in an error cannot be used to make the plugin
+  // record what only its learning endpoint records (a release, a confirmation).
   const judgedRules: Record<Phase, readonly WebhookRule[]> = {
-    mutate:
-      exempts && plugin.mutatingPhaseFor
-        ? plugin.mutatingPhaseFor(config).rules
-        : (plugin.metadata.mutating?.rules ?? []),
-    validate:
-      exempts && plugin.validatingRulesFor
-        ? plugin.validatingRulesFor(config)
-        : (plugin.metadata.validating?.rules ?? []),
+    mutate: plugin.mutatingPhaseFor ? plugin.mutatingPhaseFor(config).rules : (plugin.metadata.mutating?.rules ?? []),
+    validate: plugin.validatingRulesFor ? plugin.validatingRulesFor(config) : (plugin.metadata.validating?.rules ?? []),
   };
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
-  const served = (Object.keys(phases) as Phase[]).filter((p) => phases[p] !== undefined);
+  const judging = (Object.keys(phases) as Phase[]).filter((p) => phases[p] !== undefined);
+  const learnedRules = learningEndpointRules(plugin.metadata);
+  const endpoints: Endpoint[] = [...judging, ...(learnedRules.length > 0 ? (['learn'] as const) : [])];
   const stateful = usesStore(plugin.metadata);
   if (stateful && !options.state) {
     throw new Error(
@@ -112,43 +116,86 @@ export function createAdmissionHandler<Config>(
   }
   const stateFor = options.state ?? (() => NO_STATE);
   const { observe } = options;
-  const secretInPath = callerAuth.mode === 'url-secret';
+  const capabilityInPath = callerAuth.mode === 'url-secret';
   const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
+  // The phase whose metadata names requests it only observes (ResourceQuota's validate), if any.
+  const observer = (['validate', 'mutate'] as const)
+    .map((phase) => ({
+      phase: phases[phase],
+      rules: (phase === 'validate' ? plugin.metadata.validating : plugin.metadata.mutating)?.observes ?? [],
+    }))
+    .find(
+      (p): p is { phase: PhaseFunction<Config>; rules: readonly WebhookRule[] } =>
+        p.phase !== undefined && p.rules.length > 0,
+    );
+  const sends = (rules: readonly WebhookRule[], request: AdmissionRequest) =>
+    rules.some((rule) => ruleSends(rule, request));
+
+  /** A judging endpoint: the plugin's decision, enforced, on what the phase's rules send. */
+  async function judge(phase: Phase, request: AdmissionRequest): Promise<{ decision: Decision; exempt?: true }> {
+    if (!sends(judgedRules[phase], request)) return { decision: allowed() };
+    const state = stateFor(request);
+    // An exempt request never reaches the plugin: admitted unchanged, nothing charged or counted.
+    if (exempts && (await isExempt(request, exemptions, learnsNamespaces ? state.learnedNamespaces : undefined)))
+      return { decision: exempt(), exempt: true };
+    const decide = phases[phase] as PhaseFunction<Config>;
+    return { decision: enforced(await decide(request, { config: config as Config, state }), enforcement) };
+  }
+
+  /**
+   * The learning endpoint: records what the request teaches and always admits. The side effects a
+   * plugin observes (ResourceQuota's releases and confirmations) run the plugin as usual; a request
+   * the plugin also judges is judged once more without writing (a dry run's state), so a write the
+   * plugin refuses teaches nothing, as the apiserver would never have stored it.
+   */
+  async function learn(request: AdmissionRequest): Promise<void> {
+    if (!sends(learnedRules, request)) return;
+    // Every judge the request reaches must admit it (a mutating phase and its validating twin);
+    // an exempt request reaches none, and is stored whatever the plugin would say.
+    const judgedIn = judging.filter((phase) => sends(judgedRules[phase], request));
+    let decision: Decision = allowed();
+    if (judgedIn.length > 0) {
+      const readOnly = stateFor({ ...request, dryRun: true });
+      const exemptHere =
+        exempts && (await isExempt(request, exemptions, learnsNamespaces ? readOnly.learnedNamespaces : undefined));
+      for (const phase of exemptHere ? [] : judgedIn) {
+        const decide = phases[phase] as PhaseFunction<Config>;
+        decision = enforced(await decide(request, { config: config as Config, state: readOnly }), enforcement);
+        if (decision.kind === 'denied') break;
+      }
+    } else if (observer !== undefined && sends(observer.rules, request)) {
+      await observer.phase(request, { config: config as Config, state: stateFor(request) });
+    }
+    if (observe) await observe(request, decision, stateFor(request));
+  }
 
   const handler = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()
     .use(admissionInvocation())
-    .use(requestLog(plugin.metadata.name, { secretInPath }))
+    .use(requestLog(plugin.metadata.name, { secretInPath: capabilityInPath }))
     // Before httpErrors, so its onError runs after httpErrors answered and still sees the error.
     .use(admissionMetrics(metrics))
     .use(httpErrors())
-    .use(admissionRoute(plugin.metadata.name, served, secretInPath))
+    .use(admissionRoute(plugin.metadata.name, endpoints, capabilityInPath))
     .use(callerIdentity(callerAuth))
     .use(bodyLimit({ maxBytes: options.maxBodyBytes }))
     .use(admissionReviewParser())
     .handler(async function admissionReview(_event: GatewayEvent, context: AdmissionContext): Promise<GatewayResult> {
-      const { phase } = established(context, 'route');
+      const { endpoint } = established(context, 'route');
       const request = established(context, 'review');
-      const decide = phases[phase] as PhaseFunction<Config>;
-      const state = stateFor(request);
-      // An exempt request never reaches the plugin: admitted unchanged, nothing charged or counted.
-      // What the handler learns (observe) is cluster state, not a side effect: it still learns.
-      const isExemptRequest =
-        exempts &&
-        judgedRules[phase].some((rule) => ruleSends(rule, request)) &&
-        (await isExempt(request, exemptions, learnsNamespaces ? state.learnedNamespaces : undefined));
-      // Softened before anything learns from it: a warned request is admitted, and learned as one.
-      const decision = isExemptRequest
-        ? exempt()
-        : enforced(await decide(request, { config: config as Config, state }), enforcement);
-      if (observe) {
+      let answer: { decision: Decision; exempt?: true } = { decision: allowed() };
+      if (endpoint === 'learn') {
         try {
-          await observe(request, phase, decision, state);
+          await learn(request);
         } catch (error) {
           if (!(error instanceof StoreUnavailableError)) throw error;
           context.admission.learningLost = error.message;
         }
+      } else {
+        answer = await judge(endpoint, request);
       }
-      const review = encodeAdmissionResponse(request, decision, phase);
+      const { decision } = answer;
+      // A learning answer is never a mutation: encoded as a validating one.
+      const review = encodeAdmissionResponse(request, decision, endpoint === 'learn' ? 'validate' : endpoint);
       const { response } = review;
       if (response) {
         context.admission.outcome = {
@@ -156,8 +203,8 @@ export function createAdmissionHandler<Config>(
           patched: response.patch !== undefined,
           warned: response.warnings !== undefined,
           audited: response.auditAnnotations !== undefined,
-          ...(isExemptRequest && { exempt: true }),
-          ...(enforcement !== 'Deny' && { enforcement }),
+          ...(answer.exempt && { exempt: true }),
+          ...(enforcement !== 'Deny' && endpoint !== 'learn' && { enforcement }),
           ...(response.status && { code: response.status.code }),
         };
       }

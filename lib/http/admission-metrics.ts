@@ -63,7 +63,7 @@ export function admissionMetrics(metrics: PluginMetrics): AdmissionMiddleware {
     const decision = statusCode === 200 && answered ? decisionOf(answered) : undefined;
     // Plain properties, no spreads: this runs on every request (README "Performance, measured").
     const outcome: RequestOutcome = {
-      phase: admission?.route?.phase ?? 'none',
+      phase: admission?.route?.endpoint ?? 'none',
       operation: review?.operation ?? '',
       statusCode,
       decision,

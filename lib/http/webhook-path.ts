@@ -1,34 +1,45 @@
-// The grammar of a webhook URL's path, `[/<secret>]/<plugin>/<phase>`, in one place: the emitter
-// formats it into clientConfig.url, serverless.yml into API Gateway routes, the local server and
-// the handler parse it, and the logs print it with the secret taken out. In url-secret mode (EKS,
-// GKE, AKS) the first segment is the cluster's credential, so nothing but `format` ever writes it.
+// The grammar of a webhook URL's path, `[/<capability>]/<plugin>/<endpoint>`, in one place: the
+// emitter formats it into clientConfig.url, serverless.yml into API Gateway routes, the local
+// server and the handler parse it, and the logs print it with the capability taken out.
+//
+// Endpoints: `mutate` and `validate` judge (upstream's Admit and Validate); `learn` only records
+// what the cluster teaches (learned state, side effects a plugin observes) and always admits. In
+// url-secret mode (EKS, GKE, AKS) the first segment is a capability for exactly this plugin and
+// endpoint (lib/http/capability.ts), so nothing but `format` ever writes it.
 
 import type { Phase } from '../admission/response.js';
 
 export type { Phase };
 
+/** What a path can name after the plugin: a judging phase, or the learning endpoint. */
+export type Endpoint = Phase | 'learn';
+
 export interface WebhookRoute {
   readonly plugin: string;
-  readonly phase: Phase;
-  /** url-secret mode: the caller's secret, decoded. */
-  readonly secret?: string;
+  readonly endpoint: Endpoint;
+  /** url-secret mode: the caller's capability, decoded. */
+  readonly capability?: string;
 }
 
-/** API Gateway's path parameter standing for the secret segment in serverless.yml's routes. */
-export const SECRET_PATH_PARAMETER = '{secret}';
+/** API Gateway's path parameter standing for the capability segment in serverless.yml's routes. */
+export const CAPABILITY_PATH_PARAMETER = '{capability}';
 
-/** What a logged or answered path shows instead of a segment that may be the secret. */
+/** What a logged or answered path shows instead of a segment that may be a capability. */
 export const REDACTED = '<redacted>';
 
-export const isPhase = (segment: string | undefined): segment is Phase =>
-  segment === 'mutate' || segment === 'validate';
+export const ENDPOINTS: readonly Endpoint[] = ['mutate', 'validate', 'learn'];
 
-/** `/<plugin>/<phase>`, or `/<secret>/<plugin>/<phase>` with the secret URL-encoded. */
+export const isEndpoint = (segment: string | undefined): segment is Endpoint =>
+  segment === 'mutate' || segment === 'validate' || segment === 'learn';
+
+/** `/<plugin>/<endpoint>`, or `/<capability>/<plugin>/<endpoint>` with the capability URL-encoded. */
 export function formatWebhookPath(route: WebhookRoute): string {
-  const { secret } = route;
+  const { capability } = route;
   const prefix =
-    secret === undefined ? '' : `/${secret === SECRET_PATH_PARAMETER ? secret : encodeURIComponent(secret)}`;
-  return `${prefix}/${route.plugin}/${route.phase}`;
+    capability === undefined
+      ? ''
+      : `/${capability === CAPABILITY_PATH_PARAMETER ? capability : encodeURIComponent(capability)}`;
+  return `${prefix}/${route.plugin}/${route.endpoint}`;
 }
 
 function segmentsOf(path: string): string[] {
@@ -38,31 +49,31 @@ function segmentsOf(path: string): string[] {
 /**
  * The route a request path names (the apiserver appends `?timeout=10s`: ignored), or undefined
  * when the path does not have exactly the shape of the mode: two segments with mTLS, three with a
- * secret first in url-secret mode. A secret that is not valid URL encoding reads as ''.
+ * capability first in url-secret mode. A capability that is not valid URL encoding reads as ''.
  */
-export function parseWebhookPath(path: string, withSecret: boolean): WebhookRoute | undefined {
+export function parseWebhookPath(path: string, withCapability: boolean): WebhookRoute | undefined {
   const segments = segmentsOf(path);
-  if (segments.length !== (withSecret ? 3 : 2)) return undefined;
-  const [phase, plugin] = [segments[segments.length - 1], segments[segments.length - 2]];
-  if (!isPhase(phase)) return undefined;
-  if (!withSecret) return { plugin, phase };
-  let secret = '';
+  if (segments.length !== (withCapability ? 3 : 2)) return undefined;
+  const [endpoint, plugin] = [segments[segments.length - 1], segments[segments.length - 2]];
+  if (!isEndpoint(endpoint)) return undefined;
+  if (!withCapability) return { plugin, endpoint };
+  let capability = '';
   try {
-    secret = decodeURIComponent(segments[0]);
+    capability = decodeURIComponent(segments[0]);
   } catch {
-    // Malformed percent-encoding: no secret, refused by the caller check.
+    // Malformed percent-encoding: no capability, refused by the caller check.
   }
-  return { plugin, phase, secret };
+  return { plugin, endpoint, capability };
 }
 
 /**
  * The path as it may be logged or echoed. In url-secret mode every segment that is not a known
- * plugin name or a phase becomes `<redacted>`, wherever it stands: a caller that puts its secret
- * in the wrong place must not find it in CloudWatch either. mTLS paths carry no secret.
+ * plugin name or an endpoint becomes `<redacted>`, wherever it stands: a caller that puts its
+ * capability in the wrong place must not find it in CloudWatch either. mTLS paths carry none.
  */
-export function redactWebhookPath(path: string, withSecret: boolean, knownPlugins: ReadonlySet<string>): string {
+export function redactWebhookPath(path: string, withCapability: boolean, knownPlugins: ReadonlySet<string>): string {
   const clean = path.split('?')[0];
-  if (!withSecret) return clean;
-  const segments = segmentsOf(clean).map((s) => (isPhase(s) || knownPlugins.has(s) ? s : REDACTED));
+  if (!withCapability) return clean;
+  const segments = segmentsOf(clean).map((s) => (isEndpoint(s) || knownPlugins.has(s) ? s : REDACTED));
   return `/${segments.join('/')}`;
 }

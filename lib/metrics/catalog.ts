@@ -6,7 +6,7 @@
 // plugin, phase, decision, operation, a status code or a reason from a closed list; never a
 // namespace, a user, an object name or a path (the caller secret lives in url-secret paths).
 
-export type MetricPhase = 'mutate' | 'validate' | 'none';
+export type MetricPhase = 'mutate' | 'validate' | 'learn' | 'none';
 
 /** The answer, most telling first: a patched answer that also warns counts as `patched`. */
 export type DecisionLabel = 'denied' | 'patched' | 'warned' | 'audited' | 'allowed';

@@ -12,7 +12,6 @@ import {
   isQuotaRequest,
   learnedObjectKindOf,
   learnedObjectKinds,
-  learningPhase,
 } from '../admission/learning.js';
 import { stateFromEnv } from './index.js';
 
@@ -24,17 +23,15 @@ export function createStatefulAdmissionHandler<Config>(
   const learnsPlacements = plugin.metadata.needs.includes('placements');
   const learnsQuotas = plugin.metadata.needs.includes('resourcequotas');
   const learnedKinds = new Set(learnedObjectKinds(plugin.metadata));
-  const learnIn = learningPhase(plugin);
   // One set of counters for the plugin's requests and its store calls.
   const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
   return createAdmissionHandler(plugin, {
     metrics,
     state: stateFromEnv(plugin.metadata.name, (call) => metrics.recordStoreCall(call)),
     // Learned namespaces and quotas: recorded once, for every plugin that needs them, from the
-    // Namespace and ResourceQuota writes its own webhook receives. A write the plugin refused
-    // never happened, so it teaches nothing; a dry run writes nothing (the gate in store.ts).
-    observe: async (request, phase, decision, state) => {
-      if (phase !== learnIn) return;
+    // Namespace and ResourceQuota writes its own learning endpoint receives. A write the plugin
+    // refuses never happens, so it teaches nothing; a dry run writes nothing (the gate in store.ts).
+    observe: async (request, decision, state) => {
       if (learnsNamespaces && decision.kind !== 'denied' && isNamespaceRequest(request)) {
         await (state as LearningState).namespaceLearner.observe(request);
       }

@@ -18,6 +18,7 @@ import type { Enforcement, Exemptions } from '../../lib/config/enforcement.js';
 import { NO_EXEMPTIONS } from '../../lib/config/enforcement.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
 import { AUDIT_REFUSAL_KEY } from '../../lib/http/enforcement.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { namespaceReview, testStore } from '../support/dynamodb.js';
@@ -49,7 +50,7 @@ function lambda(plugin: AnyAdmissionPlugin, mode: Mode, config?: unknown, now?: 
     plugin.metadata.needs.length > 0 || plugin.metadata.writes
       ? createStatefulAdmissionHandler(plugin, { ...options, state: (request) => store.state(request, now) })
       : createAdmissionHandler(plugin, options);
-  return async (phase: 'mutate' | 'validate', input: ReviewInput): Promise<AdmissionResponseWire> => {
+  return async (phase: Endpoint, input: ReviewInput): Promise<AdmissionResponseWire> => {
     const wire = review(input);
     const result = await handler(
       gatewayEvent(`/${plugin.metadata.name}/${phase}`, JSON.stringify(wire)),
@@ -195,11 +196,10 @@ describe('namespaceSelector exemptions, against learned namespace labels (PodNod
     const invoke = lambda(podNodeSelector, { exemptions }, config);
     const annotations = { [ANNOTATION]: 'env=prod' };
     const labels = { 'admission.example.com/exempt': 'true' };
-    // The Namespace writes themselves: an exempt one is still learned (learning is not judging).
-    expect((await invoke('validate', namespaceReview('CREATE', 'exempt-ns', { labels, annotations }))).allowed).toBe(
-      true,
-    );
-    expect((await invoke('validate', namespaceReview('CREATE', 'judged-ns', { annotations }))).allowed).toBe(true);
+    // The Namespace writes themselves, sent to the learning webhook: an exempt one is still learned
+    // (learning is not judging).
+    expect((await invoke('learn', namespaceReview('CREATE', 'exempt-ns', { labels, annotations }))).allowed).toBe(true);
+    expect((await invoke('learn', namespaceReview('CREATE', 'judged-ns', { annotations }))).allowed).toBe(true);
 
     for (const phase of ['mutate', 'validate'] as const) {
       const answer = await invoke(phase, { object: conflicting('exempt-ns') });
@@ -236,7 +236,7 @@ describe('side effects follow the real decision: ResourceQuota', () => {
     const ns = 'warn-quota';
     const warn = lambda(resourceQuota, { enforcement: 'Warn' }, config);
     const deny = lambda(resourceQuota, {}, config);
-    expect((await warn('validate', quota(ns, '1'))).allowed).toBe(true);
+    expect((await warn('learn', quota(ns, '1'))).allowed).toBe(true);
     expect(await warn('validate', { object: qpod(ns, 'a') })).toMatchObject({ allowed: true });
 
     const over = await warn('validate', { object: qpod(ns, 'b') });
@@ -245,7 +245,7 @@ describe('side effects follow the real decision: ResourceQuota', () => {
       'pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1',
     ]);
     // b was not charged: once a is deleted, c fits under Deny.
-    expect((await deny('validate', remove(qpod(ns, 'a')))).allowed).toBe(true);
+    expect((await deny('learn', remove(qpod(ns, 'a')))).allowed).toBe(true);
     expect((await deny('validate', { object: qpod(ns, 'c') })).allowed).toBe(true);
     expect((await deny('validate', { object: qpod(ns, 'd') })).allowed).toBe(false);
   });
@@ -254,7 +254,7 @@ describe('side effects follow the real decision: ResourceQuota', () => {
     const ns = 'warn-charged';
     const warn = lambda(resourceQuota, { enforcement: 'Warn' }, config);
     const deny = lambda(resourceQuota, {}, config);
-    await deny('validate', quota(ns, '1'));
+    await deny('learn', quota(ns, '1'));
     expect(await warn('validate', { object: qpod(ns, 'a') })).toEqual(expect.objectContaining({ allowed: true }));
     expect((await deny('validate', { object: qpod(ns, 'b') })).allowed).toBe(false);
   });
@@ -262,7 +262,7 @@ describe('side effects follow the real decision: ResourceQuota', () => {
   it('Audit: a dry run over quota is admitted, audited, and writes nothing', async () => {
     const ns = 'audit-dry';
     const audit = lambda(resourceQuota, { enforcement: 'Audit' }, config);
-    await audit('validate', quota(ns, '0'));
+    await audit('learn', quota(ns, '0'));
     store.reset();
     const answer = await audit('validate', { object: qpod(ns, 'a'), dryRun: true });
     expect(answer.allowed).toBe(true);
@@ -274,10 +274,10 @@ describe('side effects follow the real decision: ResourceQuota', () => {
     const ns = 'exempt-records';
     const exempting = lambda(resourceQuota, { exemptions: { usernames: ['ci'] } }, config);
     const ci = { username: 'ci', groups: [] };
-    expect((await exempting('validate', { ...quota(ns, '1'), userInfo: ci })).allowed).toBe(true);
+    expect((await exempting('learn', { ...quota(ns, '1'), userInfo: ci })).allowed).toBe(true);
     expect((await exempting('validate', { object: qpod(ns, 'a') })).allowed).toBe(true);
     expect((await exempting('validate', { object: qpod(ns, 'b') })).allowed).toBe(false); // the quota was learned
-    expect((await exempting('validate', { ...remove(qpod(ns, 'a')), userInfo: ci })).allowed).toBe(true);
+    expect((await exempting('learn', { ...remove(qpod(ns, 'a')), userInfo: ci })).allowed).toBe(true);
     expect((await exempting('validate', { object: qpod(ns, 'b') })).allowed).toBe(true); // a was released
   });
 
@@ -285,7 +285,7 @@ describe('side effects follow the real decision: ResourceQuota', () => {
     const ns = 'exempt-quota';
     const deny = lambda(resourceQuota, {}, config);
     const exempting = lambda(resourceQuota, { exemptions: { usernames: ['ci'] } }, config);
-    await deny('validate', quota(ns, '1'));
+    await deny('learn', quota(ns, '1'));
     store.reset();
     const answer = await exempting('validate', { object: qpod(ns, 'a'), userInfo: { username: 'ci', groups: [] } });
     expect(answer).toEqual({ uid: answer.uid, allowed: true });

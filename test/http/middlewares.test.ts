@@ -1,12 +1,14 @@
 // Every middleware's behaviour, through the real middy stack that each Lambda runs, with events
 // shaped as API Gateway REST (v1) and HTTP API (v2) deliver them.
+import { generateKeyPairSync } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { allowed, denied } from '../../lib/admission/decision.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionHandlerOptions } from '../../lib/http/admission-handler.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
-import { callerAuthFromEnv, commonName, sha256 } from '../../lib/http/caller-identity.js';
+import { callerAuthFromEnv, commonName } from '../../lib/http/caller-identity.js';
+import { capability, capabilityKeysEnv, capabilityPath, NEW_KEY, OLD_KEY } from '../support/capability.js';
 import { jsonDepth } from '../../lib/http/bounded-json.js';
 import { setLogSink } from '../../lib/http/log.js';
 import { StoreUnavailableError } from '../../lib/admission/ports.js';
@@ -16,12 +18,15 @@ const context = { getRemainingTimeInMillis: () => 5000 } as unknown as Context;
 const SUBJECT = 'CN=kube-apiserver-admission-client,O=serverless-admission';
 
 /** A plugin whose answer each test chooses through the pod's name. */
+/** The judge is sent what its rules match, and only that: this probe is sent everything. */
+const EVERYTHING = { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' } as const;
+
 const probe = definePlugin({
   metadata: {
     upstreamName: 'Probe',
     name: 'probe',
     summary: 'test plugin',
-    validating: { rules: [], failurePolicy: 'Fail', timeoutSeconds: 5 },
+    validating: { rules: [EVERYTHING], failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
@@ -172,23 +177,40 @@ describe('callerIdentity', () => {
     expect(commonName('O=x,CN=a\\,b')).toBe('a,b');
   });
 
-  it('checks the URL secret against any live digest (rotation) and refuses others', async () => {
-    const env = {
-      CALLER_AUTH: 'url-secret',
-      URL_SECRET_SHA256: `${sha256('old').toString('hex')},${sha256('new').toString('hex')}`,
-    };
+  it('accepts the capability of this plugin and endpoint under either live key (a rotation), nothing else', async () => {
+    const env = { CALLER_AUTH: 'url-secret', URL_CAPABILITY_KEYS: capabilityKeysEnv(OLD_KEY, NEW_KEY) };
     const handler = handlerWith({ callerAuth: callerAuthFromEnv(env) });
-    for (const secret of ['old', 'new']) {
-      expect((await handler(restEvent({ path: `/${secret}/probe/validate` }, null), context)).statusCode).toBe(200);
+    for (const key of [OLD_KEY, NEW_KEY]) {
+      const path = capabilityPath('probe', 'validate', key);
+      expect((await handler(restEvent({ path }, null), context)).statusCode).toBe(200);
+      // Checked once, then remembered: the same capability again is answered the same.
+      expect((await handler(restEvent({ path }, null), context)).statusCode).toBe(200);
     }
-    expect((await handler(restEvent({ path: '/wrong/probe/validate' }, null), context)).statusCode).toBe(403);
-    // Without its secret segment the path has not the url-secret shape: no such route, as at API Gateway.
-    expect((await handler(restEvent({ path: '/probe/validate' }, null), context)).statusCode).toBe(404);
-    expect((await handler(restEvent({ path: '/%zz/probe/validate' }, null), context)).statusCode).toBe(403);
+    const refused = async (path: string) => (await handler(restEvent({ path }, null), context)).statusCode;
+    expect(await refused('/wrong/probe/validate')).toBe(403);
+    // Another plugin's capability, or this plugin's for another endpoint, grants nothing here.
+    expect(await refused(`/${capability({ plugin: 'other', endpoint: 'validate' })}/probe/validate`)).toBe(403);
+    expect(await refused(`/${capability({ plugin: 'probe', endpoint: 'mutate' })}/probe/validate`)).toBe(403);
+    expect(await refused(`/${capability('metrics')}/probe/validate`)).toBe(403);
+    // A key the deployment does not hold makes nothing it accepts.
+    const stranger = generateKeyPairSync('ed25519').privateKey;
+    expect(await refused(capabilityPath('probe', 'validate', stranger))).toBe(403);
+    // Without its capability segment the path has not the url-secret shape: no such route, as at API Gateway.
+    expect(await refused('/probe/validate')).toBe(404);
+    expect(await refused('/%zz/probe/validate')).toBe(403);
+    const answer = await handler(restEvent({ path: '/wrong/probe/validate' }, null), context);
+    expect(answer.body).toBe('caller capability missing or not valid for probe/validate\n');
   });
 
-  it('refuses to start with a url-secret mode and no digest, or an unknown mode', () => {
-    expect(() => callerAuthFromEnv({ CALLER_AUTH: 'url-secret' })).toThrow(/URL_SECRET_SHA256/);
+  it('refuses to start with a url-secret mode and no key, a malformed one, three, or an unknown mode', () => {
+    expect(() => callerAuthFromEnv({ CALLER_AUTH: 'url-secret' })).toThrow(/URL_CAPABILITY_KEYS/);
+    expect(() => callerAuthFromEnv({ CALLER_AUTH: 'url-secret', URL_CAPABILITY_KEYS: 'abc' })).toThrow(
+      /URL_CAPABILITY_KEYS: .*not an Ed25519 public key/,
+    );
+    const three = capabilityKeysEnv(OLD_KEY, NEW_KEY, OLD_KEY);
+    expect(() => callerAuthFromEnv({ CALLER_AUTH: 'url-secret', URL_CAPABILITY_KEYS: three })).toThrow(
+      /one or two public keys/,
+    );
     expect(() => callerAuthFromEnv({ CALLER_AUTH: 'none' })).toThrow(/mtls or url-secret/);
   });
 });

@@ -15,6 +15,7 @@ import { EmitError, webhookConfigurations } from '../../infra/emit/webhooks.js';
 import { aggregateMessage } from '../../lib/admission/field.js';
 import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
+import { OLD_KEY } from '../support/capability.js';
 
 type Webhook = Record<string, unknown>;
 const VALID_CLIENT_CONFIG = { url: 'https://example.com' };
@@ -453,10 +454,7 @@ describe('every configuration the emitter prints is one the apiserver accepts', 
   });
   afterAll(() => remove());
 
-  const AUTH: CallerAuthOption[] = [
-    { mode: 'mtls' },
-    { mode: 'url-secret', secret: 'c2VjcmV0LXNlZ21lbnQtZm9yLXRlc3Rz' },
-  ];
+  const AUTH: CallerAuthOption[] = [{ mode: 'mtls' }, { mode: 'url-secret', key: OLD_KEY }];
   const cases = AUTH.flatMap((auth) =>
     [undefined, 'canary'].flatMap((stagedNamespace) =>
       [true, false].map((matchConditions) => ({ auth, stagedNamespace, matchConditions })),

@@ -1,7 +1,7 @@
 // `npm run emit`, run in-process: its documents must pass the admissionregistration.k8s.io/v1
 // OpenAPI schema (kubernetes-models' validating classes) and the good-practice rules, for every
 // plugin in the registry and for synthetic plugins that exercise each metadata branch.
-import { createHash } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +17,11 @@ import type { AnyAdmissionPlugin, PluginMetadata, WebhookRule } from '../../lib/
 import { definePlugin } from '../../lib/admission/plugin.js';
 import { allowed } from '../../lib/admission/decision.js';
 import { emitCommand } from '../../infra/emit/cli.js';
-import { ruleCovers, rulesOverlap } from '../../infra/emit/webhooks.js';
-import { learningRules } from '../../lib/admission/learning.js';
+import { ruleCovers } from '../../infra/emit/webhooks.js';
+import { CapabilityVerifier, publicKeyText } from '../../lib/http/capability.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
+import { ENDPOINTS } from '../../lib/http/webhook-path.js';
+import { learningEndpointRules, learningRules } from '../../lib/admission/learning.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
@@ -205,21 +208,26 @@ afterAll(() => {
 });
 
 /**
- * The webhooks of one configuration: the plugin's own first, then (failurePolicyGroups) the judge
- * of its Ignore group, then its fail-open learning twin, if any.
+ * The webhooks of one configuration, in order: the plugin's judge, then (failurePolicyGroups) the
+ * judge of its Ignore group, then (a validating configuration) its learning webhook. A plugin that
+ * only mutates but learns has a validating configuration holding the learning webhook alone.
  */
-function judgeAndLearn(doc: Doc): { judge: Doc; learn?: Doc; ignoreGroup?: Doc } {
-  const [judge, ...others] = doc.webhooks;
-  const ignoreGroup = others.find((w: Doc) => /\.mutate-ignore\.serverless-admission\.io$/.test(w.name));
-  const [learn, ...rest] = others.filter((w: Doc) => w !== ignoreGroup);
+function judgeAndLearn(doc: Doc): { judge?: Doc; learn?: Doc; ignoreGroup?: Doc } {
+  const webhooks: Doc[] = [...doc.webhooks];
+  const learn = webhooks.at(-1)?.name.match(/\.learn\.serverless-admission\.io$/) ? webhooks.pop() : undefined;
+  const [judge, ignoreGroup, ...rest] = webhooks;
   expect(rest).toEqual([]);
-  expect(judge.name).not.toMatch(/\.learn\./);
-  if (learn) expect(learn.name).toMatch(/\.learn\.serverless-admission\.io$/);
+  if (judge) expect(judge.name).toMatch(/\.(mutate|validate)\.serverless-admission\.io$/);
+  if (ignoreGroup) expect(ignoreGroup.name).toMatch(/\.(mutate|validate)-ignore\.serverless-admission\.io$/);
+  if (learn) expect(doc.kind).toBe('ValidatingWebhookConfiguration');
   return { judge, learn, ignoreGroup };
 }
 
+/** A rule as emitted: the scope always written. */
+const emitted = (rules: readonly WebhookRule[]) => rules.map((r) => ({ ...r, scope: r.scope ?? '*' }));
+
 describe('every registered plugin, mTLS', () => {
-  it('passes the schema and the good-practice rules, one configuration per plugin and phase', async () => {
+  it('passes the schema and the good-practice rules: per plugin, its judges and one learning webhook', async () => {
     const run = await emit(['--base-url', 'https://admission.example.com']);
     expect(run.code, run.stderr).toBe(0);
     const docs = documents(run.stdout);
@@ -233,61 +241,78 @@ describe('every registered plugin, mTLS', () => {
         plugin.mutatingPhaseFor && metadata.mutating
           ? { ...metadata.mutating, ...plugin.mutatingPhaseFor(configurePlugin(plugin, configuration)) }
           : metadata.mutating;
+      const learned = learningEndpointRules(metadata);
       expect(mine.map((d) => d.kind)).toEqual([
         ...(metadata.mutating ? ['MutatingWebhookConfiguration'] : []),
-        ...(metadata.validating ? ['ValidatingWebhookConfiguration'] : []),
+        ...(metadata.validating || learned.length > 0 ? ['ValidatingWebhookConfiguration'] : []),
       ]);
+      const learnings: Doc[] = [];
       for (const doc of mine) {
         const { judge, learn, ignoreGroup } = judgeAndLearn(doc);
         const phase = doc.kind === 'MutatingWebhookConfiguration' ? 'mutate' : 'validate';
-        const meta = phase === 'mutate' ? mutating! : metadata.validating!;
-        expect(judge.name).toBe(`${metadata.name}.${phase}.serverless-admission.io`);
-        expect(judge.clientConfig.url).toBe(`https://admission.example.com/${metadata.name}/${phase}`);
-        expect(judge.timeoutSeconds).toBe(meta.timeoutSeconds);
-        expect(judge.failurePolicy).toBe(meta.failurePolicy);
-        const learns =
-          (metadata.needs.length > 0 || meta.observes !== undefined) &&
-          (metadata.validating ? 'validate' : 'mutate') === phase;
-        // Every rule the plugin learns from reaches it: through its own webhook when that judges the
-        // request anyway, else through the learning twin, which fails open and never judges.
-        for (const rule of [...learningRules(metadata), ...(meta.observes ?? [])]) {
-          if (!learns) continue;
-          const covered =
-            judge.rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)) &&
-            judge.matchConditions === undefined;
-          const learned = learn?.rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule));
-          expect(covered || learned, `${metadata.name} learns ${JSON.stringify(rule)} on ${phase}`).toBe(true);
+        const meta = phase === 'mutate' ? mutating : metadata.validating;
+        if (learn) learnings.push(learn);
+        if (!meta) {
+          // A plugin that only mutates: its validating configuration is its learning webhook.
+          expect(judge).toBeUndefined();
+          continue;
         }
-        if (learn) {
-          expect(learns).toBe(true);
-          expect(learn).toMatchObject({
-            failurePolicy: 'Ignore',
-            sideEffects: 'NoneOnDryRun',
-            clientConfig: judge.clientConfig,
-            timeoutSeconds: 2,
-          });
-        }
-        if (!learns) expect(learn).toBeUndefined();
-        // Fail and Ignore policies on rules no request shares: a judge each, on the same URL.
-        const groups = phase === 'mutate' ? mutating?.failurePolicyGroups : undefined;
+        expect(judge!.name).toBe(`${metadata.name}.${phase}.serverless-admission.io`);
+        expect(judge!.clientConfig.url).toBe(`https://admission.example.com/${metadata.name}/${phase}`);
+        expect(judge!.timeoutSeconds).toBe(meta.timeoutSeconds);
+        expect(judge!.failurePolicy).toBe(meta.failurePolicy);
+        // A judge is sent what the plugin judges, and nothing it only learns from: its rules are
+        // the phase's own (split by failurePolicy where the phase asks).
+        const groups = meta.failurePolicyGroups;
+        const judgedRules = groups
+          ? groups[0].rules
+          : phase === 'validate' && plugin.validatingRulesFor
+            ? undefined
+            : meta.rules;
+        if (judgedRules) expect(judge!.rules).toEqual(emitted(judgedRules));
         if (groups) {
-          expect(judge.rules).toEqual(groups[0].rules.map((r) => ({ ...r, scope: r.scope ?? '*' })));
           expect(ignoreGroup).toMatchObject({
+            name: `${metadata.name}.${phase}-ignore.serverless-admission.io`,
             failurePolicy: 'Ignore',
-            clientConfig: judge.clientConfig,
-            rules: groups[1].rules.map((r) => ({ ...r, scope: r.scope ?? '*' })),
-            reinvocationPolicy: judge.reinvocationPolicy,
+            clientConfig: judge!.clientConfig,
+            rules: emitted(groups[1].rules),
+            ...(phase === 'mutate' && { reinvocationPolicy: judge!.reinvocationPolicy }),
           });
         } else expect(ignoreGroup).toBeUndefined();
-        if (phase === 'mutate') expect(judge.reinvocationPolicy).toBe(mutating!.reinvocationPolicy ?? 'Never');
-        else expect(judge.reinvocationPolicy).toBeUndefined();
-        // NoneOnDryRun where the webhook records: side effects, or requests the plugin also learns from.
-        const learnedHere = learns ? [...learningRules(metadata), ...(meta.observes ?? [])] : [];
-        const learnsFromJudged = judge.rules.some((rule: WebhookRule) =>
-          learnedHere.some((learned) => rulesOverlap(rule, learned)),
-        );
-        expect(judge.sideEffects).toBe(metadata.writes || learnsFromJudged ? 'NoneOnDryRun' : 'None');
+        if (phase === 'mutate') expect(judge!.reinvocationPolicy).toBe(mutating!.reinvocationPolicy ?? 'Never');
+        else expect(judge!.reinvocationPolicy).toBeUndefined();
+        // NoneOnDryRun where the judge records side effects of its own; learning is not its job.
+        for (const j of [judge, ignoreGroup].filter(Boolean))
+          expect(j!.sideEffects).toBe(metadata.writes ? 'NoneOnDryRun' : 'None');
       }
+      // One learning webhook per plugin that learns, on its own URL: every rule it learns from and
+      // every request its phases only observe; it fails open, answers fast, writes only outside dry runs.
+      if (learned.length === 0) {
+        expect(learnings).toEqual([]);
+        continue;
+      }
+      expect(learnings).toHaveLength(1);
+      const [learn] = learnings;
+      expect(learn).toMatchObject({
+        name: `${metadata.name}.learn.serverless-admission.io`,
+        clientConfig: { url: `https://admission.example.com/${metadata.name}/learn` },
+        failurePolicy: 'Ignore',
+        sideEffects: 'NoneOnDryRun',
+        timeoutSeconds: 2,
+        matchPolicy: 'Equivalent',
+        objectSelector: {},
+      });
+      expect(learn.reinvocationPolicy).toBeUndefined();
+      for (const rule of learned)
+        expect(
+          learn.rules.some((r: WebhookRule) => ruleCovers(r, rule)),
+          `${metadata.name} learns ${JSON.stringify(rule)}`,
+        ).toBe(true);
+      for (const rule of learn.rules as WebhookRule[])
+        expect(
+          learned.some((r) => ruleCovers(r, rule)),
+          `${metadata.name} learns only ${JSON.stringify(rule)}`,
+        ).toBe(true);
     }
   });
 
@@ -335,17 +360,20 @@ describe('every registered plugin, mTLS', () => {
       'admission',
     ]);
     for (const doc of documents(run.stdout)) {
-      const [webhook] = doc.webhooks;
-      expect(Buffer.from(webhook.clientConfig.caBundle, 'base64').toString('utf8')).toBe(readFileSync(caFile, 'utf8'));
-      expect(webhook.clientConfig.url).toMatch(/^https:\/\/127\.0\.0\.1:8443\/[a-z-]+\/(mutate|validate)$/);
       const plugin = registry.find((p) => `serverless-admission-${p.metadata.name}` === doc.metadata.name)!;
-      if (plugin.metadata.systemNamespaces === 'exclude')
-        expect(webhook.namespaceSelector.matchExpressions[0].values).toEqual([
-          'kube-system',
-          'kube-node-lease',
-          'admission',
-        ]);
-      else expect(webhook.namespaceSelector).toEqual({});
+      for (const webhook of doc.webhooks) {
+        expect(Buffer.from(webhook.clientConfig.caBundle, 'base64').toString('utf8')).toBe(
+          readFileSync(caFile, 'utf8'),
+        );
+        expect(webhook.clientConfig.url).toMatch(/^https:\/\/127\.0\.0\.1:8443\/[a-z-]+\/(mutate|validate|learn)$/);
+        if (plugin.metadata.systemNamespaces === 'exclude')
+          expect(webhook.namespaceSelector.matchExpressions[0].values).toEqual([
+            'kube-system',
+            'kube-node-lease',
+            'admission',
+          ]);
+        else expect(webhook.namespaceSelector).toEqual({});
+      }
     }
     const staged = await emit(['--base-url', 'https://admission.example.com', '--staged', 'admission-canary']);
     const docs = documents(staged.stdout);
@@ -379,26 +407,22 @@ describe('metadata branches (synthetic plugins)', () => {
     expect(mutating.matchConditions).toEqual([
       { name: 'not-a-node', expression: "!request.userInfo.username.startsWith('system:node:')" },
     ]);
-    expect(mutating.rules).toHaveLength(1);
-    // The judging webhook fails closed on what it judges, and only that.
+    expect(mutating.rules).toEqual(emitted([podRule]));
+    // The judging webhook fails closed on what it judges, and only that: no learning rule.
     expect(validating).toMatchObject({ sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail' });
-    expect(validating.rules).toEqual([
-      {
-        operations: ['CREATE', 'UPDATE'],
-        apiGroups: [''],
-        apiVersions: ['v1'],
-        resources: ['pods'],
-        scope: 'Namespaced',
-      },
-    ]);
-    // Learning fails open, on a webhook of its own that calls the same URL.
+    expect(validating!.rules).toEqual(emitted([podRule]));
+    // Learning fails open, on a webhook of its own with a URL of its own (its own capability in
+    // url-secret mode), so a judge's URL can never reach it.
     expect(learn).toMatchObject({
       name: 'resource-counter.learn.serverless-admission.io',
       failurePolicy: 'Ignore',
       timeoutSeconds: 2,
-      clientConfig: validating.clientConfig,
+      sideEffects: 'NoneOnDryRun',
+      clientConfig: { url: 'https://admission.example.com/resource-counter/learn' },
+      namespaceSelector: {},
     });
-    expect(learn!.rules).toEqual(learningRules(stateful.metadata).map((r) => ({ ...r })));
+    expect(learn!.matchConditions).toBeUndefined();
+    expect(learn!.rules).toEqual(emitted(learningRules(stateful.metadata)));
     expect(
       learn!.rules.some(
         (r: Doc) =>
@@ -411,23 +435,29 @@ describe('metadata branches (synthetic plugins)', () => {
       ),
     ).toBe(true);
 
-    // Without a validating phase, the mutating phase learns, again on a fail-open twin.
+    // Without a validating phase: the mutating judge, and a validating configuration with the
+    // learning webhook alone (it sees the final object, and never mutates).
     const mutatorOnly = fakePlugin('NamespaceMutator', {
       validating: undefined,
       mutating: { rules: [podRule], failurePolicy: 'Ignore', timeoutSeconds: 2 },
       needs: ['namespaces'],
     });
-    const [onlyDoc] = documents((await emit(['--base-url', 'https://admission.example.com'], [mutatorOnly])).stdout);
-    expect(onlyDoc.kind).toBe('MutatingWebhookConfiguration');
-    expect(onlyDoc.webhooks.map((w: Doc) => w.rules)).toEqual(
-      [[podRule], learningRules(mutatorOnly.metadata)].map((rules) => rules.map((r) => ({ ...r }))),
-    );
-    expect(onlyDoc.webhooks[1]).toMatchObject({
+    const onlyDocs = documents((await emit(['--base-url', 'https://admission.example.com'], [mutatorOnly])).stdout);
+    expectGoodPractice(onlyDocs, [mutatorOnly]);
+    expect(onlyDocs.map((d) => [d.kind, d.webhooks.map((w: Doc) => w.name)])).toEqual([
+      ['MutatingWebhookConfiguration', ['namespace-mutator.mutate.serverless-admission.io']],
+      ['ValidatingWebhookConfiguration', ['namespace-mutator.learn.serverless-admission.io']],
+    ]);
+    expect(onlyDocs[0].webhooks[0]).toMatchObject({ rules: emitted([podRule]), sideEffects: 'None' });
+    expect(onlyDocs[1].webhooks[0]).toMatchObject({
+      rules: emitted(learningRules(mutatorOnly.metadata)),
       failurePolicy: 'Ignore',
-      reinvocationPolicy: 'Never',
       sideEffects: 'NoneOnDryRun',
+      clientConfig: { url: 'https://admission.example.com/namespace-mutator/learn' },
     });
-    // A learning rule the judging webhook already sees in full is not sent twice.
+    expect(onlyDocs[1].webhooks[0].reinvocationPolicy).toBeUndefined();
+    // A write the plugin judges and learns from goes to both: the judge decides, the learning
+    // webhook records what the judge admitted (the judge never learns).
     const namespaceJudge = fakePlugin('NamespaceJudge', {
       validating: { rules: learningRules({ needs: ['namespaces'] }), failurePolicy: 'Fail', timeoutSeconds: 3 },
       needs: ['namespaces'],
@@ -435,71 +465,102 @@ describe('metadata branches (synthetic plugins)', () => {
     const [judgeDoc] = documents(
       (await emit(['--base-url', 'https://admission.example.com'], [namespaceJudge])).stdout,
     );
-    expect(judgeDoc.webhooks).toHaveLength(1);
+    expect(judgeDoc.webhooks.map((w: Doc) => [w.name, w.rules, w.failurePolicy, w.sideEffects])).toEqual([
+      [
+        'namespace-judge.validate.serverless-admission.io',
+        emitted(learningRules(namespaceJudge.metadata)),
+        'Fail',
+        'None',
+      ],
+      [
+        'namespace-judge.learn.serverless-admission.io',
+        emitted(learningRules(namespaceJudge.metadata)),
+        'Ignore',
+        'NoneOnDryRun',
+      ],
+    ]);
     const old = documents(
       (await emit(['--base-url', 'https://admission.example.com', '--no-match-conditions'], [stateful])).stdout,
     );
     expect(old[0].webhooks[0].matchConditions).toBeUndefined();
   });
 
-  it('a plugin that judges only nodes learns from everyone else through a second webhook that fails open', async () => {
+  it('requests a phase only observes reach the learning webhook, never the judge', async () => {
+    const observing = fakePlugin('UsageRecorder', {
+      validating: {
+        rules: [podRule],
+        observes: [{ ...podRule, operations: ['DELETE'] }],
+        failurePolicy: 'Fail',
+        timeoutSeconds: 3,
+      },
+      writes: true,
+    });
+    const [doc] = documents((await emit(['--base-url', 'https://admission.example.com'], [observing])).stdout);
+    expectGoodPractice([doc], [observing]);
+    const { judge, learn } = judgeAndLearn(doc);
+    expect(judge!.rules).toEqual(emitted([podRule]));
+    expect(learn!.rules).toEqual(emitted([{ ...podRule, operations: ['DELETE'] }]));
+    expect(learn!.clientConfig.url).toBe('https://admission.example.com/usage-recorder/learn');
+  });
+
+  it('a plugin that judges only nodes learns from everyone through a learning webhook that fails open', async () => {
     const nodeRestriction = registry.find((p) => p.metadata.name === 'node-restriction')!;
-    const emitted = await emit(['--base-url', 'https://admission.example.com'], [nodeRestriction]);
-    expect(emitted.code, emitted.stderr).toBe(0);
-    const docs = documents(emitted.stdout);
+    const emittedRun = await emit(['--base-url', 'https://admission.example.com'], [nodeRestriction]);
+    expect(emittedRun.code, emittedRun.stderr).toBe(0);
+    const docs = documents(emittedRun.stdout);
     expectGoodPractice(docs, [nodeRestriction]);
     expect(docs).toHaveLength(1);
-    const [judge, learn] = docs[0].webhooks;
     expect(docs[0].webhooks).toHaveLength(2);
+    const { judge, learn } = judgeAndLearn(docs[0]);
     expect(judge).toMatchObject({
       name: 'node-restriction.validate.serverless-admission.io',
       failurePolicy: 'Fail',
-      sideEffects: 'NoneOnDryRun',
+      sideEffects: 'None',
+      clientConfig: { url: 'https://admission.example.com/node-restriction/validate' },
     });
     expect(learn).toMatchObject({
       name: 'node-restriction.learn.serverless-admission.io',
       failurePolicy: 'Ignore',
       sideEffects: 'NoneOnDryRun',
-      clientConfig: judge.clientConfig,
+      clientConfig: { url: 'https://admission.example.com/node-restriction/learn' },
       namespaceSelector: {},
     });
-    expect(learn.rules).toEqual(learningRules(nodeRestriction.metadata).map((r) => ({ ...r })));
-    // The two conditions, evaluated as the apiserver would: each request goes to exactly one webhook.
+    expect(learn!.rules).toEqual(emitted(learningRules(nodeRestriction.metadata)));
+    // The judge's condition, evaluated as the apiserver would: nodes' requests are judged; every
+    // request the learning rules match is learned from, whoever sent it.
     const calls = (userInfo: Doc) =>
       docs[0].webhooks
         .filter((w: Doc) =>
-          w.matchConditions.every(
+          (w.matchConditions ?? []).every(
             (c: Doc) => run(c.expression, { request: { userInfo }, object: {}, oldObject: null }) === true,
           ),
         )
         .map((w: Doc) => w.name.split('.')[1]);
-    expect(calls({ username: 'system:node:worker-1', groups: ['system:nodes'] })).toEqual(['validate']);
+    expect(calls({ username: 'system:node:worker-1', groups: ['system:nodes'] })).toEqual(['validate', 'learn']);
     expect(calls({ username: 'system:kube-scheduler', groups: [] })).toEqual(['learn']);
     expect(calls({ groups: [] })).toEqual(['learn']);
 
-    // Staged: both fail open. Before 1.28 (no matchConditions): one webhook sees, judges and learns from all.
+    // Staged: both fail open.
     const staged = documents(
       (await emit(['--base-url', 'https://admission.example.com', '--staged', 'canary'], [nodeRestriction])).stdout,
     );
     expect(staged[0].webhooks.map((w: Doc) => w.failurePolicy)).toEqual(['Ignore', 'Ignore']);
-    const withConditions = await emit(['--base-url', 'https://admission.example.com'], [nodeRestriction]);
     // The operator is told which webhooks need 1.28+, and what to do on an older cluster.
-    expect(withConditions.stderr).toContain(
-      'note: 2 webhooks use matchConditions (Kubernetes 1.28+: node-restriction.validate.serverless-admission.io, node-restriction.learn.serverless-admission.io); for an older cluster, emit with --no-match-conditions',
+    expect(emittedRun.stderr).toContain(
+      'note: 1 webhook uses matchConditions (Kubernetes 1.28+: node-restriction.validate.serverless-admission.io); for an older cluster, emit with --no-match-conditions',
     );
+    // Before 1.28 (no matchConditions): the judge is sent everyone's requests, and judges only
+    // nodes' (the handler checks the user); learning is unchanged.
     const oldRun = await emit(
       ['--base-url', 'https://admission.example.com', '--no-match-conditions'],
       [nodeRestriction],
     );
     expect(oldRun.stderr).not.toContain('matchConditions (Kubernetes 1.28+');
     const old = documents(oldRun.stdout);
-    expect(old[0].webhooks).toHaveLength(1);
+    expect(old[0].webhooks.map((w: Doc) => w.name)).toEqual([judge!.name, learn!.name]);
     expect(old[0].webhooks[0].matchConditions).toBeUndefined();
-    expect(
-      learningRules(nodeRestriction.metadata).every((rule) =>
-        old[0].webhooks[0].rules.some((emitted: WebhookRule) => ruleCovers(emitted, rule)),
-      ),
-    ).toBe(true);
+    expect(old[0].webhooks[0].rules).toEqual(judge!.rules);
+    expect(old[0].webhooks[1].rules).toEqual(learn!.rules);
   });
 
   it('a file that names no plugin emits the default-on set, and names the others in one line', async () => {
@@ -729,56 +790,61 @@ describe('metadata branches (synthetic plugins)', () => {
 });
 
 describe('url-secret mode', () => {
-  it('creates a 0600 secret, puts it in every URL and prints only its SHA-256 for the deployment', async () => {
+  it('creates a 0600 deployment key, puts a capability for each webhook alone in its URL, prints only the public key', async () => {
     const out = join(dir, 'url-secret-out');
-    const run = await emit([
-      '--base-url',
-      'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
-      '--auth',
-      'url-secret',
-      '--out',
-      out,
-    ]);
+    const keyFile = join(dir, 'deployment-key');
+    const base = 'https://abc.execute-api.eu-west-1.amazonaws.com/prod';
+    const run = await emit(['--base-url', base, '--auth', 'url-secret', '--secret-file', keyFile, '--out', out]);
     expect(run.code, run.stderr).toBe(0);
-    const secretFile = join(out, 'url-secret');
-    expect(statSync(secretFile).mode & 0o777).toBe(0o600);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     expect(statSync(join(out, 'webhooks.yaml')).mode & 0o777).toBe(0o600);
-    const secret = readFileSync(secretFile, 'utf8').trim();
-    expect(Buffer.from(secret, 'base64url')).toHaveLength(32);
-    const digest = createHash('sha256').update(secret).digest('hex');
-    expect(run.stderr).toContain(`URL_SECRET_SHA256=${digest}`);
-    expect(run.stderr).not.toContain(secret);
+    const pem = readFileSync(keyFile, 'utf8');
+    const key = createPrivateKey(pem);
+    expect(key.asymmetricKeyType).toBe('ed25519');
+    const publicKey = publicKeyText(key);
+    expect(run.stderr).toContain(`--param="urlCapabilityKeys=${publicKey}"`);
+    const privateBytes = key.export({ format: 'jwk' }).d!;
+    for (const text of [run.stdout, run.stderr]) {
+      expect(text).not.toContain(pem.split('\n')[1]);
+      expect(text).not.toContain(privateBytes);
+    }
     const docs = documents(run.stdout);
     expectGoodPractice(docs, registry);
+    const verifier = new CapabilityVerifier([publicKey]);
+    const shape = new RegExp(`^${base.replace(/\./g, '\\.')}/([A-Za-z0-9_-]{86})/([a-z-]+)/(mutate|validate|learn)$`);
+    const seen = new Map<string, string>();
     for (const doc of docs) {
-      expect(doc.webhooks[0].clientConfig.url).toMatch(
-        new RegExp(
-          `^https://abc\\.execute-api\\.eu-west-1\\.amazonaws\\.com/prod/${secret}/[a-z-]+/(mutate|validate)$`,
-        ),
-      );
       expect(doc.metadata.annotations['serverless-admission.io/caller-auth']).toBe('url-secret');
+      for (const webhook of doc.webhooks) {
+        const match = shape.exec(webhook.clientConfig.url);
+        expect(match, webhook.clientConfig.url).not.toBeNull();
+        const [, capability, plugin, endpoint] = match! as unknown as [string, string, string, Endpoint];
+        expect(webhook.name.startsWith(`${plugin}.${endpoint}`)).toBe(true);
+        // The capability grants this endpoint of this plugin, and no other endpoint of it.
+        expect(verifier.check(capability, { plugin, endpoint })).toBeDefined();
+        for (const other of ENDPOINTS.filter((e) => e !== endpoint))
+          expect(verifier.check(capability, { plugin, endpoint: other })).toBeUndefined();
+        seen.set(`${plugin}/${endpoint}`, capability);
+      }
     }
+    // One capability per endpoint: no two endpoints share one.
+    expect(new Set(seen.values()).size).toBe(seen.size);
+    expect([...seen.keys()].some((k) => k.endsWith('/learn'))).toBe(true);
 
-    // Re-running reuses it; --secret-file reads it; --new-secret refuses to overwrite a live one.
-    const again = await emit(['--base-url', 'https://h.example.com', '--auth', 'url-secret', '--out', out]);
-    expect(again.stdout).toContain(`/${secret}/`);
-    const fromFile = await emit([
-      '--base-url',
-      'https://h.example.com',
-      '--auth',
-      'url-secret',
-      '--secret-file',
-      secretFile,
-    ]);
-    expect(fromFile.stdout).toContain(`https://h.example.com/${secret}/`);
+    // Re-running reuses the key (the same URLs); --public-key prints the deployment's half alone;
+    // --new-secret refuses to overwrite a key that may be live.
+    const again = await emit(['--base-url', base, '--auth', 'url-secret', '--secret-file', keyFile]);
+    expect(documents(again.stdout)).toEqual(docs);
+    const printed = await emit(['--auth', 'url-secret', '--public-key', '--secret-file', keyFile]);
+    expect(printed.stdout).toBe(`URL_CAPABILITY_KEY=${publicKey}\n`);
     const overwrite = await emit([
       '--base-url',
-      'https://h.example.com',
+      base,
       '--auth',
       'url-secret',
       '--new-secret',
-      '--out',
-      out,
+      '--secret-file',
+      keyFile,
     ]);
     expect(overwrite.code).toBe(2);
     expect(overwrite.stderr).toMatch(/already exists/);
@@ -887,7 +953,7 @@ describe('arguments', () => {
   it('prints --help on stdout', async () => {
     const run = await emit(['--help']);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^Usage: npm run emit/);
+    expect(run.stdout).toMatch(/^Usage: npm run -s emit/);
   });
 
   it.each([
@@ -912,7 +978,7 @@ describe('arguments', () => {
   });
 });
 
-describe('ruleCovers: a learning rule another rule already matches is not emitted twice', () => {
+describe('ruleCovers: every request one rule matches, another matches too (the checks above use it)', () => {
   const rule = (resources: string[], extra: Partial<WebhookRule> = {}): WebhookRule => ({
     operations: ['CREATE', 'UPDATE', 'DELETE'],
     apiGroups: [''],
@@ -923,7 +989,8 @@ describe('ruleCovers: a learning rule another rule already matches is not emitte
   });
   it.each([
     { outer: ['pods', 'pods/*'], inner: ['pods', 'pods/status', 'pods/binding'], covers: true },
-    { outer: ['pods/*'], inner: ['pods'], covers: false },
+    // rules.Matcher.resource: a subresource wildcard matches the resource itself too.
+    { outer: ['pods/*'], inner: ['pods'], covers: true },
     { outer: ['*'], inner: ['pods', 'nodes'], covers: true },
     { outer: ['*'], inner: ['pods/status'], covers: false },
     { outer: ['*/status'], inner: ['pods/status', 'nodes/status'], covers: true },

@@ -33,8 +33,10 @@ describe('load plan', () => {
 
   it("evaluates matchConditions: a user's pod create reaches NodeRestriction's learning webhook only", () => {
     const plan = loadPlan(fixture, empty);
-    const nodeRestriction = plan.podCreate.calls.filter((c) => c.path === '/node-restriction/validate');
-    expect(nodeRestriction.map((c) => c.webhook)).toEqual(['node-restriction.learn.serverless-admission.io']);
+    const nodeRestriction = plan.podCreate.calls.filter((c) => c.path.startsWith('/node-restriction/'));
+    expect(nodeRestriction.map((c) => [c.webhook, c.path])).toEqual([
+      ['node-restriction.learn.serverless-admission.io', '/node-restriction/learn'],
+    ]);
     expect(plan.podCreate.calls.some((c) => c.path.startsWith('/image-policy-webhook/'))).toBe(false);
     // Mutating webhooks come first, by configuration name, as the apiserver orders them.
     const phases = plan.podCreate.calls.map((c) => c.phase);

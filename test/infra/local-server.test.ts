@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import alwaysPullImages from '../../functions/always-pull-images/plugin.js';
 import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
-import { sha256 } from '../../lib/http/caller-identity.js';
+import { capabilityPath, urlSecretAuth } from '../support/capability.js';
 import type { LocalServer } from '../../infra/local/server.js';
 import {
   HEADERS_TIMEOUT_MS,
@@ -32,7 +32,6 @@ const apiserver: ClientIdentity = { caPem: pki.ca.certPem, certPem: pki.client.c
 let server: LocalServer;
 let picky: LocalServer;
 let secretPath: LocalServer;
-const SECRET = 'a-per-cluster-secret';
 
 function handlers(allowedSubjects: string[] = []) {
   const handler = createAdmissionHandler(alwaysPullImages, {
@@ -53,7 +52,7 @@ beforeAll(async () => {
   });
   const urlSecret = createAdmissionHandler(alwaysPullImages, {
     config: undefined,
-    callerAuth: { mode: 'url-secret', secretDigests: [sha256(SECRET)] },
+    callerAuth: urlSecretAuth(),
   });
   secretPath = await startLocalServer({
     handlers: new Map([[alwaysPullImages.metadata.name, urlSecret]]),
@@ -105,9 +104,9 @@ describe('callers', () => {
 describe('url-secret mode (EKS, GKE, AKS: no client certificate)', () => {
   const noCertificate = { caPem: pki.ca.certPem };
 
-  it('answers on the secret path without a client certificate', async () => {
+  it("answers on the endpoint's capability path without a client certificate", async () => {
     const answer = await post(
-      `${secretPath.url}/${SECRET}/always-pull-images/mutate?timeout=10s`,
+      `${secretPath.url}${capabilityPath('always-pull-images', 'mutate')}?timeout=10s`,
       podCreate,
       noCertificate,
     );
@@ -115,7 +114,7 @@ describe('url-secret mode (EKS, GKE, AKS: no client certificate)', () => {
     expect(reviewOf(answer.body).response!.uid).toBe(JSON.parse(podCreate).request.uid);
   });
 
-  it('refuses a wrong secret with 403 and the bare path with 404', async () => {
+  it('refuses a wrong capability with 403 and the bare path with 404', async () => {
     expect((await post(`${secretPath.url}/wrong/always-pull-images/mutate`, podCreate, noCertificate)).status).toBe(
       403,
     );

@@ -15,6 +15,7 @@ import { parseAdmissionConfiguration } from '../../lib/config/admission-configur
 import { activePlugins, configurePlugins } from '../../lib/config/plugins.js';
 import { stopWithThisProcess } from '../../infra/local/guard.js';
 import type { AdmissionReviewWire } from '../../lib/admission/types.js';
+import { learningEndpointRules } from '../../lib/admission/learning.js';
 import { review } from '../support/review.js';
 import type { ClientIdentity } from '../support/https-client.js';
 import { post } from '../support/https-client.js';
@@ -110,8 +111,12 @@ const quota = review({
   },
 });
 
-async function admit(url: string, body: object): Promise<AdmissionReviewWire['response']> {
-  const answer = await post(`${url}/resource-quota/validate?timeout=10s`, JSON.stringify(body), apiserver());
+async function admit(
+  url: string,
+  body: object,
+  endpoint: 'validate' | 'learn' = 'validate',
+): Promise<AdmissionReviewWire['response']> {
+  const answer = await post(`${url}/resource-quota/${endpoint}?timeout=10s`, JSON.stringify(body), apiserver());
   expect(answer.status, answer.body).toBe(200);
   return (JSON.parse(answer.body) as AdmissionReviewWire).response;
 }
@@ -131,6 +136,7 @@ describe('npm start in a fresh directory', () => {
       [
         p.metadata.mutating && `${first.url}/${p.metadata.name}/mutate`,
         p.metadata.validating && `${first.url}/${p.metadata.name}/validate`,
+        learningEndpointRules(p.metadata).length > 0 && `${first.url}/${p.metadata.name}/learn`,
       ].filter(Boolean),
     );
     expect(first.lines.slice(0, -1)).toEqual(expected);
@@ -141,7 +147,8 @@ describe('npm start in a fresh directory', () => {
       post(`${first.url}/resource-quota/validate`, JSON.stringify(quota), { caPem: apiserver().caPem }),
     ).rejects.toThrow();
 
-    expect((await admit(first.url, quota))!.allowed).toBe(true);
+    // The quota is learned as the apiserver sends it: to the plugin's learning webhook.
+    expect((await admit(first.url, quota, 'learn'))!.allowed).toBe(true);
     expect((await admit(first.url, pod('p1')))!.allowed).toBe(true);
     expect((await admit(first.url, pod('p2')))!.allowed).toBe(true);
     expect(await stop(first)).toBe(0);

@@ -1,17 +1,17 @@
-// The caller secret stays secret: in url-secret mode (EKS, GKE, AKS) the first path segment is the
-// cluster's credential. Every kind of request, right and wrong, goes to the local server (the
-// deployed handlers of every active plugin behind a real HTTPS server), and the secret must appear
-// in nothing the server answered or logged.
-import { randomBytes } from 'node:crypto';
+// The capability stays secret: in url-secret mode (EKS, GKE, AKS) the first path segment is a
+// webhook's credential. Every kind of request, right and wrong, goes to the local server (the
+// deployed handlers of every active plugin behind a real HTTPS server), and the capability must
+// appear in nothing the server answered or logged.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plugins as registry } from '../../functions/index.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
-import { sha256 } from '../../lib/http/caller-identity.js';
 import { setLogSink } from '../../lib/http/log.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
+import { capability, urlSecretAuth } from '../support/capability.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import type { LocalServer } from '../../infra/local/server.js';
 import { startLocalServer } from '../../infra/local/server.js';
@@ -21,7 +21,7 @@ import { post } from '../support/https-client.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { testStore } from '../support/dynamodb.js';
 
-const SECRET = randomBytes(32).toString('base64url');
+const SECRET = capability({ plugin: 'always-pull-images', endpoint: 'mutate' });
 const pki = createPki();
 const caller = { caPem: pki.ca.certPem };
 const podCreate = readFileSync(
@@ -36,7 +36,7 @@ const logged: string[] = [];
 beforeAll(async () => {
   store = await testStore('secret-sweep');
   setLogSink((line) => logged.push(line));
-  const callerAuth = { mode: 'url-secret' as const, secretDigests: [sha256(SECRET)] };
+  const callerAuth = urlSecretAuth();
   const handlers = new Map<string, AdmissionHandler>();
   for (const { plugin, config } of activePlugins(
     loadPluginSet(registry, { ADMISSION_CONFIG: 'config/admission.yaml' }),
@@ -65,8 +65,9 @@ afterAll(async () => {
 });
 
 const url = (path: string) => `${server.url}${path}?timeout=10s`;
-const withSecret = (plugin: string, phase: 'mutate' | 'validate', secret = SECRET) =>
-  url(formatWebhookPath({ plugin, phase, secret }));
+/** The path with the given capability (by default the plugin's own for that endpoint). */
+const withSecret = (plugin: string, endpoint: Endpoint, secret = capability({ plugin, endpoint })) =>
+  url(formatWebhookPath({ plugin, endpoint, capability: secret }));
 
 const REQUESTS: readonly [what: string, send: () => Promise<HttpAnswer>, status: number][] = [
   ['the right secret, a real review', () => post(withSecret('always-pull-images', 'mutate'), podCreate, caller), 200],
@@ -76,6 +77,11 @@ const REQUESTS: readonly [what: string, send: () => Promise<HttpAnswer>, status:
     200,
   ],
   ['a wrong secret', () => post(withSecret('always-pull-images', 'mutate', `${SECRET}x`), podCreate, caller), 403],
+  [
+    "another endpoint's capability",
+    () => post(withSecret('always-pull-images', 'validate', SECRET), podCreate, caller),
+    403,
+  ],
   ['an unknown plugin', () => post(withSecret('no-such-plugin', 'mutate'), podCreate, caller), 404],
   ['an unknown phase', () => post(url(`/${SECRET}/always-pull-images/judge`), podCreate, caller), 404],
   [
@@ -109,8 +115,8 @@ const REQUESTS: readonly [what: string, send: () => Promise<HttpAnswer>, status:
   ],
 ];
 
-describe('url-secret mode: the caller secret never leaves the URL', () => {
-  it.each(REQUESTS)('%s: the secret is in neither the answer nor the log', async (_what, send, status) => {
+describe('url-secret mode: a capability never leaves the URL', () => {
+  it.each(REQUESTS)('%s: the capability is in neither the answer nor the log', async (_what, send, status) => {
     const before = logged.length;
     const answer = await send();
     expect(answer.status).toBe(status);

@@ -14,6 +14,8 @@ import { plugins } from '../../functions/index.js';
 import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 import type { PluginMetadata } from '../../lib/admission/plugin.js';
+import { learningEndpointRules } from '../../lib/admission/learning.js';
+import { capabilityKeysEnv, OLD_KEY } from '../support/capability.js';
 import { namespaceReview, testStore } from '../support/dynamodb.js';
 import { requestOf, review } from '../support/review.js';
 
@@ -138,6 +140,8 @@ const OSLS_ACTIONS = [
 const functionKey = (name: string) => name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const logicalPrefix = (name: string) => functionKey(name).charAt(0).toUpperCase() + functionKey(name).slice(1);
 const phases = (m: PluginMetadata) => [...(m.mutating ? ['mutate'] : []), ...(m.validating ? ['validate'] : [])];
+/** What a function serves: its judging phases, and the learning endpoint of a plugin that learns. */
+const endpoints = (m: PluginMetadata) => [...phases(m), ...(learningEndpointRules(m).length > 0 ? ['learn'] : [])];
 const usesTable = (m: PluginMetadata) => m.writes || m.needs.length > 0;
 
 type Generated = {
@@ -244,7 +248,7 @@ describe('serverless.yml', () => {
         'LOG_LEVEL',
         'LOG_SAMPLE_ALLOWED',
         'STATE_TABLE',
-        'URL_SECRET_SHA256',
+        'URL_CAPABILITY_KEYS',
       ].sort(),
     );
   });
@@ -258,7 +262,7 @@ describe('serverless.yml', () => {
   it.each(['mtls', 'url-secret'] as const)(
     '%s: one function per registered plugin, its handler and its http paths',
     async (callerAuth) => {
-      const generated = await generate({ ...domain, callerAuth, urlSecretSha256: 'a'.repeat(64) });
+      const generated = await generate({ ...domain, callerAuth, urlCapabilityKeys: capabilityKeysEnv(OLD_KEY) });
       expect(Object.keys(generated.functions).sort()).toEqual(plugins.map((p) => functionKey(p.metadata.name)).sort());
       for (const { metadata } of plugins) {
         const fn = generated.functions[functionKey(metadata.name)];
@@ -267,9 +271,9 @@ describe('serverless.yml', () => {
           existsSync(join(root, 'functions', metadata.name, 'handler.ts')),
           `functions/${metadata.name}/handler.ts`,
         ).toBe(true);
-        const prefix = callerAuth === 'url-secret' ? '{secret}/' : '';
+        const prefix = callerAuth === 'url-secret' ? '{capability}/' : '';
         expect(fn.events.map((e: any) => `${e.http.method} ${e.http.path}`)).toEqual(
-          phases(metadata).map((p) => `post ${prefix}${metadata.name}/${p}`),
+          endpoints(metadata).map((p) => `post ${prefix}${metadata.name}/${p}`),
         );
         expect(fn.role).toBe(`${logicalPrefix(metadata.name)}LambdaRole`);
         expect(fn.timeout).toBe(
@@ -281,13 +285,17 @@ describe('serverless.yml', () => {
   );
 
   it('url-secret without a domain keeps the execute-api endpoint; mtls without a truststore is refused', async () => {
-    const open = await generate({ callerAuth: 'url-secret', urlSecretSha256: 'a'.repeat(64), domainName: '' });
+    const open = await generate({
+      callerAuth: 'url-secret',
+      urlCapabilityKeys: capabilityKeysEnv(OLD_KEY),
+      domainName: '',
+    });
     expect(open.disableDefaultEndpoint).toBe(false);
     await expect(generate({ callerAuth: 'mtls', truststoreUri: '' })).rejects.toThrow(
       /callerAuth mtls needs the params domainName, certificateArn, truststoreUri/,
     );
-    await expect(generate({ callerAuth: 'url-secret', urlSecretSha256: '' })).rejects.toThrow(
-      /needs the param urlSecretSha256/,
+    await expect(generate({ callerAuth: 'url-secret', urlCapabilityKeys: '' })).rejects.toThrow(
+      /needs the param urlCapabilityKeys/,
     );
     await expect(generate({ callerAuth: 'none' })).rejects.toThrow(/callerAuth must be mtls or url-secret/);
   });
@@ -498,7 +506,7 @@ describe('npm run package (osls, offline, no credentials)', () => {
           'STATE_TABLE',
           'CALLER_AUTH',
           'ALLOWED_CLIENT_SUBJECTS',
-          'URL_SECRET_SHA256',
+          'URL_CAPABILITY_KEYS',
         ]),
       );
     }
@@ -524,17 +532,17 @@ describe('npm run package (osls, offline, no credentials)', () => {
     }
   });
 
-  it('serves http POST <plugin>/<phase> on a REST API whose execute-api endpoint is disabled', () => {
+  it('serves http POST <plugin>/<endpoint> on a REST API whose execute-api endpoint is disabled', () => {
     const [[, api]] = resourcesOf('AWS::ApiGateway::RestApi');
     expect(api.Properties.DisableExecuteApiEndpoint).toBe(true);
     expect(api.Properties.EndpointConfiguration.Types).toEqual(['REGIONAL']);
     const paths = resourcesOf('AWS::ApiGateway::Resource').map(([, r]) => r.Properties.PathPart);
     for (const { metadata } of packaged) {
       expect(paths).toContain(metadata.name);
-      for (const phase of phases(metadata)) expect(paths).toContain(phase);
+      for (const endpoint of endpoints(metadata)) expect(paths).toContain(endpoint);
     }
     expect(resourcesOf('AWS::ApiGateway::Method').length).toBe(
-      packaged.reduce((n, p) => n + phases(p.metadata).length, 0),
+      packaged.reduce((n, p) => n + endpoints(p.metadata).length, 0),
     );
   });
 

@@ -6,14 +6,17 @@ import { allowed, denied, patched, withAuditAnnotations, withWarnings } from '..
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionHandlerOptions } from '../../lib/http/admission-handler.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
-import { sha256 } from '../../lib/http/caller-identity.js';
+import { capability, urlSecretAuth } from '../support/capability.js';
 import { setLogSink } from '../../lib/http/log.js';
 import { invocationValues } from '../../lib/metrics/emf.js';
 import type { RequestOutcome } from '../../lib/metrics/index.js';
 import { EMF_NAMESPACE, EmfPublisher, pluginMetrics, setEmfSink } from '../../lib/metrics/index.js';
 import { powertoolsLine } from '../support/powertools-emf.js';
-import { StoreUnavailableError } from '../../lib/admission/ports.js';
+import { NO_STATE, StoreUnavailableError } from '../../lib/admission/ports.js';
 import { review } from '../support/review.js';
+
+/** The judge is sent what its rules match, and only that: this probe is sent everything. */
+const EVERYTHING = { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' } as const;
 
 const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 5000 } as unknown as Context;
 
@@ -27,8 +30,8 @@ const probe = definePlugin({
     upstreamName: 'Probe',
     name: 'probe',
     summary: 'test plugin',
-    mutating: { rules: [], failurePolicy: 'Ignore', timeoutSeconds: 5 },
-    validating: { rules: [], failurePolicy: 'Fail', timeoutSeconds: 5 },
+    mutating: { rules: [EVERYTHING], failurePolicy: 'Ignore', timeoutSeconds: 5 },
+    validating: { rules: [EVERYTHING], failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: false,
     needs: [],
     systemNamespaces: 'exclude',
@@ -60,6 +63,9 @@ const probe = definePlugin({
   },
 });
 
+/** The probe with a learning endpoint: it learns namespaces (its state is the test's). */
+const learningProbe = definePlugin({ ...probe, metadata: { ...probe.metadata, needs: ['namespaces'] } });
+
 const pod = (name: string, extra: object = {}) =>
   JSON.stringify(review({ object: { kind: 'Pod', metadata: { name, namespace: 'team-a' } }, ...extra }));
 
@@ -83,10 +89,10 @@ interface EmfLine {
   [key: string]: unknown;
 }
 
-function emfHandler(options: AdmissionHandlerOptions<undefined> = {}) {
+function emfHandler(options: AdmissionHandlerOptions<undefined> = {}, plugin = probe) {
   const lines: EmfLine[] = [];
   setEmfSink((line) => lines.push(JSON.parse(line) as EmfLine));
-  const handler = createAdmissionHandler(probe, {
+  const handler = createAdmissionHandler(plugin, {
     config: undefined,
     callerAuth: { mode: 'mtls', allowedSubjects: [] },
     metrics: pluginMetrics('probe', 'emf'),
@@ -281,21 +287,43 @@ describe('EMF: one line per invocation', () => {
     expect(lines.map((l) => l.ColdStarts)).toEqual([1, undefined]);
   });
 
-  it('counts a lost observation, and the answer still stands', async () => {
-    const { handler, lines } = emfHandler({
-      observe: async () => {
-        throw new StoreUnavailableError('state store: unreachable');
+  it('counts a lost observation on the learning endpoint, and its answer still stands', async () => {
+    const { handler, lines } = emfHandler(
+      {
+        state: () => NO_STATE,
+        observe: async () => {
+          throw new StoreUnavailableError('state store: unreachable');
+        },
       },
-    });
-    await handler(event('/probe/validate', pod('warm-up')), context);
+      learningProbe,
+    );
+    const namespace = (name: string) =>
+      JSON.stringify(
+        review({
+          kind: { kind: 'Namespace' },
+          resource: { resource: 'namespaces' },
+          name,
+          namespace: '',
+          object: { kind: 'Namespace', metadata: { name } },
+        }),
+      );
+    await handler(event('/probe/learn', namespace('warm-up')), context);
     lines.splice(0);
-    expect((await handler(event('/probe/validate', pod('ok')), context)).statusCode).toBe(200);
-    expect(lines[0]).toMatchObject({ decision: 'allowed', Requests: 1, LearningLost: 1, StoreFailures: 1 });
+    const answer = await handler(event('/probe/learn', namespace('ok')), context);
+    expect(answer.statusCode).toBe(200);
+    expect(JSON.parse(answer.body).response).toEqual({ uid: expect.any(String), allowed: true });
+    expect(lines[0]).toMatchObject({
+      phase: 'learn',
+      decision: 'allowed',
+      Requests: 1,
+      LearningLost: 1,
+      StoreFailures: 1,
+    });
   });
 
   it('never carries the caller secret, a namespace or a user', async () => {
-    const secret = 'the-per-cluster-secret-value';
-    const { handler, lines } = emfHandler({ callerAuth: { mode: 'url-secret', secretDigests: [sha256(secret)] } });
+    const secret = capability({ plugin: 'probe', endpoint: 'validate' });
+    const { handler, lines } = emfHandler({ callerAuth: urlSecretAuth() });
     const send = async () => {
       expect((await handler(event(`/${secret}/probe/validate`, pod('deny')), context)).statusCode).toBe(200);
       expect((await handler(event('/wrong-secret/probe/validate', pod('deny')), context)).statusCode).toBe(403);

@@ -10,7 +10,7 @@ import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import type { CallerAuth } from '../../lib/http/caller-identity.js';
-import { sha256 } from '../../lib/http/caller-identity.js';
+import { capability, urlSecretAuth } from '../support/capability.js';
 import { APISERVER_WEBHOOK_BUCKETS, METRIC, pluginMetrics, prometheusRegistry } from '../../lib/metrics/index.js';
 import { HELP } from '../../lib/metrics/catalog.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
@@ -27,7 +27,6 @@ import { review } from '../support/review.js';
 const pki = createPki();
 const apiserver: ClientIdentity = { caPem: pki.ca.certPem, certPem: pki.client.certPem, keyPem: pki.client.keyPem };
 const tls = { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem };
-const SECRET = 'metrics-test-secret';
 const configuration = loadAdmissionConfiguration({ ADMISSION_CONFIG: 'config/admission.yaml' });
 const podCreateDryRun = readFileSync(
   new URL('../fixtures/apiserver/admissionreview-v1-pod-create-dryrun-k8s-v1.20.2.json', import.meta.url),
@@ -59,15 +58,16 @@ beforeAll(async () => {
     port: 0,
     metrics: { text: () => prometheusRegistry.render() },
   });
-  const digests = [sha256(SECRET)];
+  const callerAuth = urlSecretAuth();
   secretServer = await startLocalServer({
-    handlers: new Map([
-      [alwaysPullImages.metadata.name, handler(alwaysPullImages, { mode: 'url-secret', secretDigests: digests })],
-    ]),
+    handlers: new Map([[alwaysPullImages.metadata.name, handler(alwaysPullImages, callerAuth)]]),
     tls,
     requireClientCertificate: false,
     port: 0,
-    metrics: { text: () => prometheusRegistry.render(), secretDigests: digests },
+    metrics: {
+      text: () => prometheusRegistry.render(),
+      ...(callerAuth.mode === 'url-secret' && { capabilities: callerAuth.capabilities }),
+    },
   });
 });
 
@@ -152,23 +152,27 @@ async function deadPort(): Promise<number> {
 }
 
 describe('GET /metrics', () => {
-  it('counts allowed, patched, denied and dry-run answers per plugin and phase, with store calls', async () => {
+  it('counts allowed, patched, denied, learning and dry-run answers per plugin and phase, with store calls', async () => {
     const moved = await delta(async () => {
-      expect(await send('/resource-quota/validate', quota)).toBe(200);
+      expect(await send('/resource-quota/learn', quota)).toBe(200); // learned: the quota
       expect(await send('/resource-quota/validate', pod('p1'))).toBe(200); // allowed: 1 of 1
       expect(await send('/resource-quota/validate', pod('p2'))).toBe(200); // denied: exceeded quota
       expect(await send('/always-pull-images/mutate', pod('p3'))).toBe(200); // patched: imagePullPolicy
       expect(await send('/always-pull-images/validate', podCreateDryRun)).toBe(200);
     });
     const rq = { plugin: 'resource-quota', phase: 'validate' };
-    expect(moved(METRIC.requests, { ...rq, code: '200', rejected: 'false' })).toBe(2);
+    const learning = { plugin: 'resource-quota', phase: 'learn' };
+    expect(moved(METRIC.requests, { ...rq, code: '200', rejected: 'false' })).toBe(1);
     expect(moved(METRIC.requests, { ...rq, code: '200', rejected: 'true', operation: 'CREATE' })).toBe(1);
-    expect(moved(METRIC.decisions, { ...rq, decision: 'allowed' })).toBe(2);
+    expect(moved(METRIC.requests, { ...learning, code: '200', rejected: 'false', operation: 'CREATE' })).toBe(1);
+    expect(moved(METRIC.decisions, { ...rq, decision: 'allowed' })).toBe(1);
     expect(moved(METRIC.decisions, { ...rq, decision: 'denied', rejection_code: '403' })).toBe(1);
+    expect(moved(METRIC.decisions, { ...learning, decision: 'allowed' })).toBe(1);
     expect(moved(METRIC.decisions, { plugin: 'always-pull-images', phase: 'mutate', decision: 'patched' })).toBe(1);
     expect(moved(METRIC.dryRuns, { plugin: 'always-pull-images', phase: 'validate' })).toBe(1);
-    expect(moved(`${METRIC.duration}_count`, rq)).toBe(3);
-    expect(moved(`${METRIC.duration}_bucket`, { ...rq, le: '+Inf' })).toBe(3);
+    expect(moved(`${METRIC.duration}_count`, rq)).toBe(2);
+    expect(moved(`${METRIC.duration}_bucket`, { ...rq, le: '+Inf' })).toBe(2);
+    expect(moved(`${METRIC.duration}_count`, learning)).toBe(1);
     expect(moved(`${METRIC.storeCalls}`, { plugin: 'resource-quota', result: 'ok' })).toBeGreaterThan(0);
     expect(moved(`${METRIC.storeDuration}_count`, { plugin: 'resource-quota' })).toBe(
       moved(METRIC.storeCalls, { plugin: 'resource-quota' }),
@@ -228,19 +232,24 @@ describe('GET /metrics', () => {
     }
   });
 
-  it('is behind the client certificate, and in url-secret mode behind the secret', async () => {
+  it("is behind the client certificate, and in url-secret mode behind the metrics' own capability", async () => {
+    const METRICS = capability('metrics');
+    const VALIDATE = capability({ plugin: 'always-pull-images', endpoint: 'validate' });
     await expect(post(`${server.url}/metrics`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).rejects.toThrow();
     const get = async (path: string) =>
       (await post(`${secretServer.url}${path}`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).status;
     expect(await get('/metrics')).toBe(404);
     expect(await get('/wrong-secret/metrics')).toBe(404);
-    expect(await get(`/${SECRET}/metrics`)).toBe(200);
-    // The secret reaches neither the metrics nor (through the path label) anything scraped.
+    // A webhook's capability is not the metrics' one.
+    expect(await get(`/${VALIDATE}/metrics`)).toBe(404);
+    expect(await get(`/${METRICS}/metrics`)).toBe(200);
+    // A capability reaches neither the metrics nor (through the path label) anything scraped.
     expect(
-      await post(`${secretServer.url}/${SECRET}/always-pull-images/validate`, pod('s1'), { caPem: pki.ca.certPem }),
+      await post(`${secretServer.url}/${VALIDATE}/always-pull-images/validate`, pod('s1'), { caPem: pki.ca.certPem }),
     ).toMatchObject({ status: 200 });
     const text = await scrape();
-    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(VALIDATE);
+    expect(text).not.toContain(METRICS);
     expect(sample(text, METRIC.coldStarts, { plugin: 'always-pull-images' })).toBe(2); // its first request
   });
 });

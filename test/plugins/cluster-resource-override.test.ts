@@ -2,7 +2,7 @@
 // clusterresourceoverride/admission_test.go) ported: TestConfigReader (6) and
 // TestLimitRequestAdmission (16), each with upstream's follow-up checks (Validate accepts the
 // mutated pod and refuses the original one when the mutation changed it). Namespaces and each
-// case's LimitRanges (upstream's namespaceLimits) are learned through the plugin's own webhook;
+// case's LimitRanges (upstream's namespaceLimits) are learned through the plugin's learning webhook;
 // namespaces carry the operator's opt-in label.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin, { type ClusterResourceOverrideConfig } from '../../functions/cluster-resource-override/plugin.js';
@@ -46,7 +46,7 @@ async function fakeNamespace(
     plugin,
     store,
     testConfig(100, 50, 50),
-  )('validate', namespaceReview('CREATE', name, { labels, annotations }));
+  )('learn', namespaceReview('CREATE', name, { labels, annotations }));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
@@ -87,7 +87,7 @@ async function learnLimitRanges(namespace: string, limits: NonNullable<Case['nam
   const learn = lambdaFor(plugin, store, testConfig(100, 50, 50));
   for (const [i, item] of limits.entries()) {
     const limitRange = { metadata: { name: `lr-${i}`, namespace }, spec: { limits: [item] } };
-    expect((await learn('validate', classWrite('limitranges', limitRange))).review?.response?.allowed).toBe(true);
+    expect((await learn('learn', classWrite('limitranges', limitRange))).review?.response?.allowed).toBe(true);
   }
 }
 
@@ -402,7 +402,7 @@ describe('the dryRun gate', () => {
       plugin,
       store,
       testConfig(100, 50, 50),
-    )('validate', namespaceReview('CREATE', 'dry', { labels: { [OPT_IN]: 'true' } }, { dryRun: true }));
+    )('learn', namespaceReview('CREATE', 'dry', { labels: { [OPT_IN]: 'true' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });

@@ -141,7 +141,7 @@ describe('beyond the table', () => {
 
   it('a default class deleted stops being the default', async () => {
     const { invoke } = await freshCluster([defaultClass1]);
-    await invoke('validate', classWrite('ingressclasses', defaultClass1, 'DELETE'));
+    await invoke('learn', classWrite('ingressclasses', defaultClass1, 'DELETE'));
     expect(classOf(await admit(invoke, ingress()))).toBeUndefined();
   });
 
@@ -160,7 +160,7 @@ describe('the dryRun gate', () => {
   it('a dry-run IngressClass write sends zero writes and teaches nothing', async () => {
     const { store, invoke } = await freshCluster([]);
     store.reset();
-    const result = await invoke('validate', classWrite('ingressclasses', defaultClass1, 'CREATE', { dryRun: true }));
+    const result = await invoke('learn', classWrite('ingressclasses', defaultClass1, 'CREATE', { dryRun: true }));
     expect(result.review?.response?.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(classOf(await admit(invoke, ingress()))).toBeUndefined();

@@ -162,16 +162,16 @@ describe('what upstream reads besides spec.storageClassName', () => {
 describe('learned StorageClasses follow their writes', () => {
   it('a default deleted, or its annotation removed, stops being the default', async () => {
     const { invoke } = await freshCluster([defaultClass1, defaultClass2]);
-    await invoke('validate', classWrite('storageclasses', defaultClass1, 'DELETE'));
+    await invoke('learn', classWrite('storageclasses', defaultClass1, 'DELETE'));
     expect(classOf(await admit(invoke, claimWithNoClass))).toBe('default2');
-    await invoke('validate', classWrite('storageclasses', storageClass('default2'), 'UPDATE'));
+    await invoke('learn', classWrite('storageclasses', storageClass('default2'), 'UPDATE'));
     expect(classOf(await admit(invoke, claimWithNoClass))).toBeUndefined();
   });
 
   it('a dry-run StorageClass write sends zero writes and teaches nothing', async () => {
     const { store, invoke } = await freshCluster([]);
     store.reset();
-    const result = await invoke('validate', classWrite('storageclasses', defaultClass1, 'CREATE', { dryRun: true }));
+    const result = await invoke('learn', classWrite('storageclasses', defaultClass1, 'CREATE', { dryRun: true }));
     expect(result.review?.response?.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(classOf(await admit(invoke, claimWithNoClass))).toBeUndefined();
@@ -259,7 +259,7 @@ describe('store failures are HTTP 500, so failurePolicy decides', () => {
     try {
       const result = await down(
         gatewayEvent(
-          '/default-storage-class/validate',
+          '/default-storage-class/learn',
           JSON.stringify(review(classWrite('storageclasses', defaultClass1))),
         ),
         lambdaContext,

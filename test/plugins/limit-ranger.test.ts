@@ -145,7 +145,7 @@ async function namespaceWith(...ranges: Item[][]): Promise<string> {
   return namespace;
 }
 async function learn(to: Invoke, object: KubeObject, operation: 'CREATE' | 'UPDATE' | 'DELETE' = 'CREATE') {
-  const result = await to('validate', classWrite('limitranges', object, operation));
+  const result = await to('learn', classWrite('limitranges', object, operation));
   expect(result.statusCode).toBe(200);
   expect(result.review?.response?.allowed).toBe(true);
 }
@@ -834,7 +834,7 @@ describe('learned LimitRanges follow their writes', () => {
     const ns = `dry-${++namespaces}`;
     store.reset();
     const write = classWrite('limitranges', limitRange(ns, [C(compute('1', ''), NONE)]), 'CREATE', { dryRun: true });
-    expect(allowedOf(await invoke('validate', write))).toBe(true);
+    expect(allowedOf(await invoke('learn', write))).toBe(true);
     expect(store.writes()).toBe(0);
     expect(allowedOf(await validate(pod('p', 1, {}, ns)))).toBe(true);
   });

@@ -1,5 +1,5 @@
 // MutatingAdmissionPolicy through the deployed Lambda handler over DynamoDB Local: the namespace a
-// namespaceSelector and namespaceObject read is learned by the plugin's own webhook (a Namespace
+// namespaceSelector and namespaceObject read is learned by the plugin's learning webhook (a Namespace
 // write), the pod's patch applies with an RFC 6902 implementation, and a dry run writes nothing.
 import { afterAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/mutating-admission-policy/plugin.js';
@@ -72,7 +72,7 @@ describe('MutatingAdmissionPolicy through the stateful handler', () => {
       ['payments', { team: 'payments' }],
       ['web', { team: 'web' }],
     ] as const) {
-      const learned = await invoke('mutate', namespaceReview('CREATE', name, { labels }));
+      const learned = await invoke('learn', namespaceReview('CREATE', name, { labels }));
       expect(learned.review?.response?.allowed).toBe(true);
     }
     const labelled = patchedObject(await invoke('mutate', podCreate('payments')), pod('payments'));
@@ -97,7 +97,7 @@ describe('MutatingAdmissionPolicy through the stateful handler', () => {
       ],
     });
     // Once learned (npm run sync, or the namespace's next write), the selector decides, silently.
-    await invoke('mutate', namespaceReview('UPDATE', 'before-install', { labels: { team: 'payments' } }));
+    await invoke('learn', namespaceReview('UPDATE', 'before-install', { labels: { team: 'payments' } }));
     const labelled = await invoke('mutate', podCreate('before-install'));
     expect(labelled.review?.response?.warnings).toBeUndefined();
     expect(patchedObject(labelled, pod('before-install')).metadata?.labels).toEqual({ team: 'payments' });
@@ -107,7 +107,7 @@ describe('MutatingAdmissionPolicy through the stateful handler', () => {
     const store = await testStore('mutating-admission-policy-dry');
     stores.push(store);
     const invoke = lambdaFor(plugin, store, config);
-    await invoke('mutate', namespaceReview('CREATE', 'payments', { labels: { team: 'payments' } }));
+    await invoke('learn', namespaceReview('CREATE', 'payments', { labels: { team: 'payments' } }));
     const before = store.writes();
     const dry = patchedObject(await invoke('mutate', podCreate('payments', true)), pod('payments'));
     expect(dry.metadata?.labels).toEqual({ team: 'payments' });

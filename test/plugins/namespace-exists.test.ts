@@ -1,6 +1,6 @@
 // Upstream's table (plugin/pkg/admission/namespace/exists/admission_test.go) ported:
 // TestAdmissionNamespaceExists and TestAdmissionNamespaceDoesNotExist, with namespaces learned only
-// through the plugin's own webhook as in a cluster (upstream's informer and live GET), plus what
+// through the plugin's learning webhook as in a cluster (upstream's informer and live GET), plus what
 // upstream's Validate implies: updates and deletes are judged too, Namespaces and cluster-scoped
 // objects never; the never-seen rule; dry runs; store failures.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,13 +22,14 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-async function answer(input: ReviewInput, run = invoke) {
-  const result = await run('validate', input);
+async function answer(input: ReviewInput, run = invoke, endpoint: 'validate' | 'learn' = 'validate') {
+  const result = await run(endpoint, input);
   expect(result.statusCode).toBe(200);
   return result.review!.response!;
 }
 
-const learn = async (input: ReviewInput) => expect((await answer(input)).allowed).toBe(true);
+/** A Namespace write as the apiserver sends it to the plugin's learning webhook. */
+const learn = async (input: ReviewInput) => expect((await answer(input, invoke, 'learn')).allowed).toBe(true);
 
 describe('TestAdmissionNamespaceExists', () => {
   it('admits a pod into a namespace that exists', async () => {

@@ -2,7 +2,7 @@
 // admission_test.go) ported: TestAccessReviewCheckOnMissingNamespace, TestAdmissionNamespaceDoesNotExist,
 // TestAdmissionNamespaceActive, TestAdmissionNamespaceTerminating, TestAdmissionNamespaceForceLiveLookup
 // (its cache-staleness half has no equivalent: learned state is read from the store each request).
-// Namespaces are learned only through the plugin's own webhook, as in a cluster.
+// Namespaces are learned only through the plugin's learning webhook, as in a cluster.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/namespace-lifecycle/plugin.js';
 import type { NamespaceLifecycleConfig } from '../../functions/namespace-lifecycle/plugin.js';
@@ -28,8 +28,11 @@ async function answer(input: ReviewInput) {
   return result.review!.response!;
 }
 
+/** A Namespace write as the apiserver sends it to the plugin's learning webhook: always admitted. */
 async function learn(input: ReviewInput) {
-  expect((await answer(input)).allowed).toBe(true);
+  const result = await invoke('learn', input);
+  expect(result.statusCode).toBe(200);
+  expect(result.review!.response!.allowed).toBe(true);
 }
 
 describe('TestAccessReviewCheckOnMissingNamespace', () => {
@@ -131,6 +134,9 @@ describe('TestAdmissionNamespaceTerminating', () => {
   });
 
   it('does not learn a refused deletion: default stays active', async () => {
+    // The learning webhook is sent the same DELETE; it admits (it never judges) and learns nothing,
+    // since the plugin refuses the write.
+    await learn(namespaceReview('DELETE', 'default'));
     expect((await answer(podCreate('default'))).allowed).toBe(true);
   });
 });

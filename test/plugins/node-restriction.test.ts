@@ -312,10 +312,14 @@ let empty: TestStore;
 beforeAll(async () => {
   [learned, empty] = await Promise.all([testStore('node-restriction'), testStore('node-restriction-empty')]);
   const invoke = lambdaFor(plugin, learned, DEFAULTS);
+  // Each write goes, as the apiserver sends it, to the judge (which admits it) and to the learning
+  // webhook (which learns it).
   for (const { what, input } of teach) {
-    const result = await invoke('validate', input);
-    expect(result.statusCode, what).toBe(200);
-    expect(result.review!.response!.allowed, what).toBe(true);
+    for (const endpoint of ['validate', 'learn'] as const) {
+      const result = await invoke(endpoint, input);
+      expect(result.statusCode, what).toBe(200);
+      expect(result.review!.response!.allowed, what).toBe(true);
+    }
   }
 });
 afterAll(() => {
@@ -1770,9 +1774,17 @@ describe('what the webhook learns, through the real handler and store', () => {
   });
   afterAll(() => store.close());
 
+  /**
+   * A request as the apiserver sends it: to the judge, then to the learning webhook (which answers
+   * every request it is sent with a bare admission, and ignores those its rules do not send it).
+   * The judge's answer is returned.
+   */
   async function send(input: ReviewInput) {
     const result = await invoke('validate', input);
     expect(result.statusCode).toBe(200);
+    const learning = await invoke('learn', input);
+    expect(learning.statusCode).toBe(200);
+    expect(learning.review!.response).toEqual({ uid: expect.any(String), allowed: true });
     return result.review!.response!;
   }
   const evict = (name: string) =>
@@ -1907,7 +1919,7 @@ describe('what the webhook learns, through the real handler and store', () => {
     setLogSink((line) => lines.push(line));
     try {
       const status = await down(
-        gatewayEvent('/node-restriction/validate', JSON.stringify(review(podStatus(pod('unlucky', 'mynode'))))),
+        gatewayEvent('/node-restriction/learn', JSON.stringify(review(podStatus(pod('unlucky', 'mynode'))))),
         lambdaContext,
       );
       expect(status.statusCode).toBe(200);

@@ -11,7 +11,6 @@ import plugin, {
   type OriginPodNodeEnvironmentConfig,
 } from '../../functions/origin-pod-node-environment/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';
-import { learningPhase } from '../../lib/admission/learning.js';
 import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { activePlugins, configurePlugins } from '../../lib/config/plugins.js';
 import { plugins } from '../../functions/index.js';
@@ -32,11 +31,7 @@ let counter = 0;
 /** Upstream's one Node, in every case's lister. */
 const WORKER_1: KubeObject = { metadata: { name: 'worker-1', labels: { worker: 'true' } } };
 const learnNode = async (node: KubeObject, operation: 'CREATE' | 'UPDATE' | 'DELETE' = 'CREATE') => {
-  const result = await lambdaFor(
-    plugin,
-    store,
-    withDefault(''),
-  )(learningPhase(plugin), classWrite('nodes', node, operation));
+  const result = await lambdaFor(plugin, store, withDefault(''))('learn', classWrite('nodes', node, operation));
   expect(result.review!.response!.allowed).toBe(true);
 };
 beforeAll(async () => {
@@ -51,7 +46,7 @@ async function namespaceWith(annotations?: Record<string, string>): Promise<stri
     plugin,
     store,
     withDefault(''),
-  )('validate', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
+  )('learn', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
@@ -427,7 +422,7 @@ describe('the dryRun gate', () => {
       plugin,
       store,
       withDefault(''),
-    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [PROJECT]: 'a=b' } }, { dryRun: true }));
+    )('learn', namespaceReview('CREATE', 'dry', { annotations: { [PROJECT]: 'a=b' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });

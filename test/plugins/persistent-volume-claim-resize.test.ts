@@ -1,6 +1,6 @@
 // Upstream's table (plugin/pkg/admission/storage/persistentvolume/resize/admission_test.go,
 // TestPVCResizeAdmission) ported: the gold (allowVolumeExpansion: true) and silver (false)
-// StorageClasses are learned through the plugin's own webhook, and every claim update goes through
+// StorageClasses are learned through the plugin's learning webhook, and every claim update goes through
 // the real Lambda handler. Plus: a class never learned, a class changed by the update, the beta
 // class annotation, shrinking, what is not judged, dry runs and store failures.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ let invoke: ReturnType<typeof lambdaFor>;
 beforeAll(async () => {
   store = await testStore('persistent-volume-claim-resize');
   invoke = lambdaFor(plugin, store);
-  await learnClasses(plugin, invoke, 'storageclasses', [goldClass, silverClass]);
+  await learnClasses(invoke, 'storageclasses', [goldClass, silverClass]);
 });
 afterAll(() => store.close());
 
@@ -148,7 +148,7 @@ describe('beyond the table', () => {
   });
 
   it('a class changed by the same update is refused even when both allow expansion', async () => {
-    await learnClasses(plugin, invoke, 'storageclasses', [{ ...goldClass, metadata: { name: 'gold2' } }]);
+    await learnClasses(invoke, 'storageclasses', [{ ...goldClass, metadata: { name: 'gold2' } }]);
     const response = await answer(update(bound('1Gi', 'gold'), bound('2Gi', 'gold2')));
     expect(response.status?.message).toBe(DYNAMICALLY_PROVISIONED);
   });
@@ -174,11 +174,11 @@ describe('beyond the table', () => {
   });
 
   it('a StorageClass updated to allow expansion is followed', async () => {
-    await invoke('validate', classWrite('storageclasses', { ...silverClass, allowVolumeExpansion: true }, 'UPDATE'));
+    await invoke('learn', classWrite('storageclasses', { ...silverClass, allowVolumeExpansion: true }, 'UPDATE'));
     try {
       expect((await answer(update(bound('1Gi', 'silver'), bound('2Gi', 'silver')))).allowed).toBe(true);
     } finally {
-      await invoke('validate', classWrite('storageclasses', silverClass, 'UPDATE'));
+      await invoke('learn', classWrite('storageclasses', silverClass, 'UPDATE'));
     }
     expect((await answer(update(bound('1Gi', 'silver'), bound('2Gi', 'silver')))).allowed).toBe(false);
   });
@@ -188,7 +188,7 @@ describe('the dryRun gate', () => {
   it('a dry-run StorageClass write sends zero writes and teaches nothing', async () => {
     store.reset();
     const bronze = { ...goldClass, metadata: { name: 'bronze' } };
-    const result = await invoke('validate', classWrite('storageclasses', bronze, 'CREATE', { dryRun: true }));
+    const result = await invoke('learn', classWrite('storageclasses', bronze, 'CREATE', { dryRun: true }));
     expect(result.review?.response?.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect((await answer(update(bound('1Gi', 'bronze'), bound('2Gi', 'bronze')))).allowed).toBe(false);

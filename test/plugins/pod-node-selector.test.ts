@@ -1,6 +1,6 @@
 // Upstream's tables (plugin/pkg/admission/podnodeselector/admission_test.go) ported: TestPodAdmission
 // (10 of 10 cases, each through the mutating phase, proven idempotent, and the validating twin on
-// the result) and TestHandles (4 of 4). Namespaces are learned only through the plugin's own webhook.
+// the result) and TestHandles (4 of 4). Namespaces are learned only through the plugin's learning webhook.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-node-selector/plugin.js';
 import type { PodNodeSelectorConfig } from '../../functions/pod-node-selector/plugin.js';
@@ -123,10 +123,7 @@ describe('TestPodAdmission', () => {
     const annotations = test.ignoreTestNamespaceNodeSelector
       ? undefined
       : { [ANNOTATION]: test.namespaceNodeSelector ?? '' };
-    const learned = await learn(
-      'validate',
-      namespaceReview('CREATE', namespace, { ...(annotations && { annotations }) }),
-    );
+    const learned = await learn('learn', namespaceReview('CREATE', namespace, { ...(annotations && { annotations }) }));
     expect(learned.review!.response!.allowed).toBe(true);
 
     const pod: KubeObject = {
@@ -179,7 +176,7 @@ describe('TestPodAdmission', () => {
       plugin,
       store,
       config,
-    )('validate', namespaceReview('CREATE', namespace, { annotations: { [ANNOTATION]: 'infra=true' } }));
+    )('learn', namespaceReview('CREATE', namespace, { annotations: { [ANNOTATION]: 'infra=true' } }));
     const state = store.state({ uid: 'm', dryRun: false });
     const pod = (nodeSelector: Record<string, string>): KubeObject => ({
       kind: 'Pod',
@@ -255,7 +252,7 @@ describe('never-seen namespaces, dry runs, configuration', () => {
       plugin,
       store,
       config,
-    )('validate', namespaceReview('CREATE', 'gpu-team', { annotations: { [ANNOTATION]: 'env=gpu' } }));
+    )('learn', namespaceReview('CREATE', 'gpu-team', { annotations: { [ANNOTATION]: 'env=gpu' } }));
     const after = await mutateIdempotently(
       plugin,
       { object: inGpu },
@@ -296,7 +293,7 @@ describe('never-seen namespaces, dry runs, configuration', () => {
       plugin,
       store,
       config,
-    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: 'a=b' } }, { dryRun: true }));
+    )('learn', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: 'a=b' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(await store.state({ uid: 'r', dryRun: false }).learnedNamespaces.get('dry')).toBeUndefined();

@@ -42,13 +42,13 @@ const uniqueNamespace = (prefix: string) => `${prefix}-${++counter}`;
 /** A fresh namespace without labels, learned as its creation (or `npm run sync`) teaches it. */
 async function unlabelled(prefix: string): Promise<string> {
   const name = uniqueNamespace(prefix);
-  const result = await lambdaFor(plugin, store, configOf())('validate', namespaceReview('CREATE', name, {}));
+  const result = await lambdaFor(plugin, store, configOf())('learn', namespaceReview('CREATE', name, {}));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
 
 async function learnNamespace(config: PodSecurityConfig, name: string, labels: Record<string, string>) {
-  const result = await lambdaFor(plugin, store, config)('validate', namespaceReview('CREATE', name, { labels }));
+  const result = await lambdaFor(plugin, store, config)('learn', namespaceReview('CREATE', name, { labels }));
   expect(result.review!.response!.allowed).toBe(true);
 }
 
@@ -83,6 +83,16 @@ async function validate(config: PodSecurityConfig, input: ReviewInput) {
   const result = await lambdaFor(plugin, store, config)('validate', input);
   expect(result.statusCode).toBe(200);
   return result.review!.response!;
+}
+
+/**
+ * A write sent to the learning webhook, as the apiserver sends every Namespace write beside the
+ * judge: always admitted with nothing else said, whatever the plugin would answer.
+ */
+async function learnWrite(config: PodSecurityConfig, input: ReviewInput) {
+  const result = await lambdaFor(plugin, store, config)('learn', input);
+  expect(result.statusCode).toBe(200);
+  expect(result.review!.response).toEqual({ uid: expect.any(String), allowed: true });
 }
 
 describe('configuration (PodSecurityConfiguration v1, v1beta1)', () => {
@@ -302,10 +312,10 @@ describe('pods: enforce, audit, warn', () => {
     const config = configOf();
     const ns = uniqueNamespace('invalid');
     const labels = { 'pod-security.kubernetes.io/enforce': 'bogus', 'pod-security.kubernetes.io/warn': 'bogus' };
-    // An update that keeps already-invalid labels is allowed (and learned), as upstream.
+    // An update that keeps already-invalid labels is allowed (and so learned), as upstream.
     const update = namespaceReview('UPDATE', ns, { labels });
-    const learned = await validate(config, update);
-    expect(learned.allowed).toBe(true);
+    expect((await validate(config, update)).allowed).toBe(true);
+    await learnWrite(config, update);
     const response = await validate(config, { object: plainPod(ns) });
     expect(response.allowed).toBe(false);
     expect(response.status!.message).toBe(
@@ -513,7 +523,14 @@ describe('namespaces: label values and exempt-namespace warnings', () => {
         field: 'metadata.labels[pod-security.kubernetes.io/audit-version]',
       },
     ]);
-    // A refused namespace is not learned: a pod there is answered as in a namespace never seen.
+    // A refused namespace is not learned: the learning webhook, sent the same write, admits it and
+    // learns nothing, so a pod there is answered as in a namespace never seen.
+    await learnWrite(
+      config,
+      namespaceReview('CREATE', 'bad-labels', {
+        labels: { 'pod-security.kubernetes.io/enforce': 'strict', 'pod-security.kubernetes.io/audit-version': 'v1' },
+      }),
+    );
     const pod = await validate(config, { object: { ...plainPod('bad-labels'), spec: { hostIPC: true } } });
     expect(pod.allowed).toBe(true);
     expect(pod.warnings).toEqual([expect.stringMatching(/^PodSecurity: namespace "bad-labels" is not learned yet/)]);
@@ -532,6 +549,13 @@ describe('namespaces: label values and exempt-namespace warnings', () => {
     expect((await validate(config, changed)).status!.message).toBe(
       'Namespace "keeps-bad" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "stricter": must be one of privileged, baseline, restricted',
     );
+    // The learning webhook learns the kept labels and not the refused change.
+    const learnedLabels = async () =>
+      (await store.state({ uid: 'read', dryRun: false }).learnedNamespaces.get('keeps-bad'))?.labels;
+    await learnWrite(config, old);
+    expect(await learnedLabels()).toEqual({ 'pod-security.kubernetes.io/enforce': 'strict' });
+    await learnWrite(config, changed);
+    expect(await learnedLabels()).toEqual({ 'pod-security.kubernetes.io/enforce': 'strict' });
   });
 
   it('an exempt namespace that sets a policy is warned that it will be ignored', async () => {
@@ -580,14 +604,17 @@ describe('namespaces: label values and exempt-namespace warnings', () => {
     expect((await validate(config, { object: plainPod(ns) })).allowed).toBe(false);
     const relabel = namespaceReview('UPDATE', ns, { labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } });
     expect((await validate(config, relabel)).allowed).toBe(true);
+    // The judge only judged it: the pod is still refused until the learning webhook sees the write.
+    expect((await validate(config, { object: plainPod(ns) })).allowed).toBe(false);
+    await learnWrite(config, relabel);
     expect((await validate(config, { object: plainPod(ns) })).allowed).toBe(true);
   });
 });
 
 describe('metadata', () => {
-  it('judges pods and controllers on CREATE and UPDATE, learns namespaces, and writes nothing of its own', () => {
-    const rules = plugin.metadata.validating!.rules;
-    expect(rules.flatMap((r) => r.resources)).toEqual([
+  it('judges pods, controllers and namespaces on CREATE and UPDATE, learns namespaces, writes nothing of its own', () => {
+    const { rules, failurePolicyGroups } = plugin.metadata.validating!;
+    const podRules = [
       'pods',
       'pods/ephemeralcontainers',
       'replicationcontrollers',
@@ -598,8 +625,14 @@ describe('metadata', () => {
       'daemonsets',
       'jobs',
       'cronjobs',
-    ]);
+    ];
+    expect(rules.flatMap((r) => r.resources)).toEqual([...podRules, 'namespaces']);
     expect(rules.every((r) => r.operations.join() === 'CREATE,UPDATE')).toBe(true);
+    // Upstream's webhook judges namespaces too; here on a judge of their own that fails open.
+    expect(failurePolicyGroups?.map((g) => [g.failurePolicy, g.rules.flatMap((r) => r.resources)])).toEqual([
+      ['Fail', podRules],
+      ['Ignore', ['namespaces']],
+    ]);
     expect(plugin.metadata).toMatchObject({
       upstreamName: 'PodSecurity',
       name: 'pod-security',
@@ -630,8 +663,10 @@ describe('TestValidatePodAndController', () => {
   };
   beforeAll(async () => {
     // UPDATE keeps (and teaches) even invalid labels, as a namespace that predates them would have.
-    for (const [name, labels] of Object.entries(namespaces))
+    for (const [name, labels] of Object.entries(namespaces)) {
       expect((await validate(config, namespaceReview('UPDATE', name, { labels }))).allowed).toBe(true);
+      await learnWrite(config, namespaceReview('UPDATE', name, { labels }));
+    }
   });
 
   const meta = { name: 'test-pod', labels: { foo: 'bar' } };

@@ -2,7 +2,7 @@
 // with MergeTolerations' superset semantics and reinvocation testing) ported: TestPodAdmission (13
 // of 13 cases, each through the mutating phase, proven idempotent, then the validating twin on the
 // result), TestHandles (4 of 4) and TestIgnoreUpdatingInitializedPod (1 of 1). Namespaces are
-// learned only through the plugin's own Namespace webhook, over DynamoDB Local.
+// learned only through the plugin's learning webhook, over DynamoDB Local.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -196,7 +196,7 @@ const cases: Case[] = [
   },
 ];
 
-/** Teaches the plugin a namespace through its own validating webhook, as the apiserver would. */
+/** Teaches the plugin a namespace through its learning webhook, as the apiserver would. */
 async function learnNamespace(
   name: string,
   annotations: Record<string, string> | undefined,
@@ -206,7 +206,7 @@ async function learnNamespace(
     plugin,
     store,
     config,
-  )('validate', namespaceReview('CREATE', name, annotations ? { annotations } : {}));
+  )('learn', namespaceReview('CREATE', name, annotations ? { annotations } : {}));
   expect(learned.review!.response!.allowed).toBe(true);
 }
 
@@ -411,7 +411,7 @@ describe('never-seen namespaces, dry runs, broken annotations', () => {
       store,
       configOf(),
     )(
-      'validate',
+      'learn',
       namespaceReview('CREATE', 'ptr-dry', { annotations: { [NS_DEFAULT_TOLERATIONS]: '[]' } }, { dryRun: true }),
     );
     expect(result.review!.response!.allowed).toBe(true);

@@ -24,11 +24,7 @@ beforeAll(async () => {
   store = await testStore('preexisting-objects');
   // The namespace existed before installation too: `npm run sync` (or its first write) taught it.
   const learner = configured.find((p) => p.plugin.metadata.needs.includes('namespaces'))!;
-  const taught = await lambdaFor(
-    learner.plugin,
-    store,
-    learner.config,
-  )('validate', namespaceReview('CREATE', 'team-a'));
+  const taught = await lambdaFor(learner.plugin, store, learner.config)('learn', namespaceReview('CREATE', 'team-a'));
   expect(taught.review?.response?.allowed).toBe(true);
 });
 afterAll(() => {

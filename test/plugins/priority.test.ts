@@ -10,7 +10,6 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor } from '../support/dynamodb.js';
-import { learningPhase } from '../../lib/admission/learning.js';
 import { classClusters, classWrite, patchedObject } from '../support/learned-objects.js';
 import type { ReviewInput } from '../support/review.js';
 
@@ -147,7 +146,7 @@ describe('a PriorityClass write judged beside its own observation', () => {
     for (let i = 0; i < 10; i++) {
       const { invoke } = await freshCluster([nondefaultClass1]);
       const write = classWrite('priorityclasses', defaultClass1);
-      const answers = await Promise.all([invoke(learningPhase(plugin), write), invoke('validate', write)]);
+      const answers = await Promise.all([invoke('learn', write), invoke('validate', write)]);
       expect(answers.map((a) => a.review?.response?.allowed)).toEqual([true, true]);
     }
   });
@@ -260,7 +259,11 @@ describe('TestDefaultPriority (upstream table)', () => {
       await loader.record({ kind: 'stored', of: 'priorityclasses', name: object.metadata!.name!, object }, 'sync');
     }
     expect(await resolvedDefault(invoke)).toEqual(expectedBefore);
-    if (write) expect((await invoke('validate', write)).review?.response?.allowed).toBe(true);
+    if (write) {
+      // The apiserver sends the write to the judge (which admits it) and to the learning webhook.
+      expect((await invoke('validate', write)).review?.response?.allowed).toBe(true);
+      expect((await invoke('learn', write)).review?.response?.allowed).toBe(true);
+    }
     expect(await resolvedDefault(invoke)).toEqual(expectedAfter);
   });
 });
@@ -460,9 +463,10 @@ describe('beyond the tables', () => {
 
   it('a refused second default is not learned', async () => {
     const { invoke } = await freshCluster([defaultClass2]);
-    expect((await invoke('validate', classReview(defaultClass1, 'CREATE', 'default1'))).review?.response?.allowed).toBe(
-      false,
-    );
+    const second = classReview(defaultClass1, 'CREATE', 'default1');
+    expect((await invoke('validate', second)).review?.response?.allowed).toBe(false);
+    // The learning webhook, sent the same write, admits it (it never judges) and learns nothing.
+    expect((await invoke('learn', second)).review?.response?.allowed).toBe(true);
     expect(specOf(await admitPod(invoke, pod('p', 'namespace'))).priority).toBe(2000);
   });
 
@@ -485,6 +489,7 @@ describe('the dryRun gate', () => {
     store.reset();
     const dry = { ...classReview(defaultClass1, 'CREATE', 'default1'), dryRun: true };
     expect((await invoke('validate', dry)).review?.response?.allowed).toBe(true);
+    expect((await invoke('learn', dry)).review?.response?.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(specOf(await admitPod(invoke, pod('p', 'namespace'))).priority).toBe(0);
   });

@@ -62,10 +62,20 @@ async function answer(input: ReviewInput, via = invoke) {
   return result.review!.response!;
 }
 
+/**
+ * What the learning webhook is sent: ResourceQuota writes, and the UPDATEs and DELETEs the ledger
+ * records (confirmations, releases). It always admits, with nothing else said.
+ */
+async function learn(input: ReviewInput, via = invoke) {
+  const result = await via('learn', input);
+  expect(result.statusCode, result.body).toBe(200);
+  expect(result.review!.response).toEqual({ uid: expect.any(String), allowed: true });
+}
+
 describe('the done-when scenario: quota pods: "2" learned from a ResourceQuota CREATE', () => {
   const ns = 'scenario';
   beforeAll(async () => {
-    expect((await answer(quotaReview(ns, 'compute-quota', { pods: '2' }))).allowed).toBe(true);
+    await learn(quotaReview(ns, 'compute-quota', { pods: '2' }));
   });
 
   it('three dry-run pod creates are admitted, send zero writes, and are not counted', async () => {
@@ -97,23 +107,26 @@ describe('the done-when scenario: quota pods: "2" learned from a ResourceQuota C
 
   it('deleting a pod frees its place (and a dry-run delete does not)', async () => {
     store.reset();
-    expect((await answer({ ...remove(pod(ns, 'p1')), dryRun: true })).allowed).toBe(true);
+    await learn({ ...remove(pod(ns, 'p1')), dryRun: true });
     expect(store.writes()).toBe(0);
     expect((await answer(create(pod(ns, 'p3')))).allowed).toBe(false);
+    // The judge is not sent deletes (its rules name creates): it admits without releasing anything.
     expect((await answer(remove(pod(ns, 'p1')))).allowed).toBe(true);
+    expect((await answer(create(pod(ns, 'p3')))).allowed).toBe(false);
+    await learn(remove(pod(ns, 'p1')));
     expect((await answer(create(pod(ns, 'p3')))).allowed).toBe(true);
   });
 
   it('a delete naming another object uid frees nothing', async () => {
     const forged = pod(ns, 'p2');
     forged.metadata!.uid = 'someone-else';
-    expect((await answer(remove(forged))).allowed).toBe(true);
+    await learn(remove(forged));
     expect((await answer(create(pod(ns, 'p4')))).allowed).toBe(false);
   });
 
   it('a dry-run ResourceQuota write teaches nothing', async () => {
     store.reset();
-    await answer({ ...quotaReview(ns, 'compute-quota', { pods: '100' }, {}, 'UPDATE'), dryRun: true });
+    await learn({ ...quotaReview(ns, 'compute-quota', { pods: '100' }, {}, 'UPDATE'), dryRun: true });
     expect(store.writes()).toBe(0);
     expect((await answer(create(pod(ns, 'p4')))).allowed).toBe(false);
   });
@@ -121,10 +134,10 @@ describe('the done-when scenario: quota pods: "2" learned from a ResourceQuota C
 
 describe('quotas are learned by lib from ResourceQuota writes, as namespaces are', () => {
   it('a ResourceQuota DELETE forgets the quota', async () => {
-    await answer(quotaReview('forget', 'q', { pods: '0' }));
+    await learn(quotaReview('forget', 'q', { pods: '0' }));
     expect((await answer(create(pod('forget', 'a')))).allowed).toBe(false);
     const gone = quotaReview('forget', 'q', {});
-    expect((await answer({ ...gone, operation: 'DELETE', object: null, oldObject: gone.object })).allowed).toBe(true);
+    await learn({ ...gone, operation: 'DELETE', object: null, oldObject: gone.object });
     expect((await answer(create(pod('forget', 'a')))).allowed).toBe(true);
   });
 
@@ -138,7 +151,7 @@ describe('quotas are learned by lib from ResourceQuota writes, as namespaces are
     });
     try {
       const result = await unreachable(
-        gatewayEvent('/resource-quota/validate', JSON.stringify(review(quotaReview('lost', 'q', { pods: '0' })))),
+        gatewayEvent('/resource-quota/learn', JSON.stringify(review(quotaReview('lost', 'q', { pods: '0' })))),
         lambdaContext,
       );
       expect(result.statusCode).toBe(200);
@@ -152,7 +165,7 @@ describe('quotas are learned by lib from ResourceQuota writes, as namespaces are
 
 describe('concurrency: 40 concurrent creates against a quota of 20', () => {
   it('admits exactly 20', async () => {
-    await answer(quotaReview('busy', 'q', { pods: '20' }));
+    await learn(quotaReview('busy', 'q', { pods: '20' }));
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => answer(create(pod('busy', `c${i}`)))));
     expect(results.filter((r) => r.allowed)).toHaveLength(20);
     expect(
@@ -178,7 +191,7 @@ describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32
     const burst = async (input: ReviewInput) =>
       handler(gatewayEvent('/resource-quota/validate', JSON.stringify(review(input))), lambdaContext);
     try {
-      await answer(quotaReview('burst', 'q', { pods: '32' }));
+      await learn(quotaReview('burst', 'q', { pods: '32' }));
       const results = await Promise.all(Array.from({ length: 64 }, (_, i) => burst(create(pod('burst', `b${i}`)))));
       expect(results.map((r) => r.statusCode).filter((code) => code !== 200)).toEqual([]);
       const responses = results.map((r) => (JSON.parse(r.body) as AdmissionReviewWire).response!);
@@ -208,7 +221,7 @@ describe('a queue append applied twice (a retry after a connection reset that th
     };
     const state = (request: { uid: string; dryRun: boolean }) =>
       createRequestState(request, { plugin: plugin.metadata.name, client: twice, tableName: store.tableName });
-    await answer(quotaReview('twice', 'q', { pods: '1' }));
+    await learn(quotaReview('twice', 'q', { pods: '1' }));
     const first = await runPhase(
       plugin,
       'validate',
@@ -229,7 +242,7 @@ describe('reconciliation: reservations expire unless a later observation confirm
   const validate = (input: ReviewInput & { uid: string }) => runPhase(plugin, 'validate', input, config, at(input.uid));
 
   it('an unconfirmed reservation stops counting once expired (before any TTL sweep); a confirmed one keeps counting', async () => {
-    await answer({ ...quotaReview(ns, 'q', { pods: '1' }), uid: 'rq-1' }); // lib learns quotas in the handler
+    await learn({ ...quotaReview(ns, 'q', { pods: '1' }), uid: 'rq-1' }); // lib learns quotas in the handler
     expect((await validate({ ...create(pod(ns, 'never-persisted')), uid: 'r-1' })).wire.response!.allowed).toBe(true);
     expect((await validate({ ...create(pod(ns, 'other')), uid: 'r-2' })).wire.response!.allowed).toBe(false);
     clock += 901_000; // past QUOTA_RESERVATION_SECONDS (900)
@@ -250,15 +263,17 @@ describe('reconciliation: reservations expire unless a later observation confirm
 
 describe('upstream cases', () => {
   it('TestAdmissionIgnoresDelete and TestAdmissionIgnoresSubresources', async () => {
-    await answer(quotaReview('ign', 'q', { pods: '0' }));
+    await learn(quotaReview('ign', 'q', { pods: '0' }));
     expect((await answer(remove(pod('ign', 'x')))).allowed).toBe(true);
+    // The learning webhook, which the apiserver sends deletes to, records the release and admits.
+    await learn(remove(pod('ign', 'x')));
     expect((await answer({ ...create(pod('ign', 'x')), subResource: 'eviction', operation: 'CREATE' })).allowed).toBe(
       true,
     );
   });
 
   it('TestAdmitBelowQuotaLimit and TestAdmitExceedQuotaLimit (cpu, memory, pods)', async () => {
-    await answer(quotaReview('cpu', 'quota', { cpu: '3', memory: '100Gi', pods: '5' }));
+    await learn(quotaReview('cpu', 'quota', { cpu: '3', memory: '100Gi', pods: '5' }));
     expect((await answer(create(pod('cpu', 'a', { requests: { cpu: '1', memory: '2Gi' } })))).allowed).toBe(true);
     expect((await answer(create(pod('cpu', 'b', { requests: { cpu: '1500m', memory: '2Gi' } })))).allowed).toBe(true);
     const over = await answer(create(pod('cpu', 'c', { requests: { cpu: '600m', memory: '2Gi' } })));
@@ -268,7 +283,7 @@ describe('upstream cases', () => {
   });
 
   it('TestAdmitEnforceQuotaConstraints: a quota on limits.cpu needs every container to name one', async () => {
-    await answer(quotaReview('constraints', 'quota', { 'limits.cpu': '3', 'requests.cpu': '2' }));
+    await learn(quotaReview('constraints', 'quota', { 'limits.cpu': '3', 'requests.cpu': '2' }));
     const response = await answer(create(pod('constraints', 'a', { requests: { cpu: '100m' } })));
     expect(response.status?.message).toBe('pods "a" is forbidden: failed quota: quota: must specify limits.cpu');
   });
@@ -278,7 +293,7 @@ describe('upstream cases', () => {
   });
 
   it('TestAdmitBelowTerminatingQuotaLimit: a Terminating quota counts only pods with activeDeadlineSeconds', async () => {
-    await answer(quotaReview('term', 'quota-terminating', { pods: '1' }, { scopes: ['Terminating'] }));
+    await learn(quotaReview('term', 'quota-terminating', { pods: '1' }, { scopes: ['Terminating'] }));
     expect((await answer(create(pod('term', 'long-1')))).allowed).toBe(true);
     expect((await answer(create(pod('term', 'long-2')))).allowed).toBe(true);
     expect((await answer(create(pod('term', 'short-1', {}, { activeDeadlineSeconds: 60 })))).allowed).toBe(true);
@@ -288,7 +303,7 @@ describe('upstream cases', () => {
   });
 
   it('TestAdmitBelowBestEffortQuotaLimit and TestAdmitBestEffortQuotaLimitIgnoresBurstable', async () => {
-    await answer(quotaReview('be', 'quota-besteffort', { pods: '1' }, { scopes: ['BestEffort'] }));
+    await learn(quotaReview('be', 'quota-besteffort', { pods: '1' }, { scopes: ['BestEffort'] }));
     expect((await answer(create(pod('be', 'burstable-1', { requests: { cpu: '100m' } })))).allowed).toBe(true);
     expect((await answer(create(pod('be', 'burstable-2', { limits: { memory: '1Gi' } })))).allowed).toBe(true);
     expect((await answer(create(pod('be', 'besteffort-1')))).allowed).toBe(true);
@@ -303,12 +318,12 @@ describe('upstream cases', () => {
     const response = await answer(create(pod('limited', 'a', { requests: { cpu: '1' } })), strict);
     expect(response.status?.message).toBe('pods "a" is forbidden: insufficient quota to consume: requests.cpu');
     expect((await answer(create(pod('limited', 'b')), strict)).allowed).toBe(true);
-    await answer(quotaReview('limited', 'quota', { 'requests.cpu': '10' }), strict);
+    await learn(quotaReview('limited', 'quota', { 'requests.cpu': '10' }), strict);
     expect((await answer(create(pod('limited', 'c', { requests: { cpu: '1' } })), strict)).allowed).toBe(true);
   });
 
   it('count/<resource>.<group> and legacy object counts', async () => {
-    await answer(quotaReview('counts', 'objects', { 'count/deployments.apps': '1', configmaps: '1' }));
+    await learn(quotaReview('counts', 'objects', { 'count/deployments.apps': '1', configmaps: '1' }));
     const deployment = (name: string): ReviewInput => ({
       kind: { group: 'apps', kind: 'Deployment' },
       resource: { group: 'apps', resource: 'deployments' },
@@ -337,7 +352,7 @@ describe('a store restart: the ledger lives in the store (-dbPath)', () => {
       const own = await ownStore('rq-restart');
       try {
         const via = lambdaFor(plugin, own.store, config);
-        await answer(quotaReview('restart', 'compute-quota', { pods: '2' }), via);
+        await learn(quotaReview('restart', 'compute-quota', { pods: '2' }), via);
         expect((await answer(create(pod('restart', 'p1')), via)).allowed).toBe(true);
         expect((await answer(create(pod('restart', 'p2')), via)).allowed).toBe(true);
         await own.stop();
@@ -368,7 +383,7 @@ describe("usage beyond pods' cpu and memory, as upstream's evaluators charge it"
 
   it('charges claims requests.storage, and again under their storage class', async () => {
     const ns = 'storage';
-    await answer(
+    await learn(
       quotaReview(ns, 'disks', {
         'requests.storage': '5Gi',
         'gold.storageclass.storage.k8s.io/requests.storage': '4Gi',
@@ -389,7 +404,7 @@ describe("usage beyond pods' cpu and memory, as upstream's evaluators charge it"
 
   it('charges pods ephemeral-storage and extended resources (as requests.<name> only)', async () => {
     const ns = 'extended';
-    await answer(
+    await learn(
       quotaReview(ns, 'node-local', { 'requests.ephemeral-storage': '1Gi', 'requests.example.com/gpu': '1' }),
     );
     expect((await answer(create(pod(ns, 'e1', { requests: { 'ephemeral-storage': '600Mi' } })))).allowed).toBe(true);

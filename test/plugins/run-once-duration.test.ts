@@ -1,7 +1,7 @@
 // OpenShift's tables (openshift/kubernetes openshift-kube-apiserver/admission/autoscaling/
 // runonceduration/admission_test.go and apis/runonceduration/validation/validation_test.go)
 // ported: TestRunOnceDurationAdmit (9 cases), TestReadConfig and
-// TestRunOnceDurationConfigValidation (2). Namespaces are learned through the plugin's own webhook;
+// TestRunOnceDurationConfigValidation (2). Namespaces are learned through the plugin's learning webhook;
 // every mutation is applied as a real JSON patch, re-run on its own output, and then checked by the
 // validating twin. Plus: the twin's refusals, the annotation's parse errors, never-seen namespaces,
 // dry runs and configuration.
@@ -34,7 +34,7 @@ async function namespaceWith(annotations?: Record<string, string>): Promise<stri
     plugin,
     store,
     testConfig(),
-  )('validate', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
+  )('learn', namespaceReview('CREATE', name, { ...(annotations && { annotations }) }));
   expect(result.review!.response!.allowed).toBe(true);
   return name;
 }
@@ -262,7 +262,7 @@ describe('the dryRun gate', () => {
       plugin,
       store,
       testConfig(10),
-    )('validate', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: '5' } }, { dryRun: true }));
+    )('learn', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: '5' } }, { dryRun: true }));
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
   });

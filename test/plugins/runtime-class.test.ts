@@ -351,7 +351,7 @@ describe('beyond the tables', () => {
 
   it('a RuntimeClass deleted is no longer found', async () => {
     const { invoke } = await freshCluster([overheadClass('100m', '1')]);
-    await invoke('validate', classWrite('runtimeclasses', overheadClass('100m', '1'), 'DELETE'));
+    await invoke('learn', classWrite('runtimeclasses', overheadClass('100m', '1'), 'DELETE'));
     expect((await refusal(invoke, 'mutate', overheadPod('p', {}, 'none', 'foo'))).code).toBe(403);
   });
 
@@ -365,7 +365,7 @@ describe('the dryRun gate', () => {
     const { store, invoke } = await freshCluster([]);
     store.reset();
     const dry = classWrite('runtimeclasses', overheadClass('100m', '1'), 'CREATE', { dryRun: true });
-    expect((await invoke('validate', dry)).review?.response?.allowed).toBe(true);
+    expect((await invoke('learn', dry)).review?.response?.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect((await refusal(invoke, 'mutate', overheadPod('p', {}, 'none', 'foo'))).code).toBe(403);
   });

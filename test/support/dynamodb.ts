@@ -19,6 +19,7 @@ import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
 import { gatewayEvent, lambdaContext } from './gateway-event.js';
 import type { ReviewInput } from './review.js';
 import { review } from './review.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
 
 export interface TestStore {
   endpoint: string;
@@ -164,7 +165,7 @@ export function lambdaFor(plugin: AnyAdmissionPlugin, store: TestStore, config?:
     callerAuth: { mode: 'mtls', allowedSubjects: [] },
     state: (request) => store.state(request),
   });
-  return async function invoke(phase: 'mutate' | 'validate', input: ReviewInput): Promise<Invocation> {
+  return async function invoke(phase: Endpoint, input: ReviewInput): Promise<Invocation> {
     const result = await handler(
       gatewayEvent(`/${plugin.metadata.name}/${phase}`, JSON.stringify(review(input))),
       lambdaContext,

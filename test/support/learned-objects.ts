@@ -3,7 +3,8 @@
 // RFC 6902 implementation).
 import jsonpatch from 'fast-json-patch';
 import { afterAll, expect } from 'vitest';
-import { LEARNED_OBJECT_KINDS, learningPhase } from '../../lib/admission/learning.js';
+import { LEARNED_OBJECT_KINDS } from '../../lib/admission/learning.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
 import type { AnyAdmissionPlugin } from '../../lib/admission/plugin.js';
 import type { LearnedObjectKind } from '../../lib/admission/ports.js';
 import type { KubeObject } from '../../lib/admission/types.js';
@@ -32,17 +33,16 @@ export function classWrite(
   };
 }
 
-type Invoke = (phase: 'mutate' | 'validate', input: ReviewInput) => Promise<Invocation>;
+type Invoke = (endpoint: Endpoint, input: ReviewInput) => Promise<Invocation>;
 
-/** Sends class writes to the plugin's learning phase, each expected to be admitted. */
+/** Sends class writes to the plugin's learning endpoint, each expected to be admitted. */
 export async function learnClasses(
-  plugin: AnyAdmissionPlugin,
   invoke: Invoke,
   of: LearnedObjectKind,
   objects: readonly KubeObject[],
 ): Promise<void> {
   for (const object of objects) {
-    const result = await invoke(learningPhase(plugin), classWrite(of, object));
+    const result = await invoke('learn', classWrite(of, object));
     expect(result.statusCode).toBe(200);
     expect(result.review?.response?.allowed).toBe(true);
   }
@@ -72,7 +72,7 @@ export function classClusters(plugin: AnyAdmissionPlugin, of: LearnedObjectKind,
     const store = await testStore(plugin.metadata.name);
     stores.push(store);
     const invoke = lambdaFor(plugin, store, served);
-    await learnClasses(plugin, invoke, of, classes);
+    await learnClasses(invoke, of, classes);
     return { store, invoke };
   };
 }

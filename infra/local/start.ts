@@ -31,8 +31,8 @@ Environment:
   DYNAMODB_ENDPOINT        use this DynamoDB endpoint instead of the embedded store (.local/dynamodb)
   CALLER_AUTH              mtls (default) or url-secret (a capability per webhook in the path,
                            signed with the deployment key in URL_SECRET_FILE)
-  URL_SECRET_FILE          url-secret: the deployment key (default ${DEFAULT_URL_SECRET_FILE}, the file
-                           npm run emit -- --auth url-secret reads too; created when missing)
+  URL_SECRET_FILE          url-secret: the deployment key (default ${DEFAULT_URL_SECRET_FILE}, created when
+                           missing); emit reads the same file
   ALLOWED_CLIENT_SUBJECTS  mtls: only these certificate subjects (CN or DN, ';'-separated)
   LOG_SAMPLE_ALLOWED       fraction of allowed requests logged, 0..1 (default 1; refusals and failures always)
 

@@ -5,8 +5,10 @@
 // dimension sets {service, plugin, phase} and {service, plugin, decision}) and Lambda's own (AWS/Lambda, FunctionName).
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
 import { EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE } from '../../lib/metrics/emf.js';
-import type { Phase, ServerlessInputs } from './functions.js';
-import { functionKey, needsStateTable, phasesOf } from './functions.js';
+import type { ServerlessInputs } from './functions.js';
+import { endpointsOf, functionKey, needsStateTable } from './functions.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
+import { LEARNING_TIMEOUT_SECONDS } from '../../lib/admission/plugin.js';
 
 export interface ObservabilityInputs {
   /** An SNS topic ARN for alarm and OK notifications; '' keeps the alarms without actions. */
@@ -34,15 +36,17 @@ export function observabilityInputs(inputs: ServerlessInputs): ObservabilityInpu
 }
 
 const lambdaLogicalId = (metadata: PluginMetadata) => `${functionKey(metadata.name)}LambdaFunction`;
-const phaseKey = (phase: Phase) => functionKey(phase);
+const phaseKey = (phase: Endpoint) => functionKey(phase);
 
-function timeoutSeconds(metadata: PluginMetadata, phase: Phase): number {
+/** The webhook's timeoutSeconds: the learning webhook's is LEARNING_TIMEOUT_SECONDS. */
+function timeoutSeconds(metadata: PluginMetadata, phase: Endpoint): number {
+  if (phase === 'learn') return LEARNING_TIMEOUT_SECONDS;
   const webhook = phase === 'mutate' ? metadata.mutating : metadata.validating;
   if (webhook === undefined) throw new Error(`${metadata.name} has no ${phase} webhook`);
   return webhook.timeoutSeconds;
 }
 
-function emfMetric(metadata: PluginMetadata, phase: Phase, name: string) {
+function emfMetric(metadata: PluginMetadata, phase: Endpoint, name: string) {
   return {
     Namespace: EMF_NAMESPACE,
     MetricName: name,
@@ -78,7 +82,7 @@ function alarm(name: string, description: string, properties: Record<string, unk
 
 /** Sum of one EMF metric over a plugin's phases, as metric-math queries (the last one returns). */
 function summed(metadata: PluginMetadata, metric: string, id: string, period: number) {
-  const parts = phasesOf(metadata).map((phase) => ({
+  const parts = endpointsOf(metadata).map((phase) => ({
     Id: `${id}_${phase}`,
     MetricStat: { Metric: emfMetric(metadata, phase, metric), Period: period, Stat: 'Sum' },
     ReturnData: false,
@@ -121,7 +125,7 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
   );
 
   // p99 of each webhook against its own timeout: the apiserver gives up at timeoutSeconds.
-  for (const phase of phasesOf(metadata)) {
+  for (const phase of endpointsOf(metadata)) {
     const thresholdMs = Math.round(timeoutSeconds(metadata, phase) * 1000 * o.latencyAlarmFraction);
     alarms[`${key}${phaseKey(phase)}LatencyAlarm`] = alarm(
       `${prefix}-${phase}-p99-latency`,
@@ -215,7 +219,7 @@ function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInp
   const o = observabilityInputs(inputs);
   // Fn::Sub turns `${<Function>LambdaFunction}` into the deployed function's name.
   const fn = `\${${lambdaLogicalId(metadata)}}`;
-  const emf = (metric: string, phase: Phase, stat: string, label: string, extra: Record<string, unknown> = {}) => [
+  const emf = (metric: string, phase: Endpoint, stat: string, label: string, extra: Record<string, unknown> = {}) => [
     EMF_NAMESPACE,
     metric,
     'service',
@@ -241,7 +245,7 @@ function dashboardRow(metadata: PluginMetadata, y: number, inputs: ServerlessInp
       ...properties,
     },
   });
-  const phases = phasesOf(metadata);
+  const phases = endpointsOf(metadata);
   const minTimeout = Math.min(...phases.map((p) => timeoutSeconds(metadata, p)));
   const row = [
     widget(0, 6, 'requests by decision', {

@@ -12,12 +12,6 @@ const text = readFileSync(join(ROOT, GUIDE), 'utf8');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const serverlessYml = parse(readFileSync(join(ROOT, 'serverless.yml'), 'utf8'));
 
-/**
- * Parameters the guide names ahead of serverless.yml: the capability-URL change replaces
- * urlSecretSha256 with urlCapabilityKeys. Empty this list once serverless.yml declares it.
- */
-const ANNOUNCED_PARAMS = ['urlCapabilityKeys'];
-
 interface Block {
   readonly info: string;
   readonly lines: readonly string[];
@@ -59,8 +53,7 @@ describe(GUIDE, () => {
   it('passes only parameters serverless.yml declares', () => {
     const params = [...text.matchAll(/--param="(\w+)=/g)].map((m) => m[1]!);
     expect(params).toEqual(expect.arrayContaining(['callerAuth', 'domainName', 'certificateArn', 'truststoreUri']));
-    for (const param of params)
-      expect([...Object.keys(serverlessYml.params.default), ...ANNOUNCED_PARAMS], param).toContain(param);
+    for (const param of params) expect(Object.keys(serverlessYml.params.default), param).toContain(param);
   });
 
   it('links only to files and headings that exist', () => {

@@ -140,6 +140,7 @@ const OSLS_ACTIONS = [
 const functionKey = (name: string) => name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const logicalPrefix = (name: string) => functionKey(name).charAt(0).toUpperCase() + functionKey(name).slice(1);
 const phases = (m: PluginMetadata) => [...(m.mutating ? ['mutate'] : []), ...(m.validating ? ['validate'] : [])];
+const endpointKey = (e: string) => `${e.charAt(0).toUpperCase()}${e.slice(1)}`;
 /** What a function serves: its judging phases, and the learning endpoint of a plugin that learns. */
 const endpoints = (m: PluginMetadata) => [...phases(m), ...(learningEndpointRules(m).length > 0 ? ['learn'] : [])];
 const usesTable = (m: PluginMetadata) => m.writes || m.needs.length > 0;
@@ -331,7 +332,7 @@ describe('serverless.yml', () => {
         `${key}FailureRateAlarm`,
         `${key}ThrottlesAlarm`,
         `${key}RefusedCallersAlarm`,
-        ...phases(metadata).map((p) => `${key}${p === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`),
+        ...endpoints(metadata).map((p) => `${key}${endpointKey(p)}LatencyAlarm`),
       ];
       if (usesTable(metadata)) expected.push(`${key}StoreFailuresAlarm`);
       expect(
@@ -339,9 +340,10 @@ describe('serverless.yml', () => {
           .map(([id]) => id)
           .sort(),
       ).toEqual(expected.sort());
-      for (const phase of phases(metadata)) {
-        const latency = r[`${key}${phase === 'mutate' ? 'Mutate' : 'Validate'}LatencyAlarm`].Properties;
-        const timeout = (phase === 'mutate' ? metadata.mutating : metadata.validating)!.timeoutSeconds;
+      for (const phase of endpoints(metadata)) {
+        const latency = r[`${key}${endpointKey(phase)}LatencyAlarm`].Properties;
+        const timeout =
+          phase === 'learn' ? 2 : (phase === 'mutate' ? metadata.mutating : metadata.validating)!.timeoutSeconds;
         expect(latency).toMatchObject({
           Namespace: 'ServerlessAdmission',
           MetricName: 'Latency',
@@ -360,7 +362,7 @@ describe('serverless.yml', () => {
         rate.Metrics.filter((m: any) => m.MetricStat?.Metric.MetricName === 'Failures').map(
           (m: any) => m.MetricStat.Metric.Dimensions[2].Value,
         ),
-      ).toEqual(phases(metadata));
+      ).toEqual(endpoints(metadata));
       expect(rate.Metrics.find((m: any) => m.ReturnData).Expression).toBe('IF(total > 0, 100 * failed / total, 0)');
       expect(r[`${key}ThrottlesAlarm`].Properties).toMatchObject({
         Namespace: 'AWS/Lambda',

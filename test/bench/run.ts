@@ -11,10 +11,21 @@ import { benchColdStart } from './cold-start.js';
 import { benchLogger } from './logger.js';
 import { benchHandlers } from './handlers.js';
 import { benchQuotaBurst } from './quota-burst.js';
+import { benchFlood } from './flood.js';
 import { table } from './stats.js';
 import { benchThroughput } from './throughput.js';
 
-const SECTIONS = ['handlers', 'cold-start', 'throughput', 'cel', 'map', 'store', 'quota-burst', 'logger'] as const;
+const SECTIONS = [
+  'handlers',
+  'cold-start',
+  'throughput',
+  'cel',
+  'map',
+  'store',
+  'quota-burst',
+  'flood',
+  'logger',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE]
@@ -35,6 +46,9 @@ Measures, next to a floor in the same run:
   quota-burst 64 concurrent pod creates vs pods: 32, every store call 10 ms later, vs the same
               calls uncoordinated: in process, and through npm start over mTLS (in-memory and
               persistent store behind a 10 ms proxy), with the server's event-loop delay
+  flood       npm start flooded for 10 s (url-secret: capabilities no key made, each on a new TLS
+              connection; mTLS: handshakes without a certificate) while 20 real reviews a second
+              go through: their p99 and failures, beside the same client without a flood
   logger      one request log record: lib/http/log vs Powertools Logger, per record and bundle bytes
 Writes .local/bench/results.json unless --out names another file; --out bench/results.json, the
 committed run, also regenerates docs/performance.md and its chart (as npm run docs does).
@@ -137,6 +151,12 @@ async function main(): Promise<void> {
       burst.summary,
       ...Object.values(burst.throughServer).map((p) => p.summary),
     ] as never[]);
+  }
+
+  if (only.has('flood')) {
+    process.stderr.write('flood: npm start flooded while real reviews go through, in both caller modes...\n');
+    results.flood = await benchFlood();
+    report('Real reviews under a flood (AlwaysPullImages validate, 20 a second)', results.flood as never[]);
   }
 
   const out = values.out ?? '.local/bench/results.json';

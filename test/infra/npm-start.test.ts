@@ -2,7 +2,7 @@
 // store, prints one line per webhook URL and then `ready`, serves through the deployed handlers
 // with mTLS, stops on SIGTERM, and keeps what it counted across a restart.
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,6 +24,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 // tsx's loader, resolved from the project: the server runs in a directory outside it.
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const workdir = mkdtempSync(join(tmpdir(), 'npm-start-'));
+/** The url-secret trial's own fresh directory. */
+const trialdir = mkdtempSync(join(tmpdir(), 'npm-start-url-secret-'));
 const running = new Set<ChildProcess>();
 
 interface Started {
@@ -36,10 +38,10 @@ interface Started {
  * Runs infra/local/start.ts (what `npm start` runs) in `workdir` until it prints `ready`. Node
  * with tsx's loader, not the tsx CLI: one process, so that a signal reaches the server itself.
  */
-async function start(): Promise<Started> {
+async function start(cwd = workdir, env: NodeJS.ProcessEnv = {}): Promise<Started> {
   const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'infra/local/start.ts')], {
-    cwd: workdir,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', DYNAMODB_ENDPOINT: '', ADMISSION_CONFIG: '' },
+    cwd,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', DYNAMODB_ENDPOINT: '', ADMISSION_CONFIG: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -83,6 +85,7 @@ afterAll(async () => {
     ),
   );
   rmSync(workdir, { recursive: true, force: true });
+  rmSync(trialdir, { recursive: true, force: true });
 });
 
 function apiserver(): ClientIdentity {
@@ -164,4 +167,48 @@ describe('npm start in a fresh directory', () => {
     });
     expect(await stop(second)).toBe(0);
   }, 600_000);
+});
+
+describe('the url-secret trial, as docs/managed-url-secret.md runs it', () => {
+  it('npm start and emit (with --out or without) use one deployment key: every emitted URL is answered', async () => {
+    const server = await start(trialdir, { CALLER_AUTH: 'url-secret' });
+    try {
+      // The server lists its URLs without their capabilities.
+      expect(server.lines).toContain(`${server.url}/<capability>/always-pull-images/validate`);
+      const out = join(trialdir, 'cluster');
+      const emitted = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          TSX,
+          join(ROOT, 'infra/emit/cli.ts'),
+          '--auth',
+          'url-secret',
+          '--base-url',
+          server.url,
+          '--out',
+          out,
+        ],
+        { cwd: trialdir, encoding: 'utf8', env: { ...process.env, ADMISSION_CONFIG: '' } },
+      );
+      expect(emitted.status, emitted.stderr).toBe(0);
+      // --out writes the webhooks, never a key of its own: the one key is the server's.
+      expect(existsSync(join(out, 'url-secret'))).toBe(false);
+      expect(existsSync(join(trialdir, '.local/url-secret'))).toBe(true);
+      const urls = [...readFileSync(join(out, 'webhooks.yaml'), 'utf8').matchAll(/url: (\S+)/g)].map((m) => m[1]);
+      const validate = urls.find((u) => u.endsWith('/always-pull-images/validate'))!;
+      const learn = urls.find((u) => u.endsWith('/resource-quota/learn'))!;
+      const ca = { caPem: readFileSync(join(trialdir, '.local/pki/ca.crt'), 'utf8') };
+      const answer = await post(`${validate}?timeout=10s`, JSON.stringify(pod('trial')), ca);
+      expect(answer.status, answer.body).toBe(200);
+      expect((await post(`${learn}?timeout=10s`, JSON.stringify(quota), ca)).status).toBe(200);
+      // A judging URL's capability does not open the plugin's learning endpoint.
+      const forged = validate.replace('/always-pull-images/validate', '/always-pull-images/learn');
+      expect((await post(forged, JSON.stringify(pod('trial')), ca)).status).toBe(404);
+      const crossed = learn.replace('/resource-quota/learn', '/resource-quota/validate');
+      expect((await post(crossed, JSON.stringify(pod('trial')), ca)).status).toBe(403);
+    } finally {
+      expect(await stop(server)).toBe(0);
+    }
+  });
 });

@@ -15,8 +15,9 @@ import {
   loadPluginSet,
   selectionLine,
 } from '../../lib/config/plugins.js';
-import type { WebhookConfiguration } from '../emit/webhooks.js';
+import type { CallerAuthOption, WebhookConfiguration } from '../emit/webhooks.js';
 import { NAMESPACE_NAME_LABEL, webhookConfigurations } from '../emit/webhooks.js';
+import { readDeploymentKey, urlSecretFile } from '../emit/url-secret.js';
 
 /** The namespaces the load runs in; the plan's first step teaches them to stateful plugins. */
 export const LOAD_NAMESPACES = ['load-a', 'load-b', 'load-c', 'load-d'];
@@ -152,12 +153,17 @@ function review(
 }
 
 /** The webhooks an operator would register with this configuration: its active plugins', as emit prints them. */
-export function loadPlan(podCreateReview: { request: { object: PodJson } }, pluginSet: PluginSet): LoadPlan {
+export function loadPlan(
+  podCreateReview: { request: { object: PodJson } },
+  pluginSet: PluginSet,
+  auth: CallerAuthOption = { mode: 'mtls' },
+): LoadPlan {
   const active = activePlugins(pluginSet);
   const configs = new Map(active.map((p) => [p.plugin.metadata.name, p.config]));
+  // The paths the emitted configuration calls, each with its webhook's capability in url-secret mode.
   const docs = webhookConfigurations(
     active.map((p) => p.plugin),
-    { baseUrl: 'https://load.invalid', auth: { mode: 'mtls' }, configs },
+    { baseUrl: 'https://load.invalid', auth, configs },
   );
   const ns = LOAD_NAMESPACES[0];
 
@@ -251,7 +257,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   process.stderr.write(`  ${selectionLine(pluginSet)}\n`);
   for (const configured of inactivePlugins(pluginSet))
     process.stderr.write(`  left out: ${inactiveLine(configured)}\n`);
-  const plan = loadPlan(fixture, pluginSet);
+  // CALLER_AUTH=url-secret (a server started so): the paths carry the capabilities emit would write.
+  const auth: CallerAuthOption =
+    process.env.CALLER_AUTH === 'url-secret'
+      ? { mode: 'url-secret', key: readDeploymentKey(urlSecretFile()) }
+      : { mode: 'mtls' };
+  const plan = loadPlan(fixture, pluginSet, auth);
   const text = `${JSON.stringify({ namespaces: LOAD_NAMESPACES, kinds: plan }, null, 1)}\n`;
   if (out) writeFileSync(out, text);
   else process.stdout.write(text);

@@ -13,8 +13,7 @@ const jsonpatch = require('../../node_modules/fast-json-patch');
 
 const plan = JSON.parse(readFileSync(process.env.LOAD_PLAN, 'utf8'));
 const baseUrl = (process.env.LOAD_BASE_URL || '').replace(/\/+$/, '');
-// url-secret deployments: LOAD_PATH_PREFIX=/<secret>.
-const prefix = (process.env.LOAD_PATH_PREFIX || '').replace(/\/+$/, '');
+// url-secret deployments: the plan's paths already carry each webhook's capability (plan.ts).
 
 let learnedIndex = 0;
 
@@ -62,7 +61,7 @@ function nextCall(requestParams, context, _events, next) {
   const state = context.vars.admission;
   const call = state.calls[state.next];
   // The apiserver appends ?timeout=; routing must ignore it.
-  requestParams.url = `${baseUrl}${prefix}${call.path}?timeout=10s`;
+  requestParams.url = `${baseUrl}${call.path}?timeout=10s`;
   requestParams.headers = {
     ...requestParams.headers,
     'content-type': 'application/json',

@@ -21,7 +21,9 @@ Target:
 Environment:
   LOAD_DURATION      seconds of the steady phase (default 20)
   LOAD_RATE          new user requests per second in it (default 10)
-  LOAD_PATH_PREFIX   url-secret deployments: /<secret>
+  CALLER_AUTH        url-secret: the target serves capability URLs; the calls carry each
+                     webhook's capability, signed with the key in URL_SECRET_FILE
+                     (default .local/url-secret), as emit writes them
   LOAD_CA            CA bundle for the local target (default .local/pki/ca.crt)
   LOAD_CLIENT_CERT   client certificate (default .local/pki/client.crt)
   LOAD_CLIENT_KEY    its key (default .local/pki/client.key)
@@ -101,7 +103,7 @@ CA_PEM="$(pem "${LOAD_CA:-.local/pki/ca.crt}")"
 CLIENT_PEM="$(pem "${LOAD_CLIENT_CERT:-.local/pki/client.crt}")"
 CLIENT_KEY="$(pem "${LOAD_CLIENT_KEY:-.local/pki/client.key}")"
 export CA_PEM CLIENT_PEM CLIENT_KEY
-export LOAD_DURATION="${LOAD_DURATION:-20}" LOAD_RATE="${LOAD_RATE:-10}" LOAD_PATH_PREFIX="${LOAD_PATH_PREFIX:-}"
+export LOAD_DURATION="${LOAD_DURATION:-20}" LOAD_RATE="${LOAD_RATE:-10}"
 if [ "$ENVIRONMENT" = local ] && [ -z "$CA_PEM" ]; then log "no local PKI in .local/pki (npm start creates it)"; exit 1; fi
 
 # 4. The scenarios, each with its report.

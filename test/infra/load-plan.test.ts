@@ -7,6 +7,9 @@ import { plugins } from '../../functions/index.js';
 import { loadPlan } from '../../infra/load/plan.js';
 import { parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { configurePlugins } from '../../lib/config/plugins.js';
+import { CapabilityVerifier, publicKeyText } from '../../lib/http/capability.js';
+import { parseWebhookPath } from '../../lib/http/webhook-path.js';
+import { OLD_KEY } from '../support/capability.js';
 
 const fixture = JSON.parse(
   readFileSync('test/fixtures/apiserver/admissionreview-v1-pod-create-k8s-v1.20.2.json', 'utf8'),
@@ -41,5 +44,18 @@ describe('load plan', () => {
     // Mutating webhooks come first, by configuration name, as the apiserver orders them.
     const phases = plan.podCreate.calls.map((c) => c.phase);
     expect(phases.indexOf('validate')).toBeGreaterThan(phases.lastIndexOf('mutate'));
+  });
+});
+
+describe('load plan for a url-secret server', () => {
+  it("carries each webhook's own capability, which the server accepts for that plugin and endpoint only", () => {
+    const plan = loadPlan(fixture, empty, { mode: 'url-secret', key: OLD_KEY });
+    const verifier = new CapabilityVerifier([publicKeyText(OLD_KEY)]);
+    const calls = plan.podCreate.calls;
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) {
+      const route = parseWebhookPath(call.path, true)!;
+      expect(verifier.check(route.capability!, { plugin: route.plugin, endpoint: route.endpoint })).toBeDefined();
+    }
   });
 });

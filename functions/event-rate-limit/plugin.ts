@@ -117,7 +117,7 @@ function bucketName(limits: readonly Limit[], index: number, key: string): strin
   return `${prefix}#sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
-/** Upstream's Validate only looks at kind Event; ours also covers events.k8s.io (see the README). */
+/** Upstream's Validate only looks at kind Event; ours also covers events.k8s.io (docs/plugins/event-rate-limit.md). */
 function isEvent(request: AdmissionRequest): boolean {
   const { group, kind } = request.kind;
   return (group === '' || group === 'events.k8s.io') && kind === 'Event' && request.subResource === '';

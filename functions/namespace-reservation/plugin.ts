@@ -94,7 +94,7 @@ export default definePlugin({
   configure,
 
   // Nothing reserved, nothing to judge: not served, so its fail-closed webhook never sees a
-  // Namespace create it would only admit (README "Active plugins").
+  // Namespace create it would only admit (docs/configure.md, "Which plugins run").
   inactiveReason: (config: NamespaceReservationConfig) =>
     config.reservedNames.length === 0 && config.reservedPrefixes.length === 0
       ? 'nothing reserved: add reservedNames or reservedPrefixes to its entry (example: config/examples/namespace-reservation.yaml)'

@@ -7,8 +7,8 @@
 //
 // Upstream: plugin/pkg/admission/noderestriction/admission.go; the decisions below follow its
 // order. Upstream reads the apiserver's pod and Node informers, where a webhook has the request
-// and what it learned from earlier ones (`needs: ['placements']`); the README's NodeRestriction
-// section lists where that makes the answers differ.
+// and what it learned from earlier ones (`needs: ['placements']`); docs/plugins/node-restriction.md
+// lists where that makes the answers differ.
 
 import type { Decision } from '../../lib/admission/decision.js';
 import { allowed, forbidden, notFound } from '../../lib/admission/decision.js';
@@ -425,7 +425,7 @@ async function admitServiceAccount(
   }
   const uid = stringAt(ref, 'uid');
   if (uid === '') return deny(request, 'node requested token with a pod binding without a uid');
-  // A pod not learned yet is allowed (README); upstream answers NotFound.
+  // A pod not learned yet is allowed (docs/plugins/node-restriction.md); upstream answers NotFound.
   const pod = await placements.pod(request.namespace, stringAt(ref, 'name'));
   if (pod !== undefined) {
     if (pod.uid !== '' && pod.uid !== uid) {

@@ -139,18 +139,23 @@ export const PARITY: Readonly<Record<string, Parity>> = {
     suite: ['test/plugins/limit-ranger.test.ts'],
     note: "the 94th answers as upstream's code does on the wire: its Go test shapes the expected annotation by sharing one map between two containers",
   },
-  // The README's figures, from before TestCompilation ran every case of its table with the full merge
-  // schema (the strict-decoding rows): to be recounted.
+  // Upstream's tables as they stand now (staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/
+  // mutating): compilation_test.go TestCompilation 14 rows (v1beta1), patch/json_patch_test.go
+  // TestJSONPatch 28 rows of which the first is written twice (27 cases), patch/smd_test.go
+  // TestApplyConfiguration 12, dispatcher_test.go TestDispatcher 5; no row is in two of them. In
+  // test/plugins/mutating-admission-policy.test.ts, COMPILATION holds TestCompilation's 13 evaluated
+  // rows, TestJSONPatch's 27 and 3 of TestApplyConfiguration's (under the names of the older
+  // TestCompilation that held them all), APPLY_CONFIGURATION 6 more, the strict-decoding table its
+  // "invalid field name" row, and two `it`s the rows refused at start: TestCompilation's "authorizer
+  // check" (the difference) and TestApplyConfiguration's two non-Object results (upstream's message,
+  // at start rather than at the first request). The 15 TestValidateMutatingAdmissionPolicy cases
+  // (pkg/apis/admissionregistration/validation) are not counted.
   'mutating-admission-policy': {
-    ported: 92,
-    asUpstream: 91,
-    tests: ['TestCompilation 48/51', 'TestJSONPatch 27/28', 'TestApplyConfiguration 11/12', 'TestDispatcher 5/5'],
-    notPorted: {
-      count: 4,
-      why: 'rows that need full OpenAPI schemas (an unknown field in an Object initializer or a JSON patch value)',
-    },
+    ported: 58,
+    asUpstream: 57,
+    tests: ['TestCompilation 13/14', 'TestJSONPatch 27/27', 'TestApplyConfiguration 12/12', 'TestDispatcher 5/5'],
     suite: ['test/plugins/mutating-admission-policy.test.ts', 'test/plugins/mutating-admission-policy-handler.test.ts'],
-    note: 'the 1 difference uses `authorizer`, which is refused at start',
+    note: 'the 1 difference, TestCompilation\'s "authorizer check", uses `authorizer`, which is refused at start; TestJSONPatch writes its first row twice, counted once; TestApplyConfiguration\'s two expressions that do not evaluate to an Object are refused at start with upstream\'s message, where upstream answers it at the request; its "update listType=map entry" runs on the stored (defaulted) pod template, so the volume keeps the emptyDir its defaulter gave it beside the merged hostPath',
   },
   'namespace-exists': {
     ported: 2,
@@ -177,6 +182,10 @@ export const PARITY: Readonly<Record<string, Parity>> = {
     suite: ['test/plugins/node-restriction.test.ts'],
     note: "the 8 differences are token requests: 7 need the audience looked up in the pod's CSI drivers, PVs and the authorizer, and 1 is a pod never seen (allowed here, NotFound upstream)",
   },
+  // openshift/kubernetes openshift-kube-apiserver/admission/scheduler/nodeenv: admission_test.go
+  // TestPodAdmission's 12 rows (its nodeName rows judged by the learned Node's labels; the row whose
+  // node is missing is the difference) and TestHandles' 4 operations, labelselector/
+  // labelselector_test.go TestLabelSelectorParse's 17 rows.
   'origin-pod-node-environment': {
     ported: 33,
     asUpstream: 32,
@@ -209,6 +218,12 @@ export const PARITY: Readonly<Record<string, Parity>> = {
     tests: ['TestPodAdmission 10/10', 'TestHandles 4/4'],
     suite: ['test/plugins/pod-node-selector.test.ts'],
   },
+  // staging/src/k8s.io/pod-security-admission: policy/check_*_test.go (46 rows of 14 checks; the
+  // suite's 47th row, seLinuxOptions at v1.30, is this project's; newer upstream repeats the
+  // seLinuxOptions rows with field error lists, which no admission answer carries, not counted),
+  // api/helpers_test.go TestPolicyToEvaluate (11 rows; the suite's 12th case is this project's),
+  // admission/admission_test.go TestValidatePodAndController (36) and TestValidateNamespace (22).
+  // The fixtures are counted apart: 19 checks' generators, run as test/run.go runs them.
   'pod-security': {
     ported: 104,
     asUpstream: 103,
@@ -217,7 +232,7 @@ export const PARITY: Readonly<Record<string, Parity>> = {
       'TestPolicyToEvaluate 11/11',
       'TestValidatePodAndController 30/36',
       'TestValidateNamespace 16/22',
-      'the fixtures of test/fixtures_*.go: 25 generators at all 900 (level, version, check) combinations, 959 passing and 3,452 failing pods, every one as upstream',
+      'the fixtures of test/fixtures_*.go: 25 generators and 3 of this project (the Windows relaxations of v1.25) at all 900 (level, version, check) combinations, 959 passing and 3,452 failing pods, every one as upstream',
     ],
     notPorted: {
       count: 11,
@@ -236,10 +251,17 @@ export const PARITY: Readonly<Record<string, Parity>> = {
     tests: ['TestPodAdmission 13/13', 'TestHandles 4/4', 'TestIgnoreUpdatingInitializedPod 1/1'],
     suite: ['test/plugins/pod-toleration-restriction.test.ts'],
   },
+  // plugin/pkg/admission/priority/admission_test.go. TestPriorityClassAdmission's 8 rows run twice
+  // (before and after the write's own class is learned) and count once; the suite's TestPodAdmission
+  // block has 2 cases of this project's beside upstream's 16 rows.
   priority: {
     ported: 29,
     asUpstream: 29,
     tests: ['TestPriorityClassAdmission 8/8', 'TestDefaultPriority 5/5', 'TestPodAdmission 16/16'],
+    notPorted: {
+      count: 8,
+      why: "TestAdmitPodGroup, in upstream's newest admission_test.go: PodGroups (scheduling.k8s.io/v1alpha2, alpha behind feature gates) are not subscribed to",
+    },
     suite: ['test/plugins/priority.test.ts'],
   },
   'resource-quota': {
@@ -274,6 +296,10 @@ export const PARITY: Readonly<Record<string, Parity>> = {
     notPorted: { why: 'TestInt64MinP (an internal helper)' },
     suite: ['test/plugins/run-once-duration.test.ts'],
   },
+  // plugin/pkg/admission/runtimeclass/admission_test.go. TestValidate's and TestValidateOverhead's rows
+  // run under kubernetesVersion 1.36 and 1.37 and count once each: TestValidateOverhead's table after
+  // 1.36 expects no error in 4 of its 9 rows (a pod with no or an empty overhead), and each row
+  // answers as the table of the version served.
   'runtime-class': {
     ported: 25,
     asUpstream: 25,
@@ -286,6 +312,7 @@ export const PARITY: Readonly<Record<string, Parity>> = {
     ],
     notPorted: { count: 3, why: 'TestValidateInitialization: informer and client wiring a webhook does not have' },
     suite: ['test/plugins/runtime-class.test.ts'],
+    note: 'TestValidateOverhead\'s rows answer as 1.36\'s table and, with `kubernetesVersion: "1.37"`, as the newer one, which admits pods with no or an empty overhead',
   },
   'storage-object-in-use-protection': {
     ported: 6,
@@ -299,6 +326,15 @@ export const PARITY: Readonly<Record<string, Parity>> = {
     tests: ['Test_nodeTaints 3/3'],
     suite: ['test/plugins/taint-nodes-by-condition.test.ts'],
   },
+  // Rows of upstream's CEL tables, in test/plugins/validating-admission-policy-cel-upstream.test.ts
+  // (one row an `it.each` row or a single-row `it`; the lists and format blocks each have one more
+  // `it`, on the environment version, not counted): cel-go v0.26 cel_test.go TestOptionalValues 24,
+  // ext/lists_test.go 45, ext/comprehensions_test.go 48, ext/strings_test.go 87 (85 there; the two
+  // indexOf/lastIndexOf rows whose offset is past the end, which 0.26 answers -1, in
+  // test/cel/optionals-literals-values.test.ts); k8s.io/apiserver/pkg/cel/library format_test.go
+  // 213, ip_test.go 38, cidr_test.go 31, quantity_test.go 37, semver_test.go 33. Not counted: that
+  // file's "library behaviours" (24) and "runtime errors" (5) blocks, the library test file (246
+  // rows), and test/cel's other rows (73 in refused-at-creation, 84 in optionals-literals-values).
   'validating-admission-policy': {
     ported: 556,
     asUpstream: 556,
@@ -310,8 +346,10 @@ export const PARITY: Readonly<Record<string, Parity>> = {
       'test/plugins/validating-admission-policy.test.ts',
       'test/plugins/validating-admission-policy-cel-upstream.test.ts',
       'test/plugins/validating-admission-policy-cel-library.test.ts',
+      'test/cel/optionals-literals-values.test.ts',
+      'test/cel/refused-at-creation.test.ts',
     ],
-    note: "the figure counts CEL library rows; besides them, every example of the Kubernetes 1.27 ValidatingAdmissionPolicy page is a test, and 246 more library rows from the apiextensions-apiserver's and cel-go's tests pass",
+    note: "the figure counts CEL library rows; besides them, every example of the Kubernetes 1.27 ValidatingAdmissionPolicy page is a test, and 246 more library rows from the apiextensions-apiserver's and cel-go's tests pass, as do 157 rows in test/cel on what the apiserver refuses when a policy is created and on cel-go 0.26's optionals, literals and values",
   },
 };
 

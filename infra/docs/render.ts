@@ -148,6 +148,7 @@ function reasonOf(facts: PluginFacts, webhook: WebhookFacts): string {
   const reasons = WEBHOOK_REASONS[facts.metadata.name] ?? {};
   if (role === 'learn') return LEARNING_REASON;
   if (webhook.type === 'Mutating') return reasons.mutate ?? MUTATION_REASON;
+  if (role === 'validate-ignore' && reasons.validateIgnore !== undefined) return reasons.validateIgnore;
   if (reasons.validate === undefined)
     throw new RenderError(`${webhook.name}: no reason in infra/docs/webhook-reasons.ts for its failurePolicy`);
   return reasons.validate;

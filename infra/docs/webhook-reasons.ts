@@ -7,6 +7,8 @@ export interface WebhookReasons {
   readonly validate?: string;
   /** The mutating webhook, where the general reason for mutations is not the whole story. */
   readonly mutate?: string;
+  /** The validating webhook that fails open beside a failing-closed one (`<plugin>.validate-ignore`). */
+  readonly validateIgnore?: string;
 }
 
 /** Every mutation fails open: a later validating webhook checks the final object. */
@@ -57,7 +59,11 @@ export const WEBHOOK_REASONS: Readonly<Record<string, WebhookReasons>> = {
   'persistent-volume-claim-resize': { validate: "upstream's Validate" },
   'pod-node-constraints': { validate: "OpenShift's Validate: a placement boundary" },
   'pod-node-selector': { validate: "upstream's Validate: tenant placement is a boundary" },
-  'pod-security': { validate: 'enforces the Pod Security Standards: a security boundary' },
+  'pod-security': {
+    validate: 'enforces the Pod Security Standards: a security boundary',
+    validateIgnore:
+      'Namespace label values: the built-in PodSecurity refuses invalid ones anyway, so an outage must not block namespace writes',
+  },
   'pod-toleration-restriction': { validate: "upstream's Validate: a toleration whitelist is a boundary" },
   priority: { validate: "upstream's Validate: one global default PriorityClass at most" },
   'resource-quota': { validate: 'only a create can exceed a quota; a quota that fails open is not one' },

@@ -4,7 +4,7 @@
 
 /**
  * The `users[].name` the apiserver looks up for a webhook URL. It looks up `host:port` as written
- * in the URL (port 443 when none), then, for port 443 only, the bare host (test/fixtures README,
+ * in the URL (port 443 when none), then, for port 443 only, the bare host (test/fixtures/apiserver/README.md,
  * k8s.io/apiserver/pkg/util/webhook/authentication.go). So: the bare host for 443, else host:port.
  */
 export function kubeconfigUserName(webhookUrl: string): string {

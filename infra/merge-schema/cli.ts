@@ -1,5 +1,5 @@
 // `npm run merge-schema -- --from DIR`: regenerates lib/kube/merge-schema.generated.ts from Debian's
-// golang-k8s-client-go-dev extracted into DIR (see the README, "Where the merge schema comes from").
+// golang-k8s-client-go-dev extracted into DIR (docs/design/dependencies.md, "Where the merge schema comes from").
 // With --check, writes nothing and fails if the file differs from what DIR gives.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

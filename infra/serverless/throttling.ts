@@ -1,4 +1,4 @@
-// What stands between the internet and the functions' concurrency (README "Security"): API
+// What stands between the internet and the functions' concurrency (docs/security.md): API
 // Gateway's stage throttle (every request), a throttle per webhook route (so a flood aimed at one
 // webhook's path leaves the stage's budget to the others), and reserved concurrency per function
 // (so no flood can take the account's concurrency from the other functions, or anything else).

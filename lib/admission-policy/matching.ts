@@ -67,8 +67,8 @@ function ruleMatches(rule: NamedRule, request: AdmissionRequest): boolean {
 /**
  * The resource rules of policy matching. The webhook is registered with matchPolicy Equivalent and
  * the union of the policies' rules, so the apiserver already sends each request in a version some
- * rule names: matching the request as received gives Equivalent's answer. Exact cannot be told
- * apart (the original requestResource is not in the request view): see the README.
+ * rule names: matching the request as received gives Equivalent's answer. Exact is matched the same
+ * way, a difference docs/plugins/validating-admission-policy.md lists.
  */
 export function rulesMatch(rules: readonly NamedRule[], request: AdmissionRequest): boolean {
   return rules.some((rule) => ruleMatches(rule, request));

@@ -55,7 +55,7 @@ export interface PluginMetadata {
   readonly upstreamName: string;
   /** kebab-case of upstreamName: the URL path segment, the Lambda name, the webhook name prefix. */
   readonly name: string;
-  /** One sentence, for --help, the README and webhook descriptions. */
+  /** One sentence, for --help, the plugin tables (README.md, docs/) and webhook descriptions. */
   readonly summary: string;
   /** Present when upstream mutates (Admit). */
   readonly mutating?: PhaseMetadata;
@@ -187,7 +187,7 @@ export interface AdmissionPlugin<Config = undefined> {
 }
 
 /**
- * How long the apiserver waits for a judging webhook (README, "Timeouts"). A warm answer takes
+ * How long the apiserver waits for a judging webhook (docs/webhooks.md, "Timeouts"). A warm answer takes
  * milliseconds (npm run load: p99 in the tens of ms, store calls included); a Lambda cold start
  * adds well under a second. 3 s covers a cold start plus a store round trip with margin, while a
  * stuck call holds a user's write for 3 s at most.

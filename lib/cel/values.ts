@@ -17,8 +17,8 @@ export function requestVariable(request: AdmissionRequest, options: unknown = re
     uid: request.uid,
     kind: request.kind,
     resource: request.resource,
-    // The view carries the kind and resource the webhook was called for; see the README on
-    // requestKind/requestResource (equal to kind/resource here).
+    // As the apiserver sent them: the original request's kind and resource where a conversion
+    // made kind/resource differ; kind/resource when it sent none (lib/admission/request.ts).
     requestKind: request.requestKind,
     requestResource: request.requestResource,
     operation: request.operation,

@@ -1,8 +1,9 @@
 // The DynamoDB client every stateful function bundles: the service's JSON protocol (awsJson1_0:
 // one POST with the operation in X-Amz-Target and its input as the body), signed with Signature
 // Version 4 by `aws4`, over Node's own http/https with keep-alive connections. It replaces the AWS
-// SDK's client in the functions because the SDK was 317 KB of a stateful bundle and most of its
-// cold start (README, "Performance, measured"); the CLIs keep the SDK (dynamodb-sdk.ts).
+// SDK's client in the functions because the SDK made a stateful bundle several times larger and
+// its import the larger part of a cold start (docs/performance.md, "Cold starts"; the decision in
+// docs/design/decisions.md); the CLIs keep the SDK (dynamodb-sdk.ts).
 //
 // What it keeps of the SDK's client, and tests against it (test/state/dynamodb-http.test.ts):
 // - the answer: the body as the service sends it, the same shapes the SDK returns;

@@ -14,7 +14,8 @@
 //   - an admitted Binding (the scheduler's pods/binding, naming the pod's uid, which the apiserver
 //     checks) places that incarnation if it is unbound, and replaces the record of any other one.
 // Observations are lost while the learning webhook is down, and concurrent Lambda instances may
-// land them out of order; the next status update of a live pod or Node corrects it (README).
+// land them out of order; the next status update of a live pod or Node corrects it
+// (docs/design/state.md).
 import type { PlacementObservation, PlacementTarget as Target } from '../admission/learning.js';
 import { placementObservation } from '../admission/learning.js';
 import type { AdmissionRequest } from '../admission/request.js';

@@ -58,8 +58,8 @@
 // T_q is 64 appends of a growing item, one after another: on DynamoDB Local in memory a few ms
 // each, on its persistent (SQLite on disk) store, which `npm start` uses, 10-25 ms each under
 // load, and every later write of the burst (32 charges, 32 refusals) is serialized behind them
-// there too: that, not the server, is what the seconds through `npm start` are (README,
-// "Performance, measured"). Reads that do not pace themselves compete with the writes they
+// there too: that, not the server, is what the seconds through `npm start` are (bench/results.json,
+// quotaBurst.throughServer.persistent). Reads that do not pace themselves compete with the writes they
 // wait for: unpaced, a burst sent 222 reads in process (3.47 a create) and 230-430 on the
 // persistent store; paced, 94-150 in process, 2-5 reads a waiter.
 //
@@ -69,7 +69,7 @@
 // of a burst costs about N/5 write units, N appends about N^2/10, against 1,000 write units a
 // second for one partition key. A burst of N creates then answers its last request after about
 // N^2/10 ms of appends plus five round trips (append, read, a paced re-read or two, write) plus,
-// for instances started by the burst, one cold start (~0.2-0.3 s, README): N = 64 about 0.8 s,
+// for instances started by the burst, one cold start (~0.2-0.3 s, an estimate): N = 64 about 0.8 s,
 // N = 150 about 2.6 s, N = 200 about 4.4 s. So the p99 stays under ResourceQuota's 5 s webhook
 // timeout (timeoutSeconds: 5 in its metadata) up to about 200 creates in one namespace at once;
 // past that a burst needs more than the one queue item of its namespace (a sharded queue).

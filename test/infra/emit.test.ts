@@ -852,7 +852,7 @@ describe('url-secret mode', () => {
 });
 
 describe('--out for mTLS: the apiserver side', () => {
-  /** k8s.io/apiserver/pkg/util/webhook/authentication.go, as the fixtures README describes it. */
+  /** k8s.io/apiserver/pkg/util/webhook/authentication.go, as test/fixtures/apiserver/README.md describes it. */
   function apiserverPicksUser(users: { name: string }[], webhookUrl: string): string | undefined {
     const url = new URL(webhookUrl);
     const host = url.port === '' ? `${url.hostname}:443` : `${url.hostname}:${url.port}`;

@@ -1,7 +1,8 @@
 // The merge-schema generator (infra/merge-schema) on a small golang-k8s-client-go-dev of our own:
-// the package itself is not in CI (it is a Debian package; regenerating from it is the README's
-// manual step), so this tree has its layout, an internal.go whose schema YAML exercises each form
-// structured-merge-diff's schema takes, and the apply configurations that name the kinds.
+// the package itself is not in CI (it is a Debian package; regenerating from it is the manual step
+// docs/design/dependencies.md describes), so this tree has its layout, an internal.go whose schema
+// YAML exercises each form structured-merge-diff's schema takes, and the apply configurations that
+// name the kinds.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

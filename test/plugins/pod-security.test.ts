@@ -911,7 +911,8 @@ describe('TestValidatePodAndController', () => {
 
 // admission_test.go TestValidateNamespace: the cases that judge labels alone. The five cases that
 // tighten the enforce level dry-run the namespace's existing pods; without a pod listing this
-// webhook answers them allowed without those warnings (see the README), as the last case shows.
+// webhook answers them allowed without those warnings (docs/plugins/pod-security.md), as the last case
+// shows.
 describe('TestValidateNamespace', () => {
   const E = 'pod-security.kubernetes.io/enforce';
   const V = 'pod-security.kubernetes.io/enforce-version';

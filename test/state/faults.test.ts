@@ -90,7 +90,7 @@ describe('the store stops mid-load', () => {
 
       // Nothing half-written: every admitted pod holds one charge. At most one more may exist, for
       // the single request in flight when the store was killed, whose write landed but whose answer
-      // did not: a reservation that expires unless the pod is later seen (README, Reconciliation).
+      // did not: a reservation that expires unless the pod is later seen (docs/design/state.md).
       const admitted = answers.filter((a) => a.status === 200).length;
       const charges = await chargesInLedger();
       expect(charges - admitted).toBeGreaterThanOrEqual(0);

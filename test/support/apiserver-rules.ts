@@ -1,4 +1,4 @@
-// What the kube-apiserver checks in a webhook's answer before it believes it (fixtures/README.md
+// What the kube-apiserver checks in a webhook's answer before it believes it (fixtures/apiserver/README.md
 // items 4-6): a violation makes the call fail, whatever the plugin meant. Returns the broken
 // rules, [] when the answer would be accepted.
 import jsonpatch from 'fast-json-patch';

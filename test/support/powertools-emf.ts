@@ -1,6 +1,6 @@
 // Powertools for AWS Lambda (Metrics) as the reference EMF serializer: the tests check that
 // lib/metrics writes the line Powertools would for the same metrics, and the bench measures what
-// publishing through Powertools would cost instead (README "Performance, measured").
+// publishing through Powertools would cost instead (bench/results.json, `p50 µs Powertools EMF`).
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { PluginMetrics, RequestOutcome, StoreCall } from '../../lib/metrics/index.js';
 import type { EmfSink, EmfValue } from '../../lib/metrics/emf.js';

@@ -12,7 +12,7 @@ import {
   NativeCluster,
   configured,
   expectSameDecisionAndReason,
-  expectSameValidation,
+  expectSameValidationOf,
   nativeObjectsOf,
 } from './support/proof.js';
 
@@ -73,9 +73,7 @@ describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
     const cluster = new NativeCluster(nativeObjectsOf(entry, version), version);
 
     it.each(namespaceCases)('$name', async ({ input }) => {
-      const webhook = await runPhase(plugin, 'validate', input, entry.config);
-      const native = await cluster.validate(input);
-      expectSameValidation(webhook, native, plugin.metadata.name);
+      await expectSameValidationOf(plugin, entry.config, cluster, input);
     });
 
     it.each(projectCases)(

@@ -6,6 +6,7 @@ import plugin from '../../functions/deny-service-external-ips/plugin.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
+import { ADMISSION_CASES } from '../support/cases/deny-service-external-ips.js';
 import { NativeCluster, configured, expectSameValidationOf, nativeObjectsOf } from './support/proof.js';
 
 function service(...externalIPs: string[]): KubeObject {
@@ -19,28 +20,16 @@ function service(...externalIPs: string[]): KubeObject {
 
 const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } } as const;
 
-// TestAdmission: [name, new Service's IPs, old Service's IPs (undefined: a create), refused]
-const TEST_ADMISSION: [string, string[], string[] | undefined, boolean][] = [
-  ['create: without externalIPs', [], undefined, false],
-  ['create: with externalIPs', ['1.1.1.1'], undefined, true],
-  ['update: same externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1', '2.2.2.2'], false],
-  ['update: reorder externalIPs', ['1.1.1.1', '2.2.2.2'], ['2.2.2.2', '1.1.1.1'], false],
-  ['update: change externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1', '3.3.3.3'], true],
-  ['update: add externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1'], true],
-  ['update: erase externalIPs', [], ['1.1.1.1', '2.2.2.2'], false],
-  ['update: reduce externalIPs from back', ['1.1.1.1'], ['1.1.1.1', '2.2.2.2'], false],
-  ['update: reduce externalIPs from front', ['2.2.2.2'], ['1.1.1.1', '2.2.2.2'], false],
-];
-
 const cases: { name: string; input: ReviewInput; refused: boolean }[] = [
-  ...TEST_ADMISSION.map(([name, ips, old, refused]) => ({
+  // TestAdmission
+  ...ADMISSION_CASES.map(({ name, newIPs, oldIPs, fail }) => ({
     name,
-    refused,
+    refused: fail,
     input: {
       ...SERVICES,
-      operation: old === undefined ? ('CREATE' as const) : ('UPDATE' as const),
-      object: service(...ips),
-      oldObject: old === undefined ? null : service(...old),
+      operation: oldIPs === undefined ? ('CREATE' as const) : ('UPDATE' as const),
+      object: service(...newIPs),
+      oldObject: oldIPs === undefined ? null : service(...oldIPs),
     },
   })),
   // TestHandles and TestOtherResources, as the rules and shouldIgnore leave them.

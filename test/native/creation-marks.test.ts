@@ -19,6 +19,7 @@ import {
   withFinalizers,
 } from '../support/cases/storage-object-in-use-protection.js';
 import { NODES, NODE_TAINTS_CASES, mynode, node, notReadyTaint } from '../support/cases/taint-nodes-by-condition.js';
+import { titled } from '../support/titled.js';
 import { NativeCluster, configured, expectSameAdmission, nativeObjectsOf } from './support/proof.js';
 
 describe('TaintNodesByCondition on Kubernetes 1.36', () => {
@@ -40,7 +41,8 @@ describe('TaintNodesByCondition on Kubernetes 1.36', () => {
   ];
   const cluster = new NativeCluster(nativeObjectsOf(configured(taintNodesByCondition), '1.36'), '1.36');
 
-  it.each<Row>([...NODE_TAINTS_CASES, ...MORE])('$name', async ({ node: object, operation, expectedTaints }) => {
+  it.each(titled<Row>([...NODE_TAINTS_CASES, ...MORE], (row) => row.name))('%s', async (_title, row) => {
+    const { node: object, operation, expectedTaints } = row;
     const input: ReviewInput = {
       ...NODE_BY_ITSELF,
       operation: operation ?? 'CREATE',
@@ -103,7 +105,7 @@ describe('StorageObjectInUseProtection on Kubernetes 1.36', () => {
   ];
   const cluster = new NativeCluster(nativeObjectsOf(configured(storageObjectInUseProtection), '1.36'), '1.36');
 
-  it.each(ROWS)('$name', async ({ input, finalizers }) => {
+  it.each(titled(ROWS, (row) => row.name))('%s', async (_title, { input, finalizers }) => {
     const { webhook } = await expectSameAdmission(storageObjectInUseProtection, undefined, cluster, input);
     expect(webhook.patchedObject?.metadata?.finalizers).toEqual(finalizers);
   });

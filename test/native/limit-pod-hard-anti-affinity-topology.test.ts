@@ -8,6 +8,7 @@ import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
 import type { ReviewInput } from '../support/review.js';
 import { runPhase } from '../support/review.js';
 import { INTER_POD_AFFINITY_CASES, term } from '../support/cases/limit-pod-hard-anti-affinity-topology.js';
+import { titled } from '../support/titled.js';
 import { NativeCluster, configured, expectSameValidationOf, nativeObjectsOf } from './support/proof.js';
 
 function pod(affinity: unknown, name = 'name'): KubeObject {
@@ -65,7 +66,7 @@ const cases: { name: string; input: ReviewInput; refused: boolean }[] = [
 describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
   const cluster = new NativeCluster(nativeObjectsOf(configured(plugin), version), version);
 
-  it.each(cases)('$name', async ({ input, refused }) => {
+  it.each(titled(cases, (c) => c.name))('%s', async (_title, { input, refused }) => {
     const webhook = await expectSameValidationOf(plugin, undefined, cluster, input);
     expect(webhook.wire.response?.allowed).toBe(!refused);
   });

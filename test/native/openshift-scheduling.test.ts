@@ -23,6 +23,7 @@ import {
   RUN_ONCE_DURATION_ADMIT_CASES,
   projectLimitAnnotations,
 } from '../support/cases/run-once-duration.js';
+import { titled } from '../support/titled.js';
 import {
   NativeCluster,
   configured,
@@ -135,7 +136,7 @@ describe('RunOnceDuration on Kubernetes 1.36', () => {
       ...(limit !== undefined && { activeDeadlineSecondsOverride: limit }),
     });
 
-  it.each(RUN_ONCE_DURATION_ADMIT_CASES)('$name', async (row) => {
+  it.each(titled(RUN_ONCE_DURATION_ADMIT_CASES, (c) => c.name))('%s', async (_title, row) => {
     const entry = entryOf(row.limit);
     const cluster = new NativeCluster(nativeObjectsOf(entry, '1.36'), '1.36');
     const state = namespaceState([{ name: 'default', annotations: projectLimitAnnotations(row) ?? {} }]);

@@ -12,6 +12,7 @@ import type { ReviewInput } from '../support/review.js';
 import { runPhase } from '../support/review.js';
 import type { PodShape } from '../support/cases/pod-node-constraints.js';
 import { BINDER, POD_NODE_CONSTRAINTS_CASES, PODS, serviceAccount } from '../support/cases/pod-node-constraints.js';
+import { titled } from '../support/titled.js';
 import {
   NativeCluster,
   configured,
@@ -74,7 +75,7 @@ describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
   const agreeing = new NativeCluster(nativeObjectsOf(webhookEntry, version), version);
   const authorizerOnly = new NativeCluster(nativeObjectsOf(configured(plugin, AUTHORIZER_ONLY), version), version);
 
-  it.each(cases)('$name', async ({ input, error }) => {
+  it.each(titled(cases, (c) => c.name))('%s', async (_title, { input, error }) => {
     const webhook = await runPhase(plugin, 'validate', input, webhookEntry.config);
     expect(refusalReason(webhook) ?? '').toBe(error);
     expectSameValidation(webhook, await agreeing.validate(input), plugin.metadata.name);

@@ -16,6 +16,7 @@ import {
   exists,
   extendedResource1,
 } from '../support/cases/extended-resource-toleration.js';
+import { titled } from '../support/titled.js';
 import { NativeCluster, configured, expectSameAdmission, nativeObjectsOf } from './support/proof.js';
 
 type Toleration = Record<string, unknown>;
@@ -32,7 +33,7 @@ const tolerationsOf = (object: KubeObject | null) =>
 describe('DefaultTolerationSeconds on Kubernetes 1.36', () => {
   const entry = configured(defaultTolerationSeconds);
   const cluster = new NativeCluster(nativeObjectsOf(entry, '1.36'), '1.36');
-  it.each(FORGIVENESS_CASES)('$description', async ({ requested, expected }) => {
+  it.each(titled(FORGIVENESS_CASES, (c) => c.description))('%s', async (_title, { requested, expected }) => {
     const input = { object: pod(requested === undefined ? {} : { tolerations: requested }) };
     const { webhook } = await expectSameAdmission(defaultTolerationSeconds, entry.config, cluster, input);
     expect(tolerationsOf(webhook.patchedObject)).toEqual(expected);
@@ -83,7 +84,7 @@ describe('ExtendedResourceToleration on Kubernetes 1.36', () => {
 
   const entry = configured(extendedResourceToleration);
   const cluster = new NativeCluster(nativeObjectsOf(entry, '1.36'), '1.36');
-  it.each([...ADMIT_CASES, ...MORE])('$description', async ({ requested, expected }) => {
+  it.each(titled([...ADMIT_CASES, ...MORE], (c) => c.description))('%s', async (_title, { requested, expected }) => {
     const { webhook } = await expectSameAdmission(extendedResourceToleration, undefined, cluster, {
       object: pod({ ...requested }),
     });

@@ -1,7 +1,8 @@
 // AlwaysPullImages natively (Kubernetes 1.36+: MutatingAdmissionPolicy): upstream's TestAdmission,
 // TestValidate, TestOtherResources and TestUpdatePod (plugin/pkg/admission/alwayspullimages/
-// admission_test.go), ported anew. Each case: the mutation leaves the pod as the webhook's patch
-// does, and the validating policy answers as the twin, before and after the mutation.
+// admission_test.go), as test/support/cases holds them. Each case: the mutation leaves the pod as
+// the webhook's patch does, and the validating policy answers as the twin, before and after the
+// mutation.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/always-pull-images/plugin.js';
 import { planPlugin } from '../../infra/native/plan.js';

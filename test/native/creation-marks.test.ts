@@ -1,7 +1,8 @@
 // TaintNodesByCondition and StorageObjectInUseProtection natively (Kubernetes 1.36+): upstream's
 // Test_nodeTaints (plugin/pkg/admission/nodetaint) and TestAdmit (plugin/pkg/admission/storage/
-// storageobjectinuseprotection), ported anew: the mutation leaves the object as the webhook's
-// patch does, and the validating twin answers as the webhook's, before and after the mutation.
+// storageobjectinuseprotection), as test/support/cases holds them: the mutation leaves the object
+// as the webhook's patch does, and the validating twin answers as the webhook's, before and after
+// the mutation.
 import { describe, expect, it } from 'vitest';
 import storageObjectInUseProtection from '../../functions/storage-object-in-use-protection/plugin.js';
 import taintNodesByCondition from '../../functions/taint-nodes-by-condition/plugin.js';

@@ -1,6 +1,7 @@
 // DenyServiceExternalIPs natively: upstream's TestAdmission (plugin/pkg/admission/network/
-// denyserviceexternalips/admission_test.go), ported anew, plus the operations and subresources it
-// leaves alone, answered by the plugin and by its compiled policy on every version from 1.30.
+// denyserviceexternalips/admission_test.go), as test/support/cases holds them, plus the operations
+// and subresources it leaves alone, answered by the plugin and by its compiled policy on every
+// version from 1.30.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/deny-service-external-ips/plugin.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';

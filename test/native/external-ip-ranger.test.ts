@@ -1,8 +1,9 @@
 // network.openshift.io/ExternalIPRanger natively (Kubernetes 1.31+): OpenShift's TestAdmission and
 // TestHandles (openshift-kube-apiserver/admission/network/externalipranger/
-// externalip_admission_test.go), ported anew. Its fake authorizer allows system:serviceaccount:
-// test:admin; the webhook names that account in allowedUsers. The policies agree with the webhook,
-// and, with the authorizer alone, with OpenShift's expectations. On 1.30 the plugin stays a webhook.
+// externalip_admission_test.go), as test/support/cases holds them. Its fake authorizer allows
+// system:serviceaccount:test:admin; the webhook names that account in allowedUsers. The policies
+// agree with the webhook, and, with the authorizer alone, with OpenShift's expectations. On 1.30
+// the plugin stays a webhook.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/external-ip-ranger/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';

@@ -1,6 +1,7 @@
 // LimitPodHardAntiAffinityTopology natively: upstream's TestInterPodAffinityAdmission, TestHandles
-// and TestOtherResources (plugin/pkg/admission/antiaffinity/admission_test.go), ported anew,
-// answered by the plugin and by its compiled policy on every version from 1.30.
+// and TestOtherResources (plugin/pkg/admission/antiaffinity/admission_test.go), as
+// test/support/cases holds them, answered by the plugin and by its compiled policy on every version
+// from 1.30.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/limit-pod-hard-anti-affinity-topology/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';

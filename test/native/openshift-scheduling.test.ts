@@ -1,9 +1,9 @@
 // scheduling.openshift.io/OriginPodNodeEnvironment and autoscaling.openshift.io/RunOnceDuration
 // natively (Kubernetes 1.36+): OpenShift's TestPodAdmission (admission/scheduler/nodeenv),
 // TestLabelSelectorParse's selectors (nodeenv/labelselector, as project annotations) and
-// TestRunOnceDurationAdmit (admission/autoscaling/runonceduration), ported anew. The project
-// annotation is what both see (the webhook as learned, the policies as namespaceObject); each case
-// goes through the webhook's chain and the policies' chain.
+// TestRunOnceDurationAdmit (admission/autoscaling/runonceduration), as test/support/cases holds
+// them. The project annotation is what both see (the webhook as learned, the policies as
+// namespaceObject); each case goes through the webhook's chain and the policies' chain.
 import { describe, expect, it } from 'vitest';
 import originPodNodeEnvironment from '../../functions/origin-pod-node-environment/plugin.js';
 import runOnceDuration from '../../functions/run-once-duration/plugin.js';

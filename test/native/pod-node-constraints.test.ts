@@ -1,9 +1,9 @@
 // scheduling.openshift.io/PodNodeConstraints natively: OpenShift's TestPodNodeConstraints,
 // TestPodNodeConstraintsPodUpdate and TestPodNodeConstraintsNonHandledResources
-// (openshift-kube-apiserver/admission/scheduler/podnodeconstraints/admission_test.go), ported anew.
-// Its fake authorizer allows one service account; the webhook names that account in allowedUsers.
-// The policies agree with the webhook, and, with the authorizer alone (no allowlist), with
-// OpenShift's expected errors.
+// (openshift-kube-apiserver/admission/scheduler/podnodeconstraints/admission_test.go), as
+// test/support/cases holds them. Its fake authorizer allows one service account; the webhook names
+// that account in allowedUsers. The policies agree with the webhook, and, with the authorizer alone
+// (no allowlist), with OpenShift's expected errors.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-node-constraints/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';

@@ -1,7 +1,8 @@
 // PodNodeSelector natively (Kubernetes 1.36+): upstream's TestPodAdmission and TestHandles
-// (plugin/pkg/admission/podnodeselector/admission_test.go), ported anew. The namespace, with or
-// without its node-selector annotation, is what both see (the webhook as learned, the policies as
-// namespaceObject); each case goes through the webhook's chain and the policies' chain.
+// (plugin/pkg/admission/podnodeselector/admission_test.go), as test/support/cases holds them. The
+// namespace, with or without its node-selector annotation, is what both see (the webhook as
+// learned, the policies as namespaceObject); each case goes through the webhook's chain and the
+// policies' chain.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-node-selector/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';

@@ -1,8 +1,8 @@
 // DefaultTolerationSeconds and ExtendedResourceToleration natively (Kubernetes 1.36+): upstream's
 // TestForgivenessAdmission (plugin/pkg/admission/defaulttolerationseconds) and TestAdmit
-// (plugin/pkg/admission/extendedresourcetoleration), ported anew with the tolerations upstream
-// expects. Each case: the mutation leaves the pod as the webhook's patch does, and the validating
-// twin answers as the webhook's, before and after the mutation.
+// (plugin/pkg/admission/extendedresourcetoleration), as test/support/cases holds them, with the
+// tolerations upstream expects. Each case: the mutation leaves the pod as the webhook's patch does,
+// and the validating twin answers as the webhook's, before and after the mutation.
 import { describe, expect, it } from 'vitest';
 import defaultTolerationSeconds from '../../functions/default-toleration-seconds/plugin.js';
 import extendedResourceToleration from '../../functions/extended-resource-toleration/plugin.js';

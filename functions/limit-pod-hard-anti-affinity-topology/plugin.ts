@@ -15,7 +15,7 @@ import { definePlugin, guardedPhase, judgedResource, validatingOnly } from '../.
 import type { Pod } from '../../lib/kube/pod.js';
 import { ofKind } from '../../lib/kube/objects.js';
 
-const LABEL_HOSTNAME = 'kubernetes.io/hostname';
+export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 const POD_WRITES = judgedResource(['CREATE', 'UPDATE'], '', 'pods', 'Namespaced');
 
 const PODS: ObjectGuard<Pod> = {

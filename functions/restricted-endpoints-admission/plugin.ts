@@ -49,9 +49,9 @@ export const ENDPOINT_CONTROLLERS = [
 ];
 
 /** IPv4 link-local, the cloud metadata address included. */
-const DEFAULT_RESTRICTED_NETWORKS: readonly IPNet[] = [parseCIDRSloppy('169.254.0.0/16')];
+export const DEFAULT_RESTRICTED_NETWORKS: readonly IPNet[] = [parseCIDRSloppy('169.254.0.0/16')];
 /** The machine-config server's ports. */
-const DEFAULT_RESTRICTED_PORTS: readonly { protocol: string; port: number }[] = [
+export const DEFAULT_RESTRICTED_PORTS: readonly { protocol: string; port: number }[] = [
   { protocol: 'TCP', port: 22623 },
   { protocol: 'TCP', port: 22624 },
 ];

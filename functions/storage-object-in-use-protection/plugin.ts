@@ -23,7 +23,7 @@ interface Protected {
   readonly finalizer: string;
 }
 
-const PROTECTED: readonly Protected[] = [
+export const PROTECTED: readonly Protected[] = [
   {
     group: '',
     resource: 'persistentvolumeclaims',

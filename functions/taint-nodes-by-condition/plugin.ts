@@ -20,7 +20,7 @@ interface Node extends KubeObject {
   spec?: { taints?: Taint[]; [key: string]: unknown };
 }
 
-const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
+export const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
 const NODE_CREATES = judgedResource(['CREATE'], '', 'nodes', 'Cluster');
 
 const NODES: ObjectGuard<Node> = {

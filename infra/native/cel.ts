@@ -1,8 +1,16 @@
-// CEL pieces several compilers share: a configured network as a `cidr()` literal, the project's
-// allowlist as a condition on the request's user, and Go's `%v` of a string list.
+// CEL pieces several compilers share: the version that has the ip and cidr libraries, a configured
+// network as a `cidr()` literal, the project's allowlist as a condition on the request's user, Go's
+// `%v` of a string list and the message of several field errors.
 import type { AuthorizerAllowlist } from '../../lib/config/allowlist.js';
 import type { IPNet } from '../../lib/kube/net.js';
-import { celStrings } from './policy.js';
+import type { Requirement } from './policy.js';
+import { atLeast, celStrings } from './policy.js';
+
+/** Policies that judge addresses need CEL's ip and cidr libraries. */
+export const ipLibrariesUnavailable: Requirement = (version) =>
+  atLeast(version, '1.31')
+    ? undefined
+    : "it needs CEL's ip and cidr libraries, which policies get from Kubernetes 1.31";
 
 /** The network as canonical CIDR text CEL's cidr() parses (Go's ParseCIDRSloppy already read it). */
 export function cidrText(net: IPNet): string {
@@ -30,3 +38,6 @@ export const looseAddress = (text: string): string =>
 
 /** Go's `%v` of a []string, from a CEL list of strings. */
 export const goList = (list: string): string => `'[' + ${list}.join(' ') + ']'`;
+
+/** One message for one or several field errors (a CEL list of strings), as utilerrors.Aggregate prints them. */
+export const listed = (list: string): string => `size(${list}) == 1 ? ${list}[0] : '[' + ${list}.join(', ') + ']'`;

@@ -2,7 +2,7 @@
 // by their logic alone (rules, variables, validations, mutations). The emitter (objects.ts) adds
 // what every plugin's deployment shares with its webhook: names, labels, the binding with the
 // entry's enforcement as validationActions, the excluded namespaces and the exemptions.
-import type { WebhookRule } from '../../lib/admission/plugin.js';
+import type { PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
 import type { EnvironmentVersion } from '../../lib/cel/cel-env.js';
 
 export interface NamedExpression {
@@ -83,6 +83,37 @@ const order = (v: string) => {
   return major * 1000 + minor;
 };
 export const atLeast = (version: string, since: string): boolean => order(version) >= order(since);
+
+/** Why `version` lacks what a plugin's policies need, or undefined where it has it. */
+export type Requirement = (version: EnvironmentVersion) => string | undefined;
+
+/** A compiler whose plugin stays a webhook, with the reason, on the versions `unavailable` names one for. */
+export function requiring<Config>(
+  name: string,
+  unavailable: Requirement,
+  compile: NativeCompiler<Config>['compile'],
+): NativeCompiler<Config> {
+  return {
+    name,
+    compile(config, version) {
+      const reason = unavailable(version);
+      return reason === undefined ? compile(config, version) : { webhook: reason };
+    },
+  };
+}
+
+/**
+ * The requests the plugin's webhook of that phase is sent. A policy standing in for it is sent the
+ * same ones: a MutatingAdmissionPolicy the mutating webhook's, a ValidatingAdmissionPolicy its twin's.
+ */
+export function webhookRules(
+  plugin: { readonly metadata: PluginMetadata },
+  phase: 'mutating' | 'validating',
+): readonly WebhookRule[] {
+  const rules = plugin.metadata[phase]?.rules;
+  if (rules === undefined) throw new Error(`${plugin.metadata.name} has no ${phase} webhook`);
+  return rules;
+}
 
 /** Why a plugin that mutates stays a webhook before 1.36. */
 export function mutatingUnavailable(version: EnvironmentVersion): string | undefined {

@@ -23,15 +23,11 @@ import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { ENDPOINTS } from '../../lib/http/webhook-path.js';
 import { learningEndpointRules, learningRules } from '../../lib/admission/learning.js';
 import { kubeconfigUserName } from '../../infra/emit/apiserver.js';
+import type { CapturedRun } from '../support/captured.js';
+import { captured } from '../support/captured.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 import { configurePlugin, loadAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { testPki } from '../support/pki.js';
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 /** An AdmissionConfiguration under which every registered plugin is active (written in beforeAll). */
 let everyPluginActive: string;
@@ -39,25 +35,11 @@ let removeEverything = () => {};
 /** One that names no plugin: the default-on set, which synthetic plugins without `optIn` are in. */
 let namesNone: string;
 
-async function emit(
+const emit = (
   argv: string[],
   plugins?: readonly AnyAdmissionPlugin[],
   env: NodeJS.ProcessEnv = { ADMISSION_CONFIG: plugins === undefined ? everyPluginActive : namesNone },
-): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await emitCommand(argv, {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    env,
-    plugins,
-  });
-  return { code, stdout, stderr };
-}
+): Promise<CapturedRun> => captured((output) => emitCommand(argv, { ...output, env, plugins }));
 
 type Doc = Record<string, any>;
 const documents = (yaml: string): Doc[] => parseAllDocuments(yaml).map((d) => d.toJS() as Doc);

@@ -8,8 +8,7 @@ import type { KubeObject, Operation } from '../../lib/admission/types.js';
 import { OPERATIONS } from '../../lib/admission/types.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
 import type { ReviewInput } from '../support/review.js';
-import { runPhase } from '../support/review.js';
-import { NativeCluster, configured, expectSameValidation, nativeObjectsOf } from './support/proof.js';
+import { NativeCluster, configured, expectSameValidationOf, nativeObjectsOf } from './support/proof.js';
 
 const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: '123', namespace: 'test' }, spec: {} };
 const inputOf = (operation: Operation): ReviewInput => ({
@@ -29,10 +28,8 @@ describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
     const cluster = new NativeCluster(nativeObjectsOf(enabled, version), version);
     it.each(OPERATIONS)('%s', async (operation) => {
       const input = inputOf(operation);
-      const webhook = await runPhase(plugin, 'validate', input, enabled.config);
-      const native = await cluster.validate(input);
+      const webhook = await expectSameValidationOf(plugin, enabled.config, cluster, input);
       expect(webhook.wire.response?.allowed).toBe(!refused);
-      expectSameValidation(webhook, native, plugin.metadata.name);
     });
   });
 });

@@ -1,13 +1,14 @@
 // DenyServiceExternalIPs natively: upstream's TestAdmission (plugin/pkg/admission/network/
-// denyserviceexternalips/admission_test.go), ported anew, plus the operations and subresources it
-// leaves alone, answered by the plugin and by its compiled policy on every version from 1.30.
+// denyserviceexternalips/admission_test.go), as test/support/cases holds them, plus the operations
+// and subresources it leaves alone, answered by the plugin and by its compiled policy on every
+// version from 1.30.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/deny-service-external-ips/plugin.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
-import { runPhase } from '../support/review.js';
-import { NativeCluster, configured, expectSameValidation, nativeObjectsOf } from './support/proof.js';
+import { ADMISSION_CASES } from '../support/cases/deny-service-external-ips.js';
+import { NativeCluster, configured, expectSameValidationOf, nativeObjectsOf } from './support/proof.js';
 
 function service(...externalIPs: string[]): KubeObject {
   return {
@@ -20,28 +21,16 @@ function service(...externalIPs: string[]): KubeObject {
 
 const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } } as const;
 
-// TestAdmission: [name, new Service's IPs, old Service's IPs (undefined: a create), refused]
-const TEST_ADMISSION: [string, string[], string[] | undefined, boolean][] = [
-  ['create: without externalIPs', [], undefined, false],
-  ['create: with externalIPs', ['1.1.1.1'], undefined, true],
-  ['update: same externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1', '2.2.2.2'], false],
-  ['update: reorder externalIPs', ['1.1.1.1', '2.2.2.2'], ['2.2.2.2', '1.1.1.1'], false],
-  ['update: change externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1', '3.3.3.3'], true],
-  ['update: add externalIPs', ['1.1.1.1', '2.2.2.2'], ['1.1.1.1'], true],
-  ['update: erase externalIPs', [], ['1.1.1.1', '2.2.2.2'], false],
-  ['update: reduce externalIPs from back', ['1.1.1.1'], ['1.1.1.1', '2.2.2.2'], false],
-  ['update: reduce externalIPs from front', ['2.2.2.2'], ['1.1.1.1', '2.2.2.2'], false],
-];
-
 const cases: { name: string; input: ReviewInput; refused: boolean }[] = [
-  ...TEST_ADMISSION.map(([name, ips, old, refused]) => ({
+  // TestAdmission
+  ...ADMISSION_CASES.map(({ name, newIPs, oldIPs, fail }) => ({
     name,
-    refused,
+    refused: fail,
     input: {
       ...SERVICES,
-      operation: old === undefined ? ('CREATE' as const) : ('UPDATE' as const),
-      object: service(...ips),
-      oldObject: old === undefined ? null : service(...old),
+      operation: oldIPs === undefined ? ('CREATE' as const) : ('UPDATE' as const),
+      object: service(...newIPs),
+      oldObject: oldIPs === undefined ? null : service(...oldIPs),
     },
   })),
   // TestHandles and TestOtherResources, as the rules and shouldIgnore leave them.
@@ -66,9 +55,7 @@ describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
   const cluster = new NativeCluster(nativeObjectsOf(configured(plugin), version), version);
 
   it.each(cases)('$name', async ({ input, refused }) => {
-    const webhook = await runPhase(plugin, 'validate', input);
-    const native = await cluster.validate(input);
+    const webhook = await expectSameValidationOf(plugin, undefined, cluster, input);
     expect(webhook.wire.response?.allowed).toBe(!refused);
-    expectSameValidation(webhook, native, plugin.metadata.name);
   });
 });

@@ -10,17 +10,13 @@ import { emitCommand } from '../../infra/emit/cli.js';
 import { nativeOnlyPlugins } from '../../infra/native/native-only.js';
 import type { NativeObject } from '../../infra/native/objects.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
+import type { CapturedRun } from '../support/captured.js';
+import { captured } from '../support/captured.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 import { NativeCluster, useAuthorizer } from './support/proof.js';
 
 // The policies that ask the authorizer compile where an apiserver's is installed.
 useAuthorizer(() => false);
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 let configuration: { file: string; remove: () => void };
 beforeAll(() => {
@@ -28,20 +24,8 @@ beforeAll(() => {
 });
 afterAll(() => configuration.remove());
 
-async function emit(argv: string[]): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await emitCommand(argv, {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    env: { ADMISSION_CONFIG: configuration.file },
-  });
-  return { code, stdout, stderr };
-}
+const emit = (argv: string[]): Promise<CapturedRun> =>
+  captured((output) => emitCommand(argv, { ...output, env: { ADMISSION_CONFIG: configuration.file } }));
 
 type Doc = Record<string, any>;
 const documents = (yaml: string): Doc[] => parseAllDocuments(yaml).map((d) => d.toJS() as Doc);
@@ -64,7 +48,7 @@ describe('without --native', () => {
 });
 
 describe.each(ENVIRONMENT_VERSIONS)('--native --kubernetes-version %s', (version) => {
-  let run: Run;
+  let run: CapturedRun;
   let docs: Doc[];
   beforeAll(async () => {
     run = await emit([...BASE, '--native', '--kubernetes-version', version]);
@@ -197,20 +181,8 @@ describe('arguments', () => {
 });
 
 describe('plugins only an apiserver can serve', () => {
-  async function emitWith(file: string, argv: string[]): Promise<Run> {
-    let stdout = '';
-    let stderr = '';
-    const code = await emitCommand(argv, {
-      stdout: (t) => {
-        stdout += t;
-      },
-      stderr: (t) => {
-        stderr += t;
-      },
-      env: { ADMISSION_CONFIG: file },
-    });
-    return { code, stdout, stderr };
-  }
+  const emitWith = (file: string, argv: string[]): Promise<CapturedRun> =>
+    captured((output) => emitCommand(argv, { ...output, env: { ADMISSION_CONFIG: file } }));
   const EXAMPLE = 'config/examples/native-policies.yaml';
 
   it('are compiled from their entries with --native, and need no --base-url', async () => {

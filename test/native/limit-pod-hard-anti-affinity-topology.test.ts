@@ -1,61 +1,24 @@
 // LimitPodHardAntiAffinityTopology natively: upstream's TestInterPodAffinityAdmission, TestHandles
-// and TestOtherResources (plugin/pkg/admission/antiaffinity/admission_test.go), ported anew,
-// answered by the plugin and by its compiled policy on every version from 1.30.
+// and TestOtherResources (plugin/pkg/admission/antiaffinity/admission_test.go), as
+// test/support/cases holds them, answered by the plugin and by its compiled policy on every version
+// from 1.30.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/limit-pod-hard-anti-affinity-topology/plugin.js';
 import type { KubeObject, Operation } from '../../lib/admission/types.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
 import type { ReviewInput } from '../support/review.js';
 import { runPhase } from '../support/review.js';
-import { NativeCluster, configured, expectSameValidation, nativeObjectsOf } from './support/proof.js';
-
-const HOSTNAME = 'kubernetes.io/hostname';
-const selector = { matchExpressions: [{ key: 'security', operator: 'In', values: ['S2'] }] };
-const term = (topologyKey: string) => ({ labelSelector: selector, namespaces: [''], topologyKey });
-const preferred = [{ weight: 5, podAffinityTerm: term('az') }];
+import { INTER_POD_AFFINITY_CASES, term } from '../support/cases/limit-pod-hard-anti-affinity-topology.js';
+import { titled } from '../support/titled.js';
+import { NativeCluster, configured, expectSameValidationOf, nativeObjectsOf } from './support/proof.js';
 
 function pod(affinity: unknown, name = 'name'): KubeObject {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'foo' }, spec: { affinity } };
 }
 
-// TestInterPodAffinityAdmission: [what, affinity, refused]
-const ADMISSION: [string, unknown, boolean][] = [
-  ['empty affinity', {}, false],
-  [
-    'any topologyKey in preferred terms',
-    { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: preferred } },
-    false,
-  ],
-  [
-    'hostname in required terms, anything in preferred ones',
-    {
-      podAntiAffinity: {
-        preferredDuringSchedulingIgnoredDuringExecution: preferred,
-        requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME)],
-      },
-    },
-    false,
-  ],
-  [
-    'hostname in required terms',
-    { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME)] } },
-    false,
-  ],
-  [
-    '" zone " in required terms',
-    { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term(' zone ')] } },
-    true,
-  ],
-  [
-    'the middle one of three required terms is " zone "',
-    {
-      podAntiAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME), term(' zone '), term(HOSTNAME)],
-      },
-    },
-    true,
-  ],
-  // Beyond upstream's rows: a term without topologyKey, and the first of two offenders is named.
+// Beyond upstream's TestInterPodAffinityAdmission: [what, affinity, refused]
+const MORE: [string, unknown, boolean][] = [
+  // A term without topologyKey, and the first of two offenders is named.
   [
     'a required term without topologyKey',
     { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{}] } },
@@ -77,7 +40,12 @@ const HANDLES: [Operation, boolean][] = [
 ];
 
 const cases: { name: string; input: ReviewInput; refused: boolean }[] = [
-  ...ADMISSION.map(([name, affinity, refused]) => ({ name, refused, input: { object: pod(affinity) } })),
+  ...INTER_POD_AFFINITY_CASES.map(({ name, affinity, errorExpected }) => ({
+    name,
+    refused: errorExpected,
+    input: { object: pod(affinity) },
+  })),
+  ...MORE.map(([name, affinity, refused]) => ({ name, refused, input: { object: pod(affinity) } })),
   ...HANDLES.map(([operation, refused]) => ({
     name: `TestHandles ${operation}`,
     refused,
@@ -99,11 +67,9 @@ const cases: { name: string; input: ReviewInput; refused: boolean }[] = [
 describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
   const cluster = new NativeCluster(nativeObjectsOf(configured(plugin), version), version);
 
-  it.each(cases)('$name', async ({ input, refused }) => {
-    const webhook = await runPhase(plugin, 'validate', input);
-    const native = await cluster.validate(input);
+  it.each(titled(cases, (c) => c.name))('%s', async (_title, { input, refused }) => {
+    const webhook = await expectSameValidationOf(plugin, undefined, cluster, input);
     expect(webhook.wire.response?.allowed).toBe(!refused);
-    expectSameValidation(webhook, native, plugin.metadata.name);
   });
 
   it('names a generateName-only pod by its prefix, where upstream prints none (a listed difference)', async () => {

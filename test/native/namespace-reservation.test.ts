@@ -7,18 +7,14 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
 import type { ReviewInput } from '../support/review.js';
 import { runPhase } from '../support/review.js';
+import { NAMESPACES, OPENSHIFT_RESERVATION, PROJECT_REQUESTS } from '../support/cases/namespace-reservation.js';
 import {
   NativeCluster,
   configured,
   expectSameDecisionAndReason,
-  expectSameValidation,
+  expectSameValidationOf,
   nativeObjectsOf,
 } from './support/proof.js';
-
-const OPENSHIFT = {
-  reservedNames: ['openshift', 'kubernetes', 'kube'],
-  reservedPrefixes: ['openshift-', 'kubernetes-', 'kube-'],
-};
 
 /** A Namespace as the apiserver admits it: its name label is set before admission. */
 function namespace(name: string, generateName?: string): KubeObject {
@@ -28,11 +24,6 @@ function namespace(name: string, generateName?: string): KubeObject {
     metadata: generateName ? { generateName } : { name, labels: { 'kubernetes.io/metadata.name': name } },
   };
 }
-const NAMESPACES = { kind: { kind: 'Namespace' }, resource: { resource: 'namespaces' } } as const;
-const PROJECT_REQUESTS = {
-  kind: { group: 'project.openshift.io', kind: 'ProjectRequest' },
-  resource: { group: 'project.openshift.io', resource: 'projectrequests' },
-} as const;
 
 const namespaceCases: { name: string; input: ReviewInput; refused: boolean }[] = [
   { name: 'a reserved name', refused: true, input: { ...NAMESPACES, object: namespace('kube') } },
@@ -71,9 +62,9 @@ const projectCases = [
 ];
 
 const CONFIGURATIONS = [
-  { name: "OpenShift's names and prefixes", raw: OPENSHIFT },
-  { name: 'names only', raw: { reservedNames: OPENSHIFT.reservedNames } },
-  { name: 'prefixes only', raw: { reservedPrefixes: OPENSHIFT.reservedPrefixes } },
+  { name: "OpenShift's names and prefixes", raw: OPENSHIFT_RESERVATION },
+  { name: 'names only', raw: { reservedNames: OPENSHIFT_RESERVATION.reservedNames } },
+  { name: 'prefixes only', raw: { reservedPrefixes: OPENSHIFT_RESERVATION.reservedPrefixes } },
 ];
 
 describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
@@ -82,9 +73,7 @@ describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
     const cluster = new NativeCluster(nativeObjectsOf(entry, version), version);
 
     it.each(namespaceCases)('$name', async ({ input }) => {
-      const webhook = await runPhase(plugin, 'validate', input, entry.config);
-      const native = await cluster.validate(input);
-      expectSameValidation(webhook, native, plugin.metadata.name);
+      await expectSameValidationOf(plugin, entry.config, cluster, input);
     });
 
     it.each(projectCases)(
@@ -98,7 +87,7 @@ describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
   });
 
   it('refuses what OpenShift refuses, with its words', async () => {
-    const entry = configured(plugin, OPENSHIFT);
+    const entry = configured(plugin, OPENSHIFT_RESERVATION);
     const cluster = new NativeCluster(nativeObjectsOf(entry, version), version);
     for (const { input, refused } of [...namespaceCases, ...projectCases]) {
       const webhook = await runPhase(plugin, 'validate', input, entry.config);
@@ -111,7 +100,7 @@ describe.each(ENVIRONMENT_VERSIONS)('on Kubernetes %s', (version) => {
   });
 
   it('leaves kube-system creatable, excluded as the webhook excludes it', async () => {
-    const cluster = new NativeCluster(nativeObjectsOf(configured(plugin, OPENSHIFT), version), version);
+    const cluster = new NativeCluster(nativeObjectsOf(configured(plugin, OPENSHIFT_RESERVATION), version), version);
     const native = await cluster.validate({ ...NAMESPACES, object: namespace('kube-system') });
     expect(native.wire.response?.allowed).toBe(true);
   });

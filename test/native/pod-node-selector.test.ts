@@ -1,13 +1,20 @@
 // PodNodeSelector natively (Kubernetes 1.36+): upstream's TestPodAdmission and TestHandles
-// (plugin/pkg/admission/podnodeselector/admission_test.go), ported anew. The namespace, with or
-// without its node-selector annotation, is what both see (the webhook as learned, the policies as
-// namespaceObject); each case goes through the webhook's chain and the policies' chain.
+// (plugin/pkg/admission/podnodeselector/admission_test.go), as test/support/cases holds them. The
+// namespace, with or without its node-selector annotation, is what both see (the webhook as
+// learned, the policies as namespaceObject); each case goes through the webhook's chain and the
+// policies' chain.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-node-selector/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { planPlugin } from '../../infra/native/plan.js';
 import type { ReviewInput } from '../support/review.js';
 import { runPhase } from '../support/review.js';
+import type { PodAdmissionCase } from '../support/cases/pod-node-selector.js';
+import {
+  NODE_SELECTOR_ANNOTATION,
+  POD_ADMISSION_CASES,
+  namespaceAnnotations,
+} from '../support/cases/pod-node-selector.js';
 import {
   NativeCluster,
   configured,
@@ -18,117 +25,28 @@ import {
 } from './support/proof.js';
 
 const NAMESPACE = 'testNamespace';
-const ANNOTATION = 'scheduler.alpha.kubernetes.io/node-selector';
-
-interface Row {
-  readonly testName: string;
-  readonly defaultNodeSelector: string;
-  /** undefined: the namespace has no annotation (ignoreTestNamespaceNodeSelector). */
-  readonly namespaceNodeSelector?: string;
-  readonly whitelist?: string;
-  readonly podNodeSelector: Record<string, string>;
-  readonly mergedNodeSelector?: Record<string, string>;
-  readonly admit: boolean;
-}
-
-// TestPodAdmission, row by row.
-const ROWS: Row[] = [
-  { testName: 'No node selectors', defaultNodeSelector: '', podNodeSelector: {}, mergedNodeSelector: {}, admit: true },
-  {
-    testName: 'Default node selector and no conflicts',
-    defaultNodeSelector: 'infra = false',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'false' },
-    admit: true,
-  },
-  {
-    testName: 'TestNamespace node selector with whitespaces and no conflicts',
-    defaultNodeSelector: '',
-    namespaceNodeSelector: ' infra = false ',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'false' },
-    admit: true,
-  },
-  {
-    testName: 'Default and namespace node selector, no conflicts',
-    defaultNodeSelector: 'infra = false',
-    namespaceNodeSelector: 'infra=true',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'true' },
-    admit: true,
-  },
-  {
-    testName: 'Empty namespace node selector and no conflicts',
-    defaultNodeSelector: 'infra = false',
-    namespaceNodeSelector: '',
-    podNodeSelector: {},
-    mergedNodeSelector: {},
-    admit: true,
-  },
-  {
-    testName: 'TestNamespace and pod node selector, no conflicts',
-    defaultNodeSelector: 'infra = false',
-    namespaceNodeSelector: 'infra=true',
-    podNodeSelector: { env: 'test' },
-    mergedNodeSelector: { infra: 'true', env: 'test' },
-    admit: true,
-  },
-  {
-    testName: 'Conflicting pod and namespace node selector, one label',
-    defaultNodeSelector: 'env = test',
-    namespaceNodeSelector: 'infra=true',
-    podNodeSelector: { infra: 'false' },
-    admit: false,
-  },
-  {
-    testName: 'Conflicting pod and namespace node selector, multiple labels',
-    defaultNodeSelector: 'env=dev',
-    namespaceNodeSelector: 'infra=false, env = test',
-    podNodeSelector: { env: 'dev', color: 'blue' },
-    admit: false,
-  },
-  {
-    testName: 'Merged pod node selectors satisfy the whitelist',
-    defaultNodeSelector: 'env=dev',
-    namespaceNodeSelector: 'infra=false, env = dev',
-    whitelist: 'env=dev, infra=false, color=blue',
-    podNodeSelector: { env: 'dev', color: 'blue' },
-    mergedNodeSelector: { infra: 'false', env: 'dev', color: 'blue' },
-    admit: true,
-  },
-  {
-    testName: 'Merged pod node selectors conflict with the whitelist',
-    defaultNodeSelector: 'env=dev',
-    namespaceNodeSelector: 'infra=false, env = dev',
-    whitelist: 'env=dev, infra=true, color=blue',
-    podNodeSelector: { env: 'dev', color: 'blue' },
-    admit: false,
-  },
-];
-
-const pod = (nodeSelector: Record<string, string>, name = 'testPod'): KubeObject => ({
+const pod = (nodeSelector: Readonly<Record<string, string>>, name = 'testPod'): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace: NAMESPACE },
   spec: { nodeSelector },
 });
 
-function setup(defaultNodeSelector: string, whitelist: string | undefined, annotation: string | undefined) {
+/** The entry, the namespace (as both learn it) and the cluster for a case's configuration. */
+function setup(row: Pick<PodAdmissionCase, 'defaultNodeSelector' | 'whitelist'>, annotations?: Record<string, string>) {
   const entry = configured(plugin, {
     podNodeSelectorPluginConfig: {
-      clusterDefaultNodeSelector: defaultNodeSelector,
-      ...(whitelist !== undefined && { [NAMESPACE]: whitelist }),
+      clusterDefaultNodeSelector: row.defaultNodeSelector,
+      ...(row.whitelist !== undefined && { [NAMESPACE]: row.whitelist }),
     },
   });
-  const state = namespaceState([
-    { name: NAMESPACE, ...(annotation !== undefined && { annotations: { [ANNOTATION]: annotation } }) },
-  ]);
+  const state = namespaceState([{ name: NAMESPACE, ...(annotations !== undefined && { annotations }) }]);
   return { entry, state, cluster: new NativeCluster(nativeObjectsOf(entry, '1.36'), '1.36') };
 }
 
 describe('on Kubernetes 1.36', () => {
-  it.each(ROWS)('$testName', async (row) => {
-    const { entry, state, cluster } = setup(row.defaultNodeSelector, row.whitelist, row.namespaceNodeSelector);
+  it.each(POD_ADMISSION_CASES)('$testName', async (row) => {
+    const { entry, state, cluster } = setup(row, namespaceAnnotations(row));
     const input: ReviewInput = { object: pod(row.podNodeSelector), namespace: NAMESPACE };
     const { outcome } = await expectSameAdmission(plugin, entry.config, cluster, input, state);
     expect(outcome.wire.response?.allowed).toBe(row.admit);
@@ -148,7 +66,7 @@ describe('on Kubernetes 1.36', () => {
   ])(
     'an annotation that does not parse (%s) refuses the pod, with upstream text (a listed difference in code)',
     async (_name, annotation) => {
-      const { entry, state, cluster } = setup('', undefined, annotation);
+      const { entry, state, cluster } = setup({ defaultNodeSelector: '' }, { [NODE_SELECTOR_ANNOTATION]: annotation });
       const input: ReviewInput = { object: pod({}), namespace: NAMESPACE };
       const webhook = await runPhase(plugin, 'mutate', input, entry.config, state);
       expect(webhook.wire.response?.status).toMatchObject({ code: 500, reason: 'InternalError' });
@@ -160,7 +78,7 @@ describe('on Kubernetes 1.36', () => {
   );
 
   it.each(['UPDATE', 'DELETE', 'CONNECT'] as const)('TestHandles: %s is not handled', async (operation) => {
-    const { entry, state, cluster } = setup('infra=false', undefined, undefined);
+    const { entry, state, cluster } = setup({ defaultNodeSelector: 'infra=false' });
     const object = pod({});
     await expectSameAdmission(
       plugin,

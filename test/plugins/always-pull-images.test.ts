@@ -5,29 +5,13 @@ import plugin from '../../functions/always-pull-images/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
 import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
-
-const images = (policies: (string | undefined)[], prefix: string) =>
-  policies.map((p, i) => ({
-    name: `${prefix}${i + 1}`,
-    image: 'image',
-    ...(p === undefined ? {} : { imagePullPolicy: p }),
-  }));
-
-function upstreamPod(volumePolicies: (string | undefined)[]): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: '123', namespace: 'test' },
-    spec: {
-      initContainers: images([undefined, 'Never', 'IfNotPresent', 'Always'], 'init'),
-      containers: images([undefined, 'Never', 'IfNotPresent', 'Always'], 'ctr'),
-      volumes: volumePolicies.map((p, i) => ({
-        name: `volume${i + 1}`,
-        image: p === undefined ? {} : { pullPolicy: p },
-      })),
-    },
-  };
-}
+import {
+  ANNOTATED_POD,
+  OLD_POD,
+  REIMAGED_POD,
+  VALIDATE_EXPECTED_ERROR,
+  upstreamPod,
+} from '../support/cases/always-pull-images.js';
 
 type Spec = {
   initContainers: { imagePullPolicy?: string }[];
@@ -84,19 +68,7 @@ describe('TestAdmission: every container and image volume of a new pod is set to
 describe('TestValidate: every violation is reported with its field path, as upstream prints it', () => {
   it('matches upstream expectedError exactly', async () => {
     const result = await runPhase(plugin, 'validate', { object: upstreamPod(['', 'Never', 'IfNotPresent', 'Always']) });
-    const expected =
-      '[' +
-      'pods "123" is forbidden: spec.initContainers[0].imagePullPolicy: Unsupported value: "": supported values: "Always", ' +
-      'pods "123" is forbidden: spec.initContainers[1].imagePullPolicy: Unsupported value: "Never": supported values: "Always", ' +
-      'pods "123" is forbidden: spec.initContainers[2].imagePullPolicy: Unsupported value: "IfNotPresent": supported values: "Always", ' +
-      'pods "123" is forbidden: spec.containers[0].imagePullPolicy: Unsupported value: "": supported values: "Always", ' +
-      'pods "123" is forbidden: spec.containers[1].imagePullPolicy: Unsupported value: "Never": supported values: "Always", ' +
-      'pods "123" is forbidden: spec.containers[2].imagePullPolicy: Unsupported value: "IfNotPresent": supported values: "Always", ' +
-      'pods "123" is forbidden: spec.volumes[0].image.pullPolicy: Unsupported value: "": supported values: "Always", ' +
-      'pods "123" is forbidden: spec.volumes[1].image.pullPolicy: Unsupported value: "Never": supported values: "Always", ' +
-      'pods "123" is forbidden: spec.volumes[2].image.pullPolicy: Unsupported value: "IfNotPresent": supported values: "Always"' +
-      ']';
-    expect(deniedMessage(result)).toBe(expected);
+    expect(deniedMessage(result)).toBe(VALIDATE_EXPECTED_ERROR);
     expect(result.wire.response!.status).toMatchObject({ code: 403, reason: 'Forbidden', status: 'Failure' });
   });
 
@@ -145,43 +117,36 @@ describe('TestOtherResources: other resources, subresources and non-pods', () =>
 });
 
 describe('TestUpdatePod: an update that brings no new image is left alone', () => {
-  const oldPod: KubeObject = {
-    kind: 'Pod',
-    metadata: { name: 'testname', namespace: 'testnamespace' },
-    spec: { containers: [{ name: 'ctr2', image: 'image', imagePullPolicy: 'IfNotPresent' }] },
-  };
-  const annotated: KubeObject = { ...oldPod, metadata: { ...oldPod.metadata, annotations: { test: 'test' } } };
-  const reimaged: KubeObject = {
-    ...annotated,
-    spec: { containers: [{ name: 'ctr2', image: 'image2', imagePullPolicy: 'IfNotPresent' }] },
-  };
-
   it('update IfNotPresent pod annotations: ignored by both phases', async () => {
     expect(
-      (await runPhase(plugin, 'mutate', { operation: 'UPDATE', object: annotated, oldObject: oldPod })).patch,
+      (await runPhase(plugin, 'mutate', { operation: 'UPDATE', object: ANNOTATED_POD, oldObject: OLD_POD })).patch,
     ).toEqual([]);
     expect(
-      deniedMessage(await runPhase(plugin, 'validate', { operation: 'UPDATE', object: annotated, oldObject: oldPod })),
+      deniedMessage(
+        await runPhase(plugin, 'validate', { operation: 'UPDATE', object: ANNOTATED_POD, oldObject: OLD_POD }),
+      ),
     ).toBeUndefined();
   });
 
   it('update IfNotPresent pod image: mutated, and the validating twin refuses the unmutated form', async () => {
-    const mutated = await mutateIdempotently(plugin, { operation: 'UPDATE', object: reimaged, oldObject: oldPod });
+    const mutated = await mutateIdempotently(plugin, { operation: 'UPDATE', object: REIMAGED_POD, oldObject: OLD_POD });
     expect(mutated.patch).toEqual([{ op: 'replace', path: '/spec/containers/0/imagePullPolicy', value: 'Always' }]);
     expect(
-      deniedMessage(await runPhase(plugin, 'validate', { operation: 'UPDATE', object: reimaged, oldObject: oldPod })),
+      deniedMessage(
+        await runPhase(plugin, 'validate', { operation: 'UPDATE', object: REIMAGED_POD, oldObject: OLD_POD }),
+      ),
     ).toContain('spec.containers[0].imagePullPolicy');
   });
 
   it('a new image volume reference counts as a new image', async () => {
     const withVolume: KubeObject = {
-      ...annotated,
+      ...ANNOTATED_POD,
       spec: {
-        ...(annotated.spec as object),
+        ...(ANNOTATED_POD.spec as object),
         volumes: [{ name: 'v', image: { reference: 'artifact:1', pullPolicy: 'Never' } }],
       },
     };
-    const result = await runPhase(plugin, 'mutate', { operation: 'UPDATE', object: withVolume, oldObject: oldPod });
+    const result = await runPhase(plugin, 'mutate', { operation: 'UPDATE', object: withVolume, oldObject: OLD_POD });
     expect(result.patch.map((op) => op.path).sort()).toEqual([
       '/spec/containers/0/imagePullPolicy',
       '/spec/volumes/0/image/pullPolicy',

@@ -10,23 +10,19 @@ import { ConfigError } from '../../lib/config/errors.js';
 import { configurePlugin, parseAdmissionConfiguration } from '../../lib/config/admission-configuration.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
 import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
+import {
+  DEPRECATED_NOT_READY,
+  FORGIVENESS_CASES,
+  NOT_READY,
+  UNREACHABLE,
+  noExecute,
+} from '../support/cases/default-toleration-seconds.js';
 
 const source: ConfigSource = { file: 'test.yaml', baseDir: '.' };
 const defaults = plugin.configure!(undefined, source);
 
-const NOT_READY = 'node.kubernetes.io/not-ready';
-const UNREACHABLE = 'node.kubernetes.io/unreachable';
-const DEPRECATED_NOT_READY = 'node.alpha.kubernetes.io/notReady';
-const DEPRECATED_UNREACHABLE = 'node.alpha.kubernetes.io/unreachable';
-const noExecute = (key: string, tolerationSeconds: number) => ({
-  key,
-  operator: 'Exists',
-  effect: 'NoExecute',
-  tolerationSeconds,
-});
-
 type Spec = { tolerations?: unknown[] };
-const pod = (tolerations?: unknown[]): KubeObject => ({
+const pod = (tolerations?: readonly unknown[]): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'name', namespace: 'foo' },
@@ -35,77 +31,7 @@ const pod = (tolerations?: unknown[]): KubeObject => ({
 const tolerationsOf = (object: KubeObject | null) => (object!.spec as Spec).tolerations;
 
 describe('TestForgivenessAdmission', () => {
-  const cases: { description: string; requested?: unknown[]; expected: unknown[] }[] = [
-    {
-      description:
-        'pod has no tolerations, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`',
-      requested: undefined,
-      expected: [noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)],
-    },
-    {
-      description:
-        'pod has alpha tolerations, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
-      requested: [noExecute(DEPRECATED_NOT_READY, 300), noExecute(DEPRECATED_UNREACHABLE, 300)],
-      expected: [
-        noExecute(DEPRECATED_NOT_READY, 300),
-        noExecute(DEPRECATED_UNREACHABLE, 300),
-        noExecute(NOT_READY, 300),
-        noExecute(UNREACHABLE, 300),
-      ],
-    },
-    {
-      description:
-        'pod has alpha not-ready toleration, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
-      requested: [noExecute(DEPRECATED_NOT_READY, 300)],
-      expected: [noExecute(DEPRECATED_NOT_READY, 300), noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)],
-    },
-    {
-      description:
-        'pod has alpha unreachable toleration, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`, the alpha tolerations will not be touched',
-      requested: [noExecute(DEPRECATED_UNREACHABLE, 300)],
-      expected: [noExecute(DEPRECATED_UNREACHABLE, 300), noExecute(NOT_READY, 300), noExecute(UNREACHABLE, 300)],
-    },
-    {
-      description:
-        'pod has tolerations, but none is for taint `not-ready:NoExecute` or `unreachable:NoExecute`, expect add tolerations for `not-ready:NoExecute` and `unreachable:NoExecute`',
-      requested: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule', tolerationSeconds: 700 }],
-      expected: [
-        { key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule', tolerationSeconds: 700 },
-        noExecute(NOT_READY, 300),
-        noExecute(UNREACHABLE, 300),
-      ],
-    },
-    {
-      description:
-        'pod specified a toleration for taint `not-ready:NoExecute`, expect add toleration for `unreachable:NoExecute`',
-      requested: [noExecute(NOT_READY, 700)],
-      expected: [noExecute(NOT_READY, 700), noExecute(UNREACHABLE, 300)],
-    },
-    {
-      description:
-        'pod specified a toleration for taint `unreachable:NoExecute`, expect add toleration for `not-ready:NoExecute`',
-      requested: [noExecute(UNREACHABLE, 700)],
-      expected: [noExecute(UNREACHABLE, 700), noExecute(NOT_READY, 300)],
-    },
-    {
-      description:
-        'pod specified tolerations for both `not-ready:NoExecute` and `unreachable:NoExecute`, expect no change',
-      requested: [noExecute(NOT_READY, 700), noExecute(UNREACHABLE, 700)],
-      expected: [noExecute(NOT_READY, 700), noExecute(UNREACHABLE, 700)],
-    },
-    {
-      description: 'pod specified toleration for taint `unreachable`, expect add toleration for `not-ready:NoExecute`',
-      requested: [{ key: UNREACHABLE, operator: 'Exists', tolerationSeconds: 700 }],
-      expected: [{ key: UNREACHABLE, operator: 'Exists', tolerationSeconds: 700 }, noExecute(NOT_READY, 300)],
-    },
-    {
-      description: 'pod has wildcard toleration for all kind of taints, expect no change',
-      requested: [{ operator: 'Exists', tolerationSeconds: 700 }],
-      expected: [{ operator: 'Exists', tolerationSeconds: 700 }],
-    },
-  ];
-
-  it.each(cases)('$description', async ({ requested, expected }) => {
+  it.each(FORGIVENESS_CASES)('$description', async ({ requested, expected }) => {
     const result = await mutateIdempotently(plugin, { object: pod(requested) }, defaults);
     expect(tolerationsOf(result.patchedObject)).toEqual(expected);
     for (const op of result.patch) expect(op.path).toMatch(/^\/spec\/tolerations(\/|$)/);

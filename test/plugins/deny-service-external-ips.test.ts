@@ -7,6 +7,7 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
+import { ADMISSION_CASES } from '../support/cases/deny-service-external-ips.js';
 
 const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } };
 
@@ -22,36 +23,11 @@ function makeSvc(...externalIPs: string[]): KubeObject {
 const validate = (input: ReviewInput) => runPhase(plugin, 'validate', { ...SERVICES, ...input });
 
 describe('TestAdmission', () => {
-  const cases: { name: string; newSvc: KubeObject; oldSvc?: KubeObject; fail?: boolean }[] = [
-    { name: 'create: without externalIPs', newSvc: makeSvc() },
-    { name: 'create: with externalIPs', newSvc: makeSvc('1.1.1.1'), fail: true },
-    { name: 'update: same externalIPs', newSvc: makeSvc('1.1.1.1', '2.2.2.2'), oldSvc: makeSvc('1.1.1.1', '2.2.2.2') },
-    {
-      name: 'update: reorder externalIPs',
-      newSvc: makeSvc('1.1.1.1', '2.2.2.2'),
-      oldSvc: makeSvc('2.2.2.2', '1.1.1.1'),
-    },
-    {
-      name: 'update: change externalIPs',
-      newSvc: makeSvc('1.1.1.1', '2.2.2.2'),
-      oldSvc: makeSvc('1.1.1.1', '3.3.3.3'),
-      fail: true,
-    },
-    { name: 'update: add externalIPs', newSvc: makeSvc('1.1.1.1', '2.2.2.2'), oldSvc: makeSvc('1.1.1.1'), fail: true },
-    { name: 'update: erase externalIPs', newSvc: makeSvc(), oldSvc: makeSvc('1.1.1.1', '2.2.2.2') },
-    { name: 'update: reduce externalIPs from back', newSvc: makeSvc('1.1.1.1'), oldSvc: makeSvc('1.1.1.1', '2.2.2.2') },
-    {
-      name: 'update: reduce externalIPs from front',
-      newSvc: makeSvc('2.2.2.2'),
-      oldSvc: makeSvc('1.1.1.1', '2.2.2.2'),
-    },
-  ];
-
-  it.each(cases)('$name', async ({ newSvc, oldSvc, fail }) => {
+  it.each(ADMISSION_CASES)('$name', async ({ newIPs, oldIPs, fail }) => {
     const result = await validate({
-      operation: oldSvc ? 'UPDATE' : 'CREATE',
-      object: newSvc,
-      oldObject: oldSvc ?? null,
+      operation: oldIPs ? 'UPDATE' : 'CREATE',
+      object: makeSvc(...newIPs),
+      oldObject: oldIPs ? makeSvc(...oldIPs) : null,
     });
     if (fail) {
       expect(deniedMessage(result)).toBe(

@@ -8,17 +8,17 @@ import { isExtendedResourceName } from '../../lib/kube/resources.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
 import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
+import type { PodSpec } from '../support/cases/extended-resource-toleration.js';
+import {
+  ADMIT_CASES,
+  containerRequestingCPU,
+  containerRequestingExtendedResource1,
+  containerRequestingExtendedResource2,
+  exists,
+  extendedResource1,
+} from '../support/cases/extended-resource-toleration.js';
 
-const extendedResource1 = 'example.com/device-ek';
-const extendedResource2 = 'example.com/device-do';
-const container = (name: string, requests: Record<string, string>) => ({ name, image: 'i', resources: { requests } });
-const containerRequestingCPU = container('cpu', { cpu: '2' });
-const containerRequestingMemory = container('memory', { memory: '2048' });
-const containerRequestingExtendedResource1 = container('er1', { [extendedResource1]: '1' });
-const containerRequestingExtendedResource2 = container('er2', { [extendedResource2]: '2' });
-const exists = (key: string) => ({ key, operator: 'Exists', effect: 'NoSchedule' });
-
-type Spec = { containers?: unknown[]; initContainers?: unknown[]; tolerations?: unknown[] };
+type Spec = PodSpec;
 const pod = (spec: Spec): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
@@ -28,83 +28,7 @@ const pod = (spec: Spec): KubeObject => ({
 const tolerationsOf = (object: KubeObject | null) => (object!.spec as Spec).tolerations;
 
 describe('TestAdmit', () => {
-  const cases: { description: string; requested: Spec; expected: unknown[] | undefined }[] = [
-    {
-      description: 'empty pod without any extended resources, expect no change in tolerations',
-      requested: {},
-      expected: undefined,
-    },
-    {
-      description: 'pod with container without any extended resources, expect no change in tolerations',
-      requested: { containers: [containerRequestingCPU] },
-      expected: undefined,
-    },
-    {
-      description: 'pod with init container without any extended resources, expect no change in tolerations',
-      requested: { initContainers: [containerRequestingMemory] },
-      expected: undefined,
-    },
-    {
-      description: 'pod with container with extended resource, expect toleration to be added',
-      requested: { containers: [containerRequestingExtendedResource1] },
-      expected: [exists(extendedResource1)],
-    },
-    {
-      description: 'pod with init container with extended resource, expect toleration to be added',
-      requested: { initContainers: [containerRequestingExtendedResource2] },
-      expected: [exists(extendedResource2)],
-    },
-    {
-      description:
-        'pod with existing tolerations and container with extended resource, expect existing tolerations to be preserved and new toleration to be added',
-      requested: {
-        containers: [containerRequestingCPU, containerRequestingExtendedResource1],
-        tolerations: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule' }],
-      },
-      expected: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule' }, exists(extendedResource1)],
-    },
-    {
-      description: 'pod with multiple extended resources, expect multiple tolerations to be added',
-      requested: {
-        containers: [containerRequestingMemory, containerRequestingExtendedResource1],
-        initContainers: [containerRequestingCPU, containerRequestingExtendedResource2],
-      },
-      // Sorted by key: device-do before device-ek.
-      expected: [exists(extendedResource2), exists(extendedResource1)],
-    },
-    {
-      description:
-        'pod with container requesting extended resource and existing correct toleration, expect no change in tolerations',
-      requested: {
-        containers: [containerRequestingCPU, containerRequestingMemory, containerRequestingExtendedResource1],
-        tolerations: [exists(extendedResource1)],
-      },
-      expected: [exists(extendedResource1)],
-    },
-    {
-      description:
-        'pod with container requesting extended resource and existing toleration with the same key but different effect and value, expect existing tolerations to be preserved and new toleration to be added',
-      requested: {
-        containers: [containerRequestingCPU, containerRequestingMemory, containerRequestingExtendedResource1],
-        tolerations: [{ key: extendedResource1, operator: 'Equal', value: 'foo', effect: 'NoExecute' }],
-      },
-      expected: [
-        { key: extendedResource1, operator: 'Equal', value: 'foo', effect: 'NoExecute' },
-        exists(extendedResource1),
-      ],
-    },
-    {
-      description:
-        'pod with wildcard toleration and container requesting extended resource, expect existing tolerations to be preserved and new toleration to be added',
-      requested: {
-        containers: [containerRequestingCPU, containerRequestingMemory, containerRequestingExtendedResource1],
-        tolerations: [{ operator: 'Exists' }],
-      },
-      expected: [{ operator: 'Exists' }, exists(extendedResource1)],
-    },
-  ];
-
-  it.each(cases)('$description', async ({ requested, expected }) => {
+  it.each(ADMIT_CASES)('$description', async ({ requested, expected }) => {
     const input: ReviewInput = { object: pod(requested) };
     const result = await mutateIdempotently(plugin, input);
     expect(tolerationsOf(result.patchedObject)).toEqual(expected);

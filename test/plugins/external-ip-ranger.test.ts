@@ -4,210 +4,29 @@
 // allowedUsers; plus exact messages, Go's CIDR reading, other resources, configuration, v1beta1.
 import { describe, expect, it } from 'vitest';
 import plugin, { type ExternalIPRangerConfig } from '../../functions/external-ip-ranger/plugin.js';
-import type { KubeObject, Operation } from '../../lib/admission/types.js';
+import type { KubeObject } from '../../lib/admission/types.js';
 import { cidrContains, parseCIDRSloppy, parseIPSloppy } from '../../lib/kube/net.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 import { configErrorOf } from '../support/config-error.js';
 import { itHandles } from '../support/handles.js';
+import type { AdmissionCase } from '../support/cases/external-ip-ranger.js';
+import {
+  ADMIN,
+  ADMISSION_CASES,
+  IPV4,
+  IPV4_SUBSET,
+  rangerConfig,
+  serviceAccount,
+} from '../support/cases/external-ip-ranger.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as ExternalIPRangerConfig;
 const ocConfig = (fields: Record<string, unknown>) =>
   configure({ apiVersion: 'network.openshift.io/v1', kind: 'ExternalIPRangerAdmissionConfig', ...fields });
 const SERVICES = { kind: { kind: 'Service' }, resource: { resource: 'services' } };
-const saUser = (name: string) => ({
-  username: `system:serviceaccount:test:${name}`,
-  groups: ['system:serviceaccounts', 'system:serviceaccounts:test'],
-});
-const FAKE_AUTHORIZER = { allowedUsers: ['system:serviceaccount:test:admin'] };
 
-const ipv4 = '172.0.0.0/16';
-const ipv4subset = '172.0.1.0/24';
-const ipv4offset = '172.200.0.0/24';
-const none = '0.0.0.0/32';
-const all = '0.0.0.0/0';
-
-interface Case {
-  testName: string;
-  rejects?: string[];
-  admits?: string[];
-  op: Operation;
-  externalIPs?: string[];
-  admit: boolean;
-  errContains?: string[];
-  loadBalancer?: boolean;
-  ingressIP?: string;
-  user: string;
-}
-
-const cases: Case[] = [
-  {
-    admit: true,
-    op: 'CREATE',
-    testName: 'No external IPs on create for test:ordinary-user user',
-    user: 'ordinary-user',
-  },
-  { admit: true, op: 'UPDATE', testName: 'No external IPs on update for test:admin user', user: 'ordinary-user' },
-  {
-    admit: false,
-    externalIPs: ['1.2.3.4'],
-    op: 'CREATE',
-    testName: 'No external IPs allowed on create for test:ordinary-user user',
-    errContains: ['externalIPs have been disabled'],
-    user: 'ordinary-user',
-  },
-  {
-    admit: true,
-    externalIPs: ['1.2.3.4'],
-    op: 'CREATE',
-    testName: 'External IPs allowed on create for test:admin user',
-    user: 'admin',
-  },
-  {
-    admit: false,
-    externalIPs: ['1.2.3.4'],
-    op: 'UPDATE',
-    testName: 'No external IPs allowed on update',
-    errContains: ['externalIPs have been disabled'],
-    user: 'ordinary-user',
-  },
-  {
-    admit: true,
-    externalIPs: ['1.2.3.4'],
-    op: 'UPDATE',
-    testName: 'External IPs allowed on update for test:admin user',
-    user: 'admin',
-  },
-  {
-    admit: false,
-    admits: [ipv4],
-    externalIPs: ['1.2.3.4'],
-    op: 'CREATE',
-    testName: 'IP out of range on create',
-    errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'],
-    user: 'ordinary-user',
-  },
-  {
-    admit: true,
-    rejects: [ipv4],
-    externalIPs: ['1.2.3.4'],
-    op: 'CREATE',
-    testName: 'IP not in reject range on create and admits is empty',
-    user: 'ordinary-user',
-  },
-  {
-    admit: false,
-    admits: [ipv4],
-    externalIPs: ['1.2.3.4'],
-    op: 'UPDATE',
-    testName: 'IP out of range on update',
-    errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'],
-    user: 'ordinary-user',
-  },
-  {
-    admit: false,
-    admits: [ipv4],
-    rejects: [ipv4subset],
-    externalIPs: ['172.0.1.1'],
-    op: 'UPDATE',
-    testName: 'IP out of range due to blacklist',
-    errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'],
-    user: 'ordinary-user',
-  },
-  {
-    admit: false,
-    admits: [ipv4],
-    rejects: [ipv4offset],
-    externalIPs: ['172.199.1.1'],
-    op: 'UPDATE',
-    testName: 'IP not in reject or admit',
-    errContains: ['externalIP is not allowed', 'spec.externalIPs[0]'],
-    user: 'ordinary-user',
-  },
-  {
-    admit: true,
-    admits: [ipv4],
-    externalIPs: ['172.0.0.1'],
-    op: 'CREATE',
-    testName: 'IP in range on create for test:ordinary-user user',
-    user: 'ordinary-user',
-  },
-  {
-    admit: true,
-    admits: [ipv4],
-    externalIPs: ['172.0.0.1'],
-    op: 'UPDATE',
-    testName: 'IP in range on update for test:admin user',
-    user: 'admin',
-  },
-  {
-    admit: false,
-    admits: [ipv4],
-    externalIPs: ['abcd'],
-    op: 'CREATE',
-    testName: 'IP unparseable on create',
-    errContains: ['externalIPs must be a valid address', 'spec.externalIPs[0]'],
-    user: 'ordinary-user',
-  },
-  {
-    admit: false,
-    admits: [none],
-    externalIPs: ['1.2.3.4'],
-    op: 'CREATE',
-    testName: 'IP range is empty for test:ordinary-user user',
-    errContains: ['externalIP is not allowed'],
-    user: 'ordinary-user',
-  },
-  {
-    admit: true,
-    admits: [none],
-    externalIPs: ['1.2.3.4'],
-    op: 'CREATE',
-    testName: 'IP range is empty, but test:admin user allowed',
-    user: 'admin',
-  },
-  {
-    admit: false,
-    rejects: [all],
-    admits: [all],
-    externalIPs: ['1.2.3.4'],
-    op: 'CREATE',
-    testName: 'rejections can cover the entire range',
-    user: 'ordinary-user',
-  },
-  {
-    admit: true,
-    externalIPs: ['1.2.3.4'],
-    op: 'UPDATE',
-    testName: 'Ingress ip allowed when external ips are disabled',
-    loadBalancer: true,
-    ingressIP: '1.2.3.4',
-    user: 'ordinary-user',
-  },
-  {
-    admit: true,
-    admits: [ipv4],
-    externalIPs: ['1.2.3.4', '172.0.0.1'],
-    op: 'UPDATE',
-    testName: 'Ingress ip allowed when external ips are enabled',
-    loadBalancer: true,
-    ingressIP: '1.2.3.4',
-    user: 'admin',
-  },
-  {
-    admit: false,
-    admits: [ipv4],
-    externalIPs: ['1.2.3.4', '172.0.0.1'],
-    op: 'UPDATE',
-    testName: 'Ingress ip not allowed for non-lb service',
-    loadBalancer: false,
-    ingressIP: '1.2.3.4',
-    user: 'ordinary-user',
-  },
-];
-
-function svc(externalIPs: string[] | undefined, loadBalancer: boolean): KubeObject {
+function svc(externalIPs: readonly string[] | undefined, loadBalancer: boolean): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -216,13 +35,9 @@ function svc(externalIPs: string[] | undefined, loadBalancer: boolean): KubeObje
   };
 }
 
-function caseInput(c: Case): { input: ReviewInput; config: ExternalIPRangerConfig } {
-  const allowIngressIP = (c.ingressIP ?? '') !== '' || c.loadBalancer === true;
-  const config = ocConfig({
-    externalIPNetworkCIDRs: [...(c.rejects ?? []).map((r) => `!${r}`), ...(c.admits ?? [])],
-    allowIngressIP,
-    ...FAKE_AUTHORIZER,
-  });
+function caseInput(c: AdmissionCase): { input: ReviewInput; config: ExternalIPRangerConfig } {
+  // The fake authorizer's one user, as allowedUsers.
+  const config = configure(rangerConfig(c, { allowedUsers: [ADMIN] }));
   const oldObject: KubeObject | null = c.ingressIP
     ? {
         apiVersion: 'v1',
@@ -237,14 +52,14 @@ function caseInput(c: Case): { input: ReviewInput; config: ExternalIPRangerConfi
       operation: c.op,
       object: svc(c.externalIPs, c.loadBalancer === true),
       oldObject,
-      userInfo: saUser(c.user),
+      userInfo: serviceAccount(c.user),
     },
     config,
   };
 }
 
 describe('TestAdmission', () => {
-  it.each(cases)('$testName', async (c) => {
+  it.each(ADMISSION_CASES)('$testName', async (c) => {
     const { input, config } = caseInput(c);
     const message = deniedMessage(await runPhase(plugin, 'validate', input, config));
     if (c.admit) expect(message).toBeUndefined();
@@ -256,8 +71,8 @@ describe('TestAdmission', () => {
 });
 
 describe('messages, as admission.NewForbidden prints an aggregate of field errors', () => {
-  const config = ocConfig({ externalIPNetworkCIDRs: [ipv4, `!${ipv4subset}`] });
-  const validate = (ips: string[], user = saUser('ordinary-user')) =>
+  const config = ocConfig({ externalIPNetworkCIDRs: [IPV4, `!${IPV4_SUBSET}`] });
+  const validate = (ips: string[], user = serviceAccount('ordinary-user')) =>
     runPhase(plugin, 'validate', { ...SERVICES, object: svc(ips, false), userInfo: user }, config);
 
   it('one violation', async () => {
@@ -283,7 +98,7 @@ describe('messages, as admission.NewForbidden prints an aggregate of field error
     const result = await runPhase(
       plugin,
       'validate',
-      { ...SERVICES, object: svc(['1.2.3.4', '5.6.7.8'], false), userInfo: saUser('x') },
+      { ...SERVICES, object: svc(['1.2.3.4', '5.6.7.8'], false), userInfo: serviceAccount('x') },
       ocConfig({}),
     );
     expect(deniedMessage(result)).toBe(
@@ -295,7 +110,7 @@ describe('messages, as admission.NewForbidden prints an aggregate of field error
     expect(
       deniedMessage(await validate(['1.2.3.4'], { username: 'root', groups: ['system:masters'] })),
     ).toBeUndefined();
-    const strict = ocConfig({ externalIPNetworkCIDRs: [ipv4], allowedGroups: ['net-admins'] });
+    const strict = ocConfig({ externalIPNetworkCIDRs: [IPV4], allowedGroups: ['net-admins'] });
     const run = (groups: string[]) =>
       runPhase(
         plugin,

@@ -6,11 +6,7 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
-
-const HOSTNAME = 'kubernetes.io/hostname';
-const selector = { matchExpressions: [{ key: 'security', operator: 'In', values: ['S2'] }] };
-const term = (topologyKey: string) => ({ labelSelector: selector, namespaces: [''], topologyKey });
-const preferred = (topologyKey: string) => [{ weight: 5, podAffinityTerm: term(topologyKey) }];
+import { INTER_POD_AFFINITY_CASES, term } from '../support/cases/limit-pod-hard-anti-affinity-topology.js';
 
 function podWith(affinity: unknown, metadata: KubeObject['metadata'] = { name: 'name', namespace: 'foo' }): KubeObject {
   return { apiVersion: 'v1', kind: 'Pod', metadata, spec: { containers: [{ name: 'c', image: 'i' }], affinity } };
@@ -19,45 +15,7 @@ function podWith(affinity: unknown, metadata: KubeObject['metadata'] = { name: '
 const validate = (input: ReviewInput) => runPhase(plugin, 'validate', input);
 
 describe('TestInterPodAffinityAdmission', () => {
-  const cases = [
-    { name: 'empty affinity its success', affinity: {}, errorExpected: false },
-    {
-      name: 'what ever topologyKey in preferredDuringSchedulingIgnoredDuringExecution, the admission should success',
-      affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: preferred('az') } },
-      errorExpected: false,
-    },
-    {
-      name: 'valid topologyKey in requiredDuringSchedulingIgnoredDuringExecution, plus any topologyKey in preferredDuringSchedulingIgnoredDuringExecution, then admission success',
-      affinity: {
-        podAntiAffinity: {
-          preferredDuringSchedulingIgnoredDuringExecution: preferred('az'),
-          requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME)],
-        },
-      },
-      errorExpected: false,
-    },
-    {
-      name: 'valid topologyKey in requiredDuringSchedulingIgnoredDuringExecution then admission success',
-      affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME)] } },
-      errorExpected: false,
-    },
-    {
-      name: 'invalid topologyKey in requiredDuringSchedulingIgnoredDuringExecution then admission fails',
-      affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term(' zone ')] } },
-      errorExpected: true,
-    },
-    {
-      name: 'list of requiredDuringSchedulingIgnoredDuringExecution middle element topologyKey is not valid',
-      affinity: {
-        podAntiAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: [term(HOSTNAME), term(' zone '), term(HOSTNAME)],
-        },
-      },
-      errorExpected: true,
-    },
-  ];
-
-  it.each(cases)('$name', async ({ affinity, errorExpected }) => {
+  it.each(INTER_POD_AFFINITY_CASES)('$name', async ({ affinity, errorExpected }) => {
     const result = await validate({ object: podWith(affinity) });
     if (errorExpected) {
       expect(deniedMessage(result)).toBe(

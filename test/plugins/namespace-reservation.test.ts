@@ -8,20 +8,13 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import { deniedMessage, runPhase } from '../support/review.js';
 import { configErrorOf } from '../support/config-error.js';
 import { itHandles } from '../support/handles.js';
+import { NAMESPACES, OPENSHIFT_RESERVATION, PROJECT_REQUESTS } from '../support/cases/namespace-reservation.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as NamespaceReservationConfig;
 // OpenShift's own lists.
-const OPENSHIFT = configure({
-  reservedNames: ['openshift', 'kubernetes', 'kube'],
-  reservedPrefixes: ['openshift-', 'kubernetes-', 'kube-'],
-});
+const OPENSHIFT = configure(OPENSHIFT_RESERVATION);
 
-const NAMESPACES = { kind: { kind: 'Namespace' }, resource: { resource: 'namespaces' } };
-const PROJECT_REQUESTS = {
-  kind: { group: 'project.openshift.io', kind: 'ProjectRequest' },
-  resource: { group: 'project.openshift.io', resource: 'projectrequests' },
-};
 const namespace = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const projectRequest = (name: string): KubeObject => ({
   apiVersion: 'project.openshift.io/v1',

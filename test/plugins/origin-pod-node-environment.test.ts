@@ -20,11 +20,16 @@ import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, requestOf, runPhase } from '../support/review.js';
+import {
+  LABEL_SELECTOR_PARSE_CASES,
+  POD_ADMISSION_CASES,
+  PROJECT_NODE_SELECTOR_ANNOTATION as PROJECT,
+  projectAnnotations,
+} from '../support/cases/origin-pod-node-environment.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as OriginPodNodeEnvironmentConfig;
 const withDefault = (defaultNodeSelector: string) => configure({ defaultNodeSelector });
-const PROJECT = 'openshift.io/node-selector';
 
 let store: TestStore;
 let counter = 0;
@@ -65,131 +70,13 @@ const stateFor = (input: ReviewInput) => store.state(requestOf(input));
 const selectorOf = (object: KubeObject | null) =>
   (object?.spec as { nodeSelector?: Record<string, string> } | undefined)?.nodeSelector ?? {};
 
-interface Case {
-  testName: string;
-  defaultNodeSelector: string;
-  projectNodeSelector?: string;
-  podNodeSelector?: Record<string, string>;
-  podNodeName?: string;
-  mergedNodeSelector: Record<string, string>;
-  ignoreProjectNodeSelector?: boolean;
-  admit: boolean;
-  /** Where we answer otherwise than upstream, and why. */
-  differs?: string;
-}
-
-const cases: Case[] = [
-  {
-    testName: 'No node selectors',
-    defaultNodeSelector: '',
-    podNodeSelector: {},
-    mergedNodeSelector: {},
-    ignoreProjectNodeSelector: true,
-    admit: true,
-  },
-  {
-    testName: 'Default node selector and no conflicts',
-    defaultNodeSelector: 'infra = false',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'false' },
-    ignoreProjectNodeSelector: true,
-    admit: true,
-  },
-  {
-    testName: 'Project node selector and no conflicts',
-    defaultNodeSelector: '',
-    projectNodeSelector: 'infra = false',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'false' },
-    admit: true,
-  },
-  {
-    testName: 'Empty project node selector and no conflicts',
-    defaultNodeSelector: 'infra = false',
-    projectNodeSelector: '',
-    podNodeSelector: {},
-    mergedNodeSelector: {},
-    admit: true,
-  },
-  {
-    testName: 'Default and project node selector, no conflicts',
-    defaultNodeSelector: 'infra = false',
-    projectNodeSelector: 'infra=true',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'true' },
-    admit: true,
-  },
-  {
-    testName: 'Project and pod node selector, no conflicts',
-    defaultNodeSelector: 'infra = false',
-    projectNodeSelector: 'infra=true',
-    podNodeSelector: { env: 'test' },
-    mergedNodeSelector: { infra: 'true', env: 'test' },
-    admit: true,
-  },
-  {
-    testName: 'Conflicting pod and project node selector, one label',
-    defaultNodeSelector: 'env = test',
-    projectNodeSelector: 'infra=true',
-    podNodeSelector: { infra: 'false' },
-    mergedNodeSelector: { infra: 'false' },
-    admit: false,
-  },
-  {
-    testName: 'Conflicting pod and project node selector, multiple labels',
-    defaultNodeSelector: 'env=dev',
-    projectNodeSelector: 'infra=false, env = test',
-    podNodeSelector: { env: 'dev', color: 'blue' },
-    mergedNodeSelector: { env: 'dev', color: 'blue' },
-    admit: false,
-  },
-  {
-    testName: 'node referenced in pod.nodeName does not conflict with project node selector',
-    defaultNodeSelector: '',
-    projectNodeSelector: 'worker=true',
-    podNodeName: 'worker-1',
-    mergedNodeSelector: { worker: 'true' },
-    admit: true,
-  },
-  {
-    testName:
-      'node referenced in pod spec.nodeName can conflict with its own node selector when no project node selector is specified',
-    defaultNodeSelector: '',
-    projectNodeSelector: '',
-    podNodeName: 'worker-1',
-    podNodeSelector: { worker: 'false' },
-    mergedNodeSelector: { worker: 'false' },
-    admit: true,
-  },
-  {
-    testName: 'node referenced in pod spec.nodeName conflicts with project node selector',
-    defaultNodeSelector: 'worker = true',
-    projectNodeSelector: 'worker=false',
-    podNodeName: 'worker-1',
-    mergedNodeSelector: {},
-    admit: false,
-  },
-  {
-    testName: 'missing node referenced in pod spec.nodeName does not admit',
-    defaultNodeSelector: '',
-    projectNodeSelector: 'worker=true',
-    podNodeName: 'worker-2',
-    mergedNodeSelector: { worker: 'true' },
-    admit: true,
-    differs:
-      'a node never learned is only not learned yet here (upstream: not found): admitted, merged and warned, never refused',
-  },
-];
-
 const NODE_NOT_LEARNED =
   'scheduling.openshift.io/OriginPodNodeEnvironment: node "worker-2" is not learned yet, so the pod\'s node was not ' +
   "checked against its project node selector; load the cluster's existing nodes with npm run sync (docs/seed-state.md)";
 
 describe('TestPodAdmission', () => {
-  it.each(cases)('$testName', async (c) => {
-    const namespace = await namespaceWith(
-      c.ignoreProjectNodeSelector ? undefined : { [PROJECT]: c.projectNodeSelector ?? '' },
-    );
+  it.each(POD_ADMISSION_CASES)('$testName', async (c) => {
+    const namespace = await namespaceWith(projectAnnotations(c));
     const config = withDefault(c.defaultNodeSelector);
     const input: ReviewInput = { object: pod(namespace, c.podNodeSelector, c.podNodeName) };
     const result = await mutateIdempotently(plugin, input, config, stateFor(input));
@@ -320,25 +207,7 @@ describe('TestHandles', () => {
 });
 
 describe('TestLabelSelectorParse', () => {
-  it.each([
-    ['', {}, true],
-    ['   ', {}, true],
-    ['x=a', { x: 'a' }, true],
-    ['x=a,y=b,z=c', { x: 'a', y: 'b', z: 'c' }, true],
-    ['x = a, y=b ,z  = c  ', { x: 'a', y: 'b', z: 'c' }, true],
-    ['color=green, env = test ,service= front ', { color: 'green', env: 'test', service: 'front' }, true],
-    [',', {}, false],
-    ['x', {}, false],
-    ['x,y', {}, false],
-    ['x=$y', {}, false],
-    ['x!=y', {}, false],
-    ['x==y', {}, false],
-    ['x=a||y=b', {}, false],
-    ['x in (y)', {}, false],
-    ['x notin (y)', {}, false],
-    ['x y', {}, false],
-    ['node-role.kubernetes.io/infra=', { 'node-role.kubernetes.io/infra': '' }, true],
-  ] as [string, Record<string, string>, boolean][])('%j', (selector, labels, valid) => {
+  it.each(LABEL_SELECTOR_PARSE_CASES)('%j', (selector, labels, valid) => {
     if (valid) expect(parseProjectSelector(selector)).toEqual(labels);
     else expect(() => parseProjectSelector(selector)).toThrow();
   });

@@ -6,28 +6,19 @@
 // allowedUsers. Messages are compared whole, as upstream's checkAdmitError does.
 import { describe, expect, it } from 'vitest';
 import plugin, { type PodNodeConstraintsConfig } from '../../functions/pod-node-constraints/plugin.js';
-import type { AdmissionRequestWire, KubeObject } from '../../lib/admission/types.js';
+import type { KubeObject } from '../../lib/admission/types.js';
 import { configErrorOf } from '../support/config-error.js';
 import { deniedMessage, runPhase } from '../support/review.js';
+import { BINDER, POD_NODE_CONSTRAINTS_CASES, PODS, serviceAccount } from '../support/cases/pod-node-constraints.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as PodNodeConstraintsConfig;
 const BASE = { apiVersion: 'scheduling.openshift.io/v1', kind: 'PodNodeConstraintsConfig' };
-const FAKE_AUTHORIZER = { allowedUsers: ['system:serviceaccount:openshift-infra:daemonset-controller'] };
+const FAKE_AUTHORIZER = { allowedUsers: [BINDER] };
 /** emptyConfig(): the internal object, not defaulted (no blacklisted label). */
 const emptyConfig = () => configure({ ...BASE, nodeSelectorLabelBlacklist: [], ...FAKE_AUTHORIZER });
 const testConfig = () => configure({ ...BASE, nodeSelectorLabelBlacklist: ['bogus'], ...FAKE_AUTHORIZER });
 const nilConfig = () => configure(undefined);
-
-/** serviceaccount.UserInfo(namespace, name, uid). */
-const sa = (namespace: string, name: string): AdmissionRequestWire['userInfo'] => ({
-  username: `system:serviceaccount:${namespace}:${name}`,
-  groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`],
-});
-const nodeUser = (name: string): AdmissionRequestWire['userInfo'] => ({
-  username: `system:node:${name}`,
-  groups: ['system:nodes'],
-});
 
 const pod = (spec: Record<string, unknown>, annotations?: Record<string, string>): KubeObject => ({
   apiVersion: 'v1',
@@ -35,110 +26,16 @@ const pod = (spec: Record<string, unknown>, annotations?: Record<string, string>
   metadata: { ...(annotations && { annotations }) },
   spec,
 });
-const defaultPod = () => pod({});
-const nodeNameNodeSelectorPod = () => pod({ nodeName: 'frank', nodeSelector: { bogus: 'frank' } });
-const nodeNamePod = () => pod({ nodeName: 'frank' });
-const nodeNameMirrorPod = () => pod({ nodeName: 'frank' }, { 'kubernetes.io/config.mirror': 'true' });
-const nodeSelectorPod = () => pod({ nodeSelector: { bogus: 'frank' } });
-
-const cases = [
-  {
-    n: 0,
-    name: 'expect unspecified defaults to not error',
-    config: emptyConfig,
-    resource: defaultPod,
-    userinfo: sa('', ''),
-    expectedErrorMsg: '',
-  },
-  {
-    n: 1,
-    name: 'expect nodeSelector to error with user which lacks "pods/binding" access',
-    config: testConfig,
-    resource: nodeSelectorPod,
-    userinfo: sa('', ''),
-    expectedErrorMsg: 'node selection by label(s) [bogus] is prohibited by policy for your role',
-  },
-  {
-    n: 2,
-    name: 'expect nodeName to fail with user that lacks "pods/binding" access',
-    config: testConfig,
-    resource: nodeNamePod,
-    userinfo: sa('herpy', 'derpy'),
-    expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role',
-  },
-  {
-    n: 3,
-    name: 'expect nodeName and nodeSelector to fail with user that lacks "pods/binding" access',
-    config: testConfig,
-    resource: nodeNameNodeSelectorPod,
-    userinfo: sa('herpy', 'derpy'),
-    expectedErrorMsg: 'node selection by nodeName and label(s) [bogus] is prohibited by policy for your role',
-  },
-  {
-    n: 4,
-    name: 'expect nodeSelector to succeed with user that has "pods/binding" access',
-    config: testConfig,
-    resource: nodeSelectorPod,
-    userinfo: sa('openshift-infra', 'daemonset-controller'),
-    expectedErrorMsg: '',
-  },
-  {
-    n: 5,
-    name: 'expect nodeName to succeed with user that has "pods/binding" access',
-    config: testConfig,
-    resource: nodeNamePod,
-    userinfo: sa('openshift-infra', 'daemonset-controller'),
-    expectedErrorMsg: '',
-  },
-  {
-    n: 6,
-    name: 'expect nil config to bypass admission',
-    config: nilConfig,
-    resource: defaultPod,
-    userinfo: sa('', ''),
-    expectedErrorMsg: '',
-  },
-  {
-    n: 7,
-    name: 'expect nodeName to succeed with node user self targeting mirror pod',
-    config: testConfig,
-    resource: nodeNameMirrorPod,
-    userinfo: nodeUser('frank'),
-    expectedErrorMsg: '',
-  },
-  {
-    n: 8,
-    name: 'expect nodeName to fail with node user self targeting non-mirror pod',
-    config: testConfig,
-    resource: nodeNamePod,
-    userinfo: nodeUser('frank'),
-    expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role',
-  },
-  {
-    n: 9,
-    name: 'expect nodeName to fail with node user non-self targeting mirror pod',
-    config: testConfig,
-    resource: nodeNameMirrorPod,
-    userinfo: nodeUser('bob'),
-    expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role',
-  },
-  {
-    n: 10,
-    name: 'expect nodeName to fail with node user non-self targeting non-mirror pod',
-    config: testConfig,
-    resource: nodeNamePod,
-    userinfo: nodeUser('bob'),
-    expectedErrorMsg: 'node selection by nodeName is prohibited by policy for your role',
-  },
-];
+const nodeNamePod = () => pod(PODS.nodeNamePod.spec);
+const CONFIGS = { empty: emptyConfig, test: testConfig, nil: nilConfig };
 
 describe('TestPodNodeConstraints', () => {
-  it.each(cases)('$n: $name', async (c) => {
+  it.each(POD_NODE_CONSTRAINTS_CASES)('$n: $name', async (c) => {
     const result = await runPhase(
       plugin,
       'validate',
-      { namespace: 'default', name: 'test', object: c.resource(), userInfo: c.userinfo },
-      c.config(),
+      { namespace: 'default', name: 'test', object: pod(c.pod.spec, c.pod.annotations), userInfo: c.userinfo },
+      CONFIGS[c.config](),
     );
     if (c.expectedErrorMsg === '') expect(deniedMessage(result)).toBeUndefined();
     else {
@@ -164,7 +61,7 @@ describe('TestPodNodeConstraintsPodUpdate', () => {
         name: 'test',
         object: nodeNamePod(),
         oldObject: nodeNamePod(),
-        userInfo: sa('', ''),
+        userInfo: serviceAccount('', ''),
       },
       testConfig(),
     );
@@ -184,7 +81,7 @@ describe('TestPodNodeConstraintsNonHandledResources', () => {
         namespace: 'default',
         name: 'test',
         object: { kind: 'ResourceQuota', metadata: {} },
-        userInfo: sa('', ''),
+        userInfo: serviceAccount('', ''),
       },
       testConfig(),
     );
@@ -195,7 +92,13 @@ describe('TestPodNodeConstraintsNonHandledResources', () => {
     const result = await runPhase(
       plugin,
       'validate',
-      { subResource: 'status', namespace: 'default', name: 'test', object: nodeNamePod(), userInfo: sa('', '') },
+      {
+        subResource: 'status',
+        namespace: 'default',
+        name: 'test',
+        object: nodeNamePod(),
+        userInfo: serviceAccount('', ''),
+      },
       testConfig(),
     );
     expect(deniedMessage(result)).toBeUndefined();
@@ -224,7 +127,7 @@ describe('TestDefaults', () => {
         namespace: 'default',
         name: 'test',
         object: pod({ nodeSelector: { 'kubernetes.io/hostname': 'n1', zone: 'a' } }),
-        userInfo: sa('ns', 'app'),
+        userInfo: serviceAccount('ns', 'app'),
       },
       configure(BASE),
     );
@@ -252,7 +155,7 @@ describe('the authorizer stand-in', () => {
         namespace: 'default',
         name: 'test',
         object: pod({ nodeSelector: { zz: '1', aa: '2' } }),
-        userInfo: sa('ns', 'app'),
+        userInfo: serviceAccount('ns', 'app'),
       },
       configure({ ...BASE, nodeSelectorLabelBlacklist: ['zz', 'aa'] }),
     );

@@ -8,6 +8,11 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
+import {
+  NODE_SELECTOR_ANNOTATION,
+  POD_ADMISSION_CASES,
+  namespaceAnnotations,
+} from '../support/cases/pod-node-selector.js';
 
 let store: TestStore;
 beforeAll(async () => {
@@ -15,7 +20,6 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-const ANNOTATION = 'scheduler.alpha.kubernetes.io/node-selector';
 const configOf = (defaultNodeSelector: string, namespace: string, whitelist?: string): PodNodeSelectorConfig => ({
   clusterNodeSelectors: {
     clusterDefaultNodeSelector: defaultNodeSelector,
@@ -24,105 +28,12 @@ const configOf = (defaultNodeSelector: string, namespace: string, whitelist?: st
   unknownNamespace: 'default',
 });
 
-const cases: {
-  testName: string;
-  defaultNodeSelector: string;
-  namespaceNodeSelector?: string;
-  whitelist?: string;
-  podNodeSelector: Record<string, string>;
-  mergedNodeSelector?: Record<string, string>;
-  ignoreTestNamespaceNodeSelector?: boolean;
-  admit: boolean;
-}[] = [
-  {
-    testName: 'No node selectors',
-    defaultNodeSelector: '',
-    podNodeSelector: {},
-    mergedNodeSelector: {},
-    ignoreTestNamespaceNodeSelector: true,
-    admit: true,
-  },
-  {
-    testName: 'Default node selector and no conflicts',
-    defaultNodeSelector: 'infra = false',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'false' },
-    ignoreTestNamespaceNodeSelector: true,
-    admit: true,
-  },
-  {
-    testName: 'TestNamespace node selector with whitespaces and no conflicts',
-    defaultNodeSelector: '',
-    namespaceNodeSelector: ' infra = false ',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'false' },
-    admit: true,
-  },
-  {
-    testName: 'Default and namespace node selector, no conflicts',
-    defaultNodeSelector: 'infra = false',
-    namespaceNodeSelector: 'infra=true',
-    podNodeSelector: {},
-    mergedNodeSelector: { infra: 'true' },
-    admit: true,
-  },
-  {
-    testName: 'Empty namespace node selector and no conflicts',
-    defaultNodeSelector: 'infra = false',
-    namespaceNodeSelector: '',
-    podNodeSelector: {},
-    mergedNodeSelector: {},
-    admit: true,
-  },
-  {
-    testName: 'TestNamespace and pod node selector, no conflicts',
-    defaultNodeSelector: 'infra = false',
-    namespaceNodeSelector: 'infra=true',
-    podNodeSelector: { env: 'test' },
-    mergedNodeSelector: { infra: 'true', env: 'test' },
-    admit: true,
-  },
-  {
-    testName: 'Conflicting pod and namespace node selector, one label',
-    defaultNodeSelector: 'env = test',
-    namespaceNodeSelector: 'infra=true',
-    podNodeSelector: { infra: 'false' },
-    admit: false,
-  },
-  {
-    testName: 'Conflicting pod and namespace node selector, multiple labels',
-    defaultNodeSelector: 'env=dev',
-    namespaceNodeSelector: 'infra=false, env = test',
-    podNodeSelector: { env: 'dev', color: 'blue' },
-    admit: false,
-  },
-  {
-    testName: 'Merged pod node selectors satisfy the whitelist',
-    defaultNodeSelector: 'env=dev',
-    namespaceNodeSelector: 'infra=false, env = dev',
-    whitelist: 'env=dev, infra=false, color=blue',
-    podNodeSelector: { env: 'dev', color: 'blue' },
-    mergedNodeSelector: { infra: 'false', env: 'dev', color: 'blue' },
-    admit: true,
-  },
-  {
-    testName: 'Merged pod node selectors conflict with the whitelist',
-    defaultNodeSelector: 'env=dev',
-    namespaceNodeSelector: 'infra=false, env = dev',
-    whitelist: 'env=dev, infra=true, color=blue',
-    podNodeSelector: { env: 'dev', color: 'blue' },
-    admit: false,
-  },
-];
-
 describe('TestPodAdmission', () => {
-  it.each(cases.map((c, i) => ({ ...c, i })))('$testName', async (test) => {
+  it.each(POD_ADMISSION_CASES.map((c, i) => ({ ...c, i })))('$testName', async (test) => {
     const namespace = `test-namespace-${test.i}`;
     const config = configOf(test.defaultNodeSelector, namespace, test.whitelist);
     const learn = lambdaFor(plugin, store, config);
-    const annotations = test.ignoreTestNamespaceNodeSelector
-      ? undefined
-      : { [ANNOTATION]: test.namespaceNodeSelector ?? '' };
+    const annotations = namespaceAnnotations(test);
     const learned = await learn('learn', namespaceReview('CREATE', namespace, { ...(annotations && { annotations }) }));
     expect(learned.review!.response!.allowed).toBe(true);
 
@@ -176,7 +87,7 @@ describe('TestPodAdmission', () => {
       plugin,
       store,
       config,
-    )('learn', namespaceReview('CREATE', namespace, { annotations: { [ANNOTATION]: 'infra=true' } }));
+    )('learn', namespaceReview('CREATE', namespace, { annotations: { [NODE_SELECTOR_ANNOTATION]: 'infra=true' } }));
     const state = store.state({ uid: 'm', dryRun: false });
     const pod = (nodeSelector: Record<string, string>): KubeObject => ({
       kind: 'Pod',
@@ -252,7 +163,7 @@ describe('never-seen namespaces, dry runs, configuration', () => {
       plugin,
       store,
       config,
-    )('learn', namespaceReview('CREATE', 'gpu-team', { annotations: { [ANNOTATION]: 'env=gpu' } }));
+    )('learn', namespaceReview('CREATE', 'gpu-team', { annotations: { [NODE_SELECTOR_ANNOTATION]: 'env=gpu' } }));
     const after = await mutateIdempotently(
       plugin,
       { object: inGpu },
@@ -293,7 +204,10 @@ describe('never-seen namespaces, dry runs, configuration', () => {
       plugin,
       store,
       config,
-    )('learn', namespaceReview('CREATE', 'dry', { annotations: { [ANNOTATION]: 'a=b' } }, { dryRun: true }));
+    )(
+      'learn',
+      namespaceReview('CREATE', 'dry', { annotations: { [NODE_SELECTOR_ANNOTATION]: 'a=b' } }, { dryRun: true }),
+    );
     expect(result.review!.response!.allowed).toBe(true);
     expect(store.writes()).toBe(0);
     expect(await store.state({ uid: 'r', dryRun: false }).learnedNamespaces.get('dry')).toBeUndefined();

@@ -13,12 +13,16 @@ import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, requestOf, runPhase } from '../support/review.js';
+import {
+  ACTIVE_DEADLINE_SECONDS_OVERRIDE_ANNOTATION as ANNOTATION,
+  RUN_ONCE_DURATION_ADMIT_CASES,
+  projectLimitAnnotations,
+} from '../support/cases/run-once-duration.js';
 
 const SOURCE = { file: 'test', baseDir: '.' };
 const BASE = { apiVersion: 'autoscaling.openshift.io/v1', kind: 'RunOnceDurationConfig' };
 const configure = (raw: unknown) => plugin.configure!(raw, SOURCE) as RunOnceDurationConfig;
 const testConfig = (n?: number) => configure({ ...BASE, ...(n !== undefined && { activeDeadlineSecondsOverride: n }) });
-const ANNOTATION = 'openshift.io/active-deadline-seconds-override';
 
 let store: TestStore;
 let namespaceCounter = 0;
@@ -51,82 +55,19 @@ const pod = (namespace: string, restartPolicy: string, activeDeadlineSeconds?: n
 });
 const stateFor = (input: ReviewInput) => store.state(requestOf(input));
 
-interface Case {
-  name: string;
-  config: RunOnceDurationConfig;
-  restartPolicy: string;
-  podDeadline?: number;
-  projectAnnotations?: Record<string, string>;
-  expectedActiveDeadlineSeconds?: number;
-}
-
-const cases: Case[] = [
-  {
-    name: 'expect globally configured duration to be set',
-    config: testConfig(10),
-    restartPolicy: 'Never',
-    expectedActiveDeadlineSeconds: 10,
-  },
-  { name: 'empty config, no duration to be set', config: testConfig(), restartPolicy: 'Never' },
-  {
-    name: 'expect configured duration to not limit lower existing duration',
-    config: testConfig(10),
-    restartPolicy: 'Never',
-    podDeadline: 5,
-    expectedActiveDeadlineSeconds: 5,
-  },
-  {
-    name: 'expect empty config to not limit existing duration',
-    config: testConfig(),
-    restartPolicy: 'Never',
-    podDeadline: 5,
-    expectedActiveDeadlineSeconds: 5,
-  },
-  {
-    name: 'expect project limit to be used with nil global value',
-    config: testConfig(),
-    restartPolicy: 'Never',
-    podDeadline: 2000,
-    projectAnnotations: { [ANNOTATION]: '1000' },
-    expectedActiveDeadlineSeconds: 1000,
-  },
-  {
-    name: 'expect project limit to not limit a smaller set value',
-    config: testConfig(),
-    restartPolicy: 'Never',
-    podDeadline: 10,
-    projectAnnotations: { [ANNOTATION]: '1000' },
-    expectedActiveDeadlineSeconds: 10,
-  },
-  {
-    name: 'expect project limit to have priority over global config value',
-    config: testConfig(10),
-    restartPolicy: 'Never',
-    podDeadline: 2000,
-    projectAnnotations: { [ANNOTATION]: '1000' },
-    expectedActiveDeadlineSeconds: 1000,
-  },
-  { name: 'make no change to a pod that is not a run-once pod', config: testConfig(10), restartPolicy: 'Always' },
-  {
-    name: 'update a pod that has a RestartOnFailure policy',
-    config: testConfig(10),
-    restartPolicy: 'OnFailure',
-    expectedActiveDeadlineSeconds: 10,
-  },
-];
-
 describe('TestRunOnceDurationAdmit', () => {
-  it.each(cases)('$name', async (c) => {
-    const namespace = await namespaceWith(c.projectAnnotations);
+  it.each(RUN_ONCE_DURATION_ADMIT_CASES)('$name', async (c) => {
+    const namespace = await namespaceWith(projectLimitAnnotations(c));
+    const config = testConfig(c.limit);
     const input: ReviewInput = { object: pod(namespace, c.restartPolicy, c.podDeadline) };
-    const result = await mutateIdempotently(plugin, input, c.config, stateFor(input));
+    const result = await mutateIdempotently(plugin, input, config, stateFor(input));
     expect(deniedMessage(result)).toBeUndefined();
     expect((result.patchedObject!.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds).toBe(
       c.expectedActiveDeadlineSeconds,
     );
     // The twin accepts the mutated pod.
     const checked = { ...input, object: result.patchedObject };
-    expect(deniedMessage(await runPhase(plugin, 'validate', checked, c.config, stateFor(checked)))).toBeUndefined();
+    expect(deniedMessage(await runPhase(plugin, 'validate', checked, config, stateFor(checked)))).toBeUndefined();
   });
 });
 

@@ -3,70 +3,22 @@
 // handles, and v1beta1. Every mutation goes through mutateIdempotently.
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/storage-object-in-use-protection/plugin.js';
-import type { KubeObject } from '../../lib/admission/types.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
 import { itHandles } from '../support/handles.js';
-
-const PVC = { kind: { kind: 'PersistentVolumeClaim' }, resource: { resource: 'persistentvolumeclaims' } };
-const PV = { kind: { kind: 'PersistentVolume' }, resource: { resource: 'persistentvolumes' } };
-const VAC = {
-  kind: { group: 'storage.k8s.io', version: 'v1', kind: 'VolumeAttributesClass' },
-  resource: { group: 'storage.k8s.io', version: 'v1', resource: 'volumeattributesclasses' },
-};
-
-const claim: KubeObject = {
-  apiVersion: 'v1',
-  kind: 'PersistentVolumeClaim',
-  metadata: { name: 'claim', namespace: 'ns' },
-  spec: {},
-};
-const pv: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv' }, spec: {} };
-const vac: KubeObject = {
-  apiVersion: 'storage.k8s.io/v1',
-  kind: 'VolumeAttributesClass',
-  metadata: { name: 'vac' },
-  driverName: 'csi.example.com',
-};
-const withFinalizers = (object: KubeObject, ...finalizers: string[]): KubeObject => ({
-  ...object,
-  metadata: { ...object.metadata, finalizers },
-});
-
-const claimWithFinalizer = withFinalizers(claim, 'kubernetes.io/pvc-protection');
-const pvWithFinalizer = withFinalizers(pv, 'kubernetes.io/pv-protection');
-const vacWithFinalizer = withFinalizers(vac, 'kubernetes.io/vac-protection');
+import {
+  ADMIT_CASES,
+  PV,
+  PVC,
+  VAC,
+  claim,
+  claimWithFinalizer,
+  pv,
+  vac,
+  withFinalizers,
+} from '../support/cases/storage-object-in-use-protection.js';
 
 describe('TestAdmit', () => {
-  const cases = [
-    {
-      name: 'persistentvolumeclaims: create -> add finalizer',
-      target: PVC,
-      object: claim,
-      expected: claimWithFinalizer,
-    },
-    {
-      name: 'persistentvolumeclaims: finalizer already exists -> no new finalizer',
-      target: PVC,
-      object: claimWithFinalizer,
-      expected: claimWithFinalizer,
-    },
-    { name: 'persistentvolumes: create -> add finalizer', target: PV, object: pv, expected: pvWithFinalizer },
-    {
-      name: 'persistentvolumes: finalizer already exists -> no new finalizer',
-      target: PV,
-      object: pvWithFinalizer,
-      expected: pvWithFinalizer,
-    },
-    { name: 'volumeattributesclasses: create -> add finalizer', target: VAC, object: vac, expected: vacWithFinalizer },
-    {
-      name: 'volumeattributesclasses: finalizer already exists -> no new finalizer',
-      target: VAC,
-      object: vacWithFinalizer,
-      expected: vacWithFinalizer,
-    },
-  ];
-
-  it.each(cases)('$name', async ({ target, object, expected }) => {
+  it.each(ADMIT_CASES)('$name', async ({ target, object, expected }) => {
     const result = await mutateIdempotently(plugin, { ...target, object });
     expect(result.patchedObject).toEqual(expected);
     if (object === expected) expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });

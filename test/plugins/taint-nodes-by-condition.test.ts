@@ -7,31 +7,24 @@ import type { KubeObject } from '../../lib/admission/types.js';
 import type { ReviewInput } from '../support/review.js';
 import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
 import { itHandles, itLeavesAlone, otherResources } from '../support/handles.js';
+import {
+  NODES,
+  NODE_TAINTS_CASES,
+  mynode,
+  myNodeObj,
+  myTaintedNodeObj,
+  node,
+  notReadyTaint,
+} from '../support/cases/taint-nodes-by-condition.js';
 
-const NODES = { kind: { kind: 'Node' }, resource: { resource: 'nodes' } };
-const mynode = { username: 'system:node:mynode', groups: ['system:nodes'] };
-const notReadyTaint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
-const node = (extra: Partial<KubeObject> = {}): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Node',
-  metadata: { name: 'mynode' },
-  ...extra,
-});
-const myNodeObj = node();
-const myTaintedNodeObj = node({ spec: { taints: [notReadyTaint] } });
-const myUnreadyNodeObj = node({ status: { conditions: [{ type: 'Ready', status: 'False' }] } });
 const taintsOf = (object: KubeObject | null) => (object!.spec as { taints?: unknown[] } | undefined)?.taints;
 
 const admit = (input: ReviewInput) => mutateIdempotently(plugin, { ...NODES, userInfo: mynode, ...input });
 
 describe('Test_nodeTaints', () => {
-  it.each([
-    { name: 'notReady taint is added on creation', node: myNodeObj },
-    { name: 'already tainted node is not tainted again', node: myTaintedNodeObj },
-    { name: 'NotReady taint is added to an unready node as well', node: myUnreadyNodeObj },
-  ])('$name', async ({ node: requested }) => {
+  it.each(NODE_TAINTS_CASES)('$name', async ({ node: requested, expectedTaints }) => {
     const result = await admit({ object: requested });
-    expect(taintsOf(result.patchedObject)).toEqual([notReadyTaint]);
+    expect(taintsOf(result.patchedObject)).toEqual(expectedTaints);
     if (requested === myTaintedNodeObj)
       expect(result.wire.response).toEqual({ uid: result.wire.response!.uid, allowed: true });
     expect(

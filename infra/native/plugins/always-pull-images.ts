@@ -1,13 +1,11 @@
 // AlwaysPullImages as a MutatingAdmissionPolicy (every container and image volume set to Always)
 // and a ValidatingAdmissionPolicy (its twin: the final pod must pull Always), Kubernetes 1.36+.
 // Both skip an update that brings no new image, as upstream's shouldIgnore does.
-import type { NativeCompiler } from '../policy.js';
-import { mutatingUnavailable } from '../policy.js';
+import plugin from '../../../functions/always-pull-images/plugin.js';
+import { listed } from '../cel.js';
+import { mutatingUnavailable, requiring, webhookRules } from '../policy.js';
 
 const CONTAINER_LISTS = ['initContainers', 'containers', 'ephemeralContainers'] as const;
-const POD_WRITES = [
-  { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-] as const;
 
 /** Every image the pod `of` references: containers of all kinds, then image volumes. */
 const images = (of: string) =>
@@ -38,37 +36,26 @@ const PATCHES = [
   `object.spec.?volumes.orValue([]).transformList(i, v, has(v.image) && v.image.?pullPolicy.orValue('') != 'Always', JSONPatch{op: 'add', path: '/spec/volumes/' + string(i) + '/image/pullPolicy', value: 'Always'})`,
 ].join(' + ');
 
-export const alwaysPullImages: NativeCompiler = {
-  name: 'always-pull-images',
-  compile(_config, version) {
-    const unavailable = mutatingUnavailable(version);
-    if (unavailable !== undefined) return { webhook: unavailable };
-    return {
-      policies: [
-        {
-          kind: 'MutatingAdmissionPolicy',
-          rules: POD_WRITES,
-          matchConditions: [NEW_IMAGES],
-          mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: PATCHES } }],
-          reinvocationPolicy: 'IfNeeded',
-        },
-        {
-          kind: 'ValidatingAdmissionPolicy',
-          rules: POD_WRITES,
-          matchConditions: [NEW_IMAGES],
-          variables: [{ name: 'violations', expression: VIOLATIONS }],
-          validations: [
-            {
-              expression: 'size(variables.violations) == 0',
-              messageExpression:
-                "size(variables.violations) == 1 ? variables.violations[0] : '[' + variables.violations.join(', ') + ']'",
-            },
-          ],
-        },
+export const alwaysPullImages = requiring('always-pull-images', mutatingUnavailable, () => ({
+  policies: [
+    {
+      kind: 'MutatingAdmissionPolicy',
+      rules: webhookRules(plugin, 'mutating'),
+      matchConditions: [NEW_IMAGES],
+      mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: PATCHES } }],
+      reinvocationPolicy: 'IfNeeded',
+    },
+    {
+      kind: 'ValidatingAdmissionPolicy',
+      rules: webhookRules(plugin, 'validating'),
+      matchConditions: [NEW_IMAGES],
+      variables: [{ name: 'violations', expression: VIOLATIONS }],
+      validations: [
+        { expression: 'size(variables.violations) == 0', messageExpression: listed('variables.violations') },
       ],
-      differences: [
-        'several violations are listed once after the apiserver\'s prefix, `[e1, e2]`, where upstream repeats `pods "p" is forbidden:` before each',
-      ],
-    };
-  },
-};
+    },
+  ],
+  differences: [
+    'several violations are listed once after the apiserver\'s prefix, `[e1, e2]`, where upstream repeats `pods "p" is forbidden:` before each',
+  ],
+}));

@@ -4,9 +4,9 @@
 // own authorizer asked as OpenShift asks it (`create service/externalips` in network.openshift.io),
 // beside the entry's allowedUsers/allowedGroups.
 import type { ExternalIPRangerConfig } from '../../../functions/external-ip-ranger/plugin.js';
-import { allowlisted, cidrText } from '../cel.js';
-import type { NativeCompiler } from '../policy.js';
-import { atLeast, celStrings } from '../policy.js';
+import plugin from '../../../functions/external-ip-ranger/plugin.js';
+import { allowlisted, cidrText, ipLibrariesUnavailable, listed } from '../cel.js';
+import { atLeast, celStrings, requiring, webhookRules } from '../policy.js';
 
 const PATH = 'spec.externalIPs';
 
@@ -22,13 +22,12 @@ function ipError(config: ExternalIPRangerConfig, i: string, ip: string): string 
   return `!isIP(${ip}) ? '${PATH}[' + string(${i}) + ']: Forbidden: externalIPs must be a valid address' : ${ip} != variables.ingressIP && (${refused}) ? '${PATH}[' + string(${i}) + ']: Forbidden: externalIP is not allowed' : ''`;
 }
 
-export const externalIpRanger: NativeCompiler<ExternalIPRangerConfig> = {
-  name: 'external-ip-ranger',
-  compile(config, version) {
+export const externalIpRanger = requiring<ExternalIPRangerConfig>(
+  'external-ip-ranger',
+  ipLibrariesUnavailable,
+  (config, version) => {
     // No entry: OpenShift disables the plugin (and so is it inactive here).
     if (!config.enabled) return { policies: [] };
-    if (!atLeast(version, '1.31'))
-      return { webhook: "it needs CEL's ip and cidr libraries, which policies get from Kubernetes 1.31" };
     const disabled = config.admit.length === 0 && config.reject.length === 0;
     // Two-variable comprehensions (1.33+) give each IP its index; before, the first equal IP's.
     const indexed = atLeast(version, '1.33');
@@ -41,15 +40,7 @@ export const externalIpRanger: NativeCompiler<ExternalIPRangerConfig> = {
       policies: [
         {
           kind: 'ValidatingAdmissionPolicy',
-          rules: [
-            {
-              operations: ['CREATE', 'UPDATE'],
-              apiGroups: [''],
-              apiVersions: ['v1'],
-              resources: ['services', 'services/status'],
-              scope: 'Namespaced',
-            },
-          ],
+          rules: webhookRules(plugin, 'validating'),
           variables: [
             { name: 'ips', expression: 'object.spec.?externalIPs.orValue([])' },
             {
@@ -65,8 +56,7 @@ export const externalIpRanger: NativeCompiler<ExternalIPRangerConfig> = {
             {
               expression: `size(variables.errors) == 0 || authorizer.group('network.openshift.io').resource('service').subresource('externalips').check('create').allowed() || ${allowlisted(config.allowlist)}`,
               // string(): the disabled case's list is list(dyn) to the type checker.
-              messageExpression:
-                "string(size(variables.errors) == 1 ? variables.errors[0] : '[' + variables.errors.join(', ') + ']')",
+              messageExpression: `string(${listed('variables.errors')})`,
             },
           ],
         },
@@ -78,4 +68,4 @@ export const externalIpRanger: NativeCompiler<ExternalIPRangerConfig> = {
       ],
     };
   },
-};
+);

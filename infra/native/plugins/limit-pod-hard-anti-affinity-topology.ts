@@ -1,8 +1,8 @@
 // LimitPodHardAntiAffinityTopology as a ValidatingAdmissionPolicy: required pod anti-affinity
 // only per node. The message names the first offending term's key, as upstream's does.
+import plugin, { LABEL_HOSTNAME } from '../../../functions/limit-pod-hard-anti-affinity-topology/plugin.js';
 import type { NativeCompiler } from '../policy.js';
-
-const HOSTNAME = 'kubernetes.io/hostname';
+import { webhookRules } from '../policy.js';
 
 export const limitPodHardAntiAffinityTopology: NativeCompiler = {
   name: 'limit-pod-hard-anti-affinity-topology',
@@ -10,25 +10,17 @@ export const limitPodHardAntiAffinityTopology: NativeCompiler = {
     policies: [
       {
         kind: 'ValidatingAdmissionPolicy',
-        rules: [
-          {
-            operations: ['CREATE', 'UPDATE'],
-            apiGroups: [''],
-            apiVersions: ['v1'],
-            resources: ['pods'],
-            scope: 'Namespaced',
-          },
-        ],
+        rules: webhookRules(plugin, 'validating'),
         variables: [
           {
             name: 'offending',
-            expression: `object.spec.?affinity.?podAntiAffinity.?requiredDuringSchedulingIgnoredDuringExecution.orValue([]).filter(term, term.?topologyKey.orValue('') != '${HOSTNAME}')`,
+            expression: `object.spec.?affinity.?podAntiAffinity.?requiredDuringSchedulingIgnoredDuringExecution.orValue([]).filter(term, term.?topologyKey.orValue('') != '${LABEL_HOSTNAME}')`,
           },
         ],
         validations: [
           {
             expression: 'size(variables.offending) == 0',
-            messageExpression: `'affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey ' + variables.offending[0].?topologyKey.orValue('') + ' but only key ${HOSTNAME} is allowed'`,
+            messageExpression: `'affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey ' + variables.offending[0].?topologyKey.orValue('') + ' but only key ${LABEL_HOSTNAME} is allowed'`,
           },
         ],
       },

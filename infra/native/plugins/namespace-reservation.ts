@@ -2,8 +2,9 @@
 // as literals, each with its Go-quoted text, so the message names the one that matched as the
 // webhook's does.
 import type { NamespaceReservationConfig } from '../../../functions/namespace-reservation/plugin.js';
+import plugin from '../../../functions/namespace-reservation/plugin.js';
 import type { NativeCompiler } from '../policy.js';
-import { celString, celStrings } from '../policy.js';
+import { celString, celStrings, webhookRules } from '../policy.js';
 
 /** A CEL map from each value to its Go %q text. */
 const quoted = (values: readonly string[]) =>
@@ -15,16 +16,7 @@ export const namespaceReservation: NativeCompiler<NamespaceReservationConfig> = 
     policies: [
       {
         kind: 'ValidatingAdmissionPolicy',
-        rules: [
-          { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' },
-          {
-            operations: ['CREATE'],
-            apiGroups: ['project.openshift.io'],
-            apiVersions: ['v1'],
-            resources: ['projectrequests'],
-            scope: 'Cluster',
-          },
-        ],
+        rules: webhookRules(plugin, 'validating'),
         variables: [
           {
             // A generated name begins with generateName, so a reserved prefix there is reserved too.

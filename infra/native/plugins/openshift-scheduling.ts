@@ -4,24 +4,17 @@
 // seconds-override) and parse them in CEL as OpenShift does (labelselector.Parse, strconv.ParseInt),
 // with OpenShift's error texts. A refusal of the webhook's mutation is the validating policy's here.
 import type { OriginPodNodeEnvironmentConfig } from '../../../functions/origin-pod-node-environment/plugin.js';
-import {
+import originPodNodeEnvironmentPlugin, {
   KUBE_NODE_SELECTOR_ANNOTATION,
   PROJECT_NODE_SELECTOR_ANNOTATION,
 } from '../../../functions/origin-pod-node-environment/plugin.js';
 import type { RunOnceDurationConfig } from '../../../functions/run-once-duration/plugin.js';
-import { ACTIVE_DEADLINE_SECONDS_LIMIT_ANNOTATION } from '../../../functions/run-once-duration/plugin.js';
-import type { NamedExpression, NativeCompiler } from '../policy.js';
-import { celString, mutatingUnavailable } from '../policy.js';
-import { MERGE_LABELS } from './pod-node-selector.js';
-
-const POD_CREATES = [
-  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-] as const;
-
-const ANNOTATIONS: NamedExpression = {
-  name: 'annotations',
-  expression: 'namespaceObject.metadata.?annotations.orValue({})',
-};
+import runOnceDurationPlugin, {
+  ACTIVE_DEADLINE_SECONDS_LIMIT_ANNOTATION,
+} from '../../../functions/run-once-duration/plugin.js';
+import { CONFLICT, MERGE_LABELS, NAMESPACE_ANNOTATIONS, POD_SELECTOR } from '../node-selector.js';
+import type { NamedExpression } from '../policy.js';
+import { celString, mutatingUnavailable, requiring, webhookRules } from '../policy.js';
 
 // --- labelselector.Parse ----------------------------------------------------------------------
 
@@ -62,14 +55,13 @@ const SELECTOR: NamedExpression[] = [
   },
 ];
 
-export const originPodNodeEnvironment: NativeCompiler<OriginPodNodeEnvironmentConfig> = {
-  name: 'origin-pod-node-environment',
-  compile(config, version) {
-    const unavailable = mutatingUnavailable(version);
-    if (unavailable !== undefined) return { webhook: unavailable };
+export const originPodNodeEnvironment = requiring<OriginPodNodeEnvironmentConfig>(
+  'origin-pod-node-environment',
+  mutatingUnavailable,
+  (config) => {
     const project = celString(PROJECT_NODE_SELECTOR_ANNOTATION);
     const common: NamedExpression[] = [
-      ANNOTATIONS,
+      NAMESPACE_ANNOTATIONS,
       // A namespace with PodNodeSelector's annotation is left to PodNodeSelector.
       { name: 'kubeSelector', expression: `${celString(KUBE_NODE_SELECTOR_ANNOTATION)} in variables.annotations` },
       {
@@ -77,19 +69,15 @@ export const originPodNodeEnvironment: NativeCompiler<OriginPodNodeEnvironmentCo
         expression: `${project} in variables.annotations ? variables.annotations[${project}] : ${celString(config.defaultNodeSelector)}`,
       },
       ...SELECTOR,
-      { name: 'podSelector', expression: 'object.spec.?nodeSelector.orValue({})' },
-      {
-        name: 'conflict',
-        expression:
-          'variables.labels.exists(k, k in variables.podSelector && variables.podSelector[k] != variables.labels[k])',
-      },
+      POD_SELECTOR,
+      { name: 'conflict', expression: CONFLICT },
     ];
     const judged = '!variables.kubeSelector && size(variables.parseErrors) == 0';
     return {
       policies: [
         {
           kind: 'MutatingAdmissionPolicy',
-          rules: POD_CREATES,
+          rules: webhookRules(originPodNodeEnvironmentPlugin, 'mutating'),
           variables: common,
           mutations: [
             {
@@ -101,7 +89,7 @@ export const originPodNodeEnvironment: NativeCompiler<OriginPodNodeEnvironmentCo
         },
         {
           kind: 'ValidatingAdmissionPolicy',
-          rules: POD_CREATES,
+          rules: webhookRules(originPodNodeEnvironmentPlugin, 'validating'),
           variables: common,
           validations: [
             {
@@ -133,95 +121,90 @@ export const originPodNodeEnvironment: NativeCompiler<OriginPodNodeEnvironmentCo
       ],
     };
   },
-};
+);
 
 // --- RunOnceDuration -------------------------------------------------------------------------
 
-export const runOnceDuration: NativeCompiler<RunOnceDurationConfig> = {
-  name: 'run-once-duration',
-  compile(config, version) {
-    const unavailable = mutatingUnavailable(version);
-    if (unavailable !== undefined) return { webhook: unavailable };
-    // No entry: OpenShift disables the plugin (and so is it inactive here).
-    if (!config.enabled) return { policies: [] };
-    const annotation = celString(ACTIVE_DEADLINE_SECONDS_LIMIT_ANNOTATION);
-    const common: NamedExpression[] = [
-      ANNOTATIONS,
-      { name: 'ownSet', expression: 'has(object.spec.activeDeadlineSeconds)' },
-      { name: 'own', expression: 'object.spec.?activeDeadlineSeconds.orValue(0)' },
-      { name: 'text', expression: `variables.annotations[?${annotation}]` },
-      { name: 'digits', expression: "variables.text.orValue('0').find('[1-9][0-9]*$')" },
+export const runOnceDuration = requiring<RunOnceDurationConfig>('run-once-duration', mutatingUnavailable, (config) => {
+  // No entry: OpenShift disables the plugin (and so is it inactive here).
+  if (!config.enabled) return { policies: [] };
+  const annotation = celString(ACTIVE_DEADLINE_SECONDS_LIMIT_ANNOTATION);
+  const common: NamedExpression[] = [
+    NAMESPACE_ANNOTATIONS,
+    { name: 'ownSet', expression: 'has(object.spec.activeDeadlineSeconds)' },
+    { name: 'own', expression: 'object.spec.?activeDeadlineSeconds.orValue(0)' },
+    { name: 'text', expression: `variables.annotations[?${annotation}]` },
+    { name: 'digits', expression: "variables.text.orValue('0').find('[1-9][0-9]*$')" },
+    {
+      // strconv.ParseInt(text, 10, 64): digits with an optional sign, within int64.
+      name: 'parseError',
+      expression:
+        "!variables.text.hasValue() ? '' : !variables.text.value().matches('^[+-]?[0-9]+$') ? 'invalid syntax' : size(variables.digits) > 19 || (size(variables.digits) == 19 && variables.digits > (variables.text.value().startsWith('-') ? '9223372036854775808' : '9223372036854775807')) ? 'value out of range' : ''",
+    },
+    // The namespace's limit, else the cluster's.
+    {
+      name: 'hasLimit',
+      expression: `variables.text.hasValue() || ${config.activeDeadlineSecondsLimit !== undefined}`,
+    },
+    {
+      name: 'limit',
+      expression: `variables.text.hasValue() ? (variables.digits == '' ? 0 : variables.text.value().startsWith('-') ? int('-' + variables.digits) : int(variables.digits)) : ${config.activeDeadlineSecondsLimit ?? 0}`,
+    },
+    {
+      // The pod's deadline after upstream's Admit: the lower of the limit and its own.
+      name: 'deadline',
+      expression:
+        'variables.hasLimit && !(variables.ownSet && variables.own < variables.limit) ? variables.limit : variables.own',
+    },
+    {
+      name: 'lowered',
+      expression:
+        "variables.parseError == '' && (variables.hasLimit || variables.ownSet) && (!variables.ownSet || variables.deadline != variables.own)",
+    },
+  ];
+  const runOnce = {
+    name: 'run-once',
+    expression: "object.spec.?restartPolicy.orValue('') in ['Never', 'OnFailure']",
+  };
+  return {
+    policies: [
       {
-        // strconv.ParseInt(text, 10, 64): digits with an optional sign, within int64.
-        name: 'parseError',
-        expression:
-          "!variables.text.hasValue() ? '' : !variables.text.value().matches('^[+-]?[0-9]+$') ? 'invalid syntax' : size(variables.digits) > 19 || (size(variables.digits) == 19 && variables.digits > (variables.text.value().startsWith('-') ? '9223372036854775808' : '9223372036854775807')) ? 'value out of range' : ''",
-      },
-      // The namespace's limit, else the cluster's.
-      {
-        name: 'hasLimit',
-        expression: `variables.text.hasValue() || ${config.activeDeadlineSecondsLimit !== undefined}`,
-      },
-      {
-        name: 'limit',
-        expression: `variables.text.hasValue() ? (variables.digits == '' ? 0 : variables.text.value().startsWith('-') ? int('-' + variables.digits) : int(variables.digits)) : ${config.activeDeadlineSecondsLimit ?? 0}`,
-      },
-      {
-        // The pod's deadline after upstream's Admit: the lower of the limit and its own.
-        name: 'deadline',
-        expression:
-          'variables.hasLimit && !(variables.ownSet && variables.own < variables.limit) ? variables.limit : variables.own',
-      },
-      {
-        name: 'lowered',
-        expression:
-          "variables.parseError == '' && (variables.hasLimit || variables.ownSet) && (!variables.ownSet || variables.deadline != variables.own)",
-      },
-    ];
-    const runOnce = {
-      name: 'run-once',
-      expression: "object.spec.?restartPolicy.orValue('') in ['Never', 'OnFailure']",
-    };
-    return {
-      policies: [
-        {
-          kind: 'MutatingAdmissionPolicy',
-          rules: POD_CREATES,
-          matchConditions: [runOnce],
-          variables: common,
-          mutations: [
-            {
-              patchType: 'JSONPatch',
-              jsonPatch: {
-                expression:
-                  "variables.lowered ? [JSONPatch{op: 'add', path: '/spec/activeDeadlineSeconds', value: variables.deadline}] : []",
-              },
+        kind: 'MutatingAdmissionPolicy',
+        rules: webhookRules(runOnceDurationPlugin, 'mutating'),
+        matchConditions: [runOnce],
+        variables: common,
+        mutations: [
+          {
+            patchType: 'JSONPatch',
+            jsonPatch: {
+              expression:
+                "variables.lowered ? [JSONPatch{op: 'add', path: '/spec/activeDeadlineSeconds', value: variables.deadline}] : []",
             },
-          ],
-          reinvocationPolicy: 'IfNeeded',
-        },
-        {
-          kind: 'ValidatingAdmissionPolicy',
-          rules: POD_CREATES,
-          matchConditions: [runOnce],
-          variables: common,
-          validations: [
-            {
-              expression: "variables.parseError == ''",
-              messageExpression: `'cannot parse the ActiveDeadlineSeconds limit (' + variables.text.value() + ') for project ' + request.namespace + ': strconv.ParseInt: parsing "' + variables.text.value() + '": ' + variables.parseError`,
-            },
-            {
-              expression: '!variables.lowered',
-              messageExpression:
-                "'spec.activeDeadlineSeconds: ' + (variables.ownSet ? 'Invalid value: ' + string(variables.own) : 'Required value') + ': must be at most ' + string(variables.deadline) + ' for run-once pods in namespace ' + request.namespace",
-            },
-          ],
-        },
-      ],
-      differences: [
-        "an annotation that does not parse refuses the pod from the validating policy (the mutating one cannot refuse), with OpenShift's text",
-        'the namespace is read from the cluster itself: unknownNamespace does not apply',
-      ],
-    };
-  },
-};
+          },
+        ],
+        reinvocationPolicy: 'IfNeeded',
+      },
+      {
+        kind: 'ValidatingAdmissionPolicy',
+        rules: webhookRules(runOnceDurationPlugin, 'validating'),
+        matchConditions: [runOnce],
+        variables: common,
+        validations: [
+          {
+            expression: "variables.parseError == ''",
+            messageExpression: `'cannot parse the ActiveDeadlineSeconds limit (' + variables.text.value() + ') for project ' + request.namespace + ': strconv.ParseInt: parsing "' + variables.text.value() + '": ' + variables.parseError`,
+          },
+          {
+            expression: '!variables.lowered',
+            messageExpression:
+              "'spec.activeDeadlineSeconds: ' + (variables.ownSet ? 'Invalid value: ' + string(variables.own) : 'Required value') + ': must be at most ' + string(variables.deadline) + ' for run-once pods in namespace ' + request.namespace",
+          },
+        ],
+      },
+    ],
+    differences: [
+      "an annotation that does not parse refuses the pod from the validating policy (the mutating one cannot refuse), with OpenShift's text",
+      'the namespace is read from the cluster itself: unknownNamespace does not apply',
+    ],
+  };
+});

@@ -3,9 +3,10 @@
 // lets the user `create pods/binding` in its namespace, as OpenShift asks it (beside the entry's
 // allowedUsers/allowedGroups). A node creating a mirror pod bound to itself passes.
 import type { PodNodeConstraintsConfig } from '../../../functions/pod-node-constraints/plugin.js';
+import plugin from '../../../functions/pod-node-constraints/plugin.js';
 import { allowlisted, goList } from '../cel.js';
 import type { NativeCompiler } from '../policy.js';
-import { celStrings } from '../policy.js';
+import { celStrings, webhookRules } from '../policy.js';
 
 export const podNodeConstraints: NativeCompiler<PodNodeConstraintsConfig> = {
   name: 'pod-node-constraints',
@@ -16,15 +17,7 @@ export const podNodeConstraints: NativeCompiler<PodNodeConstraintsConfig> = {
       : [
           {
             kind: 'ValidatingAdmissionPolicy',
-            rules: [
-              {
-                operations: ['CREATE'],
-                apiGroups: [''],
-                apiVersions: ['v1'],
-                resources: ['pods'],
-                scope: 'Namespaced',
-              },
-            ],
+            rules: webhookRules(plugin, 'validating'),
             variables: [
               { name: 'nodeName', expression: "object.spec.?nodeName.orValue('')" },
               {

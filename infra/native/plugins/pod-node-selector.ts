@@ -4,24 +4,14 @@
 // read from namespaceObject and parsed as labels.ConvertSelectorToLabelsMap parses it; the cluster
 // default and the whitelists come from the entry, compiled in.
 import type { PodNodeSelectorConfig } from '../../../functions/pod-node-selector/plugin.js';
-import { NODE_SELECTOR_ANNOTATION, selectorToLabels } from '../../../functions/pod-node-selector/plugin.js';
-import type { NamedExpression, NativeCompiler } from '../policy.js';
-import { celString, mutatingUnavailable } from '../policy.js';
-
-const POD_CREATES = [
-  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-] as const;
+import plugin, { NODE_SELECTOR_ANNOTATION, selectorToLabels } from '../../../functions/pod-node-selector/plugin.js';
+import { CONFLICT, MERGE_LABELS, NAMESPACE_ANNOTATIONS, POD_SELECTOR } from '../node-selector.js';
+import type { NamedExpression } from '../policy.js';
+import { celString, mutatingUnavailable, requiring, webhookRules } from '../policy.js';
 
 const LABEL_KEY =
   '^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 const LABEL_VALUE = '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$';
-
-/**
- * JSON patches adding the keys of `variables.labels` the pod's nodeSelector lacks (the whole map
- * where it has none): labels.Merge(selector, pod), the pod's own values kept.
- */
-export const MERGE_LABELS =
-  "(has(object.spec.nodeSelector) ? variables.labels.filter(k, !(k in variables.podSelector)).map(k, JSONPatch{op: 'add', path: '/spec/nodeSelector/' + jsonpatch.escapeKey(k), value: variables.labels[k]}) : size(variables.labels) == 0 ? [] : [JSONPatch{op: 'add', path: '/spec/nodeSelector', value: variables.labels}])";
 
 /** A CEL map literal of label sets. */
 const labelSets = (sets: Readonly<Record<string, Readonly<Record<string, string>>>>) =>
@@ -35,7 +25,7 @@ const labelSets = (sets: Readonly<Record<string, Readonly<Record<string, string>
     .join(', ')}}`;
 
 /** `k=v, k2=v2` of `selector` (a CEL string) as the webhook parses it: terms, errors, labels. */
-export function selectorVariables(selector: string): NamedExpression[] {
+function selectorVariables(selector: string): NamedExpression[] {
   return [
     { name: 'selector', expression: selector },
     { name: 'terms', expression: "variables.selector == '' ? [] : variables.selector.split(',').map(t, t.split('='))" },
@@ -53,68 +43,62 @@ export function selectorVariables(selector: string): NamedExpression[] {
   ];
 }
 
-export const podNodeSelector: NativeCompiler<PodNodeSelectorConfig> = {
-  name: 'pod-node-selector',
-  compile(config, version) {
-    const unavailable = mutatingUnavailable(version);
-    if (unavailable !== undefined) return { webhook: unavailable };
-    const { clusterDefaultNodeSelector = '', ...namespaces } = config.clusterNodeSelectors;
-    const whitelists = Object.fromEntries(Object.entries(namespaces).map(([ns, s]) => [ns, selectorToLabels(s)]));
-    const annotation = celString(NODE_SELECTOR_ANNOTATION);
-    const common: NamedExpression[] = [
-      { name: 'annotations', expression: 'namespaceObject.metadata.?annotations.orValue({})' },
-      ...selectorVariables(
-        `${annotation} in variables.annotations ? variables.annotations[${annotation}] : ${celString(clusterDefaultNodeSelector)}`,
-      ),
-      { name: 'podSelector', expression: 'object.spec.?nodeSelector.orValue({})' },
-    ];
-    return {
-      policies: [
-        {
-          kind: 'MutatingAdmissionPolicy',
-          rules: POD_CREATES,
-          variables: common,
-          mutations: [
-            {
-              patchType: 'JSONPatch',
-              jsonPatch: {
-                // labels.Merge(namespace, pod): the pod's own values stay; conflicts are the twin's.
-                expression: `size(variables.parseErrors) > 0 ? [] : ${MERGE_LABELS}`,
-              },
+export const podNodeSelector = requiring<PodNodeSelectorConfig>('pod-node-selector', mutatingUnavailable, (config) => {
+  const { clusterDefaultNodeSelector = '', ...namespaces } = config.clusterNodeSelectors;
+  const whitelists = Object.fromEntries(Object.entries(namespaces).map(([ns, s]) => [ns, selectorToLabels(s)]));
+  const annotation = celString(NODE_SELECTOR_ANNOTATION);
+  const common: NamedExpression[] = [
+    NAMESPACE_ANNOTATIONS,
+    ...selectorVariables(
+      `${annotation} in variables.annotations ? variables.annotations[${annotation}] : ${celString(clusterDefaultNodeSelector)}`,
+    ),
+    POD_SELECTOR,
+  ];
+  return {
+    policies: [
+      {
+        kind: 'MutatingAdmissionPolicy',
+        rules: webhookRules(plugin, 'mutating'),
+        variables: common,
+        mutations: [
+          {
+            patchType: 'JSONPatch',
+            jsonPatch: {
+              // labels.Merge(namespace, pod): the pod's own values stay; conflicts are the twin's.
+              expression: `size(variables.parseErrors) > 0 ? [] : ${MERGE_LABELS}`,
             },
-          ],
-          reinvocationPolicy: 'IfNeeded',
-        },
-        {
-          kind: 'ValidatingAdmissionPolicy',
-          rules: POD_CREATES,
-          variables: [
-            ...common,
-            { name: 'whitelist', expression: `${labelSets(whitelists)}[?request.namespace].orValue({})` },
-          ],
-          validations: [
-            {
-              expression: 'size(variables.parseErrors) == 0',
-              messageExpression: "'Internal error occurred: ' + variables.parseErrors[0]",
-            },
-            {
-              expression:
-                'size(variables.parseErrors) > 0 || !variables.labels.exists(k, k in variables.podSelector && variables.podSelector[k] != variables.labels[k])',
-              message: 'pod node label selector conflicts with its namespace node label selector',
-            },
-            {
-              expression:
-                'size(variables.parseErrors) > 0 || size(variables.whitelist) == 0 || variables.podSelector.all(k, k in variables.whitelist && variables.whitelist[k] == variables.podSelector[k])',
-              message: 'pod node label selector labels conflict with its namespace whitelist',
-            },
-          ],
-        },
-      ],
-      differences: [
-        "a namespace annotation that does not parse refuses the pod (403, upstream's text) where the webhook answers 500 InternalError",
-        'a pod named only by generateName is named by that prefix in the message (upstream prints no name)',
-        'the namespace is read from the cluster itself: unknownNamespace does not apply',
-      ],
-    };
-  },
-};
+          },
+        ],
+        reinvocationPolicy: 'IfNeeded',
+      },
+      {
+        kind: 'ValidatingAdmissionPolicy',
+        rules: webhookRules(plugin, 'validating'),
+        variables: [
+          ...common,
+          { name: 'whitelist', expression: `${labelSets(whitelists)}[?request.namespace].orValue({})` },
+        ],
+        validations: [
+          {
+            expression: 'size(variables.parseErrors) == 0',
+            messageExpression: "'Internal error occurred: ' + variables.parseErrors[0]",
+          },
+          {
+            expression: `size(variables.parseErrors) > 0 || !${CONFLICT}`,
+            message: 'pod node label selector conflicts with its namespace node label selector',
+          },
+          {
+            expression:
+              'size(variables.parseErrors) > 0 || size(variables.whitelist) == 0 || variables.podSelector.all(k, k in variables.whitelist && variables.whitelist[k] == variables.podSelector[k])',
+            message: 'pod node label selector labels conflict with its namespace whitelist',
+          },
+        ],
+      },
+    ],
+    differences: [
+      "a namespace annotation that does not parse refuses the pod (403, upstream's text) where the webhook answers 500 InternalError",
+      'a pod named only by generateName is named by that prefix in the message (upstream prints no name)',
+      'the namespace is read from the cluster itself: unknownNamespace does not apply',
+    ],
+  };
+});

@@ -4,12 +4,15 @@
 // authorizer lets the user `create endpoints/restricted` (`endpointslices/restricted`) as OpenShift
 // asks it, beside the entry's allowedUsers/allowedGroups.
 import type { RestrictedEndpointsConfig } from '../../../functions/restricted-endpoints-admission/plugin.js';
-import { allowlisted, cidrText, looseAddress } from '../cel.js';
-import type { NativeCompiler } from '../policy.js';
-import { atLeast, celStrings } from '../policy.js';
+import plugin, {
+  DEFAULT_RESTRICTED_NETWORKS,
+  DEFAULT_RESTRICTED_PORTS,
+} from '../../../functions/restricted-endpoints-admission/plugin.js';
+import { allowlisted, cidrText, ipLibrariesUnavailable, looseAddress } from '../cel.js';
+import { celStrings, requiring, webhookRules } from '../policy.js';
 
-const LINK_LOCAL = ['169.254.0.0/16'];
-const RESTRICTED_PORTS = ['TCP:22623', 'TCP:22624'];
+const LINK_LOCAL = DEFAULT_RESTRICTED_NETWORKS.map(cidrText);
+const RESTRICTED_PORTS = DEFAULT_RESTRICTED_PORTS.map((p) => `${p.protocol}:${p.port}`);
 
 /** The restricted addresses of `list` (a CEL list of address strings), in order. */
 const restrictedIn = (list: string, nets: readonly string[]) =>
@@ -21,13 +24,12 @@ const restrictedIn = (list: string, nets: readonly string[]) =>
 const hits = (nets: readonly string[]) =>
   `variables.addresses.map(g, ${restrictedIn('g', nets)}).filter(l, size(l) > 0)`;
 
-export const restrictedEndpointsAdmission: NativeCompiler<RestrictedEndpointsConfig> = {
-  name: 'restricted-endpoints-admission',
-  compile(config, version) {
+export const restrictedEndpointsAdmission = requiring<RestrictedEndpointsConfig>(
+  'restricted-endpoints-admission',
+  ipLibrariesUnavailable,
+  (config) => {
     // No entry: OpenShift disables the plugin (and so is it inactive here).
     if (!config.enabled) return { policies: [] };
-    if (!atLeast(version, '1.31'))
-      return { webhook: "it needs CEL's ip and cidr libraries, which policies get from Kubernetes 1.31" };
     const configured = config.restrictedNetworks.map(cidrText);
     // Per subset (Endpoints) or endpoint (EndpointSlice): its addresses, ready ones first.
     const groups =
@@ -36,22 +38,7 @@ export const restrictedEndpointsAdmission: NativeCompiler<RestrictedEndpointsCon
       policies: [
         {
           kind: 'ValidatingAdmissionPolicy',
-          rules: [
-            {
-              operations: ['CREATE', 'UPDATE'],
-              apiGroups: [''],
-              apiVersions: ['v1'],
-              resources: ['endpoints'],
-              scope: 'Namespaced',
-            },
-            {
-              operations: ['CREATE', 'UPDATE'],
-              apiGroups: ['discovery.k8s.io'],
-              apiVersions: ['v1'],
-              resources: ['endpointslices'],
-              scope: 'Namespaced',
-            },
-          ],
+          rules: webhookRules(plugin, 'validating'),
           variables: [
             { name: 'isSlice', expression: "request.resource.group == 'discovery.k8s.io'" },
             {
@@ -100,4 +87,4 @@ export const restrictedEndpointsAdmission: NativeCompiler<RestrictedEndpointsCon
       ],
     };
   },
-};
+);

@@ -3,18 +3,10 @@
 // Kubernetes 1.36+. Tolerations are an atomic list, so no apply configuration could add to them;
 // the Object types a patch value needs exist only in mutations, so variables hold plain data.
 import type { DefaultTolerationSecondsConfig } from '../../../functions/default-toleration-seconds/plugin.js';
-import type { NativeCompiler } from '../policy.js';
-import { mutatingUnavailable } from '../policy.js';
-
-const POD_WRITES = [
-  { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-] as const;
-const NEW_PODS = [
-  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-] as const;
-
-/** One message for one or several field errors (a CEL list of strings). */
-const listed = (list: string) => `size(${list}) == 1 ? ${list}[0] : '[' + ${list}.join(', ') + ']'`;
+import defaultTolerations from '../../../functions/default-toleration-seconds/plugin.js';
+import extendedTolerations from '../../../functions/extended-resource-toleration/plugin.js';
+import { listed } from '../cel.js';
+import { mutatingUnavailable, requiring, webhookRules } from '../policy.js';
 
 const NOT_READY = 'node.kubernetes.io/not-ready';
 const UNREACHABLE = 'node.kubernetes.io/unreachable';
@@ -23,11 +15,10 @@ const UNREACHABLE = 'node.kubernetes.io/unreachable';
 const toleratesNoExecute = (key: string) =>
   `variables.tolerations.exists(t, (t.?key.orValue('') == '${key}' || t.?key.orValue('') == '') && (t.?effect.orValue('') == 'NoExecute' || t.?effect.orValue('') == ''))`;
 
-export const defaultTolerationSeconds: NativeCompiler<DefaultTolerationSecondsConfig> = {
-  name: 'default-toleration-seconds',
-  compile(config, version) {
-    const unavailable = mutatingUnavailable(version);
-    if (unavailable !== undefined) return { webhook: unavailable };
+export const defaultTolerationSeconds = requiring<DefaultTolerationSecondsConfig>(
+  'default-toleration-seconds',
+  mutatingUnavailable,
+  (config) => {
     const toleration = (key: string, seconds: number) =>
       `Object.spec.tolerations{key: '${key}', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: ${seconds}}`;
     const tolerations = { name: 'tolerations', expression: 'object.spec.?tolerations.orValue([])' };
@@ -35,7 +26,7 @@ export const defaultTolerationSeconds: NativeCompiler<DefaultTolerationSecondsCo
       policies: [
         {
           kind: 'MutatingAdmissionPolicy',
-          rules: POD_WRITES,
+          rules: webhookRules(defaultTolerations, 'mutating'),
           variables: [
             tolerations,
             { name: 'notReady', expression: `!${toleratesNoExecute(NOT_READY)}` },
@@ -54,7 +45,7 @@ export const defaultTolerationSeconds: NativeCompiler<DefaultTolerationSecondsCo
         },
         {
           kind: 'ValidatingAdmissionPolicy',
-          rules: NEW_PODS,
+          rules: webhookRules(defaultTolerations, 'validating'),
           variables: [
             tolerations,
             {
@@ -73,7 +64,7 @@ export const defaultTolerationSeconds: NativeCompiler<DefaultTolerationSecondsCo
       differences: ["both missing tolerations are listed once after the apiserver's prefix, `[e1, e2]`"],
     };
   },
-};
+);
 
 /** helper.IsExtendedResourceName on `n`: not native, not `requests.`, a qualified name once prefixed with it. */
 const EXTENDED = `n.contains('/') && !n.contains('kubernetes.io/') && !n.startsWith('requests.') && ('requests.' + n).matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$') && size('requests.' + n.substring(0, n.indexOf('/'))) <= 253 && size(n.substring(n.indexOf('/') + 1)) <= 63`;
@@ -82,62 +73,57 @@ const EXTENDED = `n.contains('/') && !n.contains('kubernetes.io/') && !n.startsW
 const matches = (t: string, r: string) =>
   `(${t}.?key.orValue('') == ${r} && ${t}.?effect.orValue('') == 'NoSchedule' && ${t}.?operator.orValue('') == 'Exists' && ${t}.?value.orValue('') == '')`;
 
-export const extendedResourceToleration: NativeCompiler = {
-  name: 'extended-resource-toleration',
-  compile(_config, version) {
-    const unavailable = mutatingUnavailable(version);
-    if (unavailable !== undefined) return { webhook: unavailable };
-    const common = [
+export const extendedResourceToleration = requiring('extended-resource-toleration', mutatingUnavailable, () => {
+  const common = [
+    {
+      // Requested by regular and init containers (ephemeral ones request nothing), sorted.
+      name: 'resources',
+      expression: `(object.spec.?containers.orValue([]) + object.spec.?initContainers.orValue([])).map(c, c.?resources.?requests.orValue({}).map(n, n).filter(n, ${EXTENDED})).flatten().distinct().sort()`,
+    },
+    { name: 'tolerations', expression: 'object.spec.?tolerations.orValue([])' },
+  ];
+  return {
+    policies: [
       {
-        // Requested by regular and init containers (ephemeral ones request nothing), sorted.
-        name: 'resources',
-        expression: `(object.spec.?containers.orValue([]) + object.spec.?initContainers.orValue([])).map(c, c.?resources.?requests.orValue({}).map(n, n).filter(n, ${EXTENDED})).flatten().distinct().sort()`,
+        kind: 'MutatingAdmissionPolicy',
+        rules: webhookRules(extendedTolerations, 'mutating'),
+        variables: [
+          ...common,
+          {
+            // helper.AddOrUpdateTolerationInPod: a match that sets tolerationSeconds is replaced.
+            name: 'stale',
+            expression: `variables.tolerations.exists(t, t.?tolerationSeconds.orValue(null) != null && variables.resources.exists(r, ${matches('t', 'r')}))`,
+          },
+          {
+            name: 'missing',
+            expression: `variables.resources.filter(r, !variables.tolerations.exists(t, ${matches('t', 'r')}))`,
+          },
+          { name: 'changed', expression: 'variables.stale || size(variables.missing) > 0' },
+        ],
+        mutations: [
+          {
+            patchType: 'JSONPatch',
+            jsonPatch: {
+              // The whole list: a stale match replaced in place, the missing ones appended.
+              expression: `variables.changed ? [JSONPatch{op: 'add', path: '/spec/tolerations', value: variables.tolerations.map(t, t.?tolerationSeconds.orValue(null) != null && variables.resources.exists(r, ${matches('t', 'r')}) ? Object.spec.tolerations{key: t.key, operator: 'Exists', effect: 'NoSchedule'} : t) + variables.missing.map(r, Object.spec.tolerations{key: r, operator: 'Exists', effect: 'NoSchedule'})}] : []`,
+            },
+          },
+        ],
+        reinvocationPolicy: 'IfNeeded',
       },
-      { name: 'tolerations', expression: 'object.spec.?tolerations.orValue([])' },
-    ];
-    return {
-      policies: [
-        {
-          kind: 'MutatingAdmissionPolicy',
-          rules: POD_WRITES,
-          variables: [
-            ...common,
-            {
-              // helper.AddOrUpdateTolerationInPod: a match that sets tolerationSeconds is replaced.
-              name: 'stale',
-              expression: `variables.tolerations.exists(t, t.?tolerationSeconds.orValue(null) != null && variables.resources.exists(r, ${matches('t', 'r')}))`,
-            },
-            {
-              name: 'missing',
-              expression: `variables.resources.filter(r, !variables.tolerations.exists(t, ${matches('t', 'r')}))`,
-            },
-            { name: 'changed', expression: 'variables.stale || size(variables.missing) > 0' },
-          ],
-          mutations: [
-            {
-              patchType: 'JSONPatch',
-              jsonPatch: {
-                // The whole list: a stale match replaced in place, the missing ones appended.
-                expression: `variables.changed ? [JSONPatch{op: 'add', path: '/spec/tolerations', value: variables.tolerations.map(t, t.?tolerationSeconds.orValue(null) != null && variables.resources.exists(r, ${matches('t', 'r')}) ? Object.spec.tolerations{key: t.key, operator: 'Exists', effect: 'NoSchedule'} : t) + variables.missing.map(r, Object.spec.tolerations{key: r, operator: 'Exists', effect: 'NoSchedule'})}] : []`,
-              },
-            },
-          ],
-          reinvocationPolicy: 'IfNeeded',
-        },
-        {
-          kind: 'ValidatingAdmissionPolicy',
-          rules: NEW_PODS,
-          variables: [
-            ...common,
-            {
-              name: 'missing',
-              expression: `variables.resources.filter(r, !variables.tolerations.exists(t, ${matches('t', 'r')})).map(r, 'spec.tolerations: Required value: a toleration with key "' + r + '", operator "Exists" and effect "NoSchedule" is needed for the requested extended resource "' + r + '"')`,
-            },
-          ],
-          validations: [{ expression: 'size(variables.missing) == 0', messageExpression: listed('variables.missing') }],
-        },
-      ],
-      differences: ["several missing tolerations are listed once after the apiserver's prefix, `[e1, e2]`"],
-    };
-  },
-};
+      {
+        kind: 'ValidatingAdmissionPolicy',
+        rules: webhookRules(extendedTolerations, 'validating'),
+        variables: [
+          ...common,
+          {
+            name: 'missing',
+            expression: `variables.resources.filter(r, !variables.tolerations.exists(t, ${matches('t', 'r')})).map(r, 'spec.tolerations: Required value: a toleration with key "' + r + '", operator "Exists" and effect "NoSchedule" is needed for the requested extended resource "' + r + '"')`,
+          },
+        ],
+        validations: [{ expression: 'size(variables.missing) == 0', messageExpression: listed('variables.missing') }],
+      },
+    ],
+    differences: ["several missing tolerations are listed once after the apiserver's prefix, `[e1, e2]`"],
+  };
+});

@@ -170,6 +170,21 @@ export function expectSameValidation(webhook: PhaseResult, native: PhaseResult, 
 }
 
 /**
+ * A validating plugin's case through its webhook and through the policies, which answer alike
+ * (expectSameValidation). Returns the webhook's answer, for the case's own expectations.
+ */
+export async function expectSameValidationOf(
+  plugin: AnyAdmissionPlugin,
+  config: unknown,
+  cluster: NativeCluster,
+  input: ReviewInput,
+): Promise<PhaseResult> {
+  const webhook = await runPhase(plugin, 'validate', input, config);
+  expectSameValidation(webhook, await cluster.validate(input), plugin.metadata.name);
+  return webhook;
+}
+
+/**
  * A mutating plugin's case through both, as the apiserver chains them: the webhook's mutation (it
  * may refuse), then its validating twin on the final object; the mutating policy (which never
  * refuses: a refusal of upstream's Admit is the validating policy's), then the validating policy.

@@ -515,6 +515,18 @@ function validateAdmissionReviewVersions(raw: unknown, path: FieldPath): FieldEr
  * (admissionregistration.k8s.io/v1, created): one field error per violation, in its words and
  * order; [] when it would be accepted.
  */
+/**
+ * What the apiserver refuses in a ValidatingAdmissionPolicy's or MutatingAdmissionPolicy's
+ * spec.matchConstraints.resourceRules (NamedRuleWithOperations: a RuleWithOperations with
+ * resourceNames), in its words: the rules' checks are the webhooks' own.
+ */
+export function policyResourceRuleViolations(policy: object): string[] {
+  const spec = objectAt((policy as { spec?: unknown }).spec);
+  const path = FieldPath.of('spec').child('matchConstraints').child('resourceRules');
+  const rules = listAt(objectAt(spec.matchConstraints).resourceRules);
+  return rules.flatMap((rule, i) => validateRuleWithOperations(rule, path.index(i)).map(fieldErrorMessage));
+}
+
 export function apiserverViolations(configuration: object): string[] {
   const doc = objectAt(configuration);
   const mutating = doc.kind === 'MutatingWebhookConfiguration';

@@ -4,6 +4,7 @@
 // webhook and why, and the names of the plugins whose webhook configurations the rest of emit
 // prints. Plugins that only an apiserver can serve (they ask its authorizer) come from their own
 // registry (native-only.ts), never from functions/index.ts: they have no Lambda.
+import { policyResourceRuleViolations } from '../emit/apiserver-validation.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -156,6 +157,11 @@ export function emitNative(options: NativeOptions, io: NativeIo): NativeEmission
 
   const objects = plans.flatMap((p) => p.objects ?? []);
   for (const object of objects) validateNativeSchema(object);
+  // What `kubectl apply` would refuse in a policy's rules, in the apiserver's words: never printed.
+  const refused = objects
+    .filter((o) => o.kind === 'ValidatingAdmissionPolicy' || o.kind === 'MutatingAdmissionPolicy')
+    .flatMap((o) => policyResourceRuleViolations(o).map((problem) => `${o.kind} ${o.metadata.name}: ${problem}`));
+  if (refused.length > 0) throw new Error(`the apiserver would refuse the policies:\n  ${refused.join('\n  ')}`);
   const nativeNames = plans.filter((p) => p.objects !== undefined).map((p) => p.configured.plugin.metadata.name);
   const isServed = (p: PluginPlan) => served.plugins.includes(p.configured);
   const webhooks = plans

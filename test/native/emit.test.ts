@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { plugins as registry } from '../../functions/index.js';
 import { emitCommand } from '../../infra/emit/cli.js';
+import { policyResourceRuleViolations } from '../../infra/emit/apiserver-validation.js';
 import { nativeOnlyPlugins } from '../../infra/native/native-only.js';
 import type { NativeObject } from '../../infra/native/objects.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
@@ -61,6 +62,12 @@ describe.each(ENVIRONMENT_VERSIONS)('--native --kubernetes-version %s', (version
     for (const line of lines) expect(line).toMatch(/^(native|webhook): \S.* \([a-z0-9-]+\): \S/);
     expect(lines.some((l) => l.startsWith('native: DenyServiceExternalIPs (deny-service-external-ips)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('webhook: EventRateLimit (event-rate-limit): '))).toBe(true);
+  });
+
+  it("prints no policy whose rules kubectl apply would refuse (the apiserver's rule checks)", () => {
+    const policies = docs.filter((d) => d.kind === 'ValidatingAdmissionPolicy' || d.kind === 'MutatingAdmissionPolicy');
+    expect(policies.length).toBeGreaterThan(0);
+    for (const policy of policies) expect(policyResourceRuleViolations(policy), policy.metadata.name).toEqual([]);
   });
 
   it('prints the policies first, then webhooks only for the plugins that stay webhooks', () => {
@@ -212,5 +219,20 @@ describe('plugins only an apiserver can serve', () => {
     expect(run.stderr).toContain(
       'CertificateApproval: served only as a native policy: npm run emit -- --native --kubernetes-version X.Y (1.30 or later)',
     );
+  });
+});
+
+describe("the apiserver's rule checks on a policy", () => {
+  it("refuses '*' beside '*/*', as for a webhook's rules", () => {
+    const policy = {
+      spec: {
+        matchConstraints: {
+          resourceRules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'] }],
+        },
+      },
+    };
+    expect(policyResourceRuleViolations(policy)).toEqual([
+      `spec.matchConstraints.resourceRules[0].resources: Invalid value: ["*","*/*"]: if '*/*' is present, must not specify other resources`,
+    ]);
   });
 });

@@ -1,13 +1,10 @@
 // AlwaysAdmit and AlwaysDeny (deprecated upstream) as ValidatingAdmissionPolicies over the same
 // requests their webhooks see: everything (AlwaysAdmit, failing open) and every namespaced request
 // (AlwaysDeny, with upstream's message).
-import { DENY_MESSAGE } from '../../../functions/always-deny/plugin.js';
-import type { WebhookRule } from '../../../lib/admission/plugin.js';
+import alwaysAdmitPlugin from '../../../functions/always-admit/plugin.js';
+import alwaysDenyPlugin, { DENY_MESSAGE } from '../../../functions/always-deny/plugin.js';
 import type { NativeCompiler } from '../policy.js';
-
-const everything = (scope: WebhookRule['scope']): WebhookRule[] => [
-  { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], scope },
-];
+import { webhookRules } from '../policy.js';
 
 export const alwaysAdmit: NativeCompiler = {
   name: 'always-admit',
@@ -15,7 +12,7 @@ export const alwaysAdmit: NativeCompiler = {
     policies: [
       {
         kind: 'ValidatingAdmissionPolicy',
-        rules: everything('*'),
+        rules: webhookRules(alwaysAdmitPlugin, 'validating'),
         validations: [{ expression: 'true' }],
         failurePolicy: 'Ignore',
       },
@@ -29,7 +26,7 @@ export const alwaysDeny: NativeCompiler = {
     policies: [
       {
         kind: 'ValidatingAdmissionPolicy',
-        rules: everything('Namespaced'),
+        rules: webhookRules(alwaysDenyPlugin, 'validating'),
         validations: [{ expression: 'false', message: DENY_MESSAGE }],
       },
     ],

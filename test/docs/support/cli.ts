@@ -72,6 +72,7 @@ const HELP: Record<string, () => Promise<string>> = {
   bench: () => node('test/bench/run.ts', ['--help']),
   docs: () => captured((io) => docsCommand(['--help'], io)),
   outputs: () => node('infra/aws/outputs.ts', ['--help']),
+  flood: () => node('infra/load/flood.ts', ['--help']),
 };
 
 export interface CliHelp {

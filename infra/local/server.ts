@@ -122,9 +122,26 @@ function clientCertOf(socket: TLSSocket): APIGatewayEventClientCertificate | nul
 
 function singleValued(headers: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers))
+  for (const key in headers) {
+    const value = headers[key];
     if (value !== undefined) out[key] = Array.isArray(value) ? value.join(',') : value;
+  }
   return out;
+}
+
+/** A target the URL parser returns as it is: one `/`, then letters, digits, `_-/`; a plain query. */
+const PLAIN_TARGET = /^\/(?!\/)[\w\-/]*(?:\?[\w\-=&.%+]*)?$/;
+
+/**
+ * The path and query of a request target. The apiserver's (`/always-pull-images/mutate?timeout=10s`)
+ * are plain, and split here: the URL parser was about 0.5 µs of every request. Anything else
+ * (dot segments, percent-encoding, `//`, a fragment) is the URL parser's, as before.
+ */
+export function requestTarget(target: string): { pathname: string; searchParams: URLSearchParams } {
+  if (!PLAIN_TARGET.test(target)) return new URL(target, 'https://local');
+  const query = target.indexOf('?');
+  if (query === -1) return { pathname: target, searchParams: new URLSearchParams() };
+  return { pathname: target.slice(0, query), searchParams: new URLSearchParams(target.slice(query + 1)) };
 }
 
 function restEvent(
@@ -247,7 +264,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://local');
+    const url = requestTarget(req.url ?? '/');
     const { metrics } = options;
     if (req.method === 'GET' && metrics !== undefined && isMetricsPath(url.pathname)) {
       return answer(res, 200, metrics.text(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
@@ -266,7 +283,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       });
     const event = restEvent(req, route, url.pathname, url.searchParams, body);
     const result = await route.handler(event, lambdaContext(route.plugin, functionTimeoutMs));
-    const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
+    const headers: Record<string, string> = {};
+    for (const name in result.headers) headers[name] = String(result.headers[name]);
     answer(res, result.statusCode, result.body, headers);
   }
 
@@ -294,7 +312,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         if (received > maxBodyBytes) {
           return answer(res, 413, `body of ${received} bytes exceeds the limit of ${maxBodyBytes} bytes\n`);
         }
-        serve(req, res, Buffer.concat(chunks).toString('utf8')).catch((error: Error) => {
+        // A review arrives in one chunk, mostly: decoded as it is, without a copy.
+        const body = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        serve(req, res, body).catch((error: Error) => {
           // The handlers answer their own failures; this is the server's last line of defence.
           if (!res.headersSent) answer(res, 500, `internal error: ${error.message}\n`);
         });

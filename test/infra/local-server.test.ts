@@ -170,6 +170,44 @@ describe('protocol', () => {
   });
 });
 
+describe('answers ready in the same turn', () => {
+  // A handler whose answer Node refuses to send (a header value with a line break): the server
+  // answers 500 for it, and the answers ready beside it still go out, each to its own caller.
+  let mixed: LocalServer;
+  beforeAll(async () => {
+    const refused = async () => ({ statusCode: 200, headers: { 'x-reason': 'two\nlines' }, body: 'never sent' });
+    mixed = await startLocalServer({
+      handlers: new Map([...handlers(), ['refused-headers', refused]]),
+      tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+      requireClientCertificate: true,
+      port: 0,
+    });
+  });
+  afterAll(async () => mixed?.close());
+
+  it('each reach their caller, and one Node cannot send is answered 500', async () => {
+    const uid = (n: number) => {
+      const review = JSON.parse(podCreate);
+      review.request.uid = `uid-${n}`;
+      return JSON.stringify(review);
+    };
+    const answers = await Promise.all([
+      ...[0, 1, 2].map((n) => post(`${mixed.url}/always-pull-images/mutate`, uid(n), apiserver)),
+      post(`${mixed.url}/refused-headers/validate`, podCreate, apiserver),
+      ...[3, 4].map((n) => post(`${mixed.url}/always-pull-images/mutate`, uid(n), apiserver)),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 500, 200, 200]);
+    expect(answers.map((a) => (a.status === 200 ? reviewOf(a.body).response?.uid : a.body))).toEqual([
+      'uid-0',
+      'uid-1',
+      'uid-2',
+      expect.stringMatching(/^internal error: Invalid character in header content \["x-reason"\]\n$/),
+      'uid-3',
+      'uid-4',
+    ]);
+  });
+});
+
 describe('hostile bodies get a 4xx with a one-line reason, and the server keeps answering', () => {
   const valid = JSON.parse(podCreate);
   const withRequest = (patch: Record<string, unknown>) =>

@@ -122,9 +122,26 @@ function clientCertOf(socket: TLSSocket): APIGatewayEventClientCertificate | nul
 
 function singleValued(headers: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers))
+  for (const key in headers) {
+    const value = headers[key];
     if (value !== undefined) out[key] = Array.isArray(value) ? value.join(',') : value;
+  }
   return out;
+}
+
+/** A target the URL parser returns as it is: one `/`, then letters, digits, `_-/`; a plain query. */
+const PLAIN_TARGET = /^\/(?!\/)[\w\-/]*(?:\?[\w\-=&.%+]*)?$/;
+
+/**
+ * The path and query of a request target. The apiserver's (`/always-pull-images/mutate?timeout=10s`)
+ * are plain, and split here: the URL parser was about 0.5 µs of every request. Anything else
+ * (dot segments, percent-encoding, `//`, a fragment) is the URL parser's, as before.
+ */
+export function requestTarget(target: string): { pathname: string; searchParams: URLSearchParams } {
+  if (!PLAIN_TARGET.test(target)) return new URL(target, 'https://local');
+  const query = target.indexOf('?');
+  if (query === -1) return { pathname: target, searchParams: new URLSearchParams() };
+  return { pathname: target.slice(0, query), searchParams: new URLSearchParams(target.slice(query + 1)) };
 }
 
 function restEvent(
@@ -136,7 +153,9 @@ function restEvent(
 ): APIGatewayProxyEvent {
   const resourcePath = formatWebhookPath({ plugin: route.plugin, endpoint: route.endpoint });
   const clientCert = apiGatewayClientCert(req.socket as TLSSocket);
-  const queryParameters = Object.fromEntries(query.entries());
+  // A loop, not Object.fromEntries(query.entries()): the same object, a third of the time.
+  const queryParameters: Record<string, string> = {};
+  for (const [name, value] of query) queryParameters[name] = value;
   return {
     resource: resourcePath,
     path,
@@ -224,11 +243,48 @@ function answer(
   res.end(body);
 }
 
+/** The server's last line of defence: the handlers answer their own failures. */
+function answerFailure(res: ServerResponse, error: Error): void {
+  if (!res.headersSent) answer(res, 500, `internal error: ${error.message}\n`);
+}
+
+interface ReadyAnswer {
+  readonly res: ServerResponse;
+  readonly statusCode: number;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   coalesceStdoutLines(); // one write(2) per turn of the event loop, not per request
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const functionTimeoutMs = options.functionTimeoutMs ?? 10_000;
   const known = new Set(options.handlers.keys());
+
+  /**
+   * The reviews answered in one turn of the event loop go out together at its end (setImmediate),
+   * in the order they were answered. Over loopback (a kind cluster; the throughput bench), a write
+   * that finds its client asleep wakes it from inside the server's own system call: written as
+   * each was ready, every answer paid that wake-up (its largest cost after TLS, the bench's
+   * profile shows); written back to back, the client is awake for all but the first. An answer
+   * waits at most for the rest of its turn's requests.
+   */
+  let ready: ReadyAnswer[] = [];
+  function answerAtEndOfTurn(answered: ReadyAnswer): void {
+    if (ready.length === 0) setImmediate(sendReadyAnswers);
+    ready.push(answered);
+  }
+  function sendReadyAnswers(): void {
+    const answers = ready;
+    ready = [];
+    for (const { res, statusCode, body, headers } of answers) {
+      try {
+        answer(res, statusCode, body, headers);
+      } catch (error) {
+        answerFailure(res, error as Error);
+      }
+    }
+  }
 
   /** The scrape path: `/metrics`, or `/<capability>/metrics` when the caller's proof is in the path. */
   function isMetricsPath(pathname: string): boolean {
@@ -247,7 +303,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://local');
+    const url = requestTarget(req.url ?? '/');
     const { metrics } = options;
     if (req.method === 'GET' && metrics !== undefined && isMetricsPath(url.pathname)) {
       return answer(res, 200, metrics.text(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
@@ -266,8 +322,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       });
     const event = restEvent(req, route, url.pathname, url.searchParams, body);
     const result = await route.handler(event, lambdaContext(route.plugin, functionTimeoutMs));
-    const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
-    answer(res, result.statusCode, result.body, headers);
+    const headers: Record<string, string> = {};
+    for (const name in result.headers) headers[name] = String(result.headers[name]);
+    answerAtEndOfTurn({ res, statusCode: result.statusCode, body: result.body, headers });
   }
 
   const server = createServer(
@@ -294,10 +351,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         if (received > maxBodyBytes) {
           return answer(res, 413, `body of ${received} bytes exceeds the limit of ${maxBodyBytes} bytes\n`);
         }
-        serve(req, res, Buffer.concat(chunks).toString('utf8')).catch((error: Error) => {
-          // The handlers answer their own failures; this is the server's last line of defence.
-          if (!res.headersSent) answer(res, 500, `internal error: ${error.message}\n`);
-        });
+        // A review arrives in one chunk, mostly: decoded as it is, without a copy.
+        const body = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        serve(req, res, body).catch((error: Error) => answerFailure(res, error));
       });
       req.on('error', () => res.destroy());
     },

@@ -74,12 +74,11 @@ function groupVersion<K extends 'kind' | 'resource'>(
   const value = owner[key];
   const path = `request.${key}`;
   if (!isPlainObject(value)) throw new MalformedReviewError(`${path} must be an object`);
-  const gv = {
-    group: optionalString(value, 'group', path),
-    version: requireString(value, 'version', path),
-    [leaf]: requireString(value, leaf, path, false),
-  };
-  return gv as never;
+  const group = optionalString(value, 'group', path);
+  const version = requireString(value, 'version', path);
+  const name = requireString(value, leaf, path, false);
+  // Literal keys, not `[leaf]`: an object with a computed key gets a shape of its own each time.
+  return (leaf === 'kind' ? { group, version, kind: name } : { group, version, resource: name }) as never;
 }
 
 function objectOrNull(owner: Record<string, unknown>, key: 'object' | 'oldObject'): KubeObject | null {
@@ -92,16 +91,19 @@ function objectOrNull(owner: Record<string, unknown>, key: 'object' | 'oldObject
   return value as KubeObject;
 }
 
+const USER_INFO_STRINGS = ['username', 'uid'] as const;
+
+const isStringList = (list: unknown): boolean => Array.isArray(list) && list.every((g) => typeof g === 'string');
+
 function userInfoOf(owner: Record<string, unknown>): UserInfo {
   const value = owner.userInfo;
   if (value === undefined || value === null) return {};
   if (!isPlainObject(value)) throw new MalformedReviewError('request.userInfo must be an object');
-  for (const key of ['username', 'uid'] as const) {
+  for (const key of USER_INFO_STRINGS) {
     if (value[key] !== undefined && value[key] !== null && typeof value[key] !== 'string') {
       throw new MalformedReviewError(`request.userInfo.${key} must be a string`);
     }
   }
-  const isStringList = (list: unknown) => Array.isArray(list) && list.every((g) => typeof g === 'string');
   if (value.groups !== undefined && value.groups !== null && !isStringList(value.groups)) {
     throw new MalformedReviewError('request.userInfo.groups must be a list of strings');
   }
@@ -167,7 +169,7 @@ export function decodeAdmissionReview(body: unknown, source?: string): Admission
     oldObject: objectOrNull(request, 'oldObject'),
     dryRun: wire.dryRun === true,
     options: (options as Record<string, unknown> | undefined) ?? null,
-    ...(source === undefined ? {} : { source }),
+    source,
   };
 }
 

@@ -61,8 +61,23 @@ export function logEnabled(): boolean {
  */
 export function logRecord(record: LogRecord, into?: string): void {
   if (!logEnabled()) return;
-  const json = JSON.stringify({ time: new Date().toISOString(), ...record });
+  const fields = JSON.stringify(record);
+  const json = `{"time":"${isoTime()}"${fields === '{}' ? '' : ','}${fields.slice(1)}`;
   sink(into === undefined ? json : `${into.slice(0, -1)},${json.slice(1)}`);
+}
+
+// A server answers many requests in one millisecond: the time's text is made once per millisecond.
+let timeMs = Number.NaN;
+let timeText = '';
+
+/** Now, as Date's toISOString writes it. */
+function isoTime(): string {
+  const now = Date.now();
+  if (now !== timeMs) {
+    timeMs = now;
+    timeText = new Date(now).toISOString();
+  }
+  return timeText;
 }
 
 /** A line that is already JSON (an EMF line the request log did not extend). */

@@ -50,26 +50,27 @@ export function requestLog(plugin: string, options: RequestLogOptions): Admissio
       return;
     }
     // The EMF line already names the plugin (a dimension); every other key differs from its keys.
+    // One object in the line's field order, absent fields undefined (JSON leaves them out): no
+    // spread of partial objects, which cost a copy each on every request.
     const record = {
       level: failure && failure.statusCode >= 500 ? 'error' : learningLost ? 'warn' : 'info',
-      ...(metricsLine === undefined && { plugin }),
+      plugin: metricsLine === undefined ? plugin : undefined,
       path: redactWebhookPath(requestPath(request.event), options.secretInPath, known),
       statusCode: request.response?.statusCode,
       requestId: request.context.awsRequestId,
       coldStart: cold,
       timeout: apiserverTimeout(request.event),
-      ...(review && {
-        uid: review.uid,
-        operation: review.operation,
-        resource: review.subResource ? `${review.resource.resource}/${review.subResource}` : review.resource.resource,
-        namespace: review.namespace || undefined,
-        name: review.name || undefined,
-        dryRun: review.dryRun,
-      }),
-      ...(outcome && { answer: outcome }),
-      ...(failure && { failure }),
-      ...(learningLost && { learningLost }),
-      ...(caller && { caller: caller.subject }),
+      uid: review?.uid,
+      operation: review?.operation,
+      resource:
+        review && (review.subResource ? `${review.resource.resource}/${review.subResource}` : review.resource.resource),
+      namespace: review?.namespace || undefined,
+      name: review?.name || undefined,
+      dryRun: review?.dryRun,
+      answer: outcome,
+      failure,
+      learningLost: learningLost || undefined,
+      caller: caller?.subject,
       latencyMs:
         admission === undefined ? undefined : Math.round((performance.now() - admission.startedAt) * 1000) / 1000,
     };

@@ -56,11 +56,22 @@ class Histogram extends Family<HistogramValue> {
   }
 
   observe(labels: Labels, seconds: number): void {
-    const value = this.at(labels).value;
+    this.observeIn(this.at(labels), seconds);
+  }
+
+  observeIn(series: Series<HistogramValue>, seconds: number): void {
+    const { value } = series;
     for (let i = 0; i < this.buckets.length; i++) if (seconds <= this.buckets[i]) value.counts[i]++;
     value.sum += seconds;
     value.count++;
   }
+}
+
+/** The series every request of one kind (plugin, phase, operation, status, decision) moves. */
+interface RequestSeries {
+  readonly requests: Series<number>;
+  readonly duration: Series<HistogramValue>;
+  readonly decision: Series<number> | undefined;
 }
 
 function escapeLabel(value: string): string {
@@ -102,26 +113,39 @@ export class PrometheusRegistry {
     this.coldStarts,
   ];
 
+  /** Per kind of request, its series: found by label values once, then by one key per request. */
+  private readonly requestSeries = new Map<string, RequestSeries>();
+
   recordRequest(plugin: string, outcome: RequestOutcome): void {
-    const { phase, operation } = outcome;
-    const rejected = outcome.statusCode !== 200 || outcome.decision === 'denied';
-    this.requests.inc({
-      plugin,
-      phase,
-      operation,
-      code: String(Math.min(outcome.statusCode, 600)),
-      rejected: String(rejected),
-    });
-    this.duration.observe({ plugin, phase, operation, rejected: String(rejected) }, outcome.seconds);
-    if (outcome.decision) {
-      const code = outcome.decision === 'denied' ? String(Math.min(outcome.rejectionCode ?? 403, 600)) : '';
-      this.decisions.inc({ plugin, phase, decision: outcome.decision, rejection_code: code });
+    const { phase, operation, statusCode, decision, rejectionCode } = outcome;
+    const key = `${plugin}\u0000${phase}\u0000${operation}\u0000${statusCode}\u0000${decision}\u0000${rejectionCode}`;
+    let series = this.requestSeries.get(key);
+    if (series === undefined) {
+      series = this.requestSeriesOf(plugin, outcome);
+      this.requestSeries.set(key, series);
     }
+    series.requests.value++;
+    this.duration.observeIn(series.duration, outcome.seconds);
+    if (series.decision) series.decision.value++;
     if (outcome.dryRun) this.dryRuns.inc({ plugin, phase });
     if (outcome.malformed) this.malformed.inc({ plugin, phase, reason: outcome.malformed });
     if (outcome.failure) this.failures.inc({ plugin, phase, reason: outcome.failure });
     if (outcome.learningLost) this.learningLost.inc({ plugin, phase });
     if (outcome.coldStart) this.coldStarts.inc({ plugin });
+  }
+
+  private requestSeriesOf(plugin: string, outcome: RequestOutcome): RequestSeries {
+    const { phase, operation } = outcome;
+    const rejected = String(outcome.statusCode !== 200 || outcome.decision === 'denied');
+    const code = String(Math.min(outcome.statusCode, 600));
+    const rejectionCode = outcome.decision === 'denied' ? String(Math.min(outcome.rejectionCode ?? 403, 600)) : '';
+    return {
+      requests: this.requests.at({ plugin, phase, operation, code, rejected }),
+      duration: this.duration.at({ plugin, phase, operation, rejected }),
+      decision: outcome.decision
+        ? this.decisions.at({ plugin, phase, decision: outcome.decision, rejection_code: rejectionCode })
+        : undefined,
+    };
   }
 
   recordStoreCall(plugin: string, call: StoreCall): void {

@@ -119,7 +119,8 @@ export async function benchThroughput(
       for (const target of targets) rounds.push(await drive(target, tls, connections, seconds));
     const of = (name: string) => rounds.filter((r) => r.target === name);
     const rate = (name: string) => of(name).reduce((s, r) => s + r.requests, 0) / (of(name).length * seconds);
-    const cpu = (name: string) => median(of(name).map((r) => r['server cpu µs/req']));
+    // Medians of an even number of rounds are means of two: rounded as the rounds are.
+    const cpu = (name: string) => round(median(of(name).map((r) => r['server cpu µs/req'])), 1);
     const ratios = (name: string) =>
       spread(of(name).map((r, i) => r['req/s'] / Math.max(1, of('floor server')[i]['req/s'])));
     const shipped = ratios('npm start');
@@ -138,8 +139,8 @@ export async function benchThroughput(
       'log off cpu µs/req': cpu('npm start, log off'),
       'floor cpu µs/req': cpu('floor server'),
       'cpu ratio (floor / npm start)': round(cpu('floor server') / cpu('npm start'), 2),
-      'floor server cpu use': median(of('floor server').map((r) => r['server cpu use'])),
-      'client cpu µs/req at the floor': median(of('floor server').map((r) => r['client cpu µs/req'])),
+      'floor server cpu use': round(median(of('floor server').map((r) => r['server cpu use'])), 2),
+      'client cpu µs/req at the floor': round(median(of('floor server').map((r) => r['client cpu µs/req'])), 1),
       'npm start p99 ms': Math.max(...of('npm start').map((r) => r['p99 ms'])),
       'floor p99 ms': Math.max(...of('floor server').map((r) => r['p99 ms'])),
       errors: rounds.reduce((s, r) => s + r.errors, 0),

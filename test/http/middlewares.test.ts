@@ -250,6 +250,21 @@ describe('requestLog', () => {
     expect(typeof record.latencyMs).toBe('number');
   });
 
+  it('writes its fields in one order, and only those that have a value', async () => {
+    const lines: string[] = [];
+    setLogSink((line) => lines.push(line));
+    const withRequestId = { ...context, awsRequestId: 'request-1' } as Context;
+    for (const requestBody of [body('deny'), body('throw'), '{'])
+      await handlerWith()(restEvent({ body: requestBody }), withRequestId);
+    const head = ['time', 'level', 'plugin', 'path', 'statusCode', 'requestId', 'coldStart', 'timeout'];
+    const reviewed = ['uid', 'operation', 'resource', 'namespace', 'name', 'dryRun'];
+    expect(lines.map((line) => Object.keys(JSON.parse(line)))).toEqual([
+      [...head, ...reviewed, 'answer', 'caller', 'latencyMs'],
+      [...head, ...reviewed, 'failure', 'caller', 'latencyMs'],
+      [...head, 'failure', 'caller', 'latencyMs'],
+    ]);
+  });
+
   it('logs failures at error level with the reason', async () => {
     const lines: string[] = [];
     setLogSink((line) => lines.push(line));

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import type { Socket } from 'node:net';
+import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import alwaysPullImages from '../../functions/always-pull-images/plugin.js';
@@ -15,6 +16,7 @@ import {
   HEADERS_TIMEOUT_MS,
   IDLE_CONNECTION_TIMEOUT_MS,
   REQUEST_TIMEOUT_MS,
+  requestTarget,
   startLocalServer,
 } from '../../infra/local/server.js';
 import type { ClientIdentity } from '../support/https-client.js';
@@ -168,6 +170,44 @@ describe('protocol', () => {
   });
 });
 
+describe('answers ready in the same turn', () => {
+  // A handler whose answer Node refuses to send (a header value with a line break): the server
+  // answers 500 for it, and the answers ready beside it still go out, each to its own caller.
+  let mixed: LocalServer;
+  beforeAll(async () => {
+    const refused = async () => ({ statusCode: 200, headers: { 'x-reason': 'two\nlines' }, body: 'never sent' });
+    mixed = await startLocalServer({
+      handlers: new Map([...handlers(), ['refused-headers', refused]]),
+      tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+      requireClientCertificate: true,
+      port: 0,
+    });
+  });
+  afterAll(async () => mixed?.close());
+
+  it('each reach their caller, and one Node cannot send is answered 500', async () => {
+    const uid = (n: number) => {
+      const review = JSON.parse(podCreate);
+      review.request.uid = `uid-${n}`;
+      return JSON.stringify(review);
+    };
+    const answers = await Promise.all([
+      ...[0, 1, 2].map((n) => post(`${mixed.url}/always-pull-images/mutate`, uid(n), apiserver)),
+      post(`${mixed.url}/refused-headers/validate`, podCreate, apiserver),
+      ...[3, 4].map((n) => post(`${mixed.url}/always-pull-images/mutate`, uid(n), apiserver)),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 500, 200, 200]);
+    expect(answers.map((a) => (a.status === 200 ? reviewOf(a.body).response?.uid : a.body))).toEqual([
+      'uid-0',
+      'uid-1',
+      'uid-2',
+      expect.stringMatching(/^internal error: Invalid character in header content \["x-reason"\]\n$/),
+      'uid-3',
+      'uid-4',
+    ]);
+  });
+});
+
 describe('hostile bodies get a 4xx with a one-line reason, and the server keeps answering', () => {
   const valid = JSON.parse(podCreate);
   const withRequest = (patch: Record<string, unknown>) =>
@@ -201,6 +241,49 @@ describe('hostile bodies get a 4xx with a one-line reason, and the server keeps 
   it('a non-JSON content type gets 415', async () => {
     const answer = await post(mutateUrl(), podCreate, apiserver, { contentType: 'text/plain' });
     expect(answer.status).toBe(415);
+  });
+});
+
+describe('request targets', () => {
+  // What the server routes on, or the failure it answers 500 for (`//` is no path to the parser).
+  const readWith = (read: (target: string) => { pathname: string; searchParams: URLSearchParams }) => (t: string) => {
+    try {
+      const { pathname, searchParams } = read(t);
+      return { pathname, query: [...searchParams] };
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+  };
+  const asTheUrlParserReadsIt = readWith((target) => new URL(target, 'https://local'));
+  const asRead = readWith(requestTarget);
+
+  it.each([
+    '/always-pull-images/mutate?timeout=10s',
+    '/always-pull-images/mutate',
+    '/always-pull-images/mutate?',
+    '/always-pull-images/mutate?timeout=10s&timeout=5s&x=a+b%20c',
+    '/cap_-abc/always-pull-images/validate?timeout=10s',
+    '/',
+    '//evil/always-pull-images/mutate',
+    '/a/../always-pull-images/mutate',
+    '/a/%2e%2e/always-pull-images/mutate',
+    '/always-pull-images/mutate#frag?timeout=1s',
+    '/always-pull-images/mutate?timeout=10s#frag',
+    '/a\\b/mutate',
+    "/a b/mutate?q='x'",
+  ])('splits %s as the URL parser does', (target) => {
+    expect(asRead(target)).toEqual(asTheUrlParserReadsIt(target));
+  });
+
+  it('splits any target made of path and query characters as the URL parser does', () => {
+    const chars = fc.constantFrom(...'/a-_.%2e?=&+# \\'.split(''));
+    const target = fc.array(chars, { maxLength: 24 }).map((c) => `/${c.join('')}`);
+    fc.assert(
+      fc.property(target, (t) => {
+        expect(asRead(t)).toEqual(asTheUrlParserReadsIt(t));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

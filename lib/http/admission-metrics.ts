@@ -61,7 +61,7 @@ export function admissionMetrics(metrics: PluginMetrics): AdmissionMiddleware {
     const review = admission?.review;
     const answered = admission?.outcome;
     const decision = statusCode === 200 && answered ? decisionOf(answered) : undefined;
-    // Plain properties, no spreads: this runs on every request (README "Performance, measured").
+    // Plain properties, no spreads: this runs on every request (docs/performance.md).
     const outcome: RequestOutcome = {
       phase: admission?.route?.endpoint ?? 'none',
       operation: review?.operation ?? '',

@@ -61,7 +61,7 @@ export type AdmissionMiddleware = MiddlewareObj<GatewayEvent, GatewayResult, Err
  * context has the same shape: a new object per request whose prototype was Lambda's own context
  * (a fresh object each time, in Lambda and in the local server) made V8 build a prototype and
  * two maps per request, turned every read of the context megamorphic, and filled old space with
- * maps (README, "Performance, measured"). Reads and the one writable flag go to Lambda's context.
+ * maps (docs/performance.md). Reads and the one writable flag go to Lambda's context.
  */
 class InvocationContext implements AdmissionContext {
   constructor(

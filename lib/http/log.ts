@@ -31,7 +31,7 @@ let sink: LogSink = stdoutSink;
 /**
  * The local server answers many requests in one turn of the event loop, and stdout to a file or
  * a terminal is written synchronously: one write(2) per line was about 9 µs of each request's CPU
- * under load (README, "Performance, measured"). Coalesced, the lines of one turn go out in one
+ * under load (docs/performance.md). Coalesced, the lines of one turn go out in one
  * write at its end (setImmediate), in order, and whatever is pending when the process exits. A
  * Lambda function, whose instance may be frozen once it answers, writes each line at once.
  */

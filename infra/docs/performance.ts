@@ -18,6 +18,7 @@ export interface BenchResults {
   readonly map: Row;
   readonly store: readonly Row[];
   readonly quotaBurst: { readonly summary: Row; readonly throughServer?: Record<string, { readonly summary: Row }> };
+  readonly flood: readonly Row[];
 }
 
 export class BenchResultsError extends Error {
@@ -261,6 +262,20 @@ export function performanceRegions(results: BenchResults): Record<string, string
       `- A request no policy names: ${num(results.cel, 'no_match_1_policy_p50_us', 'cel')} µs with 1 policy loaded, ${num(results.cel, 'no_match_1000_policies_p50_us', 'cel')} µs with 1,000.`,
       `- MutatingAdmissionPolicy's handler, a label-adding ApplyConfiguration on a pod: ${num(results.map, 'label_apply_configuration_pod_handler_p50_us', 'map')} µs p50 against a ${num(results.map, 'parse_floor_p50_us', 'map')} µs floor; a request no policy names: ${num(results.map, 'no_match_1_policy_handler_p50_us', 'map')} µs with 1 policy, ${num(results.map, 'no_match_1000_policies_handler_p50_us', 'map')} µs with 1,000.`,
     ].join('\n'),
+    'performance-flood': table(
+      ['callers', 'flood', 'flood per second', 'refused', 'accepted', 'real reviews', 'failed', 'p50 ms', 'p99 ms'],
+      results.flood.map((r) => [
+        text(r, 'mode', 'flood'),
+        text(r, 'flood', 'flood'),
+        num(r, 'flood attempted/s', 'flood'),
+        num(r, 'flood refused', 'flood'),
+        num(r, 'flood accepted', 'flood'),
+        num(r, 'real sent', 'flood'),
+        num(r, 'real failed', 'flood'),
+        num(r, 'real p50 ms', 'flood'),
+        num(r, 'real p99 ms', 'flood'),
+      ]),
+    ),
     'performance-logger': table(
       ['request log', 'µs per record (p50)', 'bundle KB'],
       results.logger.map((r) => [

@@ -194,6 +194,15 @@ function stringValue(node: Der): string | undefined {
   }
 }
 
+/** The checks Go's asn1 makes of an INTEGER it decodes into an int (the request's version). */
+function checkGoInt(bytes: Buffer): void {
+  const fail = (reason: string) => new CertificateRequestParseError(`asn1: structure error: ${reason}`);
+  if (bytes.length === 0) throw fail('empty integer');
+  if (bytes.length > 1 && ((bytes[0] === 0 && bytes[1] < 0x80) || (bytes[0] === 0xff && bytes[1] >= 0x80)))
+    throw fail('integer not minimally-encoded');
+  if (bytes.length > 8) throw fail('integer too large');
+}
+
 function subjectOf(request: Der): CertificateRequestSubject {
   // CertificationRequest ::= SEQUENCE { certificationRequestInfo, signatureAlgorithm, signature }
   if (!isUniversal(request, Tag.SEQUENCE, true)) throw structureError();
@@ -205,6 +214,7 @@ function subjectOf(request: Der): CertificateRequestSubject {
   // CertificationRequestInfo ::= SEQUENCE { version INTEGER, subject Name, subjectPKInfo, attributes [0] }
   const [version, subject, publicKeyInfo] = info.children;
   if (!isUniversal(version, Tag.INTEGER, false) || !isUniversal(subject, Tag.SEQUENCE, true)) throw structureError();
+  checkGoInt(version.bytes);
   // SubjectPublicKeyInfo ::= SEQUENCE { algorithm AlgorithmIdentifier, subjectPublicKey BIT STRING }: Go
   // unmarshals it into that struct, so an element of another shape fails the whole request.
   const [keyAlgorithm, publicKey] = publicKeyInfo?.children ?? [];

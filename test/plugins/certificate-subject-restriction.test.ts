@@ -34,6 +34,7 @@ function pemWithSubject(attributes: { shortName?: string; name?: string; value: 
   return forge.pki.certificationRequestToPem(csr);
 }
 const pemWithGroup = (group: string) => pemWithSubject([{ shortName: 'O', value: group }]);
+const derOf = (pem: string) => Buffer.from(forge.pem.decode(pem)[0].body, 'binary');
 
 /** An ECDSA P-256 request, built from its ASN.1 and signed by node:crypto (forge signs only RSA). */
 function ecdsaPemWithGroup(group: string): string {
@@ -186,6 +187,53 @@ describe('the subject as Go reads it', () => {
     );
   });
 
+  it("refuses a version Go's asn1 would not decode into an int", async () => {
+    /** A real request with its version INTEGER's content replaced and the lengths around it rewritten. */
+    const withVersion = (content: number[]) => {
+      const der = derOf(pemWithGroup('system:masters'));
+      const headerLength = (at: number) => (der[at + 1] & 0x80 ? 2 + (der[at + 1] & 0x7f) : 2);
+      const bodyLength = (at: number) =>
+        der[at + 1] & 0x80 ? der.readUIntBE(at + 2, der[at + 1] & 0x7f) : der[at + 1];
+      const element = (tag: number, body: Buffer) => {
+        const n = body.length;
+        const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
+        return Buffer.concat([Buffer.from([tag, ...length]), body]);
+      };
+      const infoAt = headerLength(0);
+      const versionAt = infoAt + headerLength(infoAt);
+      const infoEnd = versionAt + bodyLength(infoAt);
+      expect([...der.subarray(versionAt, versionAt + 3)]).toEqual([0x02, 0x01, 0x00]);
+      const info = element(
+        0x30,
+        Buffer.concat([element(0x02, Buffer.from(content)), der.subarray(versionAt + 3, infoEnd)]),
+      );
+      const request = element(0x30, Buffer.concat([info, der.subarray(infoEnd)]));
+      return csr(
+        forge.pem.encode({ type: 'CERTIFICATE REQUEST', body: request.toString('binary') }),
+        CLIENT_SIGNER,
+        'v',
+      );
+    };
+    // Unchanged, the rewritten request reads as the original.
+    expect(deniedMessage(await validate({ object: withVersion([0x00]) }))).toContain(
+      'with system:masters group is not allowed',
+    );
+    for (const [content, reason] of [
+      [[], 'empty integer'],
+      [[0x00, 0x01], 'integer not minimally-encoded'],
+      [[0xff, 0x80], 'integer not minimally-encoded'],
+      [[1, 2, 3, 4, 5, 6, 7, 8, 9], 'integer too large'],
+    ] as const) {
+      expect(deniedMessage(await validate({ object: withVersion([...content]) }))).toBe(
+        `certificatesigningrequests.certificates.k8s.io "v" is forbidden: failed to parse CSR: asn1: structure error: ${reason}`,
+      );
+    }
+    // A version that is not 0 but decodes is read on: the group decides.
+    expect(deniedMessage(await validate({ object: withVersion([0x7f]) }))).toContain(
+      'with system:masters group is not allowed',
+    );
+  });
+
   it('a request block that is not DER of a request is refused, never allowed', async () => {
     const body = Buffer.from('not der at all').toString('base64');
     const result = await validate({
@@ -280,7 +328,8 @@ describe('the DER reader agrees with node-forge on real requests and their corru
         return only(/^[0-9 ]*$/);
       case 20: // T61String
         return bytes;
-      case Type.BMPSTRING: {
+      case 30: {
+        // BMPString
         if (bytes.length % 2 !== 0) throw new Error('odd-length BMP string');
         let text = '';
         for (let i = 0; i < bytes.length; i += 2)
@@ -308,11 +357,28 @@ describe('the DER reader agrees with node-forge on real requests and their corru
           throw new Error('structure');
         return node;
       };
-      const request = must(
-        fromDer(der.toString('binary'), { strict: true, parseAllBytes: true, decodeBitStrings: false }),
-        Type.SEQUENCE,
-        true,
-      );
+      // Where node-forge does not read bytes as Go does, they are no reference:
+      // - it decodes any tag 30 as UTF-16, whatever its class (Go: only a universal BMPString, which
+      //   goString decodes here): read with that decoding switched off, every value stays raw;
+      // - it accepts lengths DER forbids (long form for a short length, leading zeros) that Go
+      //   refuses: its tree, written back as DER, is not the input;
+      // - it does not read the high-tag-number form: it takes 0x1f's tag as 31 and the next byte
+      //   as a length, where Go reads the tag number there.
+      const types = Type as { BMPSTRING: number };
+      const bmp = types.BMPSTRING;
+      let tree: forge.asn1.Asn1;
+      let canonical: boolean;
+      try {
+        types.BMPSTRING = -1;
+        tree = fromDer(der.toString('binary'), { strict: true, parseAllBytes: true, decodeBitStrings: false });
+        canonical = forge.asn1.toDer(tree).getBytes() === der.toString('binary');
+      } finally {
+        types.BMPSTRING = bmp;
+      }
+      const hasHighTagForm = (node: forge.asn1.Asn1): boolean =>
+        (node.type as number) === 0x1f || (Array.isArray(node.value) && node.value.some(hasHighTagForm));
+      if (!canonical || hasHighTagForm(tree)) return 'unknown';
+      const request = must(tree, Type.SEQUENCE, true);
       const [infoNode, algorithm, signature] = request.value as forge.asn1.Asn1[];
       const info = must(infoNode, Type.SEQUENCE, true);
       must(algorithm, Type.SEQUENCE, true);
@@ -355,7 +421,6 @@ describe('the DER reader agrees with node-forge on real requests and their corru
       return 'error' as const;
     }
   };
-  const derOf = (pem: string) => Buffer.from(forge.pem.decode(pem)[0].body, 'binary');
 
   it('reads the same subject from real RSA and ECDSA requests', () => {
     for (const pem of [

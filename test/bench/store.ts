@@ -167,7 +167,7 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
         callerAuth: { mode: 'mtls', allowedSubjects: [] },
         state: (request) => createRequestState(request, { plugin: metadata.name, client, tableName }),
       });
-      const send = async (phase: 'mutate' | 'validate', input: ReviewInput) => {
+      const send = async (phase: 'mutate' | 'validate' | 'learn', input: ReviewInput) => {
         const result = await handler(
           gatewayEvent(`/${metadata.name}/${phase}`, JSON.stringify(review(input))),
           lambdaContext,
@@ -191,7 +191,8 @@ export async function benchStore(requests = 20): Promise<Record<string, unknown>
         }
         if (plugin.validate) await send('validate', { ...input, object });
       };
-      for (const input of sample.setup) await call(input);
+      // The state comes first, through the learning webhook (judges never learn).
+      for (const input of sample.setup) await send('learn', input);
       const measure = async (dryRun: boolean) => {
         sent.splice(0);
         for (let i = 0; i < requests; i++) await call({ ...sample.request(i + (dryRun ? 10_000 : 0)), dryRun });

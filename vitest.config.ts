@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The end-to-end suite runs apart, through a real apiserver: npm run test:e2e.
+    exclude: ['test/e2e/**', 'node_modules/**'],
     // No assertion measures the machine: these limits only turn a hang into a failure, and are
     // generous enough for a 2-core machine shared with other work (load average 15). The suites
     // that restart DynamoDB Local or `npm start` set their own, longer ones.

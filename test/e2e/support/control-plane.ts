@@ -62,6 +62,8 @@ export interface ControlPlaneOptions {
 export interface HttpAnswer {
   readonly status: number;
   readonly body: string;
+  /** Each header's values as sent (several `warning` headers stay apart). */
+  readonly headers: Readonly<Record<string, readonly string[]>>;
   json<T = unknown>(): T;
 }
 
@@ -85,7 +87,12 @@ export interface ControlPlane {
   /** kubectl with the admin kubeconfig; `input` goes to its standard input. */
   kubectl(args: readonly string[], input?: string): Promise<KubectlResult>;
   /** A request to the apiserver as admin (JSON body). */
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string | string[]>,
+  ): Promise<HttpAnswer>;
   /** A kubeconfig for `user` that authenticates with a bearer token. */
   tokenKubeconfig(name: string, token: string): string;
   /** Stops the apiserver and starts it again on the same port and etcd (a watch's resumption). */
@@ -136,7 +143,7 @@ function httpsCall(
   tls: { ca: string; cert?: string; key?: string; token?: string },
   method: string,
   body?: unknown,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | string[]> = {},
 ): Promise<HttpAnswer> {
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -161,7 +168,12 @@ function httpsCall(
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString();
-          resolve({ status: res.statusCode ?? 0, body: text, json: <T>() => JSON.parse(text) as T });
+          resolve({
+            status: res.statusCode ?? 0,
+            body: text,
+            headers: res.headersDistinct as Record<string, string[]>,
+            json: <T>() => JSON.parse(text) as T,
+          });
         });
         res.on('error', reject);
       },
@@ -312,7 +324,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ...(options.extraApiserverArgs ?? []),
     ];
     const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
-    const request = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+    const request = (method: string, path: string, body?: unknown, headers?: Record<string, string | string[]>) =>
       httpsCall(`${url}${path}`, adminTls, method, body, headers);
     let apiserver: Running;
     const startApiserver = async () => {

@@ -7,6 +7,7 @@ import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BENCH_RESULTS, docsCommand, ROOT } from '../../infra/docs/generate.js';
+import { benchApiserver } from './apiserver.js';
 import { benchColdStart } from './cold-start.js';
 import { benchLogger } from './logger.js';
 import { benchHandlers } from './handlers.js';
@@ -25,6 +26,7 @@ const SECTIONS = [
   'quota-burst',
   'flood',
   'logger',
+  'apiserver',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -49,6 +51,10 @@ Measures, next to a floor in the same run:
   flood       npm start flooded for 10 s (url-secret: capabilities no key made, each on a new TLS
               connection; mTLS: handshakes without a certificate) while 20 real reviews a second
               go through: their p99 and failures, beside the same client without a flood
+  apiserver   pod creates (dry runs) through a real kube-apiserver (KUBEBUILDER_ASSETS): no plugin,
+              the built-in, the webhooks through npm start (mTLS, capability URLs) and the native
+              policies; the client's latency and the apiserver's own admission histograms, as
+              ratios to the built-in's
   logger      one request log record: lib/http/log vs Powertools Logger, per record and bundle bytes
 Writes .local/bench/results.json unless --out names another file; --out bench/results.json, the
 committed run, also regenerates docs/performance.md and its chart (as npm run docs does).
@@ -157,6 +163,16 @@ async function main(): Promise<void> {
     process.stderr.write('flood: npm start flooded while real reviews go through, in both caller modes...\n');
     results.flood = await benchFlood();
     report('Real reviews under a flood (AlwaysPullImages validate, 20 a second)', results.flood as never[]);
+  }
+
+  if (only.has('apiserver')) {
+    if (!process.env.KUBEBUILDER_ASSETS && !values.only) {
+      process.stderr.write('apiserver: KUBEBUILDER_ASSETS is not set, skipped (see docs/design/development.md)\n');
+    } else {
+      process.stderr.write('apiserver: the same pod creates through a real kube-apiserver, five ways...\n');
+      results.apiserver = await benchApiserver();
+      report('Through kube-apiserver (ms; ratios to the built-in, medians of rounds)', results.apiserver as never[]);
+    }
   }
 
   const out = values.out ?? '.local/bench/results.json';

@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { inject } from 'vitest';
 import { stopWithThisProcess } from '../../../infra/local/guard.js';
 import type { ControlPlane, ControlPlaneOptions } from './control-plane.js';
 import { startControlPlane } from './control-plane.js';
@@ -34,6 +33,8 @@ export interface WebhookClusterOptions {
   readonly controlPlane?: Omit<ControlPlaneOptions, 'admissionConfiguration'>;
   /** Extra environment of `npm start`. */
   readonly env?: Readonly<Record<string, string>>;
+  /** The store `npm start` uses; in a test file, the run's DynamoDB Local by default. */
+  readonly dynamodbEndpoint?: string;
 }
 
 export interface WebhookCluster {
@@ -122,7 +123,7 @@ export async function startWebhookCluster(options: WebhookClusterOptions): Promi
     PORT: '0',
     LOG_LEVEL: 'silent',
     ADMISSION_CONFIG: configFile,
-    DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+    DYNAMODB_ENDPOINT: options.dynamodbEndpoint ?? (await import('vitest')).inject('dynamodbEndpoint'),
     STATE_TABLE: `e2e-${process.pid}-${++tables}`,
     CALLER_AUTH: auth,
     ...options.env,

@@ -198,6 +198,13 @@ export function admittedShape(object: KubeObject | undefined): unknown {
   void generation;
   const { status, ...rest } = object;
   void status;
+  // A Service's cluster IPs are allocated at random from the service range.
+  if (object.kind === 'Service' && rest.spec) {
+    const { clusterIP, clusterIPs, ...spec } = rest.spec as Record<string, unknown>;
+    void clusterIP;
+    void clusterIPs;
+    rest.spec = spec;
+  }
   // The ServiceAccount admission plugin names the token volume with a random suffix.
   const text = JSON.stringify({ ...rest, metadata }).replace(/kube-api-access-[a-z0-9]{5}/g, 'kube-api-access-*');
   return JSON.parse(text);

@@ -33,6 +33,8 @@ export interface WebhookClusterOptions {
   readonly controlPlane?: Omit<ControlPlaneOptions, 'admissionConfiguration'>;
   /** Extra environment of `npm start`. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Runs on the control plane before the webhooks are applied (objects that exist before an install). */
+  readonly before?: (cluster: ControlPlane) => Promise<void>;
   /** The store `npm start` uses; in a test file, the run's DynamoDB Local by default. */
   readonly dynamodbEndpoint?: string;
 }
@@ -163,6 +165,7 @@ export async function startWebhookCluster(options: WebhookClusterOptions): Promi
         admissionConfiguration: readFileSync(join(out, 'admission-configuration.yaml'), 'utf8'),
       }),
     });
+    await options.before?.(cluster);
     const applied = await cluster.kubectl(['apply', '-f', '-'], webhooks);
     if (applied.code !== 0) throw new Error(`kubectl apply of the emitted webhooks failed: ${applied.stderr}`);
     const running = cluster;

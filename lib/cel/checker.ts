@@ -414,13 +414,26 @@ class Checker {
   /** The type each node was given, as cel-go's type map keeps it. */
   readonly types = new Map<Node, Type>();
 
-  check(node: Node, formatAncestor = false): Type {
-    const type = this.infer(node, formatAncestor);
-    this.types.set(node, type);
-    return type;
+  /**
+   * How many `format` calls enclose the node being checked. cel-go's homogeneous-literal validator
+   * exempts a list or map literal with a `format` call among its ancestors, at any depth: the literal
+   * `[1, 2, [3.0, 4]]` in `'%s'.format([[1, 2, [3.0, 4]]].size()])` is list(dyn) and accepted.
+   */
+  private formatCalls = 0;
+
+  check(node: Node): Type {
+    const format = node.kind === 'call' && node.fn === 'format';
+    if (format) this.formatCalls++;
+    try {
+      const type = this.infer(node);
+      this.types.set(node, type);
+      return type;
+    } finally {
+      if (format) this.formatCalls--;
+    }
   }
 
-  private infer(node: Node, formatAncestor: boolean): Type {
+  private infer(node: Node): Type {
     switch (node.kind) {
       case 'literal':
         return node.value.type === 'null' ? NULL : prim(node.value.type);
@@ -466,10 +479,11 @@ class Checker {
         return node.optional || operand.kind === 'opt' ? { kind: 'opt', inner: result } : result;
       }
       case 'list': {
+        const exempt = this.formatCalls > 0;
         let elem: Type | undefined;
         let mismatch = false;
         node.elements.forEach((e, i) => {
-          let t = this.check(e, formatAncestor);
+          let t = this.check(e);
           if (node.optional[i]) {
             if (t.kind === 'opt') t = t.inner;
             else if (!isDyn(t))
@@ -478,7 +492,7 @@ class Checker {
           if (elem === undefined) elem = t;
           else {
             // cel-go types a mixed literal list(dyn); the homogeneous-literal validator then refuses it.
-            if (!mismatch && !formatAncestor && !equivalent(elem, t)) {
+            if (!mismatch && !exempt && !equivalent(elem, t)) {
               mismatch = true;
               this.fail(e.pos, `expected type '${formatType(elem)}' but found '${formatType(t)}'`);
             }
@@ -488,11 +502,12 @@ class Checker {
         return list(elem ?? PARAM);
       }
       case 'map': {
+        const exempt = this.formatCalls > 0;
         let key: Type | undefined;
         let value: Type | undefined;
         for (const entry of node.entries) {
-          const k = this.check(entry.key, formatAncestor);
-          let v = this.check(entry.value, formatAncestor);
+          const k = this.check(entry.key);
+          let v = this.check(entry.value);
           if (entry.optional) {
             if (v.kind === 'opt') v = v.inner;
             else if (!isDyn(v))
@@ -508,9 +523,9 @@ class Checker {
             value = v;
             continue;
           }
-          if (!formatAncestor && !equivalent(key, k))
+          if (!exempt && !equivalent(key, k))
             this.fail(entry.key.pos, `expected type '${formatType(key)}' but found '${formatType(k)}'`);
-          if (!formatAncestor && !equivalent(value, v))
+          if (!exempt && !equivalent(value, v))
             this.fail(entry.value.pos, `expected type '${formatType(value)}' but found '${formatType(v)}'`);
           key = join(key, k);
           value = join(value, v);
@@ -520,7 +535,7 @@ class Checker {
       case 'object':
         return this.construction(node);
       case 'call':
-        return this.call(node, formatAncestor);
+        return this.call(node);
       case 'comprehension':
         return this.comprehension(node);
     }
@@ -585,7 +600,7 @@ class Checker {
     return `${target ? `${formatType(target)}.` : ''}(${args.map(formatType).join(', ')})`;
   }
 
-  private call(node: Extract<Node, { kind: 'call' }>, formatAncestor: boolean): Type {
+  private call(node: Extract<Node, { kind: 'call' }>): Type {
     const { fn, pos } = node;
     if (fn === '_&&_' || fn === '_||_') {
       const args = node.args.map((a) => this.check(a));
@@ -617,14 +632,13 @@ class Checker {
           `${name}.${fn}`,
           pos,
           undefined,
-          node.args.map((a) => this.check(a, formatAncestor)),
+          node.args.map((a) => this.check(a)),
           node,
         );
       }
     }
     const target = node.target && this.check(node.target);
-    const inFormat = fn === 'format' || formatAncestor;
-    const args = node.args.map((a) => this.check(a, inFormat && fn === 'format'));
+    const args = node.args.map((a) => this.check(a));
     if (fn === 'format' && target?.kind === 'prim' && target.name === 'string') this.validateFormat(node);
     if (target && (fn === 'or' || fn === 'orValue') && args.length === 1) {
       if (isDyn(target)) return DYN;

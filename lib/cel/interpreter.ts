@@ -124,13 +124,13 @@ function lookup(operand: unknown, key: unknown, pos: number, select: boolean): u
     else return err(`unsupported index type '${typeNameOf(key)}' in list`, pos);
     return index >= 0 && index < operand.size ? operand.get(index) : undefined;
   }
-  if (select) {
-    const message = operand as { desc?: { fields?: { name: string }[] }; get?: (f: unknown) => unknown };
-    if (message?.desc?.fields) return err(`no such key: ${String(key)}`, pos);
-    return err(`type '${typeNameOf(operand)}' does not support field selection`, pos);
-  }
+  // cel-go's refQualify: a list takes a field name as an index it cannot use; anything else that is
+  // neither a map nor a list (null params, a string, a number, a message) has no such key.
+  if (select) return isCelList(operand) ? listFieldError(pos) : err(`no such key: ${String(key)}`, pos);
   return err(`no such overload: ${typeNameOf(operand)}[${typeNameOf(key)}]`, pos);
 }
+
+const listFieldError = (pos: number) => err(`unsupported index type 'string' in list`, pos);
 
 /**
  * Whether an optional qualification can look into the value: cel-go's refQualify answers "absent"
@@ -283,7 +283,9 @@ export class Compiler {
               const inner = optionalValue(v);
               return inner !== undefined && isCelMap(inner) && inner.has(field);
             }
-            return err(`invalid type for field selection.`, pos);
+            // cel-go's refQualify, as a presence test: a list refuses the field name as an index, and
+            // anything else (null params, a string) has no field, so has() is false, not an error.
+            return isCelList(v) ? listFieldError(pos) : false;
           };
         }
         return (f) => {

@@ -344,18 +344,18 @@ describe('ip and cidr types', () => {
 });
 
 // cel-go ext/formatting.go (strings version 2, locale en_US): %e prints through golang.org/x/text
-// (`1.052033 × 10⁰³`, its precision taken as a width), %f groups thousands and prints ∞, %s prints
+// (`1.052033×10⁰³`, its precision taken as a width), %f groups thousands and prints ∞, %s prints
 // doubles as strconv's 'g', lists and maps as CEL literals with NaN and infinities quoted.
 describe("format's %e and %s (cel-go strings extension, version 2)", () => {
   it.each<[string, string]>([
-    ["'%.6e'.format([1052.032911275])", '1.052033\u202f×\u202f10⁰³'],
-    ["'%e'.format([2.71828])", '2.718280\u202f×\u202f10⁰⁰'],
+    ["'%.6e'.format([1052.032911275])", '1.052033×10⁰³'],
+    ["'%e'.format([2.71828])", '2.718280×10⁰⁰'],
     [
       "'unescaped unicode: %e, escaped unicode: %e'.format([2.71828, 2.71828])",
-      'unescaped unicode: 2.718280\u202f×\u202f10⁰⁰, escaped unicode: 2.718280\u202f×\u202f10⁰⁰',
+      'unescaped unicode: 2.718280×10⁰⁰, escaped unicode: 2.718280×10⁰⁰',
     ],
-    ["'%e'.format([-0.000123])", '-1.230000\u202f×\u202f10⁻⁰⁴'],
-    ["'%e'.format([1.5e300])", '1.500000\u202f×\u202f10³⁰⁰'],
+    ["'%e'.format([-0.000123])", '-1.230000×10⁻⁰⁴'],
+    ["'%e'.format([1.5e300])", '1.500000×10³⁰⁰'],
     // x/text pads to the width cel-go passes (`%6e`): NaN and the infinities show it.
     ["'%e'.format(['NaN'])", '   NaN'],
     ["'%e'.format(['Infinity'])", '     ∞'],
@@ -398,7 +398,7 @@ describe("error texts in cel-go's words", () => {
     ["{'a': {'b': 1}}.a.c == 1", 'no such key: c'],
     ["{1: 'a'}[2] == 'a'", 'no such key: 2'],
     ['[1, 2][2] == 1', "index '2' out of range in list size '2'"],
-    ['dyn(1).x == 1', "type 'int' does not support field selection"],
+    ['dyn(1).x == 1', 'no such key: x'],
     ["timestamp('2024-01-01T02:00:00Z').getHours('Mars/Base') == 1", 'unknown time zone Mars/Base'],
   ])('%s: %s', (expression, message) => row(expression, { error: message }));
 });

@@ -1,9 +1,11 @@
 // The CEL side of the ValidatingAdmissionPolicy plugin: the 1.27 page's table of example
 // expressions and its property-name escaping, then Kubernetes' CEL libraries as far as they go.
 import { describe, expect, it } from 'vitest';
+import plugin from '../../functions/validating-admission-policy/plugin.js';
 import type { ExpressionRole, Type } from '../../lib/cel/checker.js';
 import { CelCompileError, compileExpression } from '../../lib/cel/compile.js';
 import { toCel } from '../../lib/cel/values.js';
+import { deniedMessage, runPhase } from '../support/review.js';
 
 /** Compiles as a policy would and evaluates with `object` (plain JSON, converted as requests are). */
 function evaluate(expression: string, object: unknown = {}): unknown {
@@ -251,5 +253,125 @@ describe('compile-time checks the apiserver makes when a policy is created, in i
   it('a list in a format call may mix types; params compiles with a paramKind', () => {
     expect(detail("'%s %d'.format(['a', 1]) == 'a 1'", 'validation')).toBe('compiles');
     expect(detail('params.x == 1', 'validation', true)).toBe('compiles');
+  });
+});
+
+// What a v1.36.2 kube-apiserver answers, case by case; test/e2e/validating-admission-policy-cel.e2e.test.ts
+// puts the same policies to a real one and compares its messages with the project's.
+describe('as a v1.36 apiserver evaluates it', () => {
+  it.each<[string, string]>([
+    // %e: `×10` and superscript digits, no space around the sign; the precision is a width to x/text.
+    ["'%e'.format([3.14])", '3.140000×10⁰⁰'],
+    ["'%.6e'.format([1052.032911275])", '1.052033×10⁰³'],
+    ["'%e'.format([-0.00012345])", '-1.234500×10⁻⁰⁴'],
+    ["'%.3e'.format([2.5])", '2.500000×10⁰⁰'],
+    ["'%e'.format([0.0])", '0.000000×10⁰⁰'],
+    // A literal anywhere under a format call may mix types, nested too: list(dyn), map(string, dyn).
+    ["'%s'.format([[[1, 2, [3.0, 4]]].size()])", '1'],
+    ["'%s'.format([[[1, 2, [3.0, 4]]][0]])", '[1, 2, [3.000000, 4]]'],
+    ["'%s'.format([{'a': {'b': 1, 'c': 'x'}}['a']])", '{"b":1, "c":"x"}'],
+    ["'%d'.format([{'a': 1, 'b': [2.0]}.size()])", '2'],
+    ["'%s'.format([[1, 'a'].exists(x, x == 'a')])", 'true'],
+  ])('%s is %s', (expression, expected) => {
+    expect(evaluate(expression)).toBe(expected);
+  });
+
+  it('a mixed literal outside any format call is still refused, naming the first element that differs', () => {
+    expect(() => evaluate('[[1, 2, [3.0, 4]]][0] == [1]')).toThrow(/expected type 'int' but found 'list\(dyn\)'/);
+    expect(() => evaluate("{'a': 1, 'b': [2.0]}.size() == 2")).toThrow(
+      /expected type 'int' but found 'list\(double\)'/,
+    );
+  });
+
+  it.each<[string, string]>([
+    // cel-go's refQualify: selecting from what is neither a map nor a list has no such key, and has()
+    // on it is false; a list takes the field name as an index it cannot use.
+    ['dyn(1).x == 1', 'no such key: x'],
+    ['dyn([1]).x == 1', "unsupported index type 'string' in list"],
+    ['has(dyn([1]).x)', "unsupported index type 'string' in list"],
+  ])('%s fails: %s', (expression, message) => {
+    expect(() => evaluate(expression)).toThrow(message);
+  });
+
+  it.each<[string, boolean]>([
+    ["has(dyn('abc').x)", false],
+    ['has(dyn(1).x)', false],
+    ['has(dyn(null).x)', false],
+  ])('%s is %s', (expression, expected) => {
+    expect(evaluate(expression)).toBe(expected);
+  });
+});
+
+// test/integration/apiserver/cel/validatingadmissionpolicy_test.go, TestValidateNamespace_NullParams
+// cases: a paramKind and a binding without paramRef, so params is null.
+describe('null params, as the apiserver denies a namespace', () => {
+  const prefix =
+    "namespaces \"test-k8s\" is forbidden: ValidatingAdmissionPolicy 'validate-namespace-suffix' with binding 'validate-namespace-suffix-binding' denied request: ";
+
+  async function denial(expression: string): Promise<string | undefined> {
+    const config = plugin.configure!(
+      {
+        manifests: [
+          {
+            apiVersion: 'admissionregistration.k8s.io/v1',
+            kind: 'ValidatingAdmissionPolicy',
+            metadata: { name: 'validate-namespace-suffix' },
+            spec: {
+              failurePolicy: 'Fail',
+              paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+              matchConstraints: {
+                resourceRules: [
+                  { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'] },
+                ],
+              },
+              validations: [{ expression }],
+            },
+          },
+          {
+            apiVersion: 'admissionregistration.k8s.io/v1',
+            kind: 'ValidatingAdmissionPolicyBinding',
+            metadata: { name: 'validate-namespace-suffix-binding' },
+            spec: { policyName: 'validate-namespace-suffix', validationActions: ['Deny'] },
+          },
+        ],
+      },
+      { file: 'test AdmissionConfiguration', baseDir: import.meta.dirname },
+    );
+    const result = await runPhase(
+      plugin,
+      'validate',
+      {
+        kind: { group: '', version: 'v1', kind: 'Namespace' },
+        resource: { group: '', version: 'v1', resource: 'namespaces' },
+        object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'test-k8s' } },
+      },
+      config,
+    );
+    return deniedMessage(result);
+  }
+
+  it.each<[string, string]>([
+    [
+      'object.metadata.name.startsWith(params.metadata.name)',
+      "expression 'object.metadata.name.startsWith(params.metadata.name)' resulted in error: no such key: metadata",
+    ],
+    [
+      'has(params.metadata) && has(params.metadata.name) && object.metadata.name.endsWith(params.metadata.name)',
+      'failed expression: has(params.metadata) && has(params.metadata.name) && object.metadata.name.endsWith(params.metadata.name)',
+    ],
+    [
+      '(params != null && object.metadata.name.endsWith(params.metadata.name))',
+      'failed expression: (params != null && object.metadata.name.endsWith(params.metadata.name))',
+    ],
+  ])('%s', async (expression, message) => {
+    expect(await denial(expression)).toBe(prefix + message);
+  });
+
+  it('has() guards a default check: the namespace is admitted', async () => {
+    expect(
+      await denial(
+        "(has(params.metadata) && has(params.metadata.name) && object.metadata.name.startsWith(params.metadata.name)) || object.metadata.name.endsWith('k8s')",
+      ),
+    ).toBeUndefined();
   });
 });

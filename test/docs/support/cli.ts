@@ -29,7 +29,7 @@ export const SCRIPTS = (
 ).scripts;
 
 /** Scripts that are not a command of ours with a --help: they run serverless, tsc, biome or vitest. */
-export const SCRIPTS_WITHOUT_HELP = new Set(['package', 'deploy', 'typecheck', 'test', 'lint', 'format']);
+export const SCRIPTS_WITHOUT_HELP = new Set(['package', 'deploy', 'typecheck', 'test', 'test:e2e', 'lint', 'format']);
 
 async function printed(command: string, args: string[]): Promise<string> {
   try {

@@ -51,6 +51,10 @@ export class LearnedNamespaceStore implements LearnedNamespaces {
     if (!isNamespaceRequest(request)) return;
     const observation = namespaceObservation(request);
     if (!observation) return;
+    // A CREATE of a name already known to exist is refused by the apiserver (AlreadyExists) after
+    // every webhook has seen it: it teaches nothing, or anyone allowed to create namespaces could
+    // rewrite an existing one's labels and annotations.
+    if (request.operation === 'CREATE' && (await this.get(observation.name)) !== undefined) return;
     await this.record(observation.name, observation.record, request.uid);
   }
 

@@ -247,7 +247,15 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   const client = clientIdentity(options);
   if (options.out !== undefined) mkdirSync(options.out, { recursive: true });
   const auth = resolveCallerAuth(options, io);
-  const docs = checkedDocuments(options, selected, configs, enforcement, auth, caBundle, readsClusterOption(values, io));
+  const docs = checkedDocuments(
+    options,
+    selected,
+    configs,
+    enforcement,
+    auth,
+    caBundle,
+    readsClusterOption(values, io),
+  );
   writeOutputs(options, docs, selected, auth, client, io);
   noteMatchConditions(docs, io);
   if (readsClusterOption(values, io)) noteReader(selected, io);
@@ -265,7 +273,9 @@ function noteReader(selected: readonly AnyAdmissionPlugin[], io: EmitIo): void {
   const kinds = readKinds(selected.map((p) => p.metadata));
   if (kinds.length === 0) return;
   io.stderr(`the cluster reader keeps these plugins' state: it reads ${kinds.map((k) => k.name).join(', ')}\n`);
-  io.stderr('  its RBAC (get, list, watch on exactly these): npm run -s emit -- --reader-rbac --reader-service-account NS/NAME\n');
+  io.stderr(
+    '  its RBAC (get, list, watch on exactly these): npm run -s emit -- --reader-rbac --reader-service-account NS/NAME\n',
+  );
 }
 
 /** --reader-rbac: the reader's ServiceAccount, ClusterRole and binding; for EKS, its access entry. */
@@ -274,7 +284,13 @@ function emitReaderRbac(values: Values, io: EmitIo): number {
   let serviceAccount: { namespace: string; name: string } | undefined;
   if (account !== undefined) {
     const [namespace, name, ...rest] = account.split('/');
-    if (rest.length > 0 || !namespace || !name || !DNS_LABEL.test(namespace) || !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(name))
+    if (
+      rest.length > 0 ||
+      !namespace ||
+      !name ||
+      !DNS_LABEL.test(namespace) ||
+      !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(name)
+    )
       throw new UsageError(`--reader-service-account: ${JSON.stringify(account)} is not NAMESPACE/NAME`);
     serviceAccount = { namespace, name };
   }
@@ -285,7 +301,9 @@ function emitReaderRbac(values: Values, io: EmitIo): number {
   if (roleArn !== undefined && !/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/.test(roleArn))
     throw new UsageError(`--eks-role-arn: ${JSON.stringify(roleArn)} is not an IAM role ARN`);
   if (serviceAccount === undefined && eksCluster === undefined)
-    throw new UsageError('--reader-rbac needs --reader-service-account NS/NAME or --eks-cluster NAME --eks-role-arn ARN');
+    throw new UsageError(
+      '--reader-rbac needs --reader-service-account NS/NAME or --eks-cluster NAME --eks-role-arn ARN',
+    );
   const { selected } = loadSelectedPlugins({ values } as Options, io);
   const kinds = readKinds(selected.map((p) => p.metadata));
   if (kinds.length === 0) {
@@ -295,7 +313,7 @@ function emitReaderRbac(values: Values, io: EmitIo): number {
   io.stdout(toYamlDocuments(readerRbac(kinds, { serviceAccount, eks: eksCluster !== undefined })));
   io.stderr(`the reader may get, list and watch: ${kinds.map((k) => k.name).join(', ')}\n`);
   if (eksCluster !== undefined && roleArn !== undefined) {
-    io.stderr('EKS: map the reading function\'s role to the group bound above:\n');
+    io.stderr("EKS: map the reading function's role to the group bound above:\n");
     io.stderr(`  ${eksAccessEntryCommand(eksCluster, roleArn)}\n`);
   }
   return 0;

@@ -34,7 +34,10 @@ export interface ReaderRbacOptions {
 
 const labels = { 'app.kubernetes.io/managed-by': 'serverless-admission' };
 
-export function readerRbac(kinds: readonly Pick<ReadKind, 'group' | 'resource'>[], options: ReaderRbacOptions): object[] {
+export function readerRbac(
+  kinds: readonly Pick<ReadKind, 'group' | 'resource'>[],
+  options: ReaderRbacOptions,
+): object[] {
   const docs: object[] = [];
   const { serviceAccount } = options;
   if (serviceAccount) {
@@ -51,7 +54,9 @@ export function readerRbac(kinds: readonly Pick<ReadKind, 'group' | 'resource'>[
     rules: readerRules(kinds),
   });
   const subjects = [
-    ...(serviceAccount ? [{ kind: 'ServiceAccount', name: serviceAccount.name, namespace: serviceAccount.namespace }] : []),
+    ...(serviceAccount
+      ? [{ kind: 'ServiceAccount', name: serviceAccount.name, namespace: serviceAccount.namespace }]
+      : []),
     ...(options.eks ? [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: READER_GROUP }] : []),
   ];
   docs.push({

@@ -32,7 +32,10 @@ const COUNTED_FROM_SPEC = new Set(['pods', 'persistentvolumeclaims']);
 
 /** The kinds the plugins read, in a stable order (namespaces first: the others' recounts use them). */
 export function readKinds(plugins: readonly Pick<PluginMetadata, 'needs'>[]): ReadKind[] {
-  const byName = new Map<string, { group: string; resource: string; kind: string; namespaced: boolean; uses: Set<ReadUse> }>();
+  const byName = new Map<
+    string,
+    { group: string; resource: string; kind: string; namespaced: boolean; uses: Set<ReadUse> }
+  >();
   const add = (resource: string, group: string, kind: string, namespaced: boolean, use: ReadUse) => {
     const name = group === '' ? resource : `${resource}.${group}`;
     const entry = byName.get(name) ?? { group, resource, kind, namespaced, uses: new Set<ReadUse>() };

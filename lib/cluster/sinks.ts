@@ -17,8 +17,14 @@ import { QuotaLedgerStore } from '../state/quota-ledger.js';
 import type { StateStore } from '../state/store.js';
 import type { ReadKind } from './kinds.js';
 
-/** The uid every record the reader writes carries (the learners' idempotency key). */
+/** The uid the reader's ledgers carry. */
 export const READER_UID = 'cluster-reader';
+
+/**
+ * The idempotency key of a recorded observation (learned records skip a write by the uid that
+ * made them last): one per object version, so every change is written and a replay is not.
+ */
+const versionUid = (object: KubeObject) => `cluster-reader@${text(object.metadata?.resourceVersion)}`;
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
@@ -83,14 +89,14 @@ function namespaceSink(store: StateStore): KindSink {
       for (const object of items) {
         const name = text(object.metadata?.name);
         listed.add(name);
-        await namespaces.record(name, namespaceRecordOf(object), READER_UID);
+        await namespaces.record(name, namespaceRecordOf(object), versionUid(object));
       }
-      for (const name of before) if (!listed.has(name)) await namespaces.record(name, gone, READER_UID);
+      for (const name of before) if (!listed.has(name)) await namespaces.record(name, gone, `cluster-reader@gone`);
       await namespaces.recordCompleteListing(store.now());
     },
     async event(type, object) {
       const name = text(object.metadata?.name);
-      await namespaces.record(name, type === 'DELETED' ? gone : namespaceRecordOf(object), READER_UID);
+      await namespaces.record(name, type === 'DELETED' ? gone : namespaceRecordOf(object), versionUid(object));
     },
   };
 }
@@ -110,8 +116,7 @@ function quotaSink(store: StateStore): KindSink {
       }
     },
     async event(type, object) {
-      if (type === 'DELETED')
-        await ledger.forgetQuota(text(object.metadata?.namespace), text(object.metadata?.name));
+      if (type === 'DELETED') await ledger.forgetQuota(text(object.metadata?.namespace), text(object.metadata?.name));
       else await record(object);
     },
   };
@@ -121,10 +126,7 @@ function placementSink(kind: ReadKind, store: StateStore): KindSink {
   const placements = new LearnedPlacementStore(store);
   const listedKind = kind.kind === 'Node' ? 'Node' : 'Pod';
   const deleted = (object: KubeObject) => {
-    const observation = listedObservation(listedKind, object) as Extract<
-      PlacementObservation,
-      { target: unknown }
-    >;
+    const observation = listedObservation(listedKind, object) as Extract<PlacementObservation, { target: unknown }>;
     return placements.record({ kind: 'deleted', target: observation.target, uid: text(object.metadata?.uid) });
   };
   return {
@@ -157,15 +159,18 @@ function learnedSink(kind: ReadKind, store: StateStore): KindSink {
       await objects.replaceAll(
         of,
         items.map((object) => listedObjectObservation(of, typed(object))),
-        READER_UID,
+        `cluster-reader@list-${Date.now()}`,
       );
     },
     async event(type, object) {
       const observation = listedObjectObservation(of, typed(object));
       if (type === 'DELETED') {
         const { name, namespace } = observation;
-        await objects.record({ kind: 'deleted', of, name, ...(namespace !== undefined && { namespace }) }, READER_UID);
-      } else await objects.record(observation, READER_UID);
+        await objects.record(
+          { kind: 'deleted', of, name, ...(namespace !== undefined && { namespace }) },
+          versionUid(object),
+        );
+      } else await objects.record(observation, versionUid(object));
     },
   };
 }

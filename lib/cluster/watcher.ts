@@ -99,9 +99,7 @@ export class ClusterWatcher {
     const keys = str(item, 'keys');
     return {
       resourceVersion: str(item, 'resourceVersion') ?? '',
-      keys: new Set(
-        keys ? (JSON.parse(gunzipSync(Buffer.from(keys, 'base64')).toString('utf8')) as string[]) : [],
-      ),
+      keys: new Set(keys ? (JSON.parse(gunzipSync(Buffer.from(keys, 'base64')).toString('utf8')) as string[]) : []),
     };
   }
 
@@ -136,7 +134,10 @@ export class ClusterWatcher {
           const listed = await client.list(path, { metadataOnly: kind.metadataOnly });
           metrics?.relist(kind.name);
           await sink.list(listed.items, checkpoint.keys);
-          checkpoint = { resourceVersion: listed.resourceVersion, keys: new Set(listed.items.map((o) => keyOf(kind, o))) };
+          checkpoint = {
+            resourceVersion: listed.resourceVersion,
+            keys: new Set(listed.items.map((o) => keyOf(kind, o))),
+          };
           await this.saveCheckpoint(kind, checkpoint);
           this.log(`reader: ${kind.name}: ${listed.items.length} listed at resourceVersion ${listed.resourceVersion}`);
         }
@@ -148,7 +149,12 @@ export class ClusterWatcher {
         try {
           await client.watch(
             path,
-            { resourceVersion: held.resourceVersion, metadataOnly: kind.metadataOnly, timeoutSeconds: remainingSeconds(), signal },
+            {
+              resourceVersion: held.resourceVersion,
+              metadataOnly: kind.metadataOnly,
+              timeoutSeconds: remainingSeconds(),
+              signal,
+            },
             async (event: WatchEvent) => {
               metrics?.event(kind.name, event.type);
               if (event.type === 'BOOKMARK') {

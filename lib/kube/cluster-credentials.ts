@@ -41,7 +41,12 @@ interface Kubeconfig {
   contexts?: Named<{ context?: { cluster?: string; user?: string } }>[];
 }
 
-function pick<T extends { name?: string }>(list: T[] | undefined, name: string | undefined, what: string, file: string) {
+function pick<T extends { name?: string }>(
+  list: T[] | undefined,
+  name: string | undefined,
+  what: string,
+  file: string,
+) {
   if (!list || list.length === 0) throw new KubeconfigError(`${file}: no ${what}s`);
   if (name === undefined) {
     if (list.length === 1) return list[0];
@@ -184,7 +189,8 @@ function execCredentials(
         },
         (error, stdout) => {
           // Its stderr is the plugin's own; what it prints may hold secrets, so none of it is repeated.
-          if (error) return reject(new KubeconfigError(`${file}: exec plugin ${exec.command} failed: ${error.message}`));
+          if (error)
+            return reject(new KubeconfigError(`${file}: exec plugin ${exec.command} failed: ${error.message}`));
           try {
             const answer = JSON.parse(stdout) as {
               apiVersion?: string;

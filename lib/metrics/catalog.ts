@@ -107,7 +107,8 @@ export const HELP: Record<(typeof METRIC)[keyof typeof METRIC], string> = {
   [METRIC.storeDuration]: 'Latency of calls to the DynamoDB state store, in seconds.',
   [METRIC.coldStarts]: 'Handler instances started (Lambda cold starts; locally, once per plugin at start).',
   [METRIC.readerEvents]: 'Watch events the cluster reader recorded, by resource and event type.',
-  [METRIC.readerRelists]: 'Complete lists the cluster reader read, by resource (at start, and after a watch expired: 410 Gone).',
+  [METRIC.readerRelists]:
+    'Complete lists the cluster reader read, by resource (at start, and after a watch expired: 410 Gone).',
   [METRIC.readerErrors]:
     'Failed lists and watches of the cluster reader, by resource and reason (gone, unavailable, forbidden, store).',
   [METRIC.readerLag]:

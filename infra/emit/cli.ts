@@ -23,6 +23,9 @@ import { emitNative } from '../native/emit.js';
 import { isNativeOnly } from '../native/native-only.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
 import { seedingCommand, seedingPlan } from '../sync/plan.js';
+import { readKinds } from '../../lib/cluster/kinds.js';
+import { readsCluster } from '../../lib/config/cluster-reader.js';
+import { eksAccessEntryCommand, readerRbac } from './reader-rbac.js';
 import { SEED_STATE_DOC } from '../../lib/state/never-seen.js';
 import {
   apiserverAdmissionConfiguration,
@@ -86,6 +89,17 @@ Options:
                             DIR/kubeconfig.yaml (0600)
   --client-cert FILE        mtls: the apiserver's client certificate (default ${DEFAULT_PKI_DIR}/client.crt)
   --client-key FILE         mtls: its key (default ${DEFAULT_PKI_DIR}/client.key)
+  --reader                  the deployment reads the cluster (also when CLUSTER_KUBECONFIG or
+                            CLUSTER_READER is set): no learning webhooks, since no request teaches
+  --reader-rbac             print the cluster reader's RBAC instead (no --base-url needed): a
+                            ClusterRole with get, list and watch on exactly the kinds the active
+                            plugins read, and its ClusterRoleBinding
+  --reader-service-account NS/NAME
+                            with --reader-rbac: also the ServiceAccount, bound to that ClusterRole
+  --eks-cluster NAME        with --reader-rbac: bind the ClusterRole to the group
+                            serverless-admission:readers and print the EKS access entry that
+                            maps --eks-role-arn (the reading function's role) to it
+  --eks-role-arn ARN        with --eks-cluster: the reading function's IAM role
   --kubeconfig-path PATH    where the apiserver will read the kubeconfig on each control-plane
                             node (default ${DEFAULT_KUBECONFIG_PATH});
                             goes into admission-configuration.yaml
@@ -125,6 +139,11 @@ function parse(argv: string[]) {
         'client-key': { type: 'string' },
         'kubeconfig-path': { type: 'string' },
         native: { type: 'boolean', default: false },
+        reader: { type: 'boolean', default: false },
+        'reader-rbac': { type: 'boolean', default: false },
+        'reader-service-account': { type: 'string' },
+        'eks-cluster': { type: 'string' },
+        'eks-role-arn': { type: 'string' },
         'kubernetes-version': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -211,6 +230,9 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
     io.stdout('---\n');
     values = { ...values, plugins: webhooks.join(',') };
   }
+  if (values['reader-rbac'] && !values.help) return emitReaderRbac(values, io);
+  for (const option of ['reader-service-account', 'eks-cluster', 'eks-role-arn'] as const)
+    if (values[option] !== undefined) throw new UsageError(`--${option} is for --reader-rbac`);
   const options = checkedOptions(values);
   if (options === 'help') {
     io.stdout(USAGE);
@@ -225,10 +247,75 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   const client = clientIdentity(options);
   if (options.out !== undefined) mkdirSync(options.out, { recursive: true });
   const auth = resolveCallerAuth(options, io);
-  const docs = checkedDocuments(options, selected, configs, enforcement, auth, caBundle);
+  const docs = checkedDocuments(
+    options,
+    selected,
+    configs,
+    enforcement,
+    auth,
+    caBundle,
+    readsClusterOption(values, io),
+  );
   writeOutputs(options, docs, selected, auth, client, io);
   noteMatchConditions(docs, io);
-  noteSeeding(selected, io);
+  if (readsClusterOption(values, io)) noteReader(selected, io);
+  else noteSeeding(selected, io);
+  return 0;
+}
+
+/** --reader, or the environment of a local reader (CLUSTER_KUBECONFIG) or a deployed one (CLUSTER_READER). */
+function readsClusterOption(values: Values, io: EmitIo): boolean {
+  return values.reader || readsCluster(io.env);
+}
+
+/** With a reader, nothing needs loading: say what it reads, and how to grant exactly that. */
+function noteReader(selected: readonly AnyAdmissionPlugin[], io: EmitIo): void {
+  const kinds = readKinds(selected.map((p) => p.metadata));
+  if (kinds.length === 0) return;
+  io.stderr(`the cluster reader keeps these plugins' state: it reads ${kinds.map((k) => k.name).join(', ')}\n`);
+  io.stderr(
+    '  its RBAC (get, list, watch on exactly these): npm run -s emit -- --reader-rbac --reader-service-account NS/NAME\n',
+  );
+}
+
+/** --reader-rbac: the reader's ServiceAccount, ClusterRole and binding; for EKS, its access entry. */
+function emitReaderRbac(values: Values, io: EmitIo): number {
+  const account = values['reader-service-account'];
+  let serviceAccount: { namespace: string; name: string } | undefined;
+  if (account !== undefined) {
+    const [namespace, name, ...rest] = account.split('/');
+    if (
+      rest.length > 0 ||
+      !namespace ||
+      !name ||
+      !DNS_LABEL.test(namespace) ||
+      !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(name)
+    )
+      throw new UsageError(`--reader-service-account: ${JSON.stringify(account)} is not NAMESPACE/NAME`);
+    serviceAccount = { namespace, name };
+  }
+  const eksCluster = values['eks-cluster'];
+  const roleArn = values['eks-role-arn'];
+  if ((eksCluster === undefined) !== (roleArn === undefined))
+    throw new UsageError('--eks-cluster and --eks-role-arn go together');
+  if (roleArn !== undefined && !/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/.test(roleArn))
+    throw new UsageError(`--eks-role-arn: ${JSON.stringify(roleArn)} is not an IAM role ARN`);
+  if (serviceAccount === undefined && eksCluster === undefined)
+    throw new UsageError(
+      '--reader-rbac needs --reader-service-account NS/NAME or --eks-cluster NAME --eks-role-arn ARN',
+    );
+  const { selected } = loadSelectedPlugins({ values } as Options, io);
+  const kinds = readKinds(selected.map((p) => p.metadata));
+  if (kinds.length === 0) {
+    io.stderr('none of the active plugins reads the cluster: no reader needed\n');
+    return 0;
+  }
+  io.stdout(toYamlDocuments(readerRbac(kinds, { serviceAccount, eks: eksCluster !== undefined })));
+  io.stderr(`the reader may get, list and watch: ${kinds.map((k) => k.name).join(', ')}\n`);
+  if (eksCluster !== undefined && roleArn !== undefined) {
+    io.stderr("EKS: map the reading function's role to the group bound above:\n");
+    io.stderr(`  ${eksAccessEntryCommand(eksCluster, roleArn)}\n`);
+  }
   return 0;
 }
 
@@ -391,6 +478,7 @@ function checkedDocuments(
   enforcement: NonNullable<EmitOptions['enforcement']>,
   auth: CallerAuthOption,
   caBundle: string | undefined,
+  reads: boolean,
 ): WebhookConfiguration[] {
   const docs = webhookConfigurations(selected, {
     baseUrl,
@@ -401,6 +489,7 @@ function checkedDocuments(
     matchConditions: !values['no-match-conditions'],
     configs,
     enforcement,
+    readsCluster: reads,
   });
   check(docs, selected);
   return docs;

@@ -76,6 +76,11 @@ export interface EmitOptions {
   readonly configs?: ReadonlyMap<string, unknown>;
   /** Each plugin's `enforcement` and `exemptions` (by plugin name); Deny and none when absent. */
   readonly enforcement?: ReadonlyMap<string, PluginEnforcement>;
+  /**
+   * The deployment reads the cluster: no request teaches, so no learning webhook is written but
+   * for the requests a plugin's phases only observe (ResourceQuota's confirmations and releases).
+   */
+  readonly readsCluster?: boolean;
 }
 
 /** Checks and normalises --base-url: https, a host, no credentials, query or fragment. */
@@ -366,8 +371,8 @@ function judgePlan(plugin: AnyAdmissionPlugin, phase: Phase, options: EmitOption
  * user's error message; and only it can change learned state, since a judging endpoint never
  * learns. Requests a judge also sees are sent to both.
  */
-export function learningPlan(plugin: AnyAdmissionPlugin): WebhookPlan | undefined {
-  const learned = checkedRules(learningEndpointRules(plugin.metadata), plugin.metadata, 'validate');
+export function learningPlan(plugin: AnyAdmissionPlugin, readsCluster = false): WebhookPlan | undefined {
+  const learned = checkedRules(learningEndpointRules(plugin.metadata, readsCluster), plugin.metadata, 'validate');
   if (learned.length === 0) return undefined;
   return {
     endpoint: 'learn',
@@ -481,7 +486,7 @@ export function validatingConfiguration(
   const { metadata } = plugin;
   // The learning webhook is a validating one whatever the plugin's phases: it sees the final
   // object, runs beside the judges, and never mutates.
-  const learning = learningPlan(plugin);
+  const learning = learningPlan(plugin, options.readsCluster);
   const webhooks = [...webhookPlans(plugin, 'validate', options), ...(learning ? [learning] : [])].map((plan) =>
     webhookOf(plugin, options, plan),
   );

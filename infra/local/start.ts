@@ -18,6 +18,11 @@ import { prometheusRegistry } from '../../lib/metrics/index.js';
 import { DEFAULT_PKI_DIR, ensureLocalPki, truststoreCertificates } from '../pki/pki.js';
 import { ensureStateTable, startEmbeddedDynamoDb } from './dynamodb.js';
 import { startLocalServer } from './server.js';
+import { clusterReader, namespaceReadThrough } from '../../lib/cluster/index.js';
+import { setNamespaceReadThrough } from '../../lib/state/index.js';
+import { readsCluster } from '../../lib/config/cluster-reader.js';
+import { kubeconfigCredentials } from '../../lib/kube/cluster-credentials.js';
+import { sharedDynamoDb, stateTableName } from '../../lib/state/client.js';
 
 const USAGE = `Usage: npm start [-- --port N] [-- --help]
 
@@ -35,10 +40,17 @@ Environment:
                            missing); emit reads the same file
   ALLOWED_CLIENT_SUBJECTS  mtls: only these certificate subjects (CN or DN, ';'-separated)
   LOG_SAMPLE_ALLOWED       fraction of allowed requests logged, 0..1 (default 1; refusals and failures always)
+  CLUSTER_KUBECONFIG       read the cluster this kubeconfig names (token, client certificate or exec
+                           credentials, as kubectl): the plugins judge its committed state, listed
+                           and watched into the store, and no request teaches anything
+                           (npm run -s emit -- --reader-rbac prints the RBAC the reader needs)
 
 GET /metrics serves every plugin's metrics in Prometheus text, behind the same client certificate
 (url-secret mode: GET /<capability>/metrics, with the URL printed at start).
 `;
+
+/** How long the start waits for the reader's first list before it serves anyway. */
+const READER_SYNC_WAIT_MS = 60_000;
 
 function progress(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -94,6 +106,36 @@ async function main(): Promise<void> {
   }
   await ensureStateTable(process.env.DYNAMODB_ENDPOINT);
 
+  // The cluster reader: in step with the cluster before the first request is answered.
+  let stopReader = async () => {};
+  const kubeconfig = process.env.CLUSTER_KUBECONFIG;
+  if (kubeconfig) {
+    const reader = clusterReader({
+      credentials: kubeconfigCredentials(kubeconfig),
+      plugins: served.map(({ plugin }) => plugin.metadata),
+      dynamoDb: sharedDynamoDb(),
+      tableName: stateTableName(),
+      metrics: prometheusRegistry.reader,
+      log: progress,
+      maxBackoffMs: 2_000,
+    });
+    if (reader) {
+      progress(`reader: ${reader.client.server}: ${reader.kinds.join(', ')}`);
+      void reader.watcher.start();
+      // A namespace the store does not hold yet (created a moment ago) is read from the apiserver.
+      if (reader.kinds.includes('namespaces')) setNamespaceReadThrough(namespaceReadThrough(reader.client));
+      const synced = await Promise.race([
+        reader.watcher.synchronized().then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), READER_SYNC_WAIT_MS).unref()),
+      ]);
+      progress(synced ? 'reader: in step with the cluster' : 'reader: not yet in step with the cluster (still trying)');
+      stopReader = async () => {
+        await reader.watcher.stop();
+        reader.client.close();
+      };
+    } else progress('reader: none of the served plugins reads the cluster');
+  }
+
   const handlers = new Map<string, AdmissionHandler>();
   for (const { plugin, config, enforcement, exemptions } of served) {
     handlers.set(
@@ -124,7 +166,7 @@ async function main(): Promise<void> {
     const endpoints: Endpoint[] = [
       ...(mutating ? (['mutate'] as const) : []),
       ...(validating ? (['validate'] as const) : []),
-      ...(learningEndpointRules(plugin.metadata).length > 0 ? (['learn'] as const) : []),
+      ...(learningEndpointRules(plugin.metadata, readsCluster()).length > 0 ? (['learn'] as const) : []),
     ];
     for (const endpoint of endpoints)
       process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, endpoint })}\n`);
@@ -141,6 +183,7 @@ async function main(): Promise<void> {
     stopping = true;
     progress(`${signal}: stopping`);
     await server.close();
+    await stopReader();
     await stopStore();
     process.exit(0);
   };

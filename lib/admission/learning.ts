@@ -50,11 +50,15 @@ export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookR
  * Everything a plugin's learning endpoint (`/<plugin>/learn`) is sent: the writes of what it
  * learns (`needs`) and the requests its phases only observe (ResourceQuota's releases). The
  * emitted learning webhook subscribes to exactly these, and the endpoint learns nothing else.
+ * When the deployment reads the cluster (`readsCluster`), no request teaches: only the requests its
+ * phases observe remain (quota reservations are confirmed and released as before).
  */
 export function learningEndpointRules(
   metadata: Pick<PluginMetadata, 'needs' | 'mutating' | 'validating'>,
+  readsCluster = false,
 ): WebhookRule[] {
-  return [...learningRules(metadata), ...(metadata.validating?.observes ?? []), ...(metadata.mutating?.observes ?? [])];
+  const observed = [...(metadata.validating?.observes ?? []), ...(metadata.mutating?.observes ?? [])];
+  return readsCluster ? observed : [...learningRules(metadata), ...observed];
 }
 
 export function isNamespaceRequest(request: AdmissionRequest): boolean {

@@ -24,6 +24,7 @@ import { admissionInvocation, established } from './invocation.js';
 import type { Endpoint } from './webhook-path.js';
 import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from './webhook-path.js';
 import { learningEndpointRules } from '../admission/learning.js';
+import { readsCluster } from '../config/cluster-reader.js';
 import { httpErrors } from './http-errors.js';
 import { requestLog } from './request-log.js';
 import type { AdmissionRequest } from '../admission/request.js';
@@ -56,6 +57,11 @@ export interface AdmissionHandlerOptions<Config> {
    */
   readonly enforcement?: Enforcement;
   readonly exemptions?: Exemptions;
+  /**
+   * The deployment reads the cluster (lib/config/cluster-reader; default: from the environment):
+   * no request teaches, so the learning endpoint records nothing but what its phases observe.
+   */
+  readonly readsCluster?: boolean;
 }
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
@@ -106,7 +112,8 @@ export function createAdmissionHandler<Config>(
   const callerAuth = options.callerAuth ?? callerAuthFromEnv();
   const phases: Record<Phase, PhaseFunction<Config> | undefined> = { mutate: plugin.admit, validate: plugin.validate };
   const judging = (Object.keys(phases) as Phase[]).filter((p) => phases[p] !== undefined);
-  const learnedRules = learningEndpointRules(plugin.metadata);
+  const reader = options.readsCluster ?? readsCluster();
+  const learnedRules = learningEndpointRules(plugin.metadata, reader);
   const endpoints: Endpoint[] = [...judging, ...(learnedRules.length > 0 ? (['learn'] as const) : [])];
   const stateful = usesStore(plugin.metadata);
   if (stateful && !options.state) {
@@ -166,7 +173,9 @@ export function createAdmissionHandler<Config>(
     } else if (observer !== undefined && sends(observer.rules, request)) {
       await observer.phase(request, { config: config as Config, state: stateFor(request) });
     }
-    if (observe) await observe(request, decision, stateFor(request));
+    // With a reader, the cluster's committed state is all the plugin knows: a request, which other
+    // webhooks or storage may still refuse, teaches nothing.
+    if (observe && !reader) await observe(request, decision, stateFor(request));
   }
 
   const handler = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()

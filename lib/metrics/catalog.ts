@@ -65,7 +65,23 @@ export const METRIC = {
   storeCalls: `${PREFIX}_store_request_total`,
   storeDuration: `${PREFIX}_store_request_duration_seconds`,
   coldStarts: `${PREFIX}_cold_start_total`,
+  readerEvents: `${PREFIX}_reader_event_total`,
+  readerRelists: `${PREFIX}_reader_relist_total`,
+  readerErrors: `${PREFIX}_reader_error_total`,
+  readerLag: `${PREFIX}_reader_lag_seconds`,
 } as const;
+
+/** What the cluster reader reports (lib/cluster): labelled by resource (a closed list: the kinds read). */
+export interface ReaderMetrics {
+  /** Watch events recorded (ADDED, MODIFIED, DELETED, BOOKMARK). */
+  event(resource: string, type: string): void;
+  /** A complete list was read (at start without a resourceVersion, or after 410 Gone). */
+  relist(resource: string): void;
+  /** A list or watch failed: `gone` (410, relisted), `unavailable` (network, 5xx), `forbidden`, `store`. */
+  error(resource: string, reason: 'gone' | 'unavailable' | 'forbidden' | 'store'): void;
+  /** Seconds since the reader last knew it held everything of `resource` (0 while a watch is open). */
+  lag(resource: string, seconds: () => number): void;
+}
 
 /** `apiserver_admission_webhook_admission_duration_seconds`' buckets: 5 ms to 25 s. */
 export const APISERVER_WEBHOOK_BUCKETS: readonly number[] = [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25];
@@ -90,6 +106,13 @@ export const HELP: Record<(typeof METRIC)[keyof typeof METRIC], string> = {
     'Calls to the DynamoDB state store by operation and result (ok, conflict: a condition or transaction lost, unavailable).',
   [METRIC.storeDuration]: 'Latency of calls to the DynamoDB state store, in seconds.',
   [METRIC.coldStarts]: 'Handler instances started (Lambda cold starts; locally, once per plugin at start).',
+  [METRIC.readerEvents]: 'Watch events the cluster reader recorded, by resource and event type.',
+  [METRIC.readerRelists]:
+    'Complete lists the cluster reader read, by resource (at start, and after a watch expired: 410 Gone).',
+  [METRIC.readerErrors]:
+    'Failed lists and watches of the cluster reader, by resource and reason (gone, unavailable, forbidden, store).',
+  [METRIC.readerLag]:
+    'Seconds since the cluster reader last knew it held every object of the resource: 0 while its watch is open, growing while it cannot reach the apiserver.',
 };
 
 export function malformedReason(statusCode: number): MalformedReason {

@@ -12,6 +12,7 @@ export type {
   FailureReason,
   MalformedReason,
   MetricPhase,
+  ReaderMetrics,
   RequestOutcome,
   StoreCall,
   StoreResult,

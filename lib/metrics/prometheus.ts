@@ -1,7 +1,7 @@
 // Counters and histograms kept in the process, rendered in the Prometheus text exposition format
 // (version 0.0.4) for the local server's `GET /metrics`. Label sets are few (see catalog.ts), so
 // a map keyed by the joined label values is all the bookkeeping needed.
-import type { RequestOutcome, StoreCall } from './catalog.js';
+import type { ReaderMetrics, RequestOutcome, StoreCall } from './catalog.js';
 import { APISERVER_WEBHOOK_BUCKETS, HELP, METRIC, STORE_BUCKETS } from './catalog.js';
 
 type Labels = Readonly<Record<string, string>>;
@@ -22,7 +22,7 @@ class Family<T> {
 
   constructor(
     readonly name: string,
-    readonly type: 'counter' | 'histogram',
+    readonly type: 'counter' | 'histogram' | 'gauge',
     private readonly initial: () => T,
   ) {}
 
@@ -67,6 +67,17 @@ class Histogram extends Family<HistogramValue> {
   }
 }
 
+/** A value read at each scrape. */
+class Gauge extends Family<() => number> {
+  constructor(name: string) {
+    super(name, 'gauge', () => () => 0);
+  }
+
+  set(labels: Labels, read: () => number): void {
+    this.at(labels).value = read;
+  }
+}
+
 /** The series every request of one kind (plugin, phase, operation, status, decision) moves. */
 interface RequestSeries {
   readonly requests: Series<number>;
@@ -100,6 +111,10 @@ export class PrometheusRegistry {
   private readonly storeCalls = new Counter(METRIC.storeCalls);
   private readonly storeDuration = new Histogram(METRIC.storeDuration, STORE_BUCKETS);
   private readonly coldStarts = new Counter(METRIC.coldStarts);
+  private readonly readerEvents = new Counter(METRIC.readerEvents);
+  private readonly readerRelists = new Counter(METRIC.readerRelists);
+  private readonly readerErrors = new Counter(METRIC.readerErrors);
+  private readonly readerLag = new Gauge(METRIC.readerLag);
   private readonly families = [
     this.requests,
     this.duration,
@@ -111,7 +126,19 @@ export class PrometheusRegistry {
     this.storeCalls,
     this.storeDuration,
     this.coldStarts,
+    this.readerEvents,
+    this.readerRelists,
+    this.readerErrors,
+    this.readerLag,
   ];
+
+  /** The cluster reader's series (lib/cluster), in the same exposition. */
+  readonly reader: ReaderMetrics = {
+    event: (resource, type) => this.readerEvents.inc({ resource, type }),
+    relist: (resource) => this.readerRelists.inc({ resource }),
+    error: (resource, reason) => this.readerErrors.inc({ resource, reason }),
+    lag: (resource, seconds) => this.readerLag.set({ resource }, seconds),
+  };
 
   /** Per kind of request, its series: found by label values once, then by one key per request. */
   private readonly requestSeries = new Map<string, RequestSeries>();
@@ -173,6 +200,8 @@ export class PrometheusRegistry {
           out.push(bucket('+Inf', value.count));
           out.push(`${family.name}_sum${labelText(series.labels)} ${value.sum}`);
           out.push(`${family.name}_count${labelText(series.labels)} ${value.count}`);
+        } else if (family instanceof Gauge) {
+          out.push(`${family.name}${labelText(series.labels)} ${(series.value as () => number)()}`);
         } else {
           out.push(`${family.name}${labelText(series.labels)} ${series.value as number}`);
         }

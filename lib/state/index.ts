@@ -6,6 +6,7 @@ import { sharedDynamoDb, stateTableName } from './client.js';
 import type { DynamoDb } from './dynamodb.js';
 import { ClusterQuotaLedgerStore } from './cluster-quota-ledger.js';
 import { DecisionCacheStore } from './decision-cache.js';
+import type { NamespaceReadThrough } from './namespaces.js';
 import { LearnedNamespaceStore } from './namespaces.js';
 import { LearnedObjectStore } from './learned-objects.js';
 import { LearnedPlacementStore } from './placements.js';
@@ -17,6 +18,7 @@ import { TokenBucketStore } from './token-buckets.js';
 export { DEFAULT_STATE_TABLE, localDynamoDb, sharedDynamoDb, stateTableName } from './client.js';
 export type { DynamoDb } from './dynamodb.js';
 export { LearnedNamespaceStore } from './namespaces.js';
+export type { NamespaceReadThrough } from './namespaces.js';
 export { LearnedObjectStore } from './learned-objects.js';
 export { LearnedPlacementStore } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
@@ -61,6 +63,15 @@ export interface StateOptions {
   readonly now?: () => number;
   /** Told of every store call (lib/metrics' recordStoreCall). */
   readonly onStoreCall?: (call: StoreCall) => void;
+  /** The cluster reader's live GET of a namespace the store does not hold. */
+  readonly namespaceReadThrough?: NamespaceReadThrough;
+}
+
+let processReadThrough: NamespaceReadThrough | undefined;
+
+/** The process's cluster reader answers store misses from now on (npm start, the reader's wiring). */
+export function setNamespaceReadThrough(readThrough: NamespaceReadThrough | undefined): void {
+  processReadThrough = readThrough;
 }
 
 /** One plugin's state for one request over an explicit client and table (tests, benches). */
@@ -69,7 +80,7 @@ export function createRequestState(
   options: StateOptions,
 ): RequestState {
   const store = new StateStore(options.client, options.tableName, request.dryRun, options.now, options.onStoreCall);
-  const namespaces = new LearnedNamespaceStore(store);
+  const namespaces = new LearnedNamespaceStore(store, options.namespaceReadThrough);
   const placements = new LearnedPlacementStore(store);
   const ledger = new QuotaLedgerStore(store, request.uid);
   const objects = new LearnedObjectStore(store);
@@ -102,5 +113,11 @@ export function stateFromEnv(
   onStoreCall?: (call: StoreCall) => void,
 ): (request: AdmissionRequest) => RequestState {
   return (request) =>
-    createRequestState(request, { plugin, client: sharedDynamoDb(), tableName: stateTableName(), onStoreCall });
+    createRequestState(request, {
+      plugin,
+      client: sharedDynamoDb(),
+      tableName: stateTableName(),
+      onStoreCall,
+      namespaceReadThrough: processReadThrough,
+    });
 }

@@ -56,7 +56,11 @@ export class LearnedObjectStore implements LearnedObjects {
    */
   async observe(request: AdmissionRequest): Promise<void> {
     const observation = learnedObjectObservation(request);
-    if (observation) await this.record(observation, request.uid);
+    if (!observation) return;
+    // A CREATE of an object already known to exist will be refused (AlreadyExists): it teaches nothing.
+    if (request.operation === 'CREATE' && (await this.get(observation.of, observation.name, observation.namespace)))
+      return;
+    await this.record(observation, request.uid);
   }
 
   async record(observation: LearnedObjectObservation, requestUid: string): Promise<void> {

@@ -26,20 +26,39 @@ function decode(name: string, item: Item): (LearnedNamespace & { gone: boolean }
   };
 }
 
+/**
+ * A live read of one namespace from the apiserver, for a name the store does not hold (as
+ * upstream's PodNodeSelector and NamespaceLifecycle GET on an informer miss): its record, 'absent'
+ * (404), or undefined when the apiserver cannot be reached in time (the never-seen answer applies).
+ */
+export type NamespaceReadThrough = (name: string) => Promise<NamespaceRecord | 'absent' | undefined>;
+
 export class LearnedNamespaceStore implements LearnedNamespaces {
-  constructor(private readonly store: StateStore) {}
+  constructor(
+    private readonly store: StateStore,
+    private readonly readThrough?: NamespaceReadThrough,
+  ) {}
 
   async get(name: string): Promise<LearnedNamespace | undefined> {
     const item = await this.store.get(`ns#${name}`, NAMESPACE_SK);
     const learned = item && decode(name, item);
-    if (!learned || learned.gone) return undefined;
-    const { gone: _gone, ...namespace } = learned;
-    return namespace;
+    if (learned?.gone) return undefined;
+    if (learned) {
+      const { gone: _gone, ...namespace } = learned;
+      return namespace;
+    }
+    const read = await this.readThrough?.(name);
+    if (read === undefined || read === 'absent' || read.phase === 'Gone') return undefined;
+    return { name, ...read, phase: read.phase, observedAt: new Date(this.store.now()).toISOString() };
   }
 
   async knownAbsent(name: string): Promise<boolean> {
     const item = await this.store.get(`ns#${name}`, NAMESPACE_SK);
     if (item) return decode(name, item)?.gone === true;
+    if (this.readThrough) {
+      const read = await this.readThrough(name);
+      if (read !== undefined) return read === 'absent';
+    }
     return (await this.store.get(LISTING_PK, LISTING_SK)) !== undefined;
   }
 
@@ -51,6 +70,10 @@ export class LearnedNamespaceStore implements LearnedNamespaces {
     if (!isNamespaceRequest(request)) return;
     const observation = namespaceObservation(request);
     if (!observation) return;
+    // A CREATE of a name already known to exist is refused by the apiserver (AlreadyExists) after
+    // every webhook has seen it: it teaches nothing, or anyone allowed to create namespaces could
+    // rewrite an existing one's labels and annotations.
+    if (request.operation === 'CREATE' && (await this.get(observation.name)) !== undefined) return;
     await this.record(observation.name, observation.record, request.uid);
   }
 

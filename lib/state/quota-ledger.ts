@@ -463,6 +463,13 @@ export class QuotaLedgerStore implements QuotaLedger {
    */
   async observe(request: AdmissionRequest): Promise<void> {
     const observation = quotaObservation(request);
+    // A CREATE of a quota already known to exist will be refused (AlreadyExists): it teaches nothing.
+    if (
+      observation?.kind === 'stated' &&
+      request.operation === 'CREATE' &&
+      (await this.quotas(observation.quota.namespace)).some((q) => q.name === observation.quota.name)
+    )
+      return;
     if (observation?.kind === 'stated') await this.recordQuota(observation.quota);
     else if (observation?.kind === 'deleted') await this.forgetQuota(observation.namespace, observation.name);
   }

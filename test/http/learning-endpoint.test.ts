@@ -486,3 +486,48 @@ describe('the dryRun gate on the learning endpoint, for every plugin that learns
     expect(store.writes()).toBeGreaterThan(0);
   });
 });
+
+describe('a CREATE of an object already known to exist teaches nothing (the apiserver answers AlreadyExists)', () => {
+  it('PodNodeSelector: a Namespace CREATE naming an existing namespace leaves its node selector', async () => {
+    const plugin = pluginNamed('pod-node-selector');
+    const store = await freshStore('already-exists-namespace');
+    const invoke = lambdaFor(plugin, store, configure(plugin));
+    const namespaces = store.state({ uid: 'read', dryRun: false }).learnedNamespaces;
+    await learn(invoke, namespaceReview('CREATE', 'team-a', { annotations: { [PNS]: 'pool=team-a' } }));
+    await learn(invoke, namespaceReview('CREATE', 'team-a', { annotations: { [PNS]: 'pool=mallory' } }));
+    expect((await namespaces.get('team-a'))?.annotations).toEqual({ [PNS]: 'pool=team-a' });
+    // An UPDATE is a change of the stored object: it still teaches.
+    await learn(invoke, namespaceUpdate('team-a', { annotations: { [PNS]: 'pool=blue' } }));
+    expect((await namespaces.get('team-a'))?.annotations).toEqual({ [PNS]: 'pool=blue' });
+  });
+
+  it('Priority: a PriorityClass CREATE naming an existing class leaves it as it was', async () => {
+    const plugin = pluginNamed('priority');
+    const store = await freshStore('already-exists-class');
+    const invoke = lambdaFor(plugin, store, configure(plugin));
+    await learn(invoke, classWrite('priorityclasses', priorityClass('low', 100)));
+    await learn(invoke, classWrite('priorityclasses', priorityClass('low', 1_000_000, true)));
+    const learned = await store.state({ uid: 'read', dryRun: false }).learnedObjects.get('priorityclasses', 'low');
+    expect(learned?.object).toMatchObject({ value: 100 });
+    expect(learned?.object).not.toHaveProperty('globalDefault');
+  });
+});
+
+describe('with a cluster reader, no request teaches', () => {
+  it('PodNodeSelector serves no learning endpoint, and a Namespace write sent there records nothing', async () => {
+    const plugin = pluginNamed('pod-node-selector');
+    const store = await freshStore('reader-teaches-nothing');
+    process.env.CLUSTER_READER = 'token';
+    let invoke: Invoke;
+    try {
+      invoke = lambdaFor(plugin, store, configure(plugin));
+    } finally {
+      delete process.env.CLUSTER_READER;
+    }
+    store.reset();
+    const result = await invoke('learn', namespaceReview('CREATE', 'team-a', { annotations: { [PNS]: 'pool=x' } }));
+    expect(result.statusCode).toBe(404);
+    expect(store.writes()).toBe(0);
+    expect(await store.state({ uid: 'read', dryRun: false }).learnedNamespaces.get('team-a')).toBeUndefined();
+  });
+});

@@ -272,7 +272,7 @@ describe('before the first request', () => {
         Object.values(METRIC)
           .map(
             (name) =>
-              `# HELP ${name} ${HELP[name]}\n# TYPE ${name} ${histograms.has(name) ? 'histogram' : 'counter'}\n`,
+              `# HELP ${name} ${HELP[name]}\n# TYPE ${name} ${histograms.has(name) ? 'histogram' : name === METRIC.readerLag ? 'gauge' : 'counter'}\n`,
           )
           .join(''),
       );

@@ -54,16 +54,13 @@ beforeAll(async () => {
     }),
     startControlPlane({ admissionConfiguration: CONFIG }),
   ]);
-  await Promise.all(
-    [
-      [webhooks.cluster, false],
-      [builtin, true],
-    ].flatMap(([cluster, wait]) => [
-      quotaIn(cluster as ControlPlane, 'burst', '2', wait as boolean),
-      quotaIn(cluster as ControlPlane, 'dry', '1', wait as boolean),
-      namespaceWithAccount(cluster as ControlPlane, 'uncovered'),
-    ]),
-  );
+  // The built-in refuses pods until the quota controller has set the quota's status.
+  const setUp = (cluster: ControlPlane, waitForStatus: boolean) => [
+    quotaIn(cluster, 'burst', '2', waitForStatus),
+    quotaIn(cluster, 'dry', '1', waitForStatus),
+    namespaceWithAccount(cluster, 'uncovered'),
+  ];
+  await Promise.all([...setUp(webhooks.cluster, false), ...setUp(builtin, true)]);
 });
 afterAll(async () => {
   await Promise.all([webhooks?.stop(), builtin?.stop()]);

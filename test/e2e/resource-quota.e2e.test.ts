@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from './support/control-plane.js';
 import { startControlPlane } from './support/control-plane.js';
 import type { Answer, KubeObject } from './support/kube.js';
-import { create, eventually, get, pod, webhookDenial } from './support/kube.js';
+import { create, eventually, get, pod, remove, webhookDenial } from './support/kube.js';
 import { duringOutage, expectSameRefusal, failedCallingWebhook, namespaceWithAccount } from './support/same-answer.js';
 import type { WebhookCluster } from './support/webhook-cluster.js';
 import { startWebhookCluster } from './support/webhook-cluster.js';
@@ -93,6 +93,27 @@ describe('resource-quota', () => {
       message: exceeded(refusedByWebhook, 2, 2),
     });
     expect(await get(webhooks.cluster, pod('burst', refusedByWebhook))).toBeUndefined();
+  });
+
+  it('frees a charge when an admitted pod is deleted: the next create fits again', async () => {
+    // The burst above left two pods in each cluster; p4 is refused until one of them goes.
+    const admitted = async (cluster: ControlPlane) => {
+      const list = await cluster.request('GET', '/api/v1/namespaces/burst/pods');
+      return list.json<{ items: KubeObject[] }>().items.map((p) => p.metadata.name!);
+    };
+    for (const cluster of [webhooks.cluster, builtin]) {
+      const [first] = await admitted(cluster);
+      const deleted = await remove(cluster, pod('burst', first));
+      expect(deleted.status, deleted.message).toBe(200);
+    }
+    // The webhook's charge is freed by the DELETE itself, through its learning webhook.
+    const webhook = await create(webhooks.cluster, pod('burst', 'p4'));
+    expect(webhook.status, webhook.message).toBe(201);
+    // The built-in admits again once the quota controller has recounted status.used.
+    await eventually('the built-in admits p4', async () => {
+      const answer = await create(builtin, pod('burst', 'p4'));
+      return answer.status === 201 ? true : undefined;
+    });
   });
 
   it('refuses a pod consuming a limited resource in a namespace without a covering quota', async () => {

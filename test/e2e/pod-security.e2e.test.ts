@@ -120,6 +120,20 @@ describe('pod-security', () => {
     expect(admittedShape(await get(webhooks.cluster, p))).toEqual(admittedShape(await get(builtin, p)));
   });
 
+  it("refuses a namespace with an invalid level label with the built-in's field error", async () => {
+    const ns = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'bogus', labels: { 'pod-security.kubernetes.io/enforce': 'strictest' } },
+    };
+    const [webhook, reference] = await onBoth((c) => create(c, ns));
+    expect([reference.status, reference.reason]).toEqual([422, 'Invalid']);
+    expect(reference.message).toBe(
+      'Namespace "bogus" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "strictest": must be one of privileged, baseline, restricted',
+    );
+    expectSameRefusal(webhook, reference, 'pod-security.validate-ignore.serverless-admission.io');
+  });
+
   it('judges dry runs as real requests and stores nothing', async () => {
     const [webhook, reference] = await onBoth((c) => create(c, privileged('apps', 'dry'), { dryRun: true }));
     expectSameRefusal(webhook, reference, VALIDATE);

@@ -47,7 +47,9 @@ function segmentsOf(path: string): string[] {
  * The route a request path names (the apiserver appends `?timeout=10s`: ignored), or undefined
  * when the path does not have exactly the shape of the mode: two segments with mTLS, exactly
  * `/<capability>/<plugin>/<endpoint>` in url-secret mode (no empty segment, no trailing `/`: one
- * spelling). The capability is the segment as sent; percent-encoding in it grants nothing.
+ * spelling). The capability is the segment as sent; percent-encoding in it grants nothing. API
+ * Gateway's REST APIs pass the path with its percent-encoding, as the local server does (an HTTP
+ * API would decode it first: the template serves REST only).
  */
 export function parseWebhookPath(path: string, withCapability: boolean): WebhookRoute | undefined {
   if (!withCapability) {

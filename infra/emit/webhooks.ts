@@ -18,7 +18,7 @@ import type {
 import type { AnyAdmissionPlugin, PhaseMetadata, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
 import { LEARNING_TIMEOUT_SECONDS } from '../../lib/admission/plugin.js';
 import type { KeyObject } from 'node:crypto';
-import { capabilityFor } from '../../lib/http/capability.js';
+import { capabilityFor, deploymentOfBaseUrl } from '../../lib/http/capability.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { learningEndpointRules } from '../../lib/admission/learning.js';
@@ -101,9 +101,15 @@ export function checkBaseUrl(raw: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
-/** The URL of one endpoint; in url-secret mode with that endpoint's own capability first. */
+/**
+ * The URL of one endpoint; in url-secret mode with that endpoint's own capability first, bound to
+ * the deployment the base URL names (its host, port and path: lib/http/capability.ts).
+ */
 export function webhookUrl(baseUrl: string, plugin: string, endpoint: Endpoint, auth: CallerAuthOption): string {
-  const capability = auth.mode === 'url-secret' ? capabilityFor(auth.key, { plugin, endpoint }) : undefined;
+  const capability =
+    auth.mode === 'url-secret'
+      ? capabilityFor(auth.key, { deployment: deploymentOfBaseUrl(baseUrl), grant: { plugin, endpoint } })
+      : undefined;
   return `${baseUrl}${formatWebhookPath({ plugin, endpoint, ...(capability !== undefined && { capability }) })}`;
 }
 

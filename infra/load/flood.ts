@@ -10,7 +10,7 @@ import type { ClientRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { capabilityFor } from '../../lib/http/capability.js';
+import { capabilityFor, deploymentOfBaseUrl } from '../../lib/http/capability.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
 import { readDeploymentKey, urlSecretFile } from '../emit/url-secret.js';
@@ -237,7 +237,10 @@ async function main(): Promise<void> {
   const plugin = 'always-pull-images';
   const urlSecret = values.auth === 'url-secret';
   const capability = urlSecret
-    ? capabilityFor(readDeploymentKey(urlSecretFile()), { plugin, endpoint: 'validate' })
+    ? capabilityFor(readDeploymentKey(urlSecretFile()), {
+        deployment: deploymentOfBaseUrl(values.url),
+        grant: { plugin, endpoint: 'validate' },
+      })
     : undefined;
   const report = await runFlood({
     baseUrl: values.url.replace(/\/+$/, ''),

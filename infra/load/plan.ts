@@ -16,7 +16,7 @@ import {
   selectionLine,
 } from '../../lib/config/plugins.js';
 import type { CallerAuthOption, WebhookConfiguration } from '../emit/webhooks.js';
-import { NAMESPACE_NAME_LABEL, webhookConfigurations } from '../emit/webhooks.js';
+import { checkBaseUrl, NAMESPACE_NAME_LABEL, webhookConfigurations } from '../emit/webhooks.js';
 import { readDeploymentKey, urlSecretFile } from '../emit/url-secret.js';
 
 /** The namespaces the load runs in; the plan's first step teaches them to stateful plugins. */
@@ -98,6 +98,7 @@ function conditionsMatch(webhook: { matchConditions?: { expression: string }[] }
 }
 
 function callsFor(
+  baseUrl: string,
   docs: readonly WebhookConfiguration[],
   target: Target,
   namespace: string | undefined,
@@ -115,7 +116,8 @@ function callsFor(
         if (!conditionsMatch(webhook, review)) continue;
         const { url } = webhook.clientConfig;
         if (url === undefined) throw new Error(`${webhook.name}: emitted without a URL`);
-        calls.push({ webhook: webhook.name, phase, path: new URL(url).pathname });
+        // The path below the base URL: the load tool prepends LOAD_BASE_URL, base path included.
+        calls.push({ webhook: webhook.name, phase, path: url.slice(baseUrl.length) });
       }
     }
   }
@@ -157,13 +159,15 @@ export function loadPlan(
   podCreateReview: { request: { object: PodJson } },
   pluginSet: PluginSet,
   auth: CallerAuthOption = { mode: 'mtls' },
+  /** The target (LOAD_BASE_URL): in url-secret mode each capability is bound to it. */
+  baseUrl = 'https://load.invalid',
 ): LoadPlan {
   const active = activePlugins(pluginSet);
   const configs = new Map(active.map((p) => [p.plugin.metadata.name, p.config]));
   // The paths the emitted configuration calls, each with its webhook's capability in url-secret mode.
   const docs = webhookConfigurations(
     active.map((p) => p.plugin),
-    { baseUrl: 'https://load.invalid', auth, configs },
+    { baseUrl, auth, configs },
   );
   const ns = LOAD_NAMESPACES[0];
 
@@ -219,7 +223,7 @@ export function loadPlan(
   const both = ['mutate', 'validate'] as const;
   const kind = (target: Target, body: Review, phases: readonly ('mutate' | 'validate')[] = both) => ({
     review: body,
-    calls: callsFor(docs, target, ns, phases, body),
+    calls: callsFor(baseUrl, docs, target, ns, phases, body),
   });
   return {
     namespaceCreate: kind(namespaces, review(namespaces, namespace)),
@@ -262,7 +266,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     process.env.CALLER_AUTH === 'url-secret'
       ? { mode: 'url-secret', key: readDeploymentKey(urlSecretFile()) }
       : { mode: 'mtls' };
-  const plan = loadPlan(fixture, pluginSet, auth);
+  const baseUrl = checkBaseUrl(process.env.LOAD_BASE_URL ?? `https://127.0.0.1:${process.env.PORT || 8443}`);
+  const plan = loadPlan(fixture, pluginSet, auth, baseUrl);
   const text = `${JSON.stringify({ namespaces: LOAD_NAMESPACES, kinds: plan }, null, 1)}\n`;
   if (out) writeFileSync(out, text);
   else process.stdout.write(text);

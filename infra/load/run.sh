@@ -57,11 +57,7 @@ if [ "$(installed_version)" != "$ARTILLERY_VERSION" ]; then
   (cd "$TOOLS" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --loglevel=error "artillery@$ARTILLERY_VERSION" >&2)
 fi
 
-# 2. The plan: which webhooks each user request calls, from the plugin registry.
-export LOAD_PLAN="$ROOT/$WORK/plan.json"
-node_modules/.bin/tsx infra/load/plan.ts "$LOAD_PLAN"
-
-# 3. The target.
+# 2. The target.
 SERVER_PID=""
 stop_server() {
   if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -105,6 +101,11 @@ CLIENT_KEY="$(pem "${LOAD_CLIENT_KEY:-.local/pki/client.key}")"
 export CA_PEM CLIENT_PEM CLIENT_KEY
 export LOAD_DURATION="${LOAD_DURATION:-20}" LOAD_RATE="${LOAD_RATE:-10}"
 if [ "$ENVIRONMENT" = local ] && [ -z "$CA_PEM" ]; then log "no local PKI in .local/pki (npm start creates it)"; exit 1; fi
+
+# 3. The plan: which webhooks each user request calls, from the plugin registry, at the target
+# (in url-secret mode each call's capability is bound to LOAD_BASE_URL).
+export LOAD_PLAN="$ROOT/$WORK/plan.json"
+node_modules/.bin/tsx infra/load/plan.ts "$LOAD_PLAN"
 
 # 4. The scenarios, each with its report.
 status=0

@@ -9,10 +9,18 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import type { APIGatewayEventClientCertificate, APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { MAX_BODY_BYTES } from '../../lib/http/body-limit.js';
-import { coalesceStdoutLines } from '../../lib/http/log.js';
-import type { CapabilityVerifier } from '../../lib/http/capability.js';
+import { bounded, coalesceStdoutLines, logRecord, MAX_LOGGED_STACK } from '../../lib/http/log.js';
+import type { CapabilityGrant, CapabilityVerifier } from '../../lib/http/capability.js';
+import { deploymentName } from '../../lib/http/capability.js';
+import { refusedCapability } from '../../lib/http/errors.js';
+import { internalErrorAnswer } from '../../lib/http/http-errors.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
-import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from '../../lib/http/webhook-path.js';
+import {
+  basePathBeforeRoute,
+  formatWebhookPath,
+  parseWebhookPath,
+  redactWebhookPath,
+} from '../../lib/http/webhook-path.js';
 
 export interface LocalServerOptions {
   /** Plugin name → its Lambda handler. */
@@ -28,11 +36,17 @@ export interface LocalServerOptions {
   /** A Lambda's timeout: what context.getRemainingTimeInMillis counts down from. */
   readonly functionTimeoutMs?: number;
   /**
+   * url-secret mode: the deployment's public keys, as the handlers hold them. The server checks a
+   * capability itself where no handler does (the metrics, a path it cannot route, a method other
+   * than POST), so that whatever a caller without a capability sends, it gets the one refusal.
+   */
+  readonly capabilities?: CapabilityVerifier;
+  /**
    * `GET /metrics`: the handlers' metrics in Prometheus text. Behind the same client certificate as
    * the webhooks; in url-secret mode (no certificate asked) at `/<capability>/metrics` instead,
-   * with the capability of scope `metrics`.
+   * with the capability of grant `metrics`.
    */
-  readonly metrics?: { readonly text: () => string; readonly capabilities?: CapabilityVerifier };
+  readonly metrics?: { readonly text: () => string };
 }
 
 /**
@@ -175,6 +189,9 @@ function restEvent(
       protocol: `HTTP/${req.httpVersion}`,
       httpMethod: req.method ?? 'POST',
       path,
+      // What API Gateway puts here is the name the caller reached; the local server has only the
+      // Host header to say it, port included (lib/http/capability.ts binds capabilities to it).
+      domainName: req.headers.host ?? '',
       stage: 'local',
       requestId: randomUUID(),
       requestTimeEpoch: Date.now(),
@@ -243,9 +260,19 @@ function answer(
   res.end(body);
 }
 
-/** The server's last line of defence: the handlers answer their own failures. */
+/** The server's last line of defence: the handlers answer their own failures. Logged, never echoed. */
 function answerFailure(res: ServerResponse, error: Error): void {
-  if (!res.headersSent) answer(res, 500, `internal error: ${error.message}\n`);
+  logRecord({
+    level: 'error',
+    statusCode: 500,
+    failure: { reason: bounded(`internal error: ${error.message}`), stack: bounded(error.stack, MAX_LOGGED_STACK) },
+  });
+  if (!res.headersSent) answer(res, 500, `${internalErrorAnswer(undefined)}\n`);
+}
+
+/** url-secret mode: what the handler answers a caller whose capability grants nothing here. */
+function answerRefusedCapability(res: ServerResponse): void {
+  answer(res, 403, `${refusedCapability().message}\n`);
 }
 
 interface ReadyAnswer {
@@ -286,40 +313,48 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     }
   }
 
-  /** The scrape path: `/metrics`, or `/<capability>/metrics` when the caller's proof is in the path. */
-  function isMetricsPath(pathname: string): boolean {
-    const segments = pathname.split('/').filter(Boolean);
-    if (segments[segments.length - 1] !== 'metrics' || !options.metrics) return false;
-    if (options.requireClientCertificate) return segments.length === 1;
-    const { capabilities } = options.metrics;
-    if (segments.length !== 2 || capabilities === undefined) return false;
-    let capability: string;
-    try {
-      capability = decodeURIComponent(segments[0]);
-    } catch {
-      return false;
-    }
-    return capabilities.check(capability, 'metrics') !== undefined;
+  const urlSecret = !options.requireClientCertificate;
+
+  /**
+   * url-secret mode: whether the path's first segment is a capability for `grant` at the deployment
+   * the request reached (its Host header, and the path before the route), as the handlers check.
+   */
+  function grants(req: IncomingMessage, pathname: string, capability: string, grant: CapabilityGrant): boolean {
+    const { capabilities } = options;
+    const deployment = deploymentName(req.headers.host ?? '', basePathBeforeRoute(pathname));
+    if (capabilities === undefined || deployment === undefined) return false;
+    return capabilities.check(capability, { deployment, grant }) !== undefined;
+  }
+
+  /** The scrape path: `/metrics`, or exactly `/<capability>/metrics` when the caller's proof is in the path. */
+  function isMetricsPath(req: IncomingMessage, pathname: string): boolean {
+    if (!options.metrics) return false;
+    if (!urlSecret) return pathname.split('/').filter(Boolean).join('/') === 'metrics';
+    const segments = pathname.split('/');
+    if (segments.length !== 3 || segments[0] !== '' || segments[2] !== 'metrics') return false;
+    return grants(req, pathname, segments[1], 'metrics');
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
     const url = requestTarget(req.url ?? '/');
     const { metrics } = options;
-    if (req.method === 'GET' && metrics !== undefined && isMetricsPath(url.pathname)) {
+    if (req.method === 'GET' && metrics !== undefined && isMetricsPath(req, url.pathname)) {
       return answer(res, 200, metrics.text(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
     }
-    const route = routeOf(url.pathname, options.handlers, !options.requireClientCertificate);
-    if (!route)
-      return answer(
-        res,
-        404,
-        `no webhook at ${redactWebhookPath(url.pathname, !options.requireClientCertificate, known)}\n`,
-      );
-    if (req.method !== 'POST')
+    const route = routeOf(url.pathname, options.handlers, urlSecret);
+    if (!route || req.method !== 'POST') {
+      // url-secret mode: what is served here is said only to a caller with a capability for it.
+      const requested = urlSecret ? parseWebhookPath(url.pathname, true) : undefined;
+      const granted =
+        requested?.capability !== undefined &&
+        grants(req, url.pathname, requested.capability, { plugin: requested.plugin, endpoint: requested.endpoint });
+      if (urlSecret && !granted) return answerRefusedCapability(res);
+      if (!route) return answer(res, 404, `no webhook at ${redactWebhookPath(url.pathname, urlSecret, known)}\n`);
       return answer(res, 405, 'admission webhooks answer POST only\n', {
         'content-type': 'text/plain; charset=utf-8',
         allow: 'POST',
       });
+    }
     const event = restEvent(req, route, url.pathname, url.searchParams, body);
     const result = await route.handler(event, lambdaContext(route.plugin, functionTimeoutMs));
     const headers: Record<string, string> = {};

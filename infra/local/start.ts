@@ -10,7 +10,7 @@ import { ConfigError } from '../../lib/config/errors.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import { callerAuthFromEnv } from '../../lib/http/caller-identity.js';
-import { capabilityFor, publicKeyText } from '../../lib/http/capability.js';
+import { capabilityFor, deploymentOfBaseUrl, publicKeyText } from '../../lib/http/capability.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { learningEndpointRules } from '../../lib/admission/learning.js';
 import { DEFAULT_URL_SECRET_FILE, ensureDeploymentKey, urlSecretFile } from '../emit/url-secret.js';
@@ -154,10 +154,8 @@ async function main(): Promise<void> {
     requireClientCertificate: !urlSecretMode,
     host: '127.0.0.1',
     port,
-    metrics: {
-      text: () => prometheusRegistry.render(),
-      ...(callerAuth.mode === 'url-secret' && { capabilities: callerAuth.capabilities }),
-    },
+    ...(callerAuth.mode === 'url-secret' && { capabilities: callerAuth.capabilities }),
+    metrics: { text: () => prometheusRegistry.render() },
   });
 
   const prefix = urlSecretMode ? `${server.url}/<capability>` : server.url;
@@ -173,7 +171,9 @@ async function main(): Promise<void> {
   }
   if (deploymentKey) {
     progress(`url-secret: npm run -s emit -- --auth url-secret --base-url ${server.url} prints every webhook's URL`);
-    progress(`metrics: GET ${server.url}/${capabilityFor(deploymentKey.key, 'metrics')}/metrics (Prometheus text)`);
+    // Bound to this server's own URL, as the capabilities emit makes for --base-url ${server.url}.
+    const metrics = capabilityFor(deploymentKey.key, { deployment: deploymentOfBaseUrl(server.url), grant: 'metrics' });
+    progress(`metrics: GET ${server.url}/${metrics}/metrics (Prometheus text)`);
   } else progress(`metrics: GET ${server.url}/metrics (Prometheus text)`);
   process.stdout.write(`ready: ${served.length} plugins on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`);
 

@@ -66,24 +66,31 @@ export interface AdmissionHandlerOptions<Config> {
 
 export type AdmissionHandler = (event: GatewayEvent, context: Context) => Promise<GatewayResult>;
 
-/** Reads the route from the path once; a path of another shape, plugin or endpoint is a 404. */
+/**
+ * Reads the route from the path once, in two steps around the caller check (callerIdentity): the
+ * route the path names first, then, for a caller already known, whether this function serves it.
+ * So a path of another shape, plugin or endpoint is a 404 listing what is served only for a caller
+ * with a valid capability (or certificate); anyone else gets the refusal every other caller gets.
+ */
 function admissionRoute(
   plugin: string,
   endpoints: readonly Endpoint[],
   capabilityInPath: boolean,
-): AdmissionMiddleware {
+): { requested: AdmissionMiddleware; served: AdmissionMiddleware } {
   const known = new Set([plugin]);
-  const admissionRouteBefore = (request: AdmissionMiddyRequest): void => {
-    const path = requestPath(request.event);
-    const route = parseWebhookPath(path, capabilityInPath);
+  const requestedRouteBefore = (request: AdmissionMiddyRequest): void => {
+    request.context.admission.requested = parseWebhookPath(requestPath(request.event), capabilityInPath);
+  };
+  const servedRouteBefore = (request: AdmissionMiddyRequest): void => {
+    const route = request.context.admission.requested;
     if (route === undefined || route.plugin !== plugin || !endpoints.includes(route.endpoint)) {
       throw notFound(
-        `no webhook at ${redactWebhookPath(path, capabilityInPath, known)}: ${plugin} serves ${endpoints.map((e) => formatWebhookPath({ plugin, endpoint: e })).join(', ')}`,
+        `no webhook at ${redactWebhookPath(requestPath(request.event), capabilityInPath, known)}: ${plugin} serves ${endpoints.map((e) => formatWebhookPath({ plugin, endpoint: e })).join(', ')}`,
       );
     }
     request.context.admission.route = route;
   };
-  return { before: admissionRouteBefore };
+  return { requested: { before: requestedRouteBefore }, served: { before: servedRouteBefore } };
 }
 
 /**
@@ -178,14 +185,16 @@ export function createAdmissionHandler<Config>(
     if (observe && !reader) await observe(request, decision, stateFor(request));
   }
 
+  const route = admissionRoute(plugin.metadata.name, endpoints, capabilityInPath);
   const handler = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()
     .use(admissionInvocation())
     .use(requestLog(plugin.metadata.name, { secretInPath: capabilityInPath }))
     // Before httpErrors, so its onError runs after httpErrors answered and still sees the error.
     .use(admissionMetrics(metrics))
     .use(httpErrors())
-    .use(admissionRoute(plugin.metadata.name, endpoints, capabilityInPath))
+    .use(route.requested)
     .use(callerIdentity(callerAuth))
+    .use(route.served)
     .use(bodyLimit({ maxBytes: options.maxBodyBytes }))
     .use(admissionReviewParser())
     .handler(async function admissionReview(_event: GatewayEvent, context: AdmissionContext): Promise<GatewayResult> {

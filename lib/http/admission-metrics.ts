@@ -63,7 +63,8 @@ export function admissionMetrics(metrics: PluginMetrics): AdmissionMiddleware {
     const decision = statusCode === 200 && answered ? decisionOf(answered) : undefined;
     // Plain properties, no spreads: this runs on every request (docs/performance.md).
     const outcome: RequestOutcome = {
-      phase: admission?.route?.endpoint ?? 'none',
+      // A refused caller's request never gets a served route: the endpoint its path names (one of three).
+      phase: admission?.route?.endpoint ?? admission?.requested?.endpoint ?? 'none',
       operation: review?.operation ?? '',
       statusCode,
       decision,

@@ -1,19 +1,21 @@
-import { CapabilityVerifier } from './capability.js';
-import { forbiddenCaller } from './errors.js';
+import { CapabilityVerifier, deploymentName } from './capability.js';
+import { forbiddenCaller, refusedCapability } from './errors.js';
 import type { GatewayEvent } from './event.js';
-import { clientCertificate } from './event.js';
+import { calledPath, clientCertificate, reachedDomain } from './event.js';
 import type { AdmissionMiddleware, AdmissionMiddyRequest, CallerIdentity } from './invocation.js';
-import { established } from './invocation.js';
 import type { WebhookRoute } from './webhook-path.js';
+import { basePathBeforeRoute } from './webhook-path.js';
 
 /**
  * Who may call (design item 8). In `mtls` mode API Gateway has already verified the client
  * certificate against the truststore; we refuse requests that arrive without one (a mis-wired
  * endpoint) and, when a subject allowlist is set, certificates of other subjects. In `url-secret`
  * mode (EKS, GKE, AKS cannot present client certificates) the path carries a capability for
- * exactly the plugin and endpoint it names, `/<capability>/<plugin>/<endpoint>`, checked against
- * the deployment's public keys (lib/http/capability.ts); two keys may be live at once so the
- * deployment key rotates without downtime.
+ * exactly the plugin and endpoint it names, `/<capability>/<plugin>/<endpoint>`, at the deployment
+ * the request reached, checked against the deployment's public keys (lib/http/capability.ts); two
+ * keys may be live at once so the deployment key rotates without downtime. The caller is checked
+ * before the route is: every refusal reads the same, whatever the path names, so a caller without
+ * a capability learns nothing of which plugins or endpoints are served.
  */
 export type CallerAuth =
   | { readonly mode: 'mtls'; readonly allowedSubjects: readonly string[] }
@@ -52,11 +54,22 @@ export function commonName(subjectDN: string): string | undefined {
 /** Whether the mode puts a capability segment first in webhook paths. */
 export const capabilityInPath = (auth: CallerAuth): boolean => auth.mode === 'url-secret';
 
-function identify(event: GatewayEvent, route: WebhookRoute, auth: CallerAuth): CallerIdentity {
+/**
+ * The deployment the request reached (lib/http/capability.ts): the name API Gateway saw, and the
+ * path before the route as the caller sent it (an execute-api name's stage).
+ */
+export function reachedDeployment(event: GatewayEvent): string | undefined {
+  const domain = reachedDomain(event);
+  return domain === undefined ? undefined : deploymentName(domain, basePathBeforeRoute(calledPath(event)));
+}
+
+function identify(event: GatewayEvent, route: WebhookRoute | undefined, auth: CallerAuth): CallerIdentity {
   if (auth.mode === 'url-secret') {
+    const deployment = route?.capability ? reachedDeployment(event) : undefined;
+    if (route?.capability === undefined || deployment === undefined) throw refusedCapability();
     const { plugin, endpoint, capability } = route;
-    const key = capability ? auth.capabilities.check(capability, { plugin, endpoint }) : undefined;
-    if (key === undefined) throw forbiddenCaller(`caller capability missing or not valid for ${plugin}/${endpoint}`);
+    const key = auth.capabilities.check(capability, { deployment, grant: { plugin, endpoint } });
+    if (key === undefined) throw refusedCapability();
     return { mode: 'url-secret', subject: `capability:${plugin}/${endpoint}@key:${key}` };
   }
   const certificate = clientCertificate(event);
@@ -73,7 +86,8 @@ function identify(event: GatewayEvent, route: WebhookRoute, auth: CallerAuth): C
 export function callerIdentity(auth: CallerAuth): AdmissionMiddleware {
   const callerIdentityBefore = (request: AdmissionMiddyRequest): void => {
     const { admission } = request.context;
-    admission.caller = identify(request.event, established(request.context, 'route'), auth);
+    // The route as the path names it, served here or not (the route middleware says which, after).
+    admission.caller = identify(request.event, admission.requested, auth);
   };
   return { before: callerIdentityBefore };
 }

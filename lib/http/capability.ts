@@ -1,14 +1,37 @@
 // Capability URLs: who may call in url-secret mode (EKS, GKE, AKS, whose apiservers cannot present
 // client certificates). The apiserver shows a failed webhook's URL to the user whose request it
-// was, so a URL must grant that one webhook and nothing else.
+// was, so a URL must grant that one webhook, at that one deployment, and nothing else.
 //
-// One deployment key per cluster (an Ed25519 key pair). The capability of one endpoint of one
-// plugin is the key's signature of a label naming both:
+// One deployment key per cluster (an Ed25519 key pair). A capability is the key's signature of a
+// label: a version line, then one `name:value` line per field, in a fixed order:
 //
-//   capability(plugin, endpoint) = base64url(Ed25519-sign(key, "serverless-admission/capability/v1/<plugin>/<endpoint>"))
+//   serverless-admission/capability/v2
+//   deployment:<host>[:<port>][/<base path>]
+//   plugin:<plugin>
+//   endpoint:<endpoint>          (or, for the local server's metrics, `grant:metrics`)
+//
+//   capability = base64url(Ed25519-sign(key, label))
 //
 // - Each URL grants one endpoint: a judging URL (`mutate`, `validate`) shown in an error cannot be
 //   turned into the `learn` URL of the same plugin, or into another plugin's, without the key.
+// - Each URL grants at one deployment: the deployment is the webhook host as the apiserver calls it
+//   (lower-case host, the port unless 443, the path before `/<capability>`). emit knows it from
+//   `--base-url`; the serving side takes it from what it received: API Gateway's
+//   `requestContext.domainName` (the name the client reached: the custom domain, or the
+//   execute-api name) and the part of `requestContext.path` before the route (`/<stage>` on an
+//   execute-api name, nothing on the custom domain, which the template maps at its root); the
+//   local server puts the Host header where API Gateway puts domainName. So a capability emitted
+//   for the local trial (`127.0.0.1:8443`) grants nothing in production, one for the custom domain
+//   nothing on the execute-api name, and one for stage `dev` nothing on stage `prod`, even when one
+//   key signed them all. The local server trusts the Host header its caller sends: it binds what
+//   it serves, not what a caller with a production URL could make it believe. Labels of v1, which
+//   named no deployment, are never accepted: URLs emitted before are emitted again.
+// - Fields are lines, so no value can run into the next (a value holding a line break grants
+//   nothing), and a field added later (a fleet's cluster, between deployment and plugin) is one
+//   more entry in labelFields, never a change to how the others read.
+// - One spelling: a capability is the canonical base64url of its 64 bytes, 86 characters whose
+//   last one carries 4 unused bits that must be zero; any other spelling (those bits set, percent-
+//   encoding, padding) grants nothing, so a leaked URL blocked by its exact string stays blocked.
 // - The deployment holds only the public half (URL_CAPABILITY_KEYS): it can check a capability and
 //   cannot make one, so reading a function's configuration grants nothing either.
 // - Rotation: a second key is live beside the first while the cluster's configurations move over.
@@ -19,21 +42,78 @@ import { createHash, createPublicKey, sign, timingSafeEqual, verify } from 'node
 import type { Endpoint } from './webhook-path.js';
 
 /** What one capability grants: an endpoint of a plugin, or the local server's metrics. */
-export type CapabilityScope = { readonly plugin: string; readonly endpoint: Endpoint } | 'metrics';
+export type CapabilityGrant = { readonly plugin: string; readonly endpoint: Endpoint } | 'metrics';
 
-const LABEL_PREFIX = 'serverless-admission/capability/v1/';
+/** A grant at one deployment (deploymentName's form): everything a capability's label names. */
+export interface CapabilityScope {
+  readonly deployment: string;
+  readonly grant: CapabilityGrant;
+}
+
+const LABEL_VERSION = 'serverless-admission/capability/v2';
 /** An Ed25519 signature is 64 bytes: 86 characters of base64url. */
 const CAPABILITY_SHAPE = /^[A-Za-z0-9_-]{86}$/;
 /** A public key as the deployment holds it: the 32 raw bytes, base64url. */
 const PUBLIC_KEY_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** A host as a URL names it (a DNS name or an IPv4 address; an IPv6 one in brackets), and a port. */
+const AUTHORITY = /^([a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\])(?::([0-9]{1,5}))?$/;
 
-export function capabilityLabel(scope: CapabilityScope): string {
-  return scope === 'metrics' ? `${LABEL_PREFIX}metrics` : `${LABEL_PREFIX}${scope.plugin}/${scope.endpoint}`;
+/**
+ * The deployment a capability is bound to: `host[:port][/base/path]`, as the apiserver calls it.
+ * `authority` is `host[:port]` (a URL's host, API Gateway's domainName, a Host header); the port
+ * is dropped when it is 443, https's own; `basePath` is the path before `/<capability>`, written
+ * without empty segments. Undefined for an authority that is not a plain host and port.
+ */
+export function deploymentName(authority: string, basePath = ''): string | undefined {
+  const match = AUTHORITY.exec(authority.toLowerCase());
+  if (match === null) return undefined;
+  const [, host, portText] = match;
+  const port = portText === undefined ? 443 : Number(portText);
+  if (port > 65535) return undefined;
+  const path = basePath
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => `/${segment}`)
+    .join('');
+  return `${host}${port === 443 ? '' : `:${port}`}${path}`;
+}
+
+/** The deployment of an https base URL as emit's --base-url gives it (already checked). */
+export function deploymentOfBaseUrl(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  const deployment = deploymentName(url.host, url.pathname);
+  if (deployment === undefined) throw new Error(`${baseUrl}: not a host and port a capability can name`);
+  return deployment;
+}
+
+/** The label's fields, in order. A fleet adds its cluster here, after the deployment. */
+function labelFields({ deployment, grant }: CapabilityScope): readonly (readonly [string, string])[] {
+  return [
+    ['deployment', deployment],
+    ...(grant === 'metrics'
+      ? ([['grant', 'metrics']] as const)
+      : ([
+          ['plugin', grant.plugin],
+          ['endpoint', grant.endpoint],
+        ] as const)),
+  ];
+}
+
+/** The signed text of `scope`, or undefined when a value could run into the next field. */
+export function capabilityLabel(scope: CapabilityScope): string | undefined {
+  let label = LABEL_VERSION;
+  for (const [name, value] of labelFields(scope)) {
+    if (value === '' || /[\r\n]/.test(value)) return undefined;
+    label += `\n${name}:${value}`;
+  }
+  return label;
 }
 
 /** The capability of `scope` under the deployment key (emit and the local trial hold the key). */
 export function capabilityFor(privateKey: KeyObject, scope: CapabilityScope): string {
-  return sign(null, Buffer.from(capabilityLabel(scope), 'utf8'), privateKey).toString('base64url');
+  const label = capabilityLabel(scope);
+  if (label === undefined) throw new Error(`no capability can name ${JSON.stringify(scope)}`);
+  return sign(null, Buffer.from(label, 'utf8'), privateKey).toString('base64url');
 }
 
 /** The public half as URL_CAPABILITY_KEYS holds it. */
@@ -55,7 +135,7 @@ export function parsePublicKey(text: string): KeyObject {
 
 /**
  * Checks capabilities against the live public keys (one, or two during a rotation). Verified ones
- * are remembered per scope, so the signature check runs once per capability and Lambda instance;
+ * are remembered per label, so the signature check runs once per capability and Lambda instance;
  * a candidate is compared against those in constant time before any signature is checked.
  */
 export class CapabilityVerifier {
@@ -71,8 +151,10 @@ export class CapabilityVerifier {
   check(candidate: string, scope: CapabilityScope): string | undefined {
     if (!CAPABILITY_SHAPE.test(candidate)) return undefined;
     const bytes = Buffer.from(candidate, 'base64url');
-    if (bytes.length !== 64) return undefined;
+    // The one spelling of these bytes: the last character's unused bits are zero.
+    if (bytes.length !== 64 || bytes.toString('base64url') !== candidate) return undefined;
     const label = capabilityLabel(scope);
+    if (label === undefined) return undefined;
     const known = this.#verified.get(label) ?? [];
     let matched: string | undefined;
     for (const entry of known) if (timingSafeEqual(entry.bytes, bytes)) matched = entry.keyId;

@@ -18,3 +18,9 @@ export const badRequest = (reason: string) => new HttpError(400, reason);
 export const forbiddenCaller = (reason: string) => new HttpError(403, reason);
 export const notFound = (reason: string) => new HttpError(404, reason);
 export const payloadTooLarge = (reason: string) => new HttpError(413, reason);
+
+/**
+ * url-secret mode: every request without a capability for what its path names, at this deployment,
+ * gets this one answer, whether the route exists or not (an unknown route says nothing more).
+ */
+export const refusedCapability = () => new HttpError(403, 'caller capability missing or not valid');

@@ -24,6 +24,24 @@ export function requestPath(event: GatewayEvent): string {
   return (path ?? '/').split('?')[0];
 }
 
+/**
+ * The name the caller reached, as API Gateway saw it: `requestContext.domainName`, the custom
+ * domain or the execute-api name (the local server puts the request's Host header there, port
+ * included). Never the Host header itself: on API Gateway that is the caller's word.
+ */
+export function reachedDomain(event: GatewayEvent): string | undefined {
+  return event.requestContext?.domainName || undefined;
+}
+
+/**
+ * The path as the caller sent it, before API Gateway took off a stage: REST's
+ * `requestContext.path` (`/<stage>/...` on an execute-api name), HTTP API's rawPath.
+ */
+export function calledPath(event: GatewayEvent): string {
+  if (isV2(event)) return event.rawPath ?? '/';
+  return event.requestContext?.path || event.path || '/';
+}
+
 /** API Gateway passes the verified client certificate in a different place for each API type. */
 export function clientCertificate(event: GatewayEvent): APIGatewayEventClientCertificate | undefined {
   if (isV2(event)) return event.requestContext?.authentication?.clientCert ?? undefined;

@@ -36,7 +36,9 @@ export interface Failure {
 
 export interface AdmissionInvocation {
   readonly startedAt: number;
-  /** Set by the route middleware. */
+  /** Set by the route middleware: the route the path names, whether this function serves it or not. */
+  requested?: WebhookRoute;
+  /** Set by the route middleware once the caller is known: the requested route, served here. */
   route?: WebhookRoute;
   /** Set by callerIdentity. */
   caller?: CallerIdentity;

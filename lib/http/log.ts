@@ -54,6 +54,22 @@ export function logEnabled(): boolean {
   return sink !== stdoutSink || !silent;
 }
 
+/** The longest text a logged field keeps; a stack trace keeps more. */
+export const MAX_LOGGED_FIELD = 256;
+export const MAX_LOGGED_STACK = 2048;
+
+/**
+ * `text` cut to `max` characters, the cut marked with how much was left out. Whatever a caller
+ * sends (a 3,000-character namespace) or a store answers is logged at most this long, so one
+ * request cannot make a line, or the log's bill, as long as it likes.
+ */
+export function bounded(text: string, max?: number): string;
+export function bounded(text: string | undefined, max?: number): string | undefined;
+export function bounded(text: string | undefined, max = MAX_LOGGED_FIELD): string | undefined {
+  if (text === undefined || text.length <= max) return text;
+  return `${text.slice(0, max)}…[${text.length - max} more characters]`;
+}
+
 /**
  * Writes the record as one JSON line. `into`, a JSON object's text whose keys the record does not
  * use (an EMF metrics line), is extended with the record's fields: CloudWatch reads the metrics

@@ -1,7 +1,7 @@
 import { apiserverTimeout } from './admission-metrics.js';
 import { requestPath } from './event.js';
 import type { AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
-import { logEnabled, logRecord, writeLogLine } from './log.js';
+import { bounded, logEnabled, logRecord, MAX_LOGGED_STACK, writeLogLine } from './log.js';
 import { redactWebhookPath } from './webhook-path.js';
 
 /** LOG_SAMPLE_ALLOWED: the fraction of plain allowed answers (no patch, warning or annotation) logged (0..1, default 1). */
@@ -25,6 +25,8 @@ export interface RequestLogOptions {
  * and lost observations are always logged, and so are patches, warnings and audit annotations;
  * plain allowed answers are sampled (LOG_SAMPLE_ALLOWED). In url-secret mode the path is logged
  * with the secret redacted: CloudWatch is read by more people than the webhook configuration.
+ * Every text field is bounded (log.ts's `bounded`, the cut marked): a forged review's names and a
+ * failure's text are the caller's to make as long as the body limit allows.
  */
 export function requestLog(plugin: string, options: RequestLogOptions): AdmissionMiddleware {
   const known = new Set([plugin]);
@@ -55,22 +57,27 @@ export function requestLog(plugin: string, options: RequestLogOptions): Admissio
     const record = {
       level: failure && failure.statusCode >= 500 ? 'error' : learningLost ? 'warn' : 'info',
       plugin: metricsLine === undefined ? plugin : undefined,
-      path: redactWebhookPath(requestPath(request.event), options.secretInPath, known),
+      path: bounded(redactWebhookPath(requestPath(request.event), options.secretInPath, known)),
       statusCode: request.response?.statusCode,
-      requestId: request.context.awsRequestId,
+      requestId: bounded(request.context.awsRequestId),
       coldStart: cold,
-      timeout: apiserverTimeout(request.event),
-      uid: review?.uid,
-      operation: review?.operation,
-      resource:
+      timeout: bounded(apiserverTimeout(request.event)),
+      uid: bounded(review?.uid),
+      operation: bounded(review?.operation),
+      resource: bounded(
         review && (review.subResource ? `${review.resource.resource}/${review.subResource}` : review.resource.resource),
-      namespace: review?.namespace || undefined,
-      name: review?.name || undefined,
+      ),
+      namespace: bounded(review?.namespace || undefined),
+      name: bounded(review?.name || undefined),
       dryRun: review?.dryRun,
       answer: outcome,
-      failure,
-      learningLost: learningLost || undefined,
-      caller: caller?.subject,
+      failure: failure && {
+        statusCode: failure.statusCode,
+        reason: bounded(failure.reason),
+        stack: bounded(failure.stack, MAX_LOGGED_STACK),
+      },
+      learningLost: bounded(learningLost || undefined),
+      caller: bounded(caller?.subject),
       latencyMs:
         admission === undefined ? undefined : Math.round((performance.now() - admission.startedAt) * 1000) / 1000,
     };

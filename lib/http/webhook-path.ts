@@ -5,7 +5,8 @@
 // Endpoints: `mutate` and `validate` judge (upstream's Admit and Validate); `learn` only records
 // what the cluster teaches (learned state, side effects a plugin observes) and always admits. In
 // url-secret mode (EKS, GKE, AKS) the first segment is a capability for exactly this plugin and
-// endpoint (lib/http/capability.ts), so nothing but `format` ever writes it.
+// endpoint (lib/http/capability.ts), so nothing but `format` ever writes it, and it is read as it
+// was sent: never percent-decoded, so a capability has one spelling, and one URL one string.
 
 import type { Phase } from '../admission/response.js';
 
@@ -17,7 +18,7 @@ export type Endpoint = Phase | 'learn';
 export interface WebhookRoute {
   readonly plugin: string;
   readonly endpoint: Endpoint;
-  /** url-secret mode: the caller's capability, decoded. */
+  /** url-secret mode: the caller's capability, as the path spells it. */
   readonly capability?: string;
 }
 
@@ -32,14 +33,10 @@ export const ENDPOINTS: readonly Endpoint[] = ['mutate', 'validate', 'learn'];
 export const isEndpoint = (segment: string | undefined): segment is Endpoint =>
   segment === 'mutate' || segment === 'validate' || segment === 'learn';
 
-/** `/<plugin>/<endpoint>`, or `/<capability>/<plugin>/<endpoint>` with the capability URL-encoded. */
+/** `/<plugin>/<endpoint>`, or `/<capability>/<plugin>/<endpoint>` (base64url needs no encoding). */
 export function formatWebhookPath(route: WebhookRoute): string {
   const { capability } = route;
-  const prefix =
-    capability === undefined
-      ? ''
-      : `/${capability === CAPABILITY_PATH_PARAMETER ? capability : encodeURIComponent(capability)}`;
-  return `${prefix}/${route.plugin}/${route.endpoint}`;
+  return `${capability === undefined ? '' : `/${capability}`}/${route.plugin}/${route.endpoint}`;
 }
 
 function segmentsOf(path: string): string[] {
@@ -48,22 +45,33 @@ function segmentsOf(path: string): string[] {
 
 /**
  * The route a request path names (the apiserver appends `?timeout=10s`: ignored), or undefined
- * when the path does not have exactly the shape of the mode: two segments with mTLS, three with a
- * capability first in url-secret mode. A capability that is not valid URL encoding reads as ''.
+ * when the path does not have exactly the shape of the mode: two segments with mTLS, exactly
+ * `/<capability>/<plugin>/<endpoint>` in url-secret mode (no empty segment, no trailing `/`: one
+ * spelling). The capability is the segment as sent; percent-encoding in it grants nothing. API
+ * Gateway's REST APIs pass the path with its percent-encoding, as the local server does (an HTTP
+ * API would decode it first: the template serves REST only).
  */
 export function parseWebhookPath(path: string, withCapability: boolean): WebhookRoute | undefined {
-  const segments = segmentsOf(path);
-  if (segments.length !== (withCapability ? 3 : 2)) return undefined;
-  const [endpoint, plugin] = [segments[segments.length - 1], segments[segments.length - 2]];
-  if (!isEndpoint(endpoint)) return undefined;
-  if (!withCapability) return { plugin, endpoint };
-  let capability = '';
-  try {
-    capability = decodeURIComponent(segments[0]);
-  } catch {
-    // Malformed percent-encoding: no capability, refused by the caller check.
+  if (!withCapability) {
+    const segments = segmentsOf(path);
+    if (segments.length !== 2) return undefined;
+    const [plugin, endpoint] = segments;
+    return isEndpoint(endpoint) ? { plugin, endpoint } : undefined;
   }
+  const segments = path.split('?')[0].split('/');
+  if (segments.length !== 4 || segments[0] !== '') return undefined;
+  const [, capability, plugin, endpoint] = segments;
+  if (capability === '' || plugin === '' || !isEndpoint(endpoint)) return undefined;
   return { plugin, endpoint, capability };
+}
+
+/**
+ * url-secret mode: the path before `/<capability>/<plugin>/<endpoint>` in the path as the caller
+ * sent it (`/<stage>` on an execute-api name), which a capability's deployment names.
+ */
+export function basePathBeforeRoute(fullPath: string): string {
+  const segments = segmentsOf(fullPath);
+  return segments.length > 3 ? `/${segments.slice(0, -3).join('/')}` : '';
 }
 
 /**

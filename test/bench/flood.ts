@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_TIMEOUT_SECONDS } from '../../lib/admission/plugin.js';
-import { capabilityFor } from '../../lib/http/capability.js';
+import { capabilityFor, deploymentOfBaseUrl } from '../../lib/http/capability.js';
 import { formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import type { FloodKind, FloodReport } from '../../infra/load/flood.js';
@@ -51,7 +51,12 @@ export async function benchFlood(options: { seconds?: number; floodRate?: number
       try {
         const { caPem, certPem, keyPem } = server.identity;
         const capability =
-          mode === 'url-secret' ? capabilityFor(privateKey, { plugin: PLUGIN, endpoint: 'validate' }) : undefined;
+          mode === 'url-secret'
+            ? capabilityFor(privateKey, {
+                deployment: deploymentOfBaseUrl(server.url),
+                grant: { plugin: PLUGIN, endpoint: 'validate' },
+              })
+            : undefined;
         const kind: FloodKind = mode === 'url-secret' ? 'wrong-capability' : 'no-certificate';
         const run = (rate: number): Promise<FloodReport> =>
           runFlood({

@@ -8,7 +8,7 @@ import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionHandlerOptions } from '../../lib/http/admission-handler.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
 import { callerAuthFromEnv, commonName } from '../../lib/http/caller-identity.js';
-import { capability, capabilityKeysEnv, capabilityPath, NEW_KEY, OLD_KEY } from '../support/capability.js';
+import { capability, capabilityKeysEnv, capabilityPath, NEW_KEY, OLD_KEY, TEST_DOMAIN } from '../support/capability.js';
 import { jsonDepth } from '../../lib/http/bounded-json.js';
 import { setLogSink } from '../../lib/http/log.js';
 import { StoreUnavailableError } from '../../lib/admission/ports.js';
@@ -76,6 +76,7 @@ function restEvent(
                 validity: { notBefore: '', notAfter: '' },
               },
       },
+      domainName: TEST_DOMAIN,
     } as unknown as APIGatewayProxyEvent['requestContext'],
     ...overrides,
   };
@@ -195,11 +196,11 @@ describe('callerIdentity', () => {
     // A key the deployment does not hold makes nothing it accepts.
     const stranger = generateKeyPairSync('ed25519').privateKey;
     expect(await refused(capabilityPath('probe', 'validate', stranger))).toBe(403);
-    // Without its capability segment the path has not the url-secret shape: no such route, as at API Gateway.
-    expect(await refused('/probe/validate')).toBe(404);
+    // Without its capability segment the path has not the url-secret shape: refused like any other.
+    expect(await refused('/probe/validate')).toBe(403);
     expect(await refused('/%zz/probe/validate')).toBe(403);
     const answer = await handler(restEvent({ path: '/wrong/probe/validate' }, null), context);
-    expect(answer.body).toBe('caller capability missing or not valid for probe/validate\n');
+    expect(answer.body).toBe('caller capability missing or not valid\n');
   });
 
   it('refuses to start with a url-secret mode and no key, a malformed one, three, or an unknown mode', () => {
@@ -218,7 +219,7 @@ describe('callerIdentity', () => {
 describe('httpErrors', () => {
   it('turns a plugin failure into HTTP 500 with one line, never an allow', async () => {
     const result = await handlerWith()(restEvent({ body: body('throw') }), context);
-    expect(result).toMatchObject({ statusCode: 500, body: 'internal error: boom second line\n' });
+    expect(result).toMatchObject({ statusCode: 500, body: 'internal error\n' });
   });
 
   it('turns an unreachable store into HTTP 500 so the failurePolicy decides', async () => {

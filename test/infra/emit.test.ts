@@ -18,7 +18,7 @@ import { definePlugin } from '../../lib/admission/plugin.js';
 import { allowed } from '../../lib/admission/decision.js';
 import { emitCommand } from '../../infra/emit/cli.js';
 import { ruleCovers } from '../../infra/emit/webhooks.js';
-import { CapabilityVerifier, publicKeyText } from '../../lib/http/capability.js';
+import { CapabilityVerifier, deploymentOfBaseUrl, publicKeyText } from '../../lib/http/capability.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { ENDPOINTS } from '../../lib/http/webhook-path.js';
 import { learningEndpointRules, learningRules } from '../../lib/admission/learning.js';
@@ -803,9 +803,10 @@ describe('url-secret mode', () => {
         const [, capability, plugin, endpoint] = match! as unknown as [string, string, string, Endpoint];
         expect(webhook.name.startsWith(`${plugin}.${endpoint}`)).toBe(true);
         // The capability grants this endpoint of this plugin, and no other endpoint of it.
-        expect(verifier.check(capability, { plugin, endpoint })).toBeDefined();
+        const deployment = deploymentOfBaseUrl(base);
+        expect(verifier.check(capability, { deployment, grant: { plugin, endpoint } })).toBeDefined();
         for (const other of ENDPOINTS.filter((e) => e !== endpoint))
-          expect(verifier.check(capability, { plugin, endpoint: other })).toBeUndefined();
+          expect(verifier.check(capability, { deployment, grant: { plugin, endpoint: other } })).toBeUndefined();
         seen.set(`${plugin}/${endpoint}`, capability);
       }
     }

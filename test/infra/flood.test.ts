@@ -10,7 +10,7 @@ import type { CallerAuth } from '../../lib/http/caller-identity.js';
 import type { LocalServer } from '../../infra/local/server.js';
 import { startLocalServer } from '../../infra/local/server.js';
 import { runFlood } from '../../infra/load/flood.js';
-import { capabilityPath, urlSecretAuth } from '../support/capability.js';
+import { capabilityPath, OLD_KEY, urlSecretAuth } from '../support/capability.js';
 import { testPki } from '../support/pki.js';
 
 const pki = testPki();
@@ -46,7 +46,7 @@ describe('a flood of wrong capabilities (url-secret mode)', () => {
     const report = await runFlood({
       baseUrl: server.url,
       caPem: pki.ca.certPem,
-      realPath: capabilityPath('always-pull-images', 'validate'),
+      realPath: capabilityPath('always-pull-images', 'validate', OLD_KEY, server.url),
       realBody: review,
       flood: 'wrong-capability',
       floodRate: 150,

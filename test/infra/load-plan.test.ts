@@ -49,13 +49,16 @@ describe('load plan', () => {
 
 describe('load plan for a url-secret server', () => {
   it("carries each webhook's own capability, which the server accepts for that plugin and endpoint only", () => {
-    const plan = loadPlan(fixture, empty, { mode: 'url-secret', key: OLD_KEY });
+    const plan = loadPlan(fixture, empty, { mode: 'url-secret', key: OLD_KEY }, 'https://127.0.0.1:8443');
     const verifier = new CapabilityVerifier([publicKeyText(OLD_KEY)]);
     const calls = plan.podCreate.calls;
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) {
       const route = parseWebhookPath(call.path, true)!;
-      expect(verifier.check(route.capability!, { plugin: route.plugin, endpoint: route.endpoint })).toBeDefined();
+      const grant = { plugin: route.plugin, endpoint: route.endpoint };
+      expect(verifier.check(route.capability!, { deployment: '127.0.0.1:8443', grant })).toBeDefined();
+      // Bound to the target: the same call at another deployment grants nothing.
+      expect(verifier.check(route.capability!, { deployment: 'admission.example.com', grant })).toBeUndefined();
     }
   });
 });

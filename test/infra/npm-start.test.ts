@@ -202,9 +202,9 @@ describe('the url-secret trial, as docs/managed-url-secret.md runs it', () => {
       const answer = await post(`${validate}?timeout=10s`, JSON.stringify(pod('trial')), ca);
       expect(answer.status, answer.body).toBe(200);
       expect((await post(`${learn}?timeout=10s`, JSON.stringify(quota), ca)).status).toBe(200);
-      // A judging URL's capability does not open the plugin's learning endpoint.
+      // A judging URL's capability does not open the plugin's learning endpoint (nor says it has none).
       const forged = validate.replace('/always-pull-images/validate', '/always-pull-images/learn');
-      expect((await post(forged, JSON.stringify(pod('trial')), ca)).status).toBe(404);
+      expect((await post(forged, JSON.stringify(pod('trial')), ca)).status).toBe(403);
       const crossed = learn.replace('/resource-quota/learn', '/resource-quota/validate');
       expect((await post(crossed, JSON.stringify(pod('trial')), ca)).status).toBe(403);
     } finally {

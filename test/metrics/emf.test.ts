@@ -6,7 +6,7 @@ import { allowed, denied, patched, withAuditAnnotations, withWarnings } from '..
 import { definePlugin } from '../../lib/admission/plugin.js';
 import type { AdmissionHandlerOptions } from '../../lib/http/admission-handler.js';
 import { createAdmissionHandler } from '../../lib/http/admission-handler.js';
-import { capability, urlSecretAuth } from '../support/capability.js';
+import { capability, TEST_DOMAIN, urlSecretAuth } from '../support/capability.js';
 import { setLogSink } from '../../lib/http/log.js';
 import { invocationValues } from '../../lib/metrics/emf.js';
 import type { RequestOutcome } from '../../lib/metrics/index.js';
@@ -77,7 +77,10 @@ function event(path: string, body: string, overrides: Partial<APIGatewayProxyEve
     queryStringParameters: { timeout: '10s' },
     isBase64Encoded: false,
     body,
-    requestContext: { identity: { clientCert: { subjectDN: 'CN=kube-apiserver-admission-client' } } },
+    requestContext: {
+      identity: { clientCert: { subjectDN: 'CN=kube-apiserver-admission-client' } },
+      domainName: TEST_DOMAIN,
+    },
     ...overrides,
   } as unknown as APIGatewayProxyEvent;
 }

@@ -64,10 +64,8 @@ beforeAll(async () => {
     tls,
     requireClientCertificate: false,
     port: 0,
-    metrics: {
-      text: () => prometheusRegistry.render(),
-      ...(callerAuth.mode === 'url-secret' && { capabilities: callerAuth.capabilities }),
-    },
+    ...(callerAuth.mode === 'url-secret' && { capabilities: callerAuth.capabilities }),
+    metrics: { text: () => prometheusRegistry.render() },
   });
 });
 
@@ -233,15 +231,16 @@ describe('GET /metrics', () => {
   });
 
   it("is behind the client certificate, and in url-secret mode behind the metrics' own capability", async () => {
-    const METRICS = capability('metrics');
-    const VALIDATE = capability({ plugin: 'always-pull-images', endpoint: 'validate' });
+    const METRICS = capability('metrics', secretServer.url);
+    const VALIDATE = capability({ plugin: 'always-pull-images', endpoint: 'validate' }, secretServer.url);
     await expect(post(`${server.url}/metrics`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).rejects.toThrow();
     const get = async (path: string) =>
       (await post(`${secretServer.url}${path}`, '', { caPem: pki.ca.certPem }, { method: 'GET' })).status;
-    expect(await get('/metrics')).toBe(404);
-    expect(await get('/wrong-secret/metrics')).toBe(404);
+    // Refused as any caller without a capability is (403), whatever the path.
+    expect(await get('/metrics')).toBe(403);
+    expect(await get('/wrong-secret/metrics')).toBe(403);
     // A webhook's capability is not the metrics' one.
-    expect(await get(`/${VALIDATE}/metrics`)).toBe(404);
+    expect(await get(`/${VALIDATE}/metrics`)).toBe(403);
     expect(await get(`/${METRICS}/metrics`)).toBe(200);
     // A capability reaches neither the metrics nor (through the path label) anything scraped.
     expect(

@@ -19,6 +19,7 @@ export function gatewayEvent(
     headers: { 'content-type': 'application/json' },
     body,
     isBase64Encoded: false,
-    requestContext: { identity: { clientCert: { subjectDN } } },
+    // The name API Gateway says the caller reached: url-secret capabilities are bound to it.
+    requestContext: { identity: { clientCert: { subjectDN } }, domainName: 'admission.test' },
   } as unknown as APIGatewayProxyEvent;
 }

@@ -123,6 +123,7 @@ function isEvent(request: AdmissionRequest): boolean {
   return (group === '' || group === 'events.k8s.io') && kind === 'Event' && request.subResource === '';
 }
 
+/** apierrors.NewTooManyRequestsError(message). */
 const tooManyRequests = (message: string): Decision => denied(`Too many requests: ${message}`, 429, 'TooManyRequests');
 
 const INT32_MIN = -(2 ** 31);
@@ -187,11 +188,10 @@ export default definePlugin<EventRateLimitConfig>({
       limits.map((limit, i) => ({ key: bucketName(limits, i, keys[i]), spec: { qps: limit.qps, burst: limit.burst } })),
     );
     if (empty.length === 0) return allowed();
-    // Each enforcer's TooManyRequests error, aggregated, wrapped in one more (upstream's words).
+    // Each enforcer's plain error, aggregated, then one TooManyRequests error around them all, as
+    // upstream's Validate does: `Too many requests: limit reached on type Namespace for key shop`.
     return tooManyRequests(
-      aggregateMessage(
-        empty.map((i) => `Too many requests: limit reached on type ${limits[i].type} for key ${keys[i]}`),
-      ),
+      aggregateMessage(empty.map((i) => `limit reached on type ${limits[i].type} for key ${keys[i]}`)),
     );
   },
 });

@@ -5,6 +5,11 @@
 //
 // Served as a mutating webhook (upstream Admit: merge the namespace selector into the pod's) and a
 // validating twin (upstream Validate: refuse conflicts and whitelist violations in the final pod).
+// Upstream runs both in one process, so its Validate never sees a pod the merge skipped; here the
+// mutating webhook fails open (a timeout, a 429 or a 5xx admits the pod unmerged), so the twin,
+// which fails closed, also refuses a final pod that lacks a label of the namespace's selector:
+// placement is the boundary this plugin exists for. A pod may add labels (a superset is what the
+// merge makes), and the merged pod always passes.
 // Namespaces come from this plugin's own learning webhook (learned state) and `npm run sync`. A
 // namespace never seen (created before installation and not yet synced) may carry a node
 // selector annotation of its own, so neither the cluster default nor a conflict refusal can be
@@ -109,6 +114,12 @@ async function namespaceSelector(
   }
 }
 
+/**
+ * Ours, in the words OpenShift's OriginPodNodeEnvironment uses for the same check in its Validate
+ * (upstream's PodNodeSelector has none: its Admit always ran first).
+ */
+export const DOES_NOT_EXTEND = 'pod node label selector does not extend its namespace node label selector';
+
 const shouldIgnore = (request: AdmissionRequest) => POD_CREATES.ignore(request) || !isPod(request.object);
 
 function check(
@@ -193,6 +204,12 @@ export default definePlugin<PodNodeSelectorConfig>({
       const warning = neverSeenWarning(UPSTREAM_NAME, request.namespace, 'its node selector was not applied');
       return check(request, config, pod.spec?.nodeSelector ?? {}, {}) ?? withWarnings(allowed(), warning);
     }
-    return check(request, config, pod.spec?.nodeSelector ?? {}, nsSelector.labels) ?? allowed();
+    const own = pod.spec?.nodeSelector ?? {};
+    const refusal = check(request, config, own, nsSelector.labels);
+    if (refusal) return refusal;
+    // No conflict, so a missing key is a label the merge would have added: the mutation did not run.
+    if (Object.keys(nsSelector.labels).some((key) => !Object.hasOwn(own, key)))
+      return podForbidden(request, pod, DOES_NOT_EXTEND);
+    return allowed();
   },
 });

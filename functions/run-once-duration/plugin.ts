@@ -16,10 +16,10 @@
 //
 // Served as a mutating webhook (upstream's Admit) and our validating twin, which refuses, on pod
 // CREATE only, a run-once pod whose deadline the mutation would still lower (it was undone or
-// the mutating webhook failed open). Upstream only mutates: it caps a deadline for the cluster's
-// convenience and never refuses a pod for what happened after it, so the twin fails open
-// (failurePolicy Ignore), as every twin of our own does: an outage of this Lambda must not stop
-// the cluster's run-once pods.
+// the mutating webhook failed open). Upstream only mutates, in the same process as the rest of
+// admission, so its cap always applies; here the mutating webhook fails open (a timeout, a 429
+// or a 5xx admits the pod uncapped), so the cap holds only if the twin fails closed. It does,
+// and a matchCondition sends it run-once pods only: an outage stops those, never other pods.
 //
 // Namespace annotations are learned. A namespace never seen (RUN_ONCE_DURATION_UNKNOWN_NAMESPACE):
 // `warn`, the default, is the answer that cannot be wrong: the namespace's annotation may raise or
@@ -133,14 +133,26 @@ function runOncePod(request: AdmissionRequest, config: RunOnceDurationConfig): P
 
 const POD_RULES = judgedResource(['CREATE'], '', 'pods', 'Namespaced').rules;
 
+/** Only run-once pods reach the twin (upstream's restartPolicy test, as a matchCondition). */
+export const RUN_ONCE_PODS = {
+  name: 'run-once-pods',
+  expression: "has(object.spec.restartPolicy) && object.spec.restartPolicy in ['Never', 'OnFailure']",
+};
+
+/** The twin fails closed (mutatingWithTwin's default), on run-once pods only. */
+function runOnceTwin(phases: ReturnType<typeof mutatingWithTwin>): ReturnType<typeof mutatingWithTwin> {
+  const { validating } = phases;
+  if (validating === undefined) return phases;
+  return { ...phases, validating: { ...validating, matchConditions: [RUN_ONCE_PODS] } };
+}
+
 export default definePlugin<RunOnceDurationConfig>({
   metadata: {
     upstreamName: PLUGIN,
     name: NAME,
     summary:
       "Caps activeDeadlineSeconds of run-once pods at the namespace's override annotation or the cluster limit (OpenShift autoscaling.openshift.io/RunOnceDuration).",
-    // Upstream only mutates: our twin fails open.
-    ...mutatingWithTwin(POD_RULES, { twinFailurePolicy: 'Ignore' }),
+    ...runOnceTwin(mutatingWithTwin(POD_RULES)),
     writes: false,
     needs: ['namespaces'],
     systemNamespaces: 'exclude',

@@ -55,10 +55,14 @@ export const WEBHOOK_REASONS: Readonly<Record<string, WebhookReasons>> = {
   'node-restriction': {
     validate: "a security boundary, for nodes' requests only (a matchCondition); failing open would hand a bypass",
   },
-  'origin-pod-node-environment': { validate: "OpenShift's Validate: a placement boundary" },
+  'origin-pod-node-environment': {
+    validate: "OpenShift's Validate: a placement boundary; it refuses a pod the fail-open merge never reached",
+  },
   'persistent-volume-claim-resize': { validate: "upstream's Validate" },
   'pod-node-constraints': { validate: "OpenShift's Validate: a placement boundary" },
-  'pod-node-selector': { validate: "upstream's Validate: tenant placement is a boundary" },
+  'pod-node-selector': {
+    validate: "upstream's Validate: tenant placement is a boundary; it refuses a pod the fail-open merge never reached",
+  },
   'pod-security': {
     validate: 'enforces the Pod Security Standards: a security boundary',
     validateIgnore:
@@ -71,7 +75,8 @@ export const WEBHOOK_REASONS: Readonly<Record<string, WebhookReasons>> = {
     validate: "OpenShift's Validate: a network boundary (CVE-2021-25737, CVE-2021-25740)",
   },
   'run-once-duration': {
-    validate: 'upstream only mutates; this twin refuses only a deadline the mutation would still lower',
+    validate:
+      'upstream only mutates; the cap is a boundary, so this twin refuses a run-once pod whose deadline the fail-open mutation would still lower',
   },
   'runtime-class': { validate: "upstream's Validate: overhead is what quota and eviction count" },
   'storage-object-in-use-protection': {

@@ -322,13 +322,11 @@ describe('side effects follow the real decision: EventRateLimit', () => {
     expect(await warn('validate', coreEvent('ns-a'))).toEqual(expect.objectContaining({ allowed: true }));
     const over = await warn('validate', coreEvent('ns-a'));
     expect(over.allowed).toBe(true);
-    expect(over.warnings).toEqual([
-      'Too many requests: Too many requests: limit reached on type Namespace for key ns-a',
-    ]);
+    expect(over.warnings).toEqual(['Too many requests: limit reached on type Namespace for key ns-a']);
     // The warned request took no Server token: two more namespaces still fit under burst 3.
     for (const ns of ['ns-b', 'ns-c']) expect((await warn('validate', coreEvent(ns))).warnings).toBeUndefined();
     expect((await warn('validate', coreEvent('ns-d'))).warnings).toEqual([
-      'Too many requests: Too many requests: limit reached on type Server for key ',
+      'Too many requests: limit reached on type Server for key ',
     ]);
   });
 });

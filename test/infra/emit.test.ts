@@ -13,6 +13,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml, stringify } from 'yaml';
 import { plugins as registry } from '../../functions/index.js';
+import runOnceDuration, { RUN_ONCE_PODS } from '../../functions/run-once-duration/plugin.js';
 import type { AnyAdmissionPlugin, PluginMetadata, WebhookRule } from '../../lib/admission/plugin.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
 import { allowed } from '../../lib/admission/decision.js';
@@ -369,6 +370,30 @@ describe('every registered plugin, mTLS', () => {
         });
       }
     }
+  });
+
+  it('the twins that hold a boundary the fail-open merge enforces fail closed; RunOnceDuration sees run-once pods only', async () => {
+    const run = await emit(['--base-url', 'https://admission.example.com']);
+    expect(run.code, run.stderr).toBe(0);
+    const webhooks = documents(run.stdout).flatMap((d) => d.webhooks as Doc[]);
+    const named = (name: string) => webhooks.find((w) => w.name === `${name}.serverless-admission.io`)!;
+    for (const plugin of ['pod-node-selector', 'origin-pod-node-environment', 'run-once-duration']) {
+      expect(named(`${plugin}.mutate`).failurePolicy).toBe('Ignore');
+      expect(named(`${plugin}.validate`).failurePolicy).toBe('Fail');
+    }
+    expect(named('run-once-duration.validate').matchConditions).toEqual([RUN_ONCE_PODS]);
+    // Before 1.28 the condition is dropped: the twin is sent every new pod and passes the others.
+    const old = await emit(
+      ['--base-url', 'https://admission.example.com', '--no-match-conditions'],
+      [runOnceDuration],
+      { ADMISSION_CONFIG: everyPluginActive },
+    );
+    expect(old.code, old.stderr).toBe(0);
+    const oldTwin = documents(old.stdout)
+      .flatMap((d) => d.webhooks as Doc[])
+      .find((w) => w.name === 'run-once-duration.validate.serverless-admission.io')!;
+    expect(oldTwin.failurePolicy).toBe('Fail');
+    expect(oldTwin.matchConditions).toBeUndefined();
   });
 });
 

@@ -1,13 +1,27 @@
 // Upstream's tables (plugin/pkg/admission/podnodeselector/admission_test.go) ported: TestPodAdmission
 // (10 of 10 cases, each through the mutating phase, proven idempotent, and the validating twin on
-// the result) and TestHandles (4 of 4). Namespaces are learned only through the plugin's learning webhook.
+// the result and on the pod as received) and TestHandles (4 of 4). Namespaces are learned only
+// through the plugin's learning webhook. Then the twin on its own, as it runs when the mutating
+// webhook failed open: the placement boundary holds without the merge.
+import jsonpatch from 'fast-json-patch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-node-selector/plugin.js';
 import type { PodNodeSelectorConfig } from '../../functions/pod-node-selector/plugin.js';
-import type { KubeObject } from '../../lib/admission/types.js';
+import { DOES_NOT_EXTEND } from '../../functions/pod-node-selector/plugin.js';
+import type { AdmissionResponseWire, AdmissionReviewWire, KubeObject } from '../../lib/admission/types.js';
+import type { Enforcement } from '../../lib/config/enforcement.js';
+import { NO_EXEMPTIONS } from '../../lib/config/enforcement.js';
+import { AUDIT_REFUSAL_KEY } from '../../lib/http/enforcement.js';
+import type { Endpoint } from '../../lib/http/webhook-path.js';
+import { createStatefulAdmissionHandler } from '../../lib/state/handler.js';
+import type { LocalServer } from '../../infra/local/server.js';
+import { startLocalServer } from '../../infra/local/server.js';
+import { post } from '../support/https-client.js';
+import { testPki } from '../support/pki.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { lambdaFor, namespaceReview, testStore } from '../support/dynamodb.js';
-import { deniedMessage, mutateIdempotently, runPhase } from '../support/review.js';
+import type { ReviewInput } from '../support/review.js';
+import { deniedMessage, mutateIdempotently, review, runPhase } from '../support/review.js';
 import {
   NODE_SELECTOR_ANNOTATION,
   POD_ADMISSION_CASES,
@@ -54,6 +68,11 @@ describe('TestPodAdmission', () => {
       expect(
         deniedMessage(await runPhase(plugin, 'validate', { object: mutated.patchedObject, uid }, config, state)),
       ).toBeUndefined();
+      // The pod as received, had the mutating webhook failed open: refused exactly when the merge
+      // had labels to add.
+      const unmerged = deniedMessage(await runPhase(plugin, 'validate', { object: pod, uid }, config, state));
+      if (mutated.patch.length === 0) expect(unmerged).toBeUndefined();
+      else expect(unmerged).toBe(`pods "testPod" is forbidden: ${DOES_NOT_EXTEND}`);
     } else {
       expect(deniedMessage(mutated)).toMatch(
         /^pods "testPod" is forbidden: pod node label selector (conflicts with its namespace node label selector|labels conflict with its namespace whitelist)$/,
@@ -100,6 +119,153 @@ describe('TestPodAdmission', () => {
     expect(
       deniedMessage(await runPhase(plugin, 'validate', { object: pod({ infra: 'true', env: 'prod' }) }, config, state)),
     ).toBe('pods "p" is forbidden: pod node label selector labels conflict with its namespace whitelist');
+  });
+});
+
+describe('the validating twin holds the boundary when the mutating webhook failed open', () => {
+  const TEAM = 'team-c';
+  const config = configOf('', TEAM);
+  const pod = (nodeSelector?: Record<string, string>, name = 'web'): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: TEAM },
+    spec: { containers: [{ name: 'app', image: 'nginx' }], ...(nodeSelector && { nodeSelector }) },
+  });
+  const invoke = () => lambdaFor(plugin, store, config);
+  beforeAll(async () => {
+    const annotations = { [NODE_SELECTOR_ANNOTATION]: 'dedicated=team-c, tier=gold' };
+    const learned = await invoke()('learn', namespaceReview('CREATE', TEAM, { annotations }));
+    expect(learned.review!.response!.allowed).toBe(true);
+  });
+
+  it('a pod with no nodeSelector is refused, 403 Forbidden, naming the pod', async () => {
+    const response = (await invoke()('validate', { object: pod(), namespace: TEAM })).review!.response!;
+    expect(response.allowed).toBe(false);
+    expect(response.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: `pods "web" is forbidden: ${DOES_NOT_EXTEND}`,
+    });
+  });
+
+  it('a pod carrying only part of the namespace selector is refused', async () => {
+    const response = (await invoke()('validate', { object: pod({ dedicated: 'team-c' }), namespace: TEAM })).review!
+      .response!;
+    expect(response.status?.message).toBe(`pods "web" is forbidden: ${DOES_NOT_EXTEND}`);
+  });
+
+  it("a conflict keeps upstream's message, checked first", async () => {
+    const response = (await invoke()('validate', { object: pod({ dedicated: 'team-a' }), namespace: TEAM })).review!
+      .response!;
+    expect(response.status?.message).toBe(
+      'pods "web" is forbidden: pod node label selector conflicts with its namespace node label selector',
+    );
+  });
+
+  it('a superset of the namespace selector (what the merge, or another mutation, makes) is admitted', async () => {
+    const selector = { dedicated: 'team-c', tier: 'gold', 'kubernetes.io/arch': 'arm64' };
+    const response = (await invoke()('validate', { object: pod(selector), namespace: TEAM })).review!.response!;
+    expect(response).toEqual({ uid: response.uid, allowed: true });
+  });
+
+  it("the mutation's own output, its JSON patch applied, is admitted by the twin", async () => {
+    const mutated = await invoke()('mutate', { object: pod(), namespace: TEAM });
+    const response = mutated.review!.response!;
+    expect(response.patchType).toBe('JSONPatch');
+    const patch = JSON.parse(Buffer.from(response.patch!, 'base64').toString('utf8')) as jsonpatch.Operation[];
+    const final = jsonpatch.applyPatch(structuredClone(pod()), patch, true, false).newDocument;
+    const validated = (await invoke()('validate', { object: final, namespace: TEAM })).review!.response!;
+    expect(validated).toEqual({ uid: validated.uid, allowed: true });
+  });
+
+  it('a dry run is refused alike (nothing is written either way)', async () => {
+    store.reset();
+    const response = (await invoke()('validate', { object: pod(), namespace: TEAM, dryRun: true })).review!.response!;
+    expect(response.status?.message).toBe(`pods "web" is forbidden: ${DOES_NOT_EXTEND}`);
+    expect(store.writes()).toBe(0);
+  });
+
+  it('the cluster default binds too, where the namespace has no annotation of its own', async () => {
+    const plain = lambdaFor(plugin, store, configOf('pool=shared', 'plain'));
+    await plain('learn', namespaceReview('CREATE', 'plain'));
+    const response = (
+      await plain('validate', {
+        object: { ...pod(), metadata: { name: 'web', namespace: 'plain' } },
+        namespace: 'plain',
+      })
+    ).review!.response!;
+    expect(response.status?.message).toBe(`pods "web" is forbidden: ${DOES_NOT_EXTEND}`);
+  });
+});
+
+describe('the twin through the local server (HTTPS, client certificate) and in every enforcement mode', () => {
+  const TEAM = 'team-d';
+  const config = configOf('', TEAM);
+  const pki = testPki();
+  const apiserver = { caPem: pki.ca.certPem, certPem: pki.client.certPem, keyPem: pki.client.keyPem };
+  const servers: LocalServer[] = [];
+  const unmerged: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: TEAM },
+    spec: { containers: [{ name: 'app', image: 'nginx' }] },
+  };
+  const refusal = `pods "web" is forbidden: ${DOES_NOT_EXTEND}`;
+
+  /** The deployed handler in this enforcement mode, behind a local server of its own. */
+  async function serve(
+    enforcement: Enforcement,
+  ): Promise<(endpoint: Endpoint, input: ReviewInput) => Promise<AdmissionResponseWire>> {
+    const handler = createStatefulAdmissionHandler(plugin, {
+      config,
+      callerAuth: { mode: 'mtls', allowedSubjects: [] },
+      enforcement,
+      exemptions: NO_EXEMPTIONS,
+      state: (request) => store.state(request),
+    });
+    const server = await startLocalServer({
+      handlers: new Map([[plugin.metadata.name, handler]]),
+      tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+      requireClientCertificate: true,
+      port: 0,
+    });
+    servers.push(server);
+    return async (endpoint, input) => {
+      const answer = await post(
+        `${server.url}/${plugin.metadata.name}/${endpoint}?timeout=3s`,
+        JSON.stringify(review(input)),
+        apiserver,
+      );
+      expect(answer.status, answer.body).toBe(200);
+      return (JSON.parse(answer.body) as AdmissionReviewWire).response!;
+    };
+  }
+
+  afterAll(async () => {
+    for (const server of servers) await server.close();
+  });
+
+  it('Deny: the pod the merge never reached is refused; the merged pod is admitted', async () => {
+    const call = await serve('Deny');
+    const annotations = { [NODE_SELECTOR_ANNOTATION]: 'dedicated=team-d' };
+    expect((await call('learn', namespaceReview('CREATE', TEAM, { annotations }))).allowed).toBe(true);
+    expect(await call('validate', { object: unmerged, namespace: TEAM })).toMatchObject({
+      allowed: false,
+      status: { code: 403, reason: 'Forbidden', message: refusal },
+    });
+    const mutated = await call('mutate', { object: unmerged, namespace: TEAM });
+    const patch = JSON.parse(Buffer.from(mutated.patch!, 'base64').toString('utf8')) as jsonpatch.Operation[];
+    const final = jsonpatch.applyPatch(structuredClone(unmerged), patch, true, false).newDocument;
+    expect((final.spec as { nodeSelector: unknown }).nodeSelector).toEqual({ dedicated: 'team-d' });
+    const admitted = await call('validate', { object: final, namespace: TEAM });
+    expect(admitted).toEqual({ uid: admitted.uid, allowed: true });
+  });
+
+  it('Warn admits with the refusal as a warning; Audit with it in audit-mode-refusal', async () => {
+    const warned = await (await serve('Warn'))('validate', { object: unmerged, namespace: TEAM });
+    expect(warned).toMatchObject({ allowed: true, warnings: [refusal] });
+    const audited = await (await serve('Audit'))('validate', { object: unmerged, namespace: TEAM });
+    expect(audited).toMatchObject({ allowed: true, auditAnnotations: { [AUDIT_REFUSAL_KEY]: refusal } });
   });
 });
 

@@ -5,8 +5,10 @@
 // every mutation is applied as a real JSON patch, re-run on its own output, and then checked by the
 // validating twin. Plus: the twin's refusals, the annotation's parse errors, never-seen namespaces,
 // dry runs and configuration.
+import { run } from '@bufbuild/cel';
+import jsonpatch from 'fast-json-patch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import plugin, { type RunOnceDurationConfig } from '../../functions/run-once-duration/plugin.js';
+import plugin, { RUN_ONCE_PODS, type RunOnceDurationConfig } from '../../functions/run-once-duration/plugin.js';
 import type { KubeObject } from '../../lib/admission/types.js';
 import { configErrorOf } from '../support/config-error.js';
 import type { TestStore } from '../support/dynamodb.js';
@@ -190,9 +192,37 @@ describe('never-seen namespaces', () => {
 });
 
 describe('failure policies', () => {
-  it('upstream only mutates: the mutation and our twin both fail open', () => {
+  it('the mutation fails open; the twin, which holds the cap when the mutation did not run, fails closed', () => {
     expect(plugin.metadata.mutating!.failurePolicy).toBe('Ignore');
-    expect(plugin.metadata.validating!.failurePolicy).toBe('Ignore');
+    expect(plugin.metadata.validating!.failurePolicy).toBe('Fail');
+    expect(plugin.metadata.validating!.matchConditions).toEqual([RUN_ONCE_PODS]);
+  });
+
+  it.each([
+    ['Never', true],
+    ['OnFailure', true],
+    ['Always', false],
+  ] as const)('the twin is sent a pod with restartPolicy %s: %s', (restartPolicy, sent) => {
+    // The pod as the apiserver binds it: plain JSON.
+    const bindings = { object: pod('any', restartPolicy), oldObject: null } as unknown as Parameters<typeof run>[1];
+    expect(run(RUN_ONCE_PODS.expression, bindings)).toBe(sent);
+  });
+
+  it('a pod the mutation never reached is refused; the same pod after its JSON patch is admitted', async () => {
+    const namespace = await namespaceWith();
+    const config = testConfig(600);
+    const invoke = lambdaFor(plugin, store, config);
+    const uncapped: ReviewInput = { object: pod(namespace, 'Never', 86400), namespace };
+    expect((await invoke('validate', uncapped)).review!.response!.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: `pods "test" is forbidden: spec.activeDeadlineSeconds: Invalid value: 86400: must be at most 600 for run-once pods in namespace ${namespace}`,
+    });
+    const mutated = (await invoke('mutate', uncapped)).review!.response!;
+    const patch = JSON.parse(Buffer.from(mutated.patch!, 'base64').toString('utf8')) as jsonpatch.Operation[];
+    const final = jsonpatch.applyPatch(structuredClone(uncapped.object), patch, true, false).newDocument;
+    const admitted = (await invoke('validate', { object: final, namespace })).review!.response!;
+    expect(admitted).toEqual({ uid: admitted.uid, allowed: true });
   });
 });
 

@@ -1,10 +1,15 @@
 // PodNodeSelector as a MutatingAdmissionPolicy (the namespace's node selector merged into a new
-// pod's) and a ValidatingAdmissionPolicy (its twin: conflicts and whitelist violations refused),
+// pod's) and a ValidatingAdmissionPolicy (its twin: conflicts, whitelist violations and a pod
+// lacking the namespace's labels refused),
 // Kubernetes 1.36+. The namespace's `scheduler.alpha.kubernetes.io/node-selector` annotation is
 // read from namespaceObject and parsed as labels.ConvertSelectorToLabelsMap parses it; the cluster
 // default and the whitelists come from the entry, compiled in.
 import type { PodNodeSelectorConfig } from '../../../functions/pod-node-selector/plugin.js';
-import plugin, { NODE_SELECTOR_ANNOTATION, selectorToLabels } from '../../../functions/pod-node-selector/plugin.js';
+import plugin, {
+  DOES_NOT_EXTEND,
+  NODE_SELECTOR_ANNOTATION,
+  selectorToLabels,
+} from '../../../functions/pod-node-selector/plugin.js';
 import { CONFLICT, MERGE_LABELS, NAMESPACE_ANNOTATIONS, POD_SELECTOR } from '../node-selector.js';
 import type { NamedExpression } from '../policy.js';
 import { celString, mutatingUnavailable, requiring, webhookRules } from '../policy.js';
@@ -91,6 +96,11 @@ export const podNodeSelector = requiring<PodNodeSelectorConfig>('pod-node-select
             expression:
               'size(variables.parseErrors) > 0 || size(variables.whitelist) == 0 || variables.podSelector.all(k, k in variables.whitelist && variables.whitelist[k] == variables.podSelector[k])',
             message: 'pod node label selector labels conflict with its namespace whitelist',
+          },
+          {
+            // The webhook twin's check of a pod the merge never reached (functions/pod-node-selector).
+            expression: 'size(variables.parseErrors) > 0 || variables.labels.all(k, k in variables.podSelector)',
+            message: DOES_NOT_EXTEND,
           },
         ],
       },

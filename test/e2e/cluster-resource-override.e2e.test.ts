@@ -38,7 +38,7 @@ const sized = (namespace: string, name: string) =>
     containers: [{ name: 'c', image: 'registry.example/app:1', resources: { limits: { memory: '1Gi' } } }],
   });
 const resources = (object: KubeObject | undefined) =>
-  (object?.spec as { containers: { resources: unknown }[] }).containers[0].resources;
+  (object?.spec as { containers: { resources: unknown }[] } | undefined)?.containers[0].resources;
 // What the apiserver stores for a memory limit alone: the request defaults to the limit.
 const AS_WRITTEN = { limits: { memory: '1Gi' }, requests: { memory: '1Gi' } };
 const OVERRIDDEN = { limits: { cpu: '2', memory: '1Gi' }, requests: { cpu: '500m', memory: '512Mi' } };

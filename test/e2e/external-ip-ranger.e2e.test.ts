@@ -35,7 +35,8 @@ function service(name: string, externalIPs?: string[]): KubeObject {
   };
 }
 
-const externalIPs = (object: KubeObject | undefined) => (object?.spec as { externalIPs?: string[] }).externalIPs;
+const externalIPs = (object: KubeObject | undefined) =>
+  (object?.spec as { externalIPs?: string[] } | undefined)?.externalIPs;
 
 describe('external-ip-ranger', () => {
   it('stores external IPs inside the allowed network', async () => {

@@ -4,7 +4,7 @@
 // a bundle and the packaged configuration only, whose bundles run on the project's Node (22, as
 // Lambda), the outputs the deploy guide reads, and a deployer policy that covers the template.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -293,6 +293,38 @@ describe('serverless.yml', () => {
       ].sort(),
     );
   });
+
+  it('packages the AdmissionConfiguration ADMISSION_CONFIG names, as every other command reads it', () => {
+    expect(serverlessYml.params.default.admissionConfig).toBe(`\${env:ADMISSION_CONFIG, 'config/admission.yaml'}`);
+    for (const stage of Object.values(serverlessYml.params) as Record<string, unknown>[])
+      if (stage !== serverlessYml.params.default) expect(stage.admissionConfig).toBeUndefined();
+    // osls resolves it so: one plugin named, one function (the default file serves the default-on set).
+    const dir = mkdtempSync(join(tmpdir(), 'sls-print-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'admission.yaml');
+    writeFileSync(
+      file,
+      'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n  - name: AlwaysPullImages\n',
+    );
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    const run = spawnSync(join(root, 'node_modules/.bin/sls'), ['print', '--stage', 'dev', '--format', 'json'], {
+      cwd: root,
+      env: {
+        ...env,
+        ADMISSION_CONFIG: file,
+        AWS_CONFIG_FILE: '/dev/null',
+        AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+        SLS_TELEMETRY_DISABLED: '1',
+        SLS_NOTIFICATIONS_MODE: 'off',
+        CI: '1',
+      },
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const printed = JSON.parse(run.stdout.slice(run.stdout.indexOf('{')));
+    expect(Object.keys(printed.functions)).toEqual(['alwaysPullImages']);
+  }, 300_000);
 
   it('deploys to --region, else the environment region, else eu-west-1', () => {
     expect(serverlessYml.provider.region).toBe(`\${opt:region, env:AWS_REGION, env:AWS_DEFAULT_REGION, 'eu-west-1'}`);

@@ -71,6 +71,7 @@ export default definePlugin<ClusterResourceQuotaConfig>({
     // A reservation under a burst waits for the requests queued ahead; 5 s leaves room for that.
     validating: { rules: CHARGED_RULES, observes: RECORDED_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: true,
+    ledgers: ['clusterQuotaLedger'],
     needs: ['namespaces', 'clusterresourcequotas'],
     systemNamespaces: 'exclude',
     // An OpenShift API: a cluster without ClusterResourceQuotas gains nothing from the webhook.

@@ -169,6 +169,7 @@ export default definePlugin<EventRateLimitConfig>({
     // Fails open: a rate limiter that cannot reach its buckets should not drop every event.
     validating: { rules: RULES, failurePolicy: 'Ignore', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS },
     writes: true,
+    ledgers: ['tokenBuckets'],
     needs: [],
     // Upstream counts every namespace's events, the control plane's included; refusing an Event
     // cannot stop a controller, so nothing is gained by excluding system namespaces.

@@ -298,6 +298,7 @@ export default definePlugin<ImagePolicyWebhookConfig>({
     mutating: { rules: RULES, failurePolicy: 'Ignore', timeoutSeconds: 10, reinvocationPolicy: 'Never' },
     validating: { rules: RULES, failurePolicy: 'Fail', timeoutSeconds: 10 },
     writes: true,
+    ledgers: ['decisionCache'],
     needs: [],
     systemNamespaces: 'exclude',
     requiresConfiguration: true,

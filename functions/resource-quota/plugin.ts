@@ -51,6 +51,7 @@ export default definePlugin<ResourceQuotaConfig>({
     // A reservation under a burst retries its conditional write; 5 s leaves room for that.
     validating: { rules: CHARGED_RULES, observes: RECORDED_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: true,
+    ledgers: ['quotaLedger'],
     needs: ['resourcequotas'],
     systemNamespaces: 'exclude',
   },

@@ -10,6 +10,7 @@ import { usesStore } from '../../lib/admission/plugin.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
 import { CAPABILITY_PATH_PARAMETER, formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { learningEndpointRules } from '../../lib/admission/learning.js';
+import { partitionPatterns } from '../../lib/state/partitions.js';
 import type { ObservabilityInputs } from './observability.js';
 import { observabilityInputs, serverlessAlarms, serverlessDashboard } from './observability.js';
 import type { ThrottlingInputs } from './throttling.js';
@@ -92,6 +93,14 @@ export function rolePath(service: string): string {
   return `/${service}/`;
 }
 
+/**
+ * The managed policy that bounds every function role (docs/permissions-boundary.json, created once
+ * by an administrator, outside the stack, so that the deployer cannot widen it).
+ */
+export function permissionsBoundaryName(service: string): string {
+  return `${service}-boundary`;
+}
+
 export function roleLogicalId(metadata: PluginMetadata): string {
   return `${functionKey(metadata.name)}LambdaRole`;
 }
@@ -123,7 +132,8 @@ export function serverlessFunctions(
 
 /**
  * One role per Lambda: write its own log group, and, for plugins that keep state, read and write
- * the state table (items only: no table management, no scans of other tables).
+ * the items of the state table under the partition keys of the state it keeps (items only: no
+ * table management, no scans, no other plugin's ledger).
  */
 function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<string, unknown> {
   const lambdaName = `${inputs.service}-${inputs.stage}-${functionName(metadata)}`;
@@ -146,10 +156,9 @@ function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<
         'dynamodb:BatchWriteItem',
         'dynamodb:ConditionCheckItem',
       ],
-      Resource: [
-        { 'Fn::GetAtt': [STATE_TABLE_LOGICAL_ID, 'Arn'] },
-        { 'Fn::Sub': `\${${STATE_TABLE_LOGICAL_ID}.Arn}/index/*` },
-      ],
+      // The table has no index: the items of its own partitions only (lib/state/partitions).
+      Resource: [{ 'Fn::GetAtt': [STATE_TABLE_LOGICAL_ID, 'Arn'] }],
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionPatterns(metadata) } },
     });
   }
   // X-Ray accepts no resource-level permissions: '*' is the only Resource its actions take.
@@ -161,6 +170,11 @@ function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<
       // The service's own path: a deployer policy can grant IAM actions on these roles only
       // (docs/deployer-policy.json), whatever names CloudFormation gives them.
       Path: rolePath(inputs.service),
+      // The deployer may create a role only with this boundary (docs/deployer-policy.json), so
+      // no role it creates can do more than docs/permissions-boundary.json allows.
+      PermissionsBoundary: {
+        'Fn::Sub': `arn:\${AWS::Partition}:iam::\${AWS::AccountId}:policy/${permissionsBoundaryName(inputs.service)}`,
+      },
       AssumeRolePolicyDocument: {
         Version: '2012-10-17',
         Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],

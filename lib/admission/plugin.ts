@@ -44,6 +44,9 @@ export interface PhaseMetadata {
  * pods' nodes and Nodes' UIDs (lib/state/placements). A LearnedObjectKind (`storageclasses`,
  * `priorityclasses`, `limitranges`...): every object of that kind (lib/state/learned-objects).
  */
+/** A side-effect ledger a plugin writes: the PluginState port it records through. */
+export type SideEffectLedger = 'quotaLedger' | 'clusterQuotaLedger' | 'tokenBuckets' | 'decisionCache';
+
 export type ClusterStateNeed = 'namespaces' | 'resourcequotas' | 'placements' | LearnedObjectKind;
 
 /**
@@ -67,6 +70,11 @@ export interface PluginMetadata {
    * writing webhook NoneOnDryRun and give the Lambda access to the state table.
    */
   readonly writes: boolean;
+  /**
+   * Which side-effect ledgers a plugin that `writes` keeps (its state ports): its function's role
+   * may touch their partitions of the state table and no others (lib/state/partitions).
+   */
+  readonly ledgers?: readonly SideEffectLedger[];
   readonly needs: readonly ClusterStateNeed[];
   /**
    * Whether requests in kube-system, kube-node-lease and the webhook's own namespace are sent.

@@ -8,6 +8,7 @@
 import type { Charge, ChargedObject, ClusterQuotaLedger, LiveCharge, ReserveOutcome } from '../admission/ports.js';
 import { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
 import type { StateStore } from './store.js';
+import { PARTITION } from './partitions.js';
 
 /** The object as the quota's ledger keys it: the quota is the scope, the namespace part of the name. */
 const inLedger = (quota: string, object: ChargedObject): ChargedObject => ({
@@ -34,7 +35,7 @@ export class ClusterQuotaLedgerStore implements ClusterQuotaLedger {
   private readonly ledger: QuotaLedgerStore;
 
   constructor(store: StateStore, requestUid: string, reservationSeconds: number = reservationSecondsFromEnv()) {
-    this.ledger = new QuotaLedgerStore(store, requestUid, reservationSeconds, 'crq');
+    this.ledger = new QuotaLedgerStore(store, requestUid, reservationSeconds, PARTITION.clusterQuota);
   }
 
   reserve<Refusal>(

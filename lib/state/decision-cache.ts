@@ -5,6 +5,7 @@ import type { DecisionCache } from '../admission/ports.js';
 import type { StateStore } from './store.js';
 import { json, N, S } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
+import { PARTITION } from './partitions.js';
 
 type Cached = { allowed: boolean; reason: string; annotations: Record<string, string> };
 
@@ -16,7 +17,7 @@ export class DecisionCacheStore implements DecisionCache {
   ) {}
 
   async get(key: string): Promise<Cached | undefined> {
-    const item = await this.store.get(`cache#${this.plugin}#${key}`, 'decision');
+    const item = await this.store.get(`${PARTITION.decisionCache}${this.plugin}#${key}`, 'decision');
     if (!item || this.store.expired(item)) return undefined;
     return json<Cached>(item, 'data');
   }
@@ -25,7 +26,7 @@ export class DecisionCacheStore implements DecisionCache {
     if (ttlSeconds <= 0) return;
     await this.store.put({
       Item: {
-        pk: S(`cache#${this.plugin}#${key}`),
+        pk: S(`${PARTITION.decisionCache}${this.plugin}#${key}`),
         sk: S('decision'),
         data: S(JSON.stringify(value)),
         [TTL_ATTRIBUTE]: N(this.store.nowSeconds() + Math.ceil(ttlSeconds)),

@@ -16,8 +16,9 @@ import type { AdmissionRequest } from '../admission/request.js';
 import type { KubeObject } from '../admission/types.js';
 import type { Item, StateStore } from './store.js';
 import { json, S, str } from './store.js';
+import { PARTITION } from './partitions.js';
 
-const partition = (kind: LearnedObjectKind) => `obj#${kind}`;
+const partition = (kind: LearnedObjectKind) => `${PARTITION.learnedObject}${kind}`;
 /** The sort key: the name, after `<namespace>/` for a namespaced kind (names never hold a `/`). */
 const sortKey = (kind: LearnedObjectKind, name: string, namespace = '') =>
   isNamespacedKind(kind) ? `${namespace}/${name}` : name;

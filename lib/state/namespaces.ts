@@ -7,11 +7,12 @@ import type { LearnedNamespace, LearnedNamespaces } from '../admission/ports.js'
 import type { AdmissionRequest } from '../admission/request.js';
 import type { Item, StateStore } from './store.js';
 import { json, N, S, str } from './store.js';
+import { PARTITION } from './partitions.js';
 
 const NAMESPACE_SK = 'namespace';
-const LISTING_PK = 'ns#';
+const LISTING_PK = PARTITION.namespace;
 const LISTING_SK = 'listing';
-const namespaceKey = (name: string) => ({ pk: S(`ns#${name}`), sk: S(NAMESPACE_SK) });
+const namespaceKey = (name: string) => ({ pk: S(`${PARTITION.namespace}${name}`), sk: S(NAMESPACE_SK) });
 
 function decode(name: string, item: Item): (LearnedNamespace & { gone: boolean }) | undefined {
   const record = json<NamespaceRecord>(item, 'data');
@@ -40,7 +41,7 @@ export class LearnedNamespaceStore implements LearnedNamespaces {
   ) {}
 
   async get(name: string): Promise<LearnedNamespace | undefined> {
-    const item = await this.store.get(`ns#${name}`, NAMESPACE_SK);
+    const item = await this.store.get(namespaceKey(name).pk.S, NAMESPACE_SK);
     const learned = item && decode(name, item);
     if (learned?.gone) return undefined;
     if (learned) {
@@ -53,7 +54,7 @@ export class LearnedNamespaceStore implements LearnedNamespaces {
   }
 
   async knownAbsent(name: string): Promise<boolean> {
-    const item = await this.store.get(`ns#${name}`, NAMESPACE_SK);
+    const item = await this.store.get(namespaceKey(name).pk.S, NAMESPACE_SK);
     if (item) return decode(name, item)?.gone === true;
     if (this.readThrough) {
       const read = await this.readThrough(name);

@@ -23,13 +23,14 @@ import type { LearnedNode, LearnedPlacements, LearnedPod } from '../admission/po
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, N, S, str } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
+import { PARTITION } from './partitions.js';
 
 const POD_SK = 'placement';
 /** How long a tombstone is kept: a day of deletions. */
 const TOMBSTONE_SECONDS = 24 * 60 * 60;
 const NODE_SK = 'node';
-const podKey = (namespace: string, name: string) => ({ pk: S(`pod#${namespace}/${name}`), sk: S(POD_SK) });
-const nodeKey = (name: string) => ({ pk: S(`node#${name}`), sk: S(NODE_SK) });
+const podKey = (namespace: string, name: string) => ({ pk: S(`${PARTITION.pod}${namespace}/${name}`), sk: S(POD_SK) });
+const nodeKey = (name: string) => ({ pk: S(`${PARTITION.node}${name}`), sk: S(NODE_SK) });
 const BOOL = (value: boolean) => ({ BOOL: value });
 
 const keyOf = (target: Target) =>

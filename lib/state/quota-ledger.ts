@@ -98,6 +98,7 @@ import { StoreUnavailableError } from '../admission/ports.js';
 import type { Item, StateStore } from './store.js';
 import { ConditionFailed, json, N, num, S, str } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
+import { PARTITION } from './partitions.js';
 
 export const DEFAULT_RESERVATION_SECONDS = 900;
 /** How long a queued request may stay undecided: longer than any webhook timeout (at most 30 s). */
@@ -211,16 +212,16 @@ export class QuotaLedgerStore implements QuotaLedger {
     private readonly store: StateStore,
     private readonly requestUid: string,
     private readonly reservationSeconds: number = reservationSecondsFromEnv(),
-    private readonly prefix: 'rq' | 'crq' = 'rq',
+    private readonly prefix: typeof PARTITION.quota | typeof PARTITION.clusterQuota = PARTITION.quota,
   ) {}
 
   private partition(scope: string): string {
-    return `${this.prefix}#${scope}`;
+    return `${this.prefix}${scope}`;
   }
 
   /** The queue has its own partition, so reading the ledger does not read the queue again. */
   private queuePartition(scope: string): string {
-    return `${this.prefix}#${scope}#queue`;
+    return `${this.prefix}${scope}#queue`;
   }
 
   async quotas(namespace: string): Promise<LearnedQuota[]> {

@@ -8,6 +8,7 @@ import { AGAIN, retryWithJitter } from './retry.js';
 import type { StateStore } from './store.js';
 import { N, num, S, TransactionConflict } from './store.js';
 import { TTL_ATTRIBUTE } from './table.js';
+import { PARTITION, TOKEN_BUCKET_REQUESTS } from './partitions.js';
 
 const MAX_ATTEMPTS = 100;
 
@@ -24,7 +25,7 @@ export class TokenBucketStore implements TokenBuckets {
 
   async takeAll(buckets: readonly { readonly key: string; readonly spec: BucketSpec }[]): Promise<number[]> {
     if (buckets.length === 0) return [];
-    const doneKey = { pk: S(`req#erl#${this.requestUid}`), sk: S('done') };
+    const doneKey = { pk: S(`${TOKEN_BUCKET_REQUESTS}${this.requestUid}`), sk: S('done') };
     return retryWithJitter('token buckets', MAX_ATTEMPTS, async () => {
       const done = await this.store.get(doneKey.pk.S, 'done');
       if (done && !this.store.expired(done)) return []; // a retry of a request that already paid
@@ -33,7 +34,7 @@ export class TokenBucketStore implements TokenBuckets {
       const empty: number[] = [];
       for (let i = 0; i < buckets.length; i++) {
         const { key, spec } = buckets[i];
-        const item = await this.store.get(`erl#${key}`, 'bucket');
+        const item = await this.store.get(`${PARTITION.tokenBucket}${key}`, 'bucket');
         const live = item && !this.store.expired(item) ? item : undefined;
         const version = num(live, 'version');
         const stored = num(live, 'tokens') ?? spec.burst;
@@ -49,7 +50,7 @@ export class TokenBucketStore implements TokenBuckets {
           Put: {
             TableName: this.store.table,
             Item: {
-              pk: S(`erl#${key}`),
+              pk: S(`${PARTITION.tokenBucket}${key}`),
               sk: S('bucket'),
               tokens: N(left),
               updatedAtMs: N(nowMs),

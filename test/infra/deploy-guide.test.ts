@@ -1,6 +1,7 @@
 // docs/deploy-aws.md against what it describes: every command names a real npm script and
 // serverless.yml parameter, every block that needs AWS says so, every link resolves, and it
 // names each thing an operator needs to finish a deploy (the checklist of the guide's purpose).
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,5 +106,28 @@ describe(GUIDE, () => {
       'https://aws.amazon.com/cloudwatch/pricing/',
     ])
       expect(text).toContain(`(${page})`);
+  });
+
+  it('writes the webhook configurations, which hold capabilities, only where git ignores them', () => {
+    const targets = code
+      .flatMap((b) => b.lines)
+      .filter((l) => /--emit\b/.test(l))
+      .flatMap((l) => [...l.matchAll(/>\s*(\S+)/g)].map((m) => m[1]!))
+      .filter((t) => t !== '/dev/null');
+    expect(targets.length).toBeGreaterThan(0);
+    for (const target of targets) {
+      if (target.startsWith('~/')) continue; // outside the repository
+      const ignored = spawnSync('git', ['check-ignore', '-q', target], { cwd: ROOT });
+      expect(ignored.status, `${target} is not ignored by git`).toBe(0);
+    }
+  });
+});
+
+describe('docs/managed-url-secret.md', () => {
+  it("emits for the local trial with the local CA, which the apiserver needs to trust npm start's certificate", () => {
+    const page = readFileSync(join(ROOT, 'docs/managed-url-secret.md'), 'utf8').replace(/\s*\n\s*/g, ' ');
+    const local = [...page.matchAll(/`npm run -s emit -- [^`]*127\.0\.0\.1[^`]*`/g)].map((m) => m[0]);
+    expect(local.length).toBeGreaterThan(0);
+    for (const command of local) expect(command).toContain('--ca-bundle .local/pki/ca.crt');
   });
 });

@@ -1,6 +1,6 @@
 // Output meant for a file or a pipe is the only thing on stdout, however the docs invoke the
-// command: each data-writing command runs here as the README and docs/ invoke it (`npm run -s`,
-// which keeps npm's `> pkg@version script` banner off stdout), with stdout redirected to a file
+// command: each data-writing command runs here as the README and docs/ invoke it (`npm run -s`),
+// and as a user types it (`npm run`, whose banner the project's .npmrc keeps off stdout), with stdout redirected to a file
 // that is then parsed as what it claims to be. Progress and notes go to stderr.
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,11 +61,39 @@ describe('data on stdout, nothing else, as the docs invoke each command', () => 
     expect(report.summary.refused).toBeGreaterThan(0);
   });
 
-  it('without -s, npm itself writes its banner into the file: why every example says npm run -s', () => {
-    const { file } = npmToFile(['run', 'check', '--', ...CHECK, '-o', 'json']);
-    const text = readFileSync(file, 'utf8');
-    expect(text).toMatch(/^\n> serverless-admission@[\d.]+ check\n/);
-    expect(() => JSON.parse(text)).toThrow();
+  // As a user types them: without -s, npm's banner must not land in the file either (.npmrc).
+  it.each([[['-s']], [[]]])('check -o json, audit and emit with npm run %j: stdout parses', (silent) => {
+    const check = npmToFile(['run', ...silent, 'check', '--', ...CHECK, '-o', 'json']);
+    expect(check.status, check.stderr).toBe(1);
+    expect(JSON.parse(readFileSync(check.file, 'utf8')).summary.refused).toBeGreaterThan(0);
+    const audit = npmToFile([
+      'run',
+      ...silent,
+      'audit',
+      '--',
+      '--from',
+      'test/fixtures/kubectl/namespaces.json',
+      '--from',
+      'test/fixtures/kubectl/deployments-services.json',
+    ]);
+    expect(audit.status, audit.stderr).toBe(0);
+    const reports = parseAllDocuments(readFileSync(audit.file, 'utf8'));
+    expect(reports.length).toBeGreaterThan(0);
+    for (const d of reports) expect([d.errors, d.toJS()?.apiVersion]).toEqual([[], 'wgpolicyk8s.io/v1alpha2']);
+    const emit = npmToFile(['run', ...silent, 'emit', '--', '--base-url', 'https://admission.example.com']);
+    expect(emit.status, emit.stderr).toBe(0);
+    const webhooks = parseAllDocuments(readFileSync(emit.file, 'utf8'));
+    expect(webhooks.length).toBeGreaterThan(0);
+    for (const d of webhooks)
+      expect([d.errors, d.toJS()?.kind]).toEqual([[], expect.stringMatching(/WebhookConfiguration$/)]);
+    expect(emit.stderr).not.toContain('> serverless-admission@');
+  });
+
+  it("npm's own errors: a mistyped script fails, and --loglevel=notice names it", () => {
+    expect(npmToFile(['run', 'emitt']).status).not.toBe(0);
+    const { status, stderr } = npmToFile(['run', 'emitt', '--loglevel=notice']);
+    expect(status).not.toBe(0);
+    expect(stderr).toContain('Missing script: "emitt"');
   });
 
   it('audit: PolicyReports as multi-document YAML that kubectl apply reads; the summary on stderr', () => {

@@ -4,7 +4,7 @@
 // a bundle and the packaged configuration only, whose bundles run on the project's Node (22, as
 // Lambda), the outputs the deploy guide reads, and a deployer policy that covers the template.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,6 +18,9 @@ import { learningEndpointRules } from '../../lib/admission/learning.js';
 import { capabilityKeysEnv, OLD_KEY } from '../support/capability.js';
 import { namespaceReview, testStore } from '../support/dynamodb.js';
 import { requestOf, review } from '../support/review.js';
+import type { IamRequest, PolicyDocument } from '../support/iam-policy.js';
+import { evaluate, evaluateIntersection } from '../support/iam-policy.js';
+import { partitionPatterns } from '../../lib/state/partitions.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const require = createRequire(import.meta.url);
@@ -136,6 +139,43 @@ const OSLS_ACTIONS = [
   'lambda:GetFunction',
 ];
 
+/** The account, region and names an operator's deploy of the packaged template (stage dev) would have. */
+const ACCOUNT = '123456789012';
+const REGION = 'eu-west-1';
+const STACK = 'serverless-admission-dev';
+const API_ID = 'a1b2c3d4e5';
+const DOMAIN = 'admission.dev.example.com';
+const TRUSTSTORE = 's3://serverless-admission-dev-truststore/truststore.pem';
+/** Actions IAM authorizes on no resource of their own: their statements name `*`. */
+const NO_RESOURCE = new Set([
+  'cloudformation:ListExports',
+  'cloudformation:ValidateTemplate',
+  'cloudwatch:DescribeAlarms',
+  'cloudwatch:ListDashboards',
+  'logs:DescribeLogGroups',
+]);
+/** API Gateway's ARN of a path: `arn:aws:apigateway:<region>::/restapis/...`. */
+const apigw = (request: IamRequest): IamRequest =>
+  request.resource === '*' ? request : { ...request, resource: `arn:aws:apigateway:${REGION}::${request.resource}` };
+/** The few intrinsics of the roles' ARNs, resolved as CloudFormation would in the account above. */
+function resolveIntrinsic(value: any): string {
+  if (typeof value === 'string') return value;
+  const table = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${STACK}-state`;
+  if (value?.['Fn::GetAtt']?.[0] === 'StateTable' && value['Fn::GetAtt'][1] === 'Arn') return table;
+  if (typeof value?.['Fn::Sub'] === 'string')
+    return value['Fn::Sub'].replace(/\$\{([^}]+)\}/g, (_: string, name: string) => {
+      const known: Record<string, string> = {
+        'AWS::Partition': 'aws',
+        'AWS::Region': REGION,
+        'AWS::AccountId': ACCOUNT,
+        'StateTable.Arn': table,
+      };
+      if (!(name in known)) throw new Error(`unresolved \${${name}}`);
+      return known[name]!;
+    });
+  throw new Error(`unresolved intrinsic ${JSON.stringify(value)}`);
+}
+
 /** serverless's function key: `always-pull-images` → `alwaysPullImages`. */
 const functionKey = (name: string) => name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const logicalPrefix = (name: string) => functionKey(name).charAt(0).toUpperCase() + functionKey(name).slice(1);
@@ -253,6 +293,38 @@ describe('serverless.yml', () => {
       ].sort(),
     );
   });
+
+  it('packages the AdmissionConfiguration ADMISSION_CONFIG names, as every other command reads it', () => {
+    expect(serverlessYml.params.default.admissionConfig).toBe(`\${env:ADMISSION_CONFIG, 'config/admission.yaml'}`);
+    for (const stage of Object.values(serverlessYml.params) as Record<string, unknown>[])
+      if (stage !== serverlessYml.params.default) expect(stage.admissionConfig).toBeUndefined();
+    // osls resolves it so: one plugin named, one function (the default file serves the default-on set).
+    const dir = mkdtempSync(join(tmpdir(), 'sls-print-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'admission.yaml');
+    writeFileSync(
+      file,
+      'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n  - name: AlwaysPullImages\n',
+    );
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    const run = spawnSync(join(root, 'node_modules/.bin/sls'), ['print', '--stage', 'dev', '--format', 'json'], {
+      cwd: root,
+      env: {
+        ...env,
+        ADMISSION_CONFIG: file,
+        AWS_CONFIG_FILE: '/dev/null',
+        AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+        SLS_TELEMETRY_DISABLED: '1',
+        SLS_NOTIFICATIONS_MODE: 'off',
+        CI: '1',
+      },
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const printed = JSON.parse(run.stdout.slice(run.stdout.indexOf('{')));
+    expect(Object.keys(printed.functions)).toEqual(['alwaysPullImages']);
+  }, 300_000);
 
   it('deploys to --region, else the environment region, else eu-west-1', () => {
     expect(serverlessYml.provider.region).toBe(`\${opt:region, env:AWS_REGION, env:AWS_DEFAULT_REGION, 'eu-west-1'}`);
@@ -516,7 +588,7 @@ describe('npm run package (osls, offline, no credentials)', () => {
     expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
   });
 
-  it('gives DynamoDB access only to plugins that write or learn state, and only on the state table', () => {
+  it('gives DynamoDB access only to plugins that write or learn state, only on the state table, only their partitions', () => {
     for (const { metadata } of packaged) {
       const role = template.Resources[`${logicalPrefix(metadata.name)}LambdaRole`];
       expect(role.Type).toBe('AWS::IAM::Role');
@@ -526,7 +598,12 @@ describe('npm run package (osls, offline, no credentials)', () => {
       const dynamo = statements.filter((s: any) => s.Action.some((a: string) => a.startsWith('dynamodb:')));
       expect(dynamo.length > 0, `${metadata.name} table access`).toBe(usesTable(metadata));
       for (const s of dynamo) {
-        expect(s.Resource[0]).toEqual({ 'Fn::GetAtt': ['StateTable', 'Arn'] });
+        // The table has no index: its items only, and only under the plugin's own partition keys.
+        expect(s.Resource).toEqual([{ 'Fn::GetAtt': ['StateTable', 'Arn'] }]);
+        expect(s.Condition).toEqual({
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionPatterns(metadata) },
+        });
+        expect(partitionPatterns(metadata).length, metadata.name).toBeGreaterThan(0);
         expect(s.Action).not.toContain('dynamodb:*');
         expect(s.Action).not.toContain('dynamodb:Scan');
       }
@@ -685,24 +762,231 @@ describe('npm run package (osls, offline, no credentials)', () => {
     expect(template.Resources.StateTable.DeletionPolicy).toBe('Retain');
   });
 
-  it('has a deployer policy (docs/deployer-policy.json) allowing what each resource type of the template needs', () => {
-    const policy = JSON.parse(readFileSync(join(root, 'docs/deployer-policy.json'), 'utf8'));
-    expect(policy.Version).toBe('2012-10-17');
-    const allowed = new Set<string>(
-      policy.Statement.filter((s: any) => s.Effect === 'Allow').flatMap((s: any) => [s.Action].flat()),
-    );
-    for (const action of allowed) expect(action, 'no wildcard action').toMatch(/^[a-z0-9-]+:[A-Za-z]+$/);
-    const types = [...new Set(Object.values(template.Resources).map((r: any) => r.Type as string))].sort();
-    for (const type of types) {
-      expect(Object.keys(DEPLOY_ACTIONS), `${type}: add the actions CloudFormation calls for it`).toContain(type);
-      for (const action of DEPLOY_ACTIONS[type]!) expect(allowed.has(action), `${type} needs ${action}`).toBe(true);
+  /** The template's deploy, as requests of the deployer: each action on the ARN it names, with its context. */
+  function deployRequests(policyOf: (type: string) => readonly string[]): IamRequest[] {
+    const requests: IamRequest[] = [];
+    const bucket = `${STACK}-serverlessdeploymentbucket-${'a1b2c3d4'}`;
+    const functionArn = (name: string) => `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${name}`;
+    const functionNames = resourcesOf('AWS::Lambda::Function').map(([, r]) => r.Properties.FunctionName as string);
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      const p = resource.Properties ?? {};
+      const on = (resources: string | readonly string[], context?: IamRequest['context']) => (action: string) =>
+        [resources]
+          .flat()
+          .map((r) => ({ action, resource: NO_RESOURCE.has(action) ? '*' : r, ...(context && { context }) }));
+      let arns: (action: string) => IamRequest[];
+      switch (resource.Type) {
+        case 'AWS::IAM::Role': {
+          const boundary = resolveIntrinsic(p.PermissionsBoundary);
+          arns = on(`arn:aws:iam::${ACCOUNT}:role${p.Path}${STACK}-${id}-A1B2C3D4`, {
+            'iam:PermissionsBoundary': boundary,
+            'aws:PrincipalAccount': ACCOUNT,
+          });
+          break;
+        }
+        case 'AWS::Lambda::Function':
+          arns = (action) =>
+            action === 'iam:PassRole'
+              ? [
+                  {
+                    action,
+                    resource: `arn:aws:iam::${ACCOUNT}:role/serverless-admission/${STACK}-${id}-A1B2C3D4`,
+                    context: { 'iam:PassedToService': 'lambda.amazonaws.com' },
+                  },
+                ]
+              : action === 's3:GetObject'
+                ? [{ action, resource: `arn:aws:s3:::${bucket}/serverless/${STACK}/a.zip` }]
+                : on(functionArn(p.FunctionName))(action);
+          break;
+        case 'AWS::Lambda::Version':
+        case 'AWS::Lambda::Permission':
+        case 'AWS::Lambda::Alias':
+          // FunctionName: { Ref: <function> } or { Fn::GetAtt: [<function>, Arn] }.
+          arns = on(
+            functionArn(
+              template.Resources[p.FunctionName.Ref ?? p.FunctionName['Fn::GetAtt'][0]].Properties.FunctionName,
+            ),
+          );
+          break;
+        case 'AWS::Logs::LogGroup':
+          arns = on(`arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${p.LogGroupName}`);
+          break;
+        case 'AWS::DynamoDB::Table':
+          arns = (action) =>
+            action.startsWith('kms:')
+              ? [
+                  {
+                    action,
+                    resource: `arn:aws:kms:${REGION}:${ACCOUNT}:key/00000000-0000-0000-0000-000000000000`,
+                    context: { 'kms:ViaService': `dynamodb.${REGION}.amazonaws.com` },
+                  },
+                ]
+              : on(`arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${p.TableName}`)(action);
+          break;
+        case 'AWS::ApiGateway::RestApi':
+          arns = (action) => on(action === 'apigateway:POST' ? '/restapis' : `/restapis/${API_ID}`)(action).map(apigw);
+          break;
+        case 'AWS::ApiGateway::Resource':
+        case 'AWS::ApiGateway::Method':
+          arns = (action) => on(`/restapis/${API_ID}/resources/r1b2c3/methods/POST`)(action).map(apigw);
+          break;
+        case 'AWS::ApiGateway::Deployment':
+          arns = (action) => on(`/restapis/${API_ID}/deployments`)(action).map(apigw);
+          break;
+        case 'AWS::ApiGateway::DomainName':
+          arns = (action) =>
+            action.startsWith('s3:')
+              ? on(`arn:aws:s3:::${TRUSTSTORE.slice('s3://'.length)}`)(action)
+              : on(action === 'apigateway:POST' ? '/domainnames' : `/domainnames/${DOMAIN}`)(action).map(apigw);
+          break;
+        case 'AWS::ApiGateway::BasePathMapping':
+          arns = (action) => on(`/domainnames/${DOMAIN}/basepathmappings/(none)`)(action).map(apigw);
+          break;
+        case 'AWS::CloudWatch::Alarm':
+          arns = on(`arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:${p.AlarmName}`);
+          break;
+        case 'AWS::CloudWatch::Dashboard':
+          arns = on(`arn:aws:cloudwatch::${ACCOUNT}:dashboard/${p.DashboardName}`);
+          break;
+        case 'AWS::S3::Bucket':
+        case 'AWS::S3::BucketPolicy':
+          arns = on(`arn:aws:s3:::${bucket}`);
+          break;
+        default:
+          throw new Error(`${resource.Type}: add the ARNs CloudFormation acts on for it`);
+      }
+      for (const action of policyOf(resource.Type)) requests.push(...arns(action));
     }
-    for (const action of OSLS_ACTIONS) expect(allowed.has(action), `osls calls ${action}`).toBe(true);
-    // Every IAM action is confined to the functions' role path; PassRole to Lambda only.
-    for (const s of policy.Statement.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('iam:')))) {
-      expect(s.Resource).toBe('arn:aws:iam::*:role/serverless-admission/*');
-      if ([s.Action].flat().includes('iam:PassRole'))
-        expect(s.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'lambda.amazonaws.com' } });
+    for (const action of OSLS_ACTIONS) {
+      const service = action.split(':')[0];
+      const resource = NO_RESOURCE.has(action)
+        ? '*'
+        : service === 'cloudformation'
+          ? `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${STACK}/0f1e2d3c-0000-0000-0000-000000000000`
+          : service === 'lambda'
+            ? functionArn(functionNames[0]!)
+            : /Object/.test(action)
+              ? `arn:aws:s3:::${bucket}/serverless/${STACK}/a.zip`
+              : `arn:aws:s3:::${bucket}`;
+      requests.push({ action, resource });
+    }
+    return requests;
+  }
+
+  /** The deployer policy with its placeholders filled in as an operator of this template would. */
+  const deployerPolicy = (): PolicyDocument =>
+    JSON.parse(
+      readFileSync(join(root, 'docs/deployer-policy.json'), 'utf8')
+        .replaceAll('REPLACE-WITH-TRUSTSTORE-BUCKET', TRUSTSTORE.slice('s3://'.length).split('/')[0]!)
+        .replaceAll('REPLACE-WITH-DOMAIN-NAME', DOMAIN),
+    );
+
+  it('has a deployer policy (docs/deployer-policy.json) allowing every action the template needs, on its ARN', () => {
+    const policy = deployerPolicy();
+    expect(policy.Version).toBe('2012-10-17');
+    for (const s of policy.Statement.filter((s) => s.Effect === 'Allow'))
+      for (const action of [s.Action].flat()) expect(action, 'no wildcard action').toMatch(/^[a-z0-9-]+:[A-Za-z]+$/);
+    const requests = deployRequests((type) => DEPLOY_ACTIONS[type] ?? []);
+    for (const type of new Set(Object.values(template.Resources).map((r: any) => r.Type as string)))
+      expect(Object.keys(DEPLOY_ACTIONS), `${type}: add the actions CloudFormation calls for it`).toContain(type);
+    expect(requests.length).toBeGreaterThan(500);
+    const refused = requests.filter(
+      (r) => evaluate(policy, { ...r, context: { 'aws:PrincipalAccount': ACCOUNT, ...r.context } }) !== 'allowed',
+    );
+    expect(refused).toEqual([]);
+  });
+
+  it('lets the deployer create a function role only with the shipped permissions boundary, and never remove it', () => {
+    const policy = deployerPolicy();
+    const role = `arn:aws:iam::${ACCOUNT}:role/serverless-admission/${STACK}-AnyLambdaRole-A1B2C3D4`;
+    const boundary = `arn:aws:iam::${ACCOUNT}:policy/serverless-admission-boundary`;
+    const asDeployer = (action: string, context: Record<string, string> = {}, resource = role) =>
+      evaluate(policy, { action, resource, context: { 'aws:PrincipalAccount': ACCOUNT, ...context } });
+    for (const action of ['iam:CreateRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy']) {
+      expect(asDeployer(action, { 'iam:PermissionsBoundary': boundary }), action).toBe('allowed');
+      expect(asDeployer(action), `${action} without a boundary`).toBe('explicitly denied');
+      for (const other of [
+        `arn:aws:iam::${ACCOUNT}:policy/AdministratorAccess`,
+        'arn:aws:iam::aws:policy/AdministratorAccess',
+        `arn:aws:iam::210987654321:policy/serverless-admission-boundary`,
+      ])
+        expect(asDeployer(action, { 'iam:PermissionsBoundary': other }), `${action} bounded by ${other}`).toBe(
+          'explicitly denied',
+        );
+    }
+    // Attaching managed policies, swapping or removing the boundary, rewriting the boundary itself.
+    expect(asDeployer('iam:AttachRolePolicy', { 'iam:PermissionsBoundary': boundary })).toBe('implicitly denied');
+    expect(asDeployer('iam:PutRolePermissionsBoundary', { 'iam:PermissionsBoundary': boundary })).toBe(
+      'implicitly denied',
+    );
+    expect(asDeployer('iam:PutRolePermissionsBoundary')).toBe('explicitly denied');
+    expect(asDeployer('iam:DeleteRolePermissionsBoundary', { 'iam:PermissionsBoundary': boundary })).toBe(
+      'explicitly denied',
+    );
+    for (const action of ['iam:CreatePolicyVersion', 'iam:SetDefaultPolicyVersion', 'iam:DeletePolicy'])
+      expect(asDeployer(action, {}, boundary), action).toBe('explicitly denied');
+    expect(asDeployer('iam:CreatePolicy', {}, `arn:aws:iam::${ACCOUNT}:policy/anything`)).toBe('implicitly denied');
+    // Roles elsewhere in the account: neither created nor passed.
+    const elsewhere = `arn:aws:iam::${ACCOUNT}:role/admin`;
+    expect(asDeployer('iam:CreateRole', { 'iam:PermissionsBoundary': boundary }, elsewhere)).toBe('implicitly denied');
+    expect(asDeployer('iam:PassRole', { 'iam:PassedToService': 'lambda.amazonaws.com' }, elsewhere)).toBe(
+      'implicitly denied',
+    );
+    expect(asDeployer('iam:PassRole', { 'iam:PassedToService': 'ec2.amazonaws.com' })).toBe('implicitly denied');
+  });
+
+  it("confines the deployer's API Gateway actions to REST APIs and the named domain", () => {
+    const policy = deployerPolicy();
+    const asDeployer = (action: string, path: string) => evaluate(policy, apigw({ action, resource: path }));
+    expect(asDeployer('apigateway:POST', '/restapis')).toBe('allowed');
+    expect(asDeployer('apigateway:PATCH', `/restapis/${API_ID}/stages/dev`)).toBe('allowed');
+    expect(asDeployer('apigateway:POST', '/domainnames')).toBe('allowed');
+    expect(asDeployer('apigateway:DELETE', `/domainnames/${DOMAIN}`)).toBe('allowed');
+    // Another domain of the account, its mappings, and the account's other API Gateway resources.
+    expect(asDeployer('apigateway:DELETE', '/domainnames/shop.example.com')).toBe('implicitly denied');
+    expect(asDeployer('apigateway:POST', '/domainnames/shop.example.com/basepathmappings')).toBe('implicitly denied');
+    expect(asDeployer('apigateway:PATCH', '/account')).toBe('implicitly denied');
+    expect(asDeployer('apigateway:POST', '/apikeys')).toBe('implicitly denied');
+    expect(asDeployer('apigateway:POST', '/usageplans')).toBe('implicitly denied');
+    expect(asDeployer('apigateway:PUT', `/tags/arn%3Aaws%3Aapigateway%3A${REGION}%3A%3A%2Frestapis%2Fother`)).toBe(
+      'implicitly denied',
+    );
+  });
+
+  it('bounds every IAM role of the template by the shipped permissions boundary, which allows what the roles hold', () => {
+    const boundaryPolicy: PolicyDocument = JSON.parse(
+      readFileSync(join(root, 'docs/permissions-boundary.json'), 'utf8'),
+    );
+    const roles = resourcesOf('AWS::IAM::Role');
+    expect(roles.length).toBe(packaged.length);
+    for (const [id, role] of roles) {
+      expect(role.Properties.PermissionsBoundary, id).toEqual({
+        'Fn::Sub': `arn:\${AWS::Partition}:iam::\${AWS::AccountId}:policy/serverless-admission-boundary`,
+      });
+      // Every action of the role's own policy, on the resource it names, passes the boundary too.
+      const statements = role.Properties.Policies.flatMap((p: any) => p.PolicyDocument.Statement);
+      const inline: PolicyDocument = {
+        Version: '2012-10-17',
+        Statement: statements.map((s: any) => ({ ...s, Resource: [s.Resource].flat().map(resolveIntrinsic) })),
+      };
+      for (const s of inline.Statement)
+        for (const action of [s.Action].flat())
+          for (const resource of [s.Resource].flat()) {
+            const context = { 'dynamodb:LeadingKeys': ['ns#team-a'] };
+            expect(evaluate(boundaryPolicy, { action, resource, context }), `${id}: ${action} on ${resource}`).toBe(
+              'allowed',
+            );
+          }
+      // Nothing the boundary leaves out: another table, another log group, IAM.
+      for (const [action, resource] of [
+        ['dynamodb:GetItem', `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/payments`],
+        ['dynamodb:Scan', `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${STACK}-state`],
+        ['logs:PutLogEvents', `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:/aws/lambda/payments:*`],
+        ['iam:CreateRole', `arn:aws:iam::${ACCOUNT}:role/serverless-admission/x`],
+      ] as const)
+        expect(evaluateIntersection([boundaryPolicy, inline], { action, resource }), `${id}: ${action}`).not.toBe(
+          'allowed',
+        );
     }
   });
 

@@ -31,6 +31,14 @@ export interface ValidatingPolicy {
   readonly validations: readonly Validation[];
   /** The plugin's validating webhook's failurePolicy unless given. */
   readonly failurePolicy?: 'Fail' | 'Ignore';
+  /**
+   * What a failed validation does when the entry's enforcement is Deny: a plugin whose modes
+   * refuse, warn and audit separately (PodSecurity) gives each policy its own. A Warn or Audit
+   * enforcement softens it (Deny becomes Warn; everything becomes Audit).
+   */
+  readonly validationActions?: 'Deny' | 'Warn' | 'Audit';
+  /** Upstream's audit annotations: `<policy name>/<key>`, where the value is a string (null: none). */
+  readonly auditAnnotations?: readonly { readonly key: string; readonly valueExpression: string }[];
 }
 
 export type Mutation =

@@ -405,9 +405,10 @@ export const CHECK_CEL: Readonly<Record<string, CheckCel>> = {
     ],
     result: (m) => {
       const safeAt = (i: number) => celStrings(SAFE_SYSCTLS.slice(0, i + 1).flatMap(([, names]) => names));
-      const safe = SAFE_SYSCTLS.map(([since], i) => [since, safeAt(i)] as const)
-        .reverse()
-        .reduce((otherwise, [since, list]) => (since === 0 ? list : `(${m} >= ${since} ? ${list} : ${otherwise})`), '');
+      const safe = SAFE_SYSCTLS.map(([since], i) => [since, safeAt(i)] as const).reduce(
+        (older, [since, list]) => (since === 0 ? list : `(${m} >= ${since} ? ${list} : ${older})`),
+        '',
+      );
       const bad = `${v('sysctlNames')}.filter(n, !(n in ${safe}))`;
       return result(`size(${bad}) > 0`, "'forbidden sysctls'", `${bad}.join(', ')`);
     },

@@ -37,7 +37,7 @@ export interface ValidatingPolicy {
    * enforcement softens it (Deny becomes Warn; everything becomes Audit).
    */
   readonly validationActions?: 'Deny' | 'Warn' | 'Audit';
-  /** Upstream's audit annotations: `<policy name>/<key>`, where the value is a string (null: none). */
+  /** Audit annotations, `<policy name>/<key>`: none where the value is empty (or null). */
   readonly auditAnnotations?: readonly { readonly key: string; readonly valueExpression: string }[];
 }
 
@@ -64,6 +64,8 @@ export type Compilation =
       readonly policies: readonly NativePolicy[];
       /** What the policies answer differently from the webhook, for stderr and the docs. */
       readonly differences?: readonly string[];
+      /** Choices of the configuration that cannot take effect beside what the apiserver runs itself (stderr). */
+      readonly warnings?: readonly string[];
     }
   | { readonly webhook: string };
 

@@ -5,12 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import plugin from '../../functions/pod-security/plugin.js';
 import { ENVIRONMENT_VERSIONS } from '../../lib/cel/cel-env.js';
+import { planPlugin } from '../../infra/native/plan.js';
 import type { ReviewInput } from '../support/review.js';
 import { runPhase } from '../support/review.js';
 import type { PodSecurityCase } from '../support/cases/pod-security.js';
 import {
   configurationCases,
   fixtureCases,
+  POD,
   POD_SECURITY_CONFIGURATION,
   REVISIONS,
 } from '../support/cases/pod-security.js';
@@ -88,5 +90,63 @@ describe('the configuration: defaults, exemptions, labels, workloads', () => {
 describe('every environment compiles the policies', () => {
   it.each(ENVIRONMENT_VERSIONS)('%s', (version) => {
     expect(() => new NativeCluster(nativeObjectsOf(entry, version), version)).not.toThrow();
+  });
+});
+
+describe('emit, beside the built-in PodSecurity', () => {
+  it('warns, for each kind of exemption configured, that the built-in still refuses in labelled namespaces', () => {
+    const warnings = planPlugin(entry, '1.30').warnings ?? [];
+    expect(warnings).toHaveLength(3);
+    expect(warnings[0]).toMatch(
+      /^warning: PodSecurity \(pod-security\): exemptions\.usernames \(exempt-user\): the built-in/,
+    );
+    expect(warnings[1]).toContain('exemptions.runtimeClasses (exempt-runtime)');
+    expect(warnings[2]).toContain('exemptions.namespaces (exempt-ns)');
+    for (const w of warnings) expect(w).toContain('pod-security.kubernetes.io/enforce=baseline or restricted');
+  });
+
+  it('says nothing of defaults alone, which take effect where the built-in admits (unlabelled namespaces)', () => {
+    const defaultsOnly = configured(plugin, { ...POD_SECURITY_CONFIGURATION, exemptions: {} });
+    expect(planPlugin(defaultsOnly, '1.30').warnings).toBeUndefined();
+  });
+});
+
+describe('a pod with 100 containers', () => {
+  const wide = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'wide' },
+    spec: {
+      hostNetwork: true,
+      containers: Array.from({ length: 100 }, (_, i) => ({
+        name: `c${i}`,
+        image: 'i',
+        ports: [{ containerPort: 1000 + i, hostPort: 1000 + i }],
+        securityContext: {
+          privileged: true,
+          capabilities: { add: ['NET_ADMIN', 'SYS_TIME', `CAP_${i}`] },
+          seLinuxOptions: { type: `spc_t_${i}`, user: 'u' },
+          procMount: 'Unmasked',
+          runAsUser: 0,
+        },
+        livenessProbe: { httpGet: { host: `h${i}.example`, port: 80 } },
+      })),
+      volumes: Array.from({ length: 100 }, (_, i) => ({ name: `v${i}`, hostPath: { path: `/v${i}` } })),
+    },
+  };
+
+  it.each([
+    ['enforce', { 'pod-security.kubernetes.io/enforce': 'restricted' }],
+    ['warn', { 'pod-security.kubernetes.io/enforce': 'privileged', 'pod-security.kubernetes.io/warn': 'restricted' }],
+  ])('is judged within the cost limits (%s)', async (_mode, labels) => {
+    const { webhook, native } = await bothAnswers({ name: 'wide', labels, object: wide, resource: POD });
+    expect(JSON.stringify(native)).not.toMatch(/cost|budget/);
+    expect(native.allowed).toBe(webhook.allowed);
+    // The webhook's details are longer than a policy message may be (5 KiB): the policy says so.
+    if (!webhook.allowed) {
+      expect(Buffer.byteLength(webhook.refusal ?? '')).toBeGreaterThan(5 * 1024);
+      expect(native.refusal).toBe('violates PodSecurity (the details exceed the 5 KiB a policy message may hold)');
+    } else expect(native.warnings).toHaveLength(1);
+    expect(native.auditViolations).toBeDefined();
   });
 });

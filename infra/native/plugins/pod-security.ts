@@ -212,7 +212,8 @@ export const podSecurity: NativeCompiler<PodSecurityPluginConfig> = {
         auditAnnotations: [
           {
             key: 'enforce-policy',
-            valueExpression: `${v('exemptNamespace')} || ${v('exemptUser')} ? null : ${v('privilegedShortcut')} ? 'privileged:latest' : ${v('judged')} ? ${lv('enforce')} : null`,
+            // An empty value is no annotation (the apiserver refuses a null beside a string here).
+            valueExpression: `${v('exemptNamespace')} || ${v('exemptUser')} ? '' : ${v('privilegedShortcut')} ? 'privileged:latest' : ${v('judged')} ? ${lv('enforce')} : ''`,
           },
         ],
         validationActions: 'Deny',
@@ -244,13 +245,34 @@ export const podSecurity: NativeCompiler<PodSecurityPluginConfig> = {
             message: `would violate PodSecurity (${TOO_LONG})`,
           },
         ],
-        auditAnnotations: [{ key: 'exempt', valueExpression: `${v('exempt')} == '' ? null : ${v('exempt')}` }],
+        auditAnnotations: [{ key: 'exempt', valueExpression: v('exempt') }],
         validationActions: 'Audit',
       },
     ];
-    return { policies, differences: podSecurityDifferences };
+    return { policies, differences: podSecurityDifferences, warnings: besideTheBuiltIn(config) };
   },
 };
+
+/**
+ * The built-in PodSecurity runs on every cluster, before any policy, on the same labels, with no
+ * exemptions: a pod it refuses never reaches the policies. So an exemption only takes effect where
+ * the namespace's own enforce label admits the pod (unlabelled, or labelled privileged).
+ */
+export function besideTheBuiltIn(config: PodSecurityPluginConfig): string[] {
+  const { usernames, runtimeClasses, namespaces } = config.exemptions;
+  const where =
+    'the built-in PodSecurity, which the cluster runs first on the same labels and without exemptions, still refuses them in a namespace labelled pod-security.kubernetes.io/enforce=baseline or restricted; the exemption takes effect only in namespaces without that label (or labelled privileged)';
+  const list = (values: ReadonlySet<string>) => [...values].sort(byBytes).join(', ');
+  return [
+    ...(usernames.size > 0 ? [`exemptions.usernames (${list(usernames)}): ${where}`] : []),
+    ...(runtimeClasses.size > 0 ? [`exemptions.runtimeClasses (${list(runtimeClasses)}): ${where}`] : []),
+    ...(namespaces.size > 0
+      ? [
+          `exemptions.namespaces (${list(namespaces)}): ${where}; remove the label from an exempt namespace to exempt it`,
+        ]
+      : []),
+  ];
+}
 
 export const podSecurityDifferences: readonly string[] = [
   "warnings and audit records carry the apiserver's policy prefix, and audit annotations the policy's name",

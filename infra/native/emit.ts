@@ -153,7 +153,10 @@ export function emitNative(options: NativeOptions, io: NativeIo): NativeEmission
     // Served only natively: only where their entry names them.
     ...chosen(nativeOnly.plugins.filter((p) => p.hasEntry)).map((p) => planPlugin(p, environment, deployment)),
   ];
-  for (const plan of plans) io.stderr(`${plan.line}\n`);
+  for (const plan of plans) {
+    io.stderr(`${plan.line}\n`);
+    for (const warning of plan.warnings ?? []) io.stderr(`${warning}\n`);
+  }
 
   const objects = plans.flatMap((p) => p.objects ?? []);
   for (const object of objects) validateNativeSchema(object);

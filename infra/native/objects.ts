@@ -189,6 +189,14 @@ function commonSpec(policy: NativePolicy, deployment: Deployment) {
 
 const VALIDATION_ACTIONS: Record<Enforcement, string[]> = { Deny: ['Deny'], Warn: ['Warn'], Audit: ['Audit'] };
 
+/** The policy's own action (Deny when it has none), softened by the entry's enforcement. */
+function validationActions(policy: ValidatingPolicy, enforcement: Enforcement): string[] {
+  const own = policy.validationActions ?? 'Deny';
+  if (enforcement === 'Audit' || own === 'Audit') return VALIDATION_ACTIONS.Audit;
+  if (enforcement === 'Warn' || own === 'Warn') return VALIDATION_ACTIONS.Warn;
+  return VALIDATION_ACTIONS.Deny;
+}
+
 function validatingObjects(metadata: PluginMetadata, policy: ValidatingPolicy, deployment: Deployment): NativeObject[] {
   const name = nativeName(metadata.name, policy.part);
   const meta = objectMeta(metadata, name, deployment);
@@ -210,6 +218,10 @@ function validatingObjects(metadata: PluginMetadata, policy: ValidatingPolicy, d
           ...(v.messageExpression !== undefined && { messageExpression: v.messageExpression }),
           reason: v.reason ?? 'Forbidden',
         })),
+        ...(policy.auditAnnotations !== undefined &&
+          policy.auditAnnotations.length > 0 && {
+            auditAnnotations: policy.auditAnnotations.map((a) => ({ key: a.key, valueExpression: a.valueExpression })),
+          }),
       },
     },
     {
@@ -218,7 +230,7 @@ function validatingObjects(metadata: PluginMetadata, policy: ValidatingPolicy, d
       metadata: meta,
       spec: {
         policyName: name,
-        validationActions: VALIDATION_ACTIONS[deployment.enforcement],
+        validationActions: validationActions(policy, deployment.enforcement),
         ...(Object.keys(match).length > 0 && { matchResources: match }),
       },
     },

@@ -14,6 +14,8 @@ export interface PluginPlan {
   readonly objects?: readonly NativeObject[];
   /** The one line for stderr: `native: ...` or `webhook: ...`. */
   readonly line: string;
+  /** Further stderr lines: `warning: ...`, a configured choice that cannot take effect. */
+  readonly warnings?: readonly string[];
 }
 
 const kinds = (policies: readonly NativePolicy[]) =>
@@ -45,5 +47,6 @@ export function planPlugin(
     configured,
     objects: nativeObjects(metadata, compiled.policies, deployment),
     line: `native: ${who}: ${kinds(compiled.policies).join(' + ')}${differences}`,
+    ...(compiled.warnings?.length && { warnings: compiled.warnings.map((w) => `warning: ${who}: ${w}`) }),
   };
 }

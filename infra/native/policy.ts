@@ -31,6 +31,14 @@ export interface ValidatingPolicy {
   readonly validations: readonly Validation[];
   /** The plugin's validating webhook's failurePolicy unless given. */
   readonly failurePolicy?: 'Fail' | 'Ignore';
+  /**
+   * What a failed validation does when the entry's enforcement is Deny: a plugin whose modes
+   * refuse, warn and audit separately (PodSecurity) gives each policy its own. A Warn or Audit
+   * enforcement softens it (Deny becomes Warn; everything becomes Audit).
+   */
+  readonly validationActions?: 'Deny' | 'Warn' | 'Audit';
+  /** Audit annotations, `<policy name>/<key>`: none where the value is empty (or null). */
+  readonly auditAnnotations?: readonly { readonly key: string; readonly valueExpression: string }[];
 }
 
 export type Mutation =
@@ -56,6 +64,8 @@ export type Compilation =
       readonly policies: readonly NativePolicy[];
       /** What the policies answer differently from the webhook, for stderr and the docs. */
       readonly differences?: readonly string[];
+      /** Choices of the configuration that cannot take effect beside what the apiserver runs itself (stderr). */
+      readonly warnings?: readonly string[];
     }
   | { readonly webhook: string };
 

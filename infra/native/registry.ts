@@ -9,6 +9,7 @@ import { limitPodHardAntiAffinityTopology } from './plugins/limit-pod-hard-anti-
 import { namespaceReservation } from './plugins/namespace-reservation.js';
 import { originPodNodeEnvironment, runOnceDuration } from './plugins/openshift-scheduling.js';
 import { podNodeSelector } from './plugins/pod-node-selector.js';
+import { podSecurity } from './plugins/pod-security.js';
 import { podNodeConstraints } from './plugins/pod-node-constraints.js';
 import { restrictedEndpointsAdmission } from './plugins/restricted-endpoints-admission.js';
 import { defaultTolerationSeconds, extendedResourceToleration } from './plugins/tolerations.js';
@@ -34,6 +35,7 @@ export const compilers: ReadonlyMap<string, AnyNativeCompiler> = new Map(
     originPodNodeEnvironment,
     podNodeConstraints,
     podNodeSelector,
+    podSecurity,
     restrictedEndpointsAdmission,
     runOnceDuration,
     storageObjectInUseProtection,

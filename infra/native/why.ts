@@ -19,7 +19,6 @@ const WEBHOOK_ONLY: Readonly<Record<string, string>> = {
     'it needs to know whether the namespace exists, which namespaceObject cannot say (and every apiserver already runs it)',
   'node-restriction': "it needs pods' nodes and Nodes' identities (other objects, learned from their writes)",
   'persistent-volume-claim-resize': "it needs the claim's StorageClass (another object)",
-  'pod-security': 'not compiled yet: its checks run as a webhook',
   'pod-toleration-restriction':
     'its namespace annotations hold JSON tolerations, which CEL cannot parse (namespaceObject gives the string only)',
   priority: 'it needs PriorityClasses (other objects)',

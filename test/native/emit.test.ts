@@ -128,7 +128,10 @@ describe.each(ENVIRONMENT_VERSIONS)('--native --kubernetes-version %s', (version
         .map((p) => p.metadata.name),
     );
     for (const doc of docs.filter((d) => d.kind.endsWith('AdmissionPolicyBinding'))) {
-      if (doc.kind === 'ValidatingAdmissionPolicyBinding') expect(doc.spec.validationActions).toEqual(['Deny']);
+      // PodSecurity's warn and audit modes are bindings of their own (Warn, Audit); every other one denies.
+      const mode = /-pod-security-(warn|audit)$/.exec(doc.metadata.name)?.[1];
+      const expected = mode === 'warn' ? ['Warn'] : mode === 'audit' ? ['Audit'] : ['Deny'];
+      if (doc.kind === 'ValidatingAdmissionPolicyBinding') expect(doc.spec.validationActions).toEqual(expected);
       const excluded = doc.spec.matchResources?.namespaceSelector?.matchExpressions ?? [];
       if (includes.has(doc.metadata.labels['app.kubernetes.io/component'])) expect(excluded).toEqual([]);
       else

@@ -230,3 +230,9 @@ export async function requestAt(
 ): Promise<Answer> {
   return answerOf(await cluster.request(method, `${path}${query(options)}`, body, headersOf(options)));
 }
+
+// Kinds the native policies' files write besides those above.
+Object.assign(RESOURCES, {
+  ClusterTrustBundle: 'clustertrustbundles',
+  VolumeAttributesClass: 'volumeattributesclasses',
+});

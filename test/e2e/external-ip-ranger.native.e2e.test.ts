@@ -55,7 +55,9 @@ const ROWS = [...ADMISSION_CASES, AGGREGATE];
 const withoutNodePorts = (answer: Answer): Answer => {
   const spec = answer.object?.spec as { ports?: Record<string, unknown>[] } | undefined;
   if (!spec?.ports) return answer;
-  const ports = spec.ports.map(({ nodePort, ...port }) => (void nodePort, port));
+  const ports = spec.ports.map((port) =>
+    Object.fromEntries(Object.entries(port).filter(([key]) => key !== 'nodePort')),
+  );
   return { ...answer, object: { ...answer.object!, spec: { ...spec, ports } } };
 };
 

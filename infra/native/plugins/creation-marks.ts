@@ -18,7 +18,9 @@ export const taintNodesByCondition = requiring('taint-nodes-by-condition', mutat
         {
           patchType: 'JSONPatch',
           jsonPatch: {
-            expression: `${HAS_TAINT} ? [] : has(object.spec) ? (has(object.spec.taints) ? [JSONPatch{op: 'add', path: '/spec/taints/-', value: ${TAINT}}] : [JSONPatch{op: 'add', path: '/spec/taints', value: [${TAINT}]}]) : [JSONPatch{op: 'add', path: '/spec', value: Object.spec{taints: [${TAINT}]}}]`,
+            // The taint is appended on its own: a list holding an Object value makes a v1.36
+            // apiserver panic converting the patch (the request fails with its connection reset).
+            expression: `${HAS_TAINT} ? [] : (has(object.spec) ? [] : [JSONPatch{op: 'add', path: '/spec', value: Object.spec{}}]) + (has(object.spec) && has(object.spec.taints) ? [] : [JSONPatch{op: 'add', path: '/spec/taints', value: []}]) + [JSONPatch{op: 'add', path: '/spec/taints/-', value: ${TAINT}}]`,
           },
         },
       ],

@@ -36,8 +36,9 @@ export const defaultTolerationSeconds = requiring<DefaultTolerationSecondsConfig
             {
               patchType: 'JSONPatch',
               jsonPatch: {
-                // Appended to the list, or the list added where the pod has none.
-                expression: `!variables.notReady && !variables.unreachable ? [] : has(object.spec.tolerations) ? (variables.notReady ? [JSONPatch{op: 'add', path: '/spec/tolerations/-', value: ${toleration(NOT_READY, config.defaultNotReadyTolerationSeconds)}}] : []) + (variables.unreachable ? [JSONPatch{op: 'add', path: '/spec/tolerations/-', value: ${toleration(UNREACHABLE, config.defaultUnreachableTolerationSeconds)}}] : []) : [JSONPatch{op: 'add', path: '/spec/tolerations', value: (variables.notReady ? [${toleration(NOT_READY, config.defaultNotReadyTolerationSeconds)}] : []) + (variables.unreachable ? [${toleration(UNREACHABLE, config.defaultUnreachableTolerationSeconds)}] : [])}]`,
+                // Each appended on its own (an empty list added first where the pod has none): a
+                // list holding an Object value makes a v1.36 apiserver panic converting the patch.
+                expression: `!variables.notReady && !variables.unreachable ? [] : (has(object.spec.tolerations) ? [] : [JSONPatch{op: 'add', path: '/spec/tolerations', value: []}]) + (variables.notReady ? [JSONPatch{op: 'add', path: '/spec/tolerations/-', value: ${toleration(NOT_READY, config.defaultNotReadyTolerationSeconds)}}] : []) + (variables.unreachable ? [JSONPatch{op: 'add', path: '/spec/tolerations/-', value: ${toleration(UNREACHABLE, config.defaultUnreachableTolerationSeconds)}}] : [])`,
               },
             },
           ],
@@ -104,8 +105,10 @@ export const extendedResourceToleration = requiring('extended-resource-toleratio
           {
             patchType: 'JSONPatch',
             jsonPatch: {
-              // The whole list: a stale match replaced in place, the missing ones appended.
-              expression: `variables.changed ? [JSONPatch{op: 'add', path: '/spec/tolerations', value: variables.tolerations.map(t, t.?tolerationSeconds.orValue(null) != null && variables.resources.exists(r, ${matches('t', 'r')}) ? Object.spec.tolerations{key: t.key, operator: 'Exists', effect: 'NoSchedule'} : t) + variables.missing.map(r, Object.spec.tolerations{key: r, operator: 'Exists', effect: 'NoSchedule'})}] : []`,
+              // A stale match replaced in place, the missing ones appended (an empty list added
+              // first where the pod has none), each Object value in a patch of its own: a list
+              // holding one makes a v1.36 apiserver panic converting the patch.
+              expression: `!variables.changed ? [] : (has(object.spec.tolerations) ? [] : [JSONPatch{op: 'add', path: '/spec/tolerations', value: []}]) + variables.tolerations.transformList(i, t, t.?tolerationSeconds.orValue(null) != null && variables.resources.exists(r, ${matches('t', 'r')}), JSONPatch{op: 'replace', path: '/spec/tolerations/' + string(i), value: Object.spec.tolerations{key: t.key, operator: 'Exists', effect: 'NoSchedule'}}) + variables.missing.map(r, JSONPatch{op: 'add', path: '/spec/tolerations/-', value: Object.spec.tolerations{key: r, operator: 'Exists', effect: 'NoSchedule'}})`,
             },
           },
         ],

@@ -209,3 +209,30 @@ export function admittedShape(object: KubeObject | undefined): unknown {
   const text = JSON.stringify({ ...rest, metadata }).replace(/kube-api-access-[a-z0-9]{5}/g, 'kube-api-access-*');
   return JSON.parse(text);
 }
+
+/** A create at a collection path the suite's kinds do not name (a kind served by another group). */
+export async function createAt(
+  cluster: ControlPlane,
+  collection: string,
+  object: KubeObject,
+  options: WriteOptions = {},
+): Promise<Answer> {
+  return answerOf(await cluster.request('POST', `${collection}${query(options)}`, object, headersOf(options)));
+}
+
+/** Any request, read as an answer (subresources, CONNECT). */
+export async function requestAt(
+  cluster: ControlPlane,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: WriteOptions = {},
+): Promise<Answer> {
+  return answerOf(await cluster.request(method, `${path}${query(options)}`, body, headersOf(options)));
+}
+
+// Kinds the native policies' files write besides those above.
+Object.assign(RESOURCES, {
+  ClusterTrustBundle: 'clustertrustbundles',
+  VolumeAttributesClass: 'volumeattributesclasses',
+});

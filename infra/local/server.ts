@@ -345,7 +345,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const urlSecret = !options.requireClientCertificate;
   const fleet = options.clusters;
   const single: ClusterRoutes = { handlers: options.handlers, capabilities: options.capabilities };
-  if (fleet) for (const [name, routes] of fleet) for (const plugin of [name, ...routes.handlers.keys()]) known.add(plugin);
+  if (fleet)
+    for (const [name, routes] of fleet) for (const plugin of [name, ...routes.handlers.keys()]) known.add(plugin);
 
   /**
    * url-secret mode: whether the path's capability is one for `grant` at the deployment the request
@@ -363,7 +364,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const { capabilities } = served;
     const deployment = deploymentName(req.headers.host ?? '', basePathBeforeRoute(pathname, cluster !== undefined));
     if (capabilities === undefined || deployment === undefined) return false;
-    return capabilities.check(capability, { deployment, grant, ...(cluster !== undefined && { cluster }) }) !== undefined;
+    return (
+      capabilities.check(capability, { deployment, grant, ...(cluster !== undefined && { cluster }) }) !== undefined
+    );
   }
 
   /**
@@ -397,7 +400,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // mTLS in a fleet: the certificate is one of this cluster's before anything is said of its routes.
     if (fleet && !urlSecret && !certificateOf(req, served)) {
       const subject = apiGatewayClientCert(req.socket as TLSSocket)?.subjectDN ?? '';
-      return answer(res, 403, `client certificate subject ${JSON.stringify(subject)} is not allowed for cluster ${cluster}\n`);
+      return answer(
+        res,
+        403,
+        `client certificate subject ${JSON.stringify(subject)} is not allowed for cluster ${cluster}\n`,
+      );
     }
     const route = routeOf(url.pathname, served.handlers, urlSecret, fleet !== undefined);
     if (!route || req.method !== 'POST') {

@@ -226,7 +226,9 @@ async function startFleet(port: number, fleet: readonly FleetCluster[]): Promise
     throw new Error(`CALLER_AUTH must be mtls or url-secret, got ${JSON.stringify(process.env.CALLER_AUTH)}`);
   const prepared = fleet.map((cluster) => prepareCluster(cluster, urlSecretMode, progress));
   for (const { cluster, served } of prepared)
-    progress(`cluster ${cluster.name} (${cluster.configFile}): ${served.map((p) => p.plugin.metadata.upstreamName).join(', ')}`);
+    progress(
+      `cluster ${cluster.name} (${cluster.configFile}): ${served.map((p) => p.plugin.metadata.upstreamName).join(', ')}`,
+    );
 
   const pki = ensureLocalPki(DEFAULT_PKI_DIR);
   progress(pki.created ? `created a local PKI in ${pki.dir}` : `PKI: ${pki.dir}`);
@@ -260,12 +262,15 @@ async function startFleet(port: number, fleet: readonly FleetCluster[]): Promise
         ...(validating ? (['validate'] as const) : []),
         ...(learningEndpointRules(plugin.metadata, reads).length > 0 ? (['learn'] as const) : []),
       ];
-      for (const endpoint of endpoints) process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, endpoint })}\n`);
+      for (const endpoint of endpoints)
+        process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, endpoint })}\n`);
       count++;
     }
   }
   if (urlSecretMode)
-    progress(`url-secret: npm run -s emit -- --cluster NAME --auth url-secret --base-url ${server.url} prints a cluster's URLs`);
+    progress(
+      `url-secret: npm run -s emit -- --cluster NAME --auth url-secret --base-url ${server.url} prints a cluster's URLs`,
+    );
   progress(`metrics: GET ${server.url}/${urlSecretMode ? '<cluster>/<capability>/' : ''}metrics (Prometheus text)`);
   process.stdout.write(
     `ready: ${count} plugins for ${clusters.length} clusters (${clusters.map((c) => c.cluster.name).join(', ')}) on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`,

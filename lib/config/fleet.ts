@@ -100,7 +100,10 @@ export function parseClusterSettings(document: unknown, file: string): ClusterSe
   if (doc.throttle !== undefined) {
     const t = doc.throttle as Record<string, unknown>;
     const requestsPerSecond = positive(t?.requestsPerSecond, file, 'throttle.requestsPerSecond');
-    throttle = { requestsPerSecond, burst: t.burst === undefined ? requestsPerSecond : positive(t.burst, file, 'throttle.burst') };
+    throttle = {
+      requestsPerSecond,
+      burst: t.burst === undefined ? requestsPerSecond : positive(t.burst, file, 'throttle.burst'),
+    };
   }
   if (doc.readerKubeconfig !== undefined && typeof doc.readerKubeconfig !== 'string')
     throw new ConfigError(`cluster settings ${file}`, 'readerKubeconfig', 'must be a file name');

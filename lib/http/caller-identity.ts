@@ -91,7 +91,9 @@ function identify(event: GatewayEvent, route: WebhookRoute | undefined, auth: Ca
     const cn = commonName(subjectDN);
     const ours = auth.allowedSubjects.some((s) => s === subjectDN || s === cn);
     if (!ours || route?.cluster !== cluster)
-      throw forbiddenCaller(`client certificate subject ${JSON.stringify(subjectDN)} is not allowed for cluster ${cluster}`);
+      throw forbiddenCaller(
+        `client certificate subject ${JSON.stringify(subjectDN)} is not allowed for cluster ${cluster}`,
+      );
     return { mode: 'mtls', subject: subjectDN };
   }
   if (auth.allowedSubjects.length > 0) {

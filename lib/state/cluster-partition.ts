@@ -93,7 +93,10 @@ const partitioned = new WeakMap<DynamoDb, Map<string, DynamoDb>>();
 /** `client` as one cluster of a fleet sees the table: its own partitions only. */
 export function clusterPartitioned(client: DynamoDb, cluster: string): DynamoDb {
   let byCluster = partitioned.get(client);
-  if (byCluster === undefined) partitioned.set(client, (byCluster = new Map()));
+  if (byCluster === undefined) {
+    byCluster = new Map();
+    partitioned.set(client, byCluster);
+  }
   let wrapped = byCluster.get(cluster);
   if (wrapped !== undefined) return wrapped;
   const prefix = clusterKeyPrefix(cluster);
@@ -104,7 +107,11 @@ export function clusterPartitioned(client: DynamoDb, cluster: string): DynamoDb 
       operation: Op,
       input: DynamoDbOperations[Op]['input'],
     ): Promise<DynamoDbOperations[Op]['output']> {
-      const sent = prefixInput(operation, input as unknown as Record<string, unknown>, add) as DynamoDbOperations[Op]['input'];
+      const sent = prefixInput(
+        operation,
+        input as unknown as Record<string, unknown>,
+        add,
+      ) as DynamoDbOperations[Op]['input'];
       try {
         const output = await client.call(operation, sent);
         return stripOutput(output as Record<string, unknown>, strip) as DynamoDbOperations[Op]['output'];

@@ -130,6 +130,8 @@ describe('a fleet of two clusters on one server', () => {
       pod('team', 'after-removal', { containers: [{ name: 'c', image: 'app:1', imagePullPolicy: 'IfNotPresent' }] }),
     );
     expect(stillBlue.status, stillBlue.message).toBe(201);
-    expect((stillBlue.object?.spec as { nodeSelector?: Record<string, string> }).nodeSelector).toEqual({ env: 'team' });
+    expect((stillBlue.object?.spec as { nodeSelector?: Record<string, string> } | undefined)?.nodeSelector).toEqual({
+      env: 'team',
+    });
   });
 });

@@ -3,6 +3,7 @@
 // its configuration; 1 on the first invalid field or unknown entry, named with a suggestion.
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { clusterEnv, fleetCluster } from '../lib/config/fleet.js';
 import { plugins as registry } from '../functions/index.js';
 import type { AnyAdmissionPlugin } from '../lib/admission/plugin.js';
 import { DEFAULT_ADMISSION_CONFIG } from '../lib/config/admission-configuration.js';
@@ -10,7 +11,7 @@ import { hasExemptions } from '../lib/config/enforcement.js';
 import { ConfigError } from '../lib/config/errors.js';
 import { ignoredLine, inactiveLine, loadPluginSet, selectionLine, unnamedPlugins } from '../lib/config/plugins.js';
 
-const USAGE = `Usage: npm run check-config [-- FILE]
+const USAGE = `Usage: npm run check-config [-- FILE | --cluster NAME]
 
 Loads the AdmissionConfiguration (FILE, else ADMISSION_CONFIG, else ${DEFAULT_ADMISSION_CONFIG}) and
 hands every plugin its entry, as a start would. A file that names plugins serves exactly those;
@@ -21,6 +22,9 @@ one that names none serves the default-on set. Prints which rule applied, then o
   --  ImagePolicyWebhook (...) is inactive: off by default, it needs its configuration: ...
   --  ServiceAccount: not served by this project, entry ignored
   --  not named: ...                     the plugins a file with names leaves out, in one line
+
+--cluster NAME checks a fleet's cluster instead: config/clusters/NAME.yaml and its settings file
+(docs/fleet.md).
 
 Exits 1 on the first invalid configuration, naming the plugin, the field and the closest known
 field; 2 on bad arguments.
@@ -36,7 +40,11 @@ export interface CheckConfigIo {
 export function checkConfigCommand(argv: string[], io: CheckConfigIo): number {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { help: { type: 'boolean', short: 'h' }, cluster: { type: 'string' } },
+    });
   } catch (error) {
     io.stderr(`check-config: ${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -46,12 +54,22 @@ export function checkConfigCommand(argv: string[], io: CheckConfigIo): number {
     io.stdout(USAGE);
     return 0;
   }
-  if (positionals.length > 1) {
+  if (positionals.length > 1 || (values.cluster !== undefined && positionals.length > 0)) {
     io.stderr(USAGE);
     return 2;
   }
-  const env = positionals[0] ? { ...io.env, ADMISSION_CONFIG: positionals[0] } : io.env;
   try {
+    // --cluster NAME: a fleet's cluster, its AdmissionConfiguration and its settings, checked.
+    const cluster = values.cluster === undefined ? undefined : fleetCluster(values.cluster);
+    const env = cluster
+      ? clusterEnv(cluster, io.env)
+      : positionals[0]
+        ? { ...io.env, ADMISSION_CONFIG: positionals[0] }
+        : io.env;
+    if (cluster)
+      io.stdout(
+        `cluster ${cluster.name}: ${cluster.configFile}${cluster.settingsFile ? `, ${cluster.settingsFile}` : ''}\n`,
+      );
     const set = loadPluginSet(io.plugins ?? registry, env);
     io.stdout(`${selectionLine(set)}\n`);
     for (const configured of set.plugins) {

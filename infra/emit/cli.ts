@@ -35,6 +35,7 @@ import {
 } from './apiserver.js';
 import { apiserverViolations, ruleViolations, validateSchema } from './checks.js';
 import {
+  clusterKeyFile,
   DEFAULT_URL_SECRET_FILE,
   DeploymentKeyError,
   ensureDeploymentKey,
@@ -42,6 +43,7 @@ import {
   writeNewDeploymentKey,
 } from './url-secret.js';
 import { publicKeyText } from '../../lib/http/capability.js';
+import { fleetCluster } from '../../lib/config/fleet.js';
 import type { CallerAuthOption, EmitOptions, WebhookConfiguration } from './webhooks.js';
 import {
   checkBaseUrl,
@@ -62,6 +64,9 @@ makes active: exactly the ones it names, or the default-on set when it names non
 
 Options:
   --base-url URL            https://host[:port][/prefix] of the webhook host (required)
+  --cluster NAME            a fleet's cluster: config/clusters/NAME.yaml, its key
+                            .local/clusters/NAME/url-secret (created when missing), and URLs
+                            <URL>/NAME/... that grant for that cluster only (docs/fleet.md)
   --plugins a,b             only these of the active plugins (naming an inactive one is an error)
   --auth MODE               mtls (default) or url-secret (EKS, GKE, AKS: each webhook's URL holds a
                             capability for that webhook alone, signed with the deployment key)
@@ -124,6 +129,7 @@ function parse(argv: string[]) {
       allowPositionals: false,
       options: {
         'base-url': { type: 'string' },
+        cluster: { type: 'string' },
         plugins: { type: 'string' },
         auth: { type: 'string', default: 'mtls' },
         'secret-file': { type: 'string' },
@@ -206,8 +212,26 @@ export async function emitCommand(argv: string[], io: EmitIo): Promise<number> {
   }
 }
 
+/**
+ * --cluster NAME (a fleet, lib/config/fleet.ts): the cluster's AdmissionConfiguration and key
+ * (created when missing), and its name in every URL and capability.
+ */
+function forCluster(values: Values): Values {
+  const name = values.cluster;
+  if (name === undefined || values.help) return values;
+  if (values['admission-config'] !== undefined)
+    throw new UsageError(`--admission-config and --cluster both name a configuration: --cluster ${name} reads its own`);
+  const cluster = fleetCluster(name);
+  return {
+    ...values,
+    'admission-config': cluster.configFile,
+    'secret-file': values['secret-file'] ?? clusterKeyFile(name),
+    reader: values.reader || cluster.settings.readerKubeconfig !== undefined,
+  };
+}
+
 async function emit(argv: string[], io: EmitIo): Promise<number> {
-  let values = parse(argv);
+  let values = forCluster(parse(argv));
   // --native: the policies the cluster runs itself come first; webhooks below only for the rest.
   if (values['kubernetes-version'] !== undefined && !values.native)
     throw new UsageError('--kubernetes-version is for --native');
@@ -490,6 +514,7 @@ function checkedDocuments(
     configs,
     enforcement,
     readsCluster: reads,
+    ...(values.cluster !== undefined && { cluster: values.cluster }),
   });
   check(docs, selected);
   return docs;

@@ -55,3 +55,6 @@ export function ensureDeploymentKey(file: string): { readonly key: KeyObject; re
   if (existsSync(file)) return { key: readDeploymentKey(file), created: false };
   return { key: writeNewDeploymentKey(file), created: true };
 }
+
+/** A fleet's cluster key (lib/config/fleet.ts): each cluster has its own, created by emit or npm start. */
+export const clusterKeyFile = (cluster: string): string => `.local/clusters/${cluster}/url-secret`;

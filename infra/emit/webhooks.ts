@@ -81,6 +81,8 @@ export interface EmitOptions {
    * for the requests a plugin's phases only observe (ResourceQuota's confirmations and releases).
    */
   readonly readsCluster?: boolean;
+  /** A fleet's cluster (lib/config/fleet.ts): its name opens every URL and every capability names it. */
+  readonly cluster?: string;
 }
 
 /** Checks and normalises --base-url: https, a host, no credentials, query or fragment. */
@@ -105,12 +107,19 @@ export function checkBaseUrl(raw: string): string {
  * The URL of one endpoint; in url-secret mode with that endpoint's own capability first, bound to
  * the deployment the base URL names (its host, port and path: lib/http/capability.ts).
  */
-export function webhookUrl(baseUrl: string, plugin: string, endpoint: Endpoint, auth: CallerAuthOption): string {
+export function webhookUrl(
+  baseUrl: string,
+  plugin: string,
+  endpoint: Endpoint,
+  auth: CallerAuthOption,
+  cluster?: string,
+): string {
+  const inCluster = cluster === undefined ? {} : { cluster };
   const capability =
     auth.mode === 'url-secret'
-      ? capabilityFor(auth.key, { deployment: deploymentOfBaseUrl(baseUrl), grant: { plugin, endpoint } })
+      ? capabilityFor(auth.key, { deployment: deploymentOfBaseUrl(baseUrl), ...inCluster, grant: { plugin, endpoint } })
       : undefined;
-  return `${baseUrl}${formatWebhookPath({ plugin, endpoint, ...(capability !== undefined && { capability }) })}`;
+  return `${baseUrl}${formatWebhookPath({ plugin, endpoint, ...inCluster, ...(capability !== undefined && { capability }) })}`;
 }
 
 export function webhookName(plugin: string, endpoint: Endpoint): string {
@@ -426,7 +435,7 @@ function webhookOf(plugin: AnyAdmissionPlugin, options: EmitOptions, plan: Webho
       ? ignoreGroupWebhookName(metadata.name, endpoint as Phase)
       : webhookName(metadata.name, endpoint),
     clientConfig: {
-      url: webhookUrl(options.baseUrl, metadata.name, endpoint, options.auth),
+      url: webhookUrl(options.baseUrl, metadata.name, endpoint, options.auth, options.cluster),
       ...(options.caBundle && { caBundle: options.caBundle }),
     },
     rules: plan.rules.map(toRule),

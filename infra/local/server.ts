@@ -13,18 +13,33 @@ import { bounded, coalesceStdoutLines, logRecord, MAX_LOGGED_STACK } from '../..
 import type { CapabilityGrant, CapabilityVerifier } from '../../lib/http/capability.js';
 import { deploymentName } from '../../lib/http/capability.js';
 import { refusedCapability } from '../../lib/http/errors.js';
+import { commonName } from '../../lib/http/caller-identity.js';
 import { internalErrorAnswer } from '../../lib/http/http-errors.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
 import {
   basePathBeforeRoute,
+  clusterOfPath,
   formatWebhookPath,
   parseWebhookPath,
   redactWebhookPath,
 } from '../../lib/http/webhook-path.js';
 
-export interface LocalServerOptions {
-  /** Plugin name → its Lambda handler. */
+/** What one cluster of a fleet is served: its plugins' handlers, and its own keys (url-secret). */
+export interface ClusterRoutes {
   readonly handlers: ReadonlyMap<string, AdmissionHandler>;
+  readonly capabilities?: CapabilityVerifier;
+  /** mTLS: the certificate subjects (CN or DN) of this cluster's apiservers, as its handlers hold them. */
+  readonly allowedSubjects?: readonly string[];
+}
+
+export interface LocalServerOptions {
+  /** Plugin name → its Lambda handler (a single cluster; empty in a fleet). */
+  readonly handlers: ReadonlyMap<string, AdmissionHandler>;
+  /**
+   * A fleet (lib/config/fleet.ts): cluster name → what it is served, at `/<cluster>/...`. A path
+   * naming no cluster served here is refused as an unknown capability is (url-secret), or 404 (mTLS).
+   */
+  readonly clusters?: ReadonlyMap<string, ClusterRoutes>;
   /** caPem may hold several CAs (during a rotation, the old and the new). */
   readonly tls: { readonly caPem: string; readonly certPem: string; readonly keyPem: string };
   /** mTLS refuses the handshake without a certificate from the CA; url-secret mode cannot ask for one. */
@@ -71,6 +86,7 @@ export interface LocalServer {
 }
 
 interface Route {
+  readonly cluster?: string;
   readonly plugin: string;
   readonly endpoint: Endpoint;
   readonly handler: AdmissionHandler;
@@ -84,10 +100,11 @@ export function routeOf(
   path: string,
   handlers: ReadonlyMap<string, AdmissionHandler>,
   capabilitySegment = false,
+  inFleet = false,
 ): Route | undefined {
-  const route = parseWebhookPath(path, capabilitySegment);
+  const route = parseWebhookPath(path, { withCapability: capabilitySegment, inFleet });
   const handler = route && handlers.get(route.plugin);
-  return route && handler ? { plugin: route.plugin, endpoint: route.endpoint, handler } : undefined;
+  return route && handler ? { ...route, handler } : undefined;
 }
 
 function pemOf(der: Buffer): string {
@@ -165,7 +182,11 @@ function restEvent(
   query: URLSearchParams,
   body: string,
 ): APIGatewayProxyEvent {
-  const resourcePath = formatWebhookPath({ plugin: route.plugin, endpoint: route.endpoint });
+  const resourcePath = formatWebhookPath({
+    plugin: route.plugin,
+    endpoint: route.endpoint,
+    ...(route.cluster !== undefined && { cluster: route.cluster }),
+  });
   const clientCert = apiGatewayClientCert(req.socket as TLSSocket);
   // A loop, not Object.fromEntries(query.entries()): the same object, a third of the time.
   const queryParameters: Record<string, string> = {};
@@ -270,6 +291,14 @@ function answerFailure(res: ServerResponse, error: Error): void {
   if (!res.headersSent) answer(res, 500, `${internalErrorAnswer(undefined)}\n`);
 }
 
+/** mTLS in a fleet: whether the request's certificate is one of `served`'s, as its handlers check. */
+function certificateOf(req: IncomingMessage, served: ClusterRoutes): boolean {
+  const subject = apiGatewayClientCert(req.socket as TLSSocket)?.subjectDN;
+  if (subject === undefined) return false;
+  const cn = commonName(subject);
+  return (served.allowedSubjects ?? []).some((s) => s === subject || s === cn);
+}
+
 /** url-secret mode: what the handler answers a caller whose capability grants nothing here. */
 function answerRefusedCapability(res: ServerResponse): void {
   answer(res, 403, `${refusedCapability().message}\n`);
@@ -314,25 +343,45 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   }
 
   const urlSecret = !options.requireClientCertificate;
+  const fleet = options.clusters;
+  const single: ClusterRoutes = { handlers: options.handlers, capabilities: options.capabilities };
+  if (fleet)
+    for (const [name, routes] of fleet) for (const plugin of [name, ...routes.handlers.keys()]) known.add(plugin);
 
   /**
-   * url-secret mode: whether the path's first segment is a capability for `grant` at the deployment
-   * the request reached (its Host header, and the path before the route), as the handlers check.
+   * url-secret mode: whether the path's capability is one for `grant` at the deployment the request
+   * reached (its Host header, and the path before the route), for the cluster the path names in a
+   * fleet, as the handlers check.
    */
-  function grants(req: IncomingMessage, pathname: string, capability: string, grant: CapabilityGrant): boolean {
-    const { capabilities } = options;
-    const deployment = deploymentName(req.headers.host ?? '', basePathBeforeRoute(pathname));
+  function grants(
+    req: IncomingMessage,
+    pathname: string,
+    capability: string,
+    grant: CapabilityGrant,
+    served: ClusterRoutes,
+    cluster: string | undefined,
+  ): boolean {
+    const { capabilities } = served;
+    const deployment = deploymentName(req.headers.host ?? '', basePathBeforeRoute(pathname, cluster !== undefined));
     if (capabilities === undefined || deployment === undefined) return false;
-    return capabilities.check(capability, { deployment, grant }) !== undefined;
+    return (
+      capabilities.check(capability, { deployment, grant, ...(cluster !== undefined && { cluster }) }) !== undefined
+    );
   }
 
-  /** The scrape path: `/metrics`, or exactly `/<capability>/metrics` when the caller's proof is in the path. */
+  /**
+   * The scrape path: `/metrics`, or exactly `[/<cluster>]/<capability>/metrics` when the caller's
+   * proof is in the path (a fleet's cluster's metrics capability, in a fleet).
+   */
   function isMetricsPath(req: IncomingMessage, pathname: string): boolean {
     if (!options.metrics) return false;
     if (!urlSecret) return pathname.split('/').filter(Boolean).join('/') === 'metrics';
     const segments = pathname.split('/');
-    if (segments.length !== 3 || segments[0] !== '' || segments[2] !== 'metrics') return false;
-    return grants(req, pathname, segments[1], 'metrics');
+    const cluster = fleet ? segments[1] : undefined;
+    const served = cluster === undefined ? single : fleet?.get(cluster);
+    const rest = cluster === undefined ? segments : ['', ...segments.slice(2)];
+    if (served === undefined || rest.length !== 3 || rest[0] !== '' || rest[2] !== 'metrics') return false;
+    return grants(req, pathname, rest[1], 'metrics', served, cluster);
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
@@ -341,13 +390,38 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     if (req.method === 'GET' && metrics !== undefined && isMetricsPath(req, url.pathname)) {
       return answer(res, 200, metrics.text(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
     }
-    const route = routeOf(url.pathname, options.handlers, urlSecret);
+    // A fleet: the cluster the path names, served here or not (a removed cluster's URLs: 4xx).
+    const cluster = fleet ? clusterOfPath(url.pathname) : undefined;
+    const served = fleet ? (cluster === undefined ? undefined : fleet.get(cluster)) : single;
+    if (served === undefined) {
+      if (urlSecret) return answerRefusedCapability(res);
+      return answer(res, 404, `no cluster at ${redactWebhookPath(url.pathname, urlSecret, known)}\n`);
+    }
+    // mTLS in a fleet: the certificate is one of this cluster's before anything is said of its routes.
+    if (fleet && !urlSecret && !certificateOf(req, served)) {
+      const subject = apiGatewayClientCert(req.socket as TLSSocket)?.subjectDN ?? '';
+      return answer(
+        res,
+        403,
+        `client certificate subject ${JSON.stringify(subject)} is not allowed for cluster ${cluster}\n`,
+      );
+    }
+    const route = routeOf(url.pathname, served.handlers, urlSecret, fleet !== undefined);
     if (!route || req.method !== 'POST') {
       // url-secret mode: what is served here is said only to a caller with a capability for it.
-      const requested = urlSecret ? parseWebhookPath(url.pathname, true) : undefined;
+      const requested = urlSecret
+        ? parseWebhookPath(url.pathname, { withCapability: true, inFleet: fleet !== undefined })
+        : undefined;
       const granted =
         requested?.capability !== undefined &&
-        grants(req, url.pathname, requested.capability, { plugin: requested.plugin, endpoint: requested.endpoint });
+        grants(
+          req,
+          url.pathname,
+          requested.capability,
+          { plugin: requested.plugin, endpoint: requested.endpoint },
+          served,
+          cluster,
+        );
       if (urlSecret && !granted) return answerRefusedCapability(res);
       if (!route) return answer(res, 404, `no webhook at ${redactWebhookPath(url.pathname, urlSecret, known)}\n`);
       return answer(res, 405, 'admission webhooks answer POST only\n', {

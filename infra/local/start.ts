@@ -23,6 +23,9 @@ import { setNamespaceReadThrough } from '../../lib/state/index.js';
 import { readsCluster } from '../../lib/config/cluster-reader.js';
 import { kubeconfigCredentials } from '../../lib/kube/cluster-credentials.js';
 import { sharedDynamoDb, stateTableName } from '../../lib/state/client.js';
+import type { FleetCluster } from '../../lib/config/fleet.js';
+import { CLUSTERS_DIR, loadFleet } from '../../lib/config/fleet.js';
+import { clusterHandlers, prepareCluster, startClusterReader } from './fleet.js';
 
 const USAGE = `Usage: npm start [-- --port N] [-- --help]
 
@@ -45,6 +48,11 @@ Environment:
                            and watched into the store, and no request teaches anything
                            (npm run -s emit -- --reader-rbac prints the RBAC the reader needs)
 
+A fleet: when ${CLUSTERS_DIR}/ holds <cluster>.yaml files (each a cluster's AdmissionConfiguration,
+with optional <cluster>.settings.yaml beside it), every such cluster is served at /<cluster>/...,
+each with its own plugins, key (url-secret: .local/clusters/<cluster>/url-secret) or certificate
+subjects (mTLS: allowedSubjects in its settings), and state (docs/fleet.md).
+
 GET /metrics serves every plugin's metrics in Prometheus text, behind the same client certificate
 (url-secret mode: GET /<capability>/metrics, with the URL printed at start).
 `;
@@ -65,6 +73,10 @@ async function main(): Promise<void> {
   const port = Number(values.port ?? process.env.PORT ?? 8443);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`invalid port ${values.port ?? process.env.PORT}`);
+
+  // A fleet when config/clusters/ holds a cluster's file: every such cluster, at /<cluster>/...
+  const fleet = loadFleet();
+  if (fleet.length > 0) return startFleet(port, fleet);
 
   // Configuration first: a bad file fails the start before anything listens.
   const pluginSet = loadPluginSet(plugins);
@@ -92,19 +104,7 @@ async function main(): Promise<void> {
     process.env.URL_CAPABILITY_KEYS = publicKeyText(deploymentKey.key);
   const callerAuth = callerAuthFromEnv();
 
-  process.env.AWS_REGION ??= 'local';
-  process.env.AWS_ACCESS_KEY_ID ??= 'local';
-  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
-  let stopStore = async () => {};
-  if (!process.env.DYNAMODB_ENDPOINT) {
-    const store = await startEmbeddedDynamoDb({ dataDir: '.local/dynamodb' });
-    process.env.DYNAMODB_ENDPOINT = store.endpoint;
-    stopStore = store.stop;
-    progress(`store: DynamoDB Local at ${store.endpoint}, data in .local/dynamodb`);
-  } else {
-    progress(`store: ${process.env.DYNAMODB_ENDPOINT}`);
-  }
-  await ensureStateTable(process.env.DYNAMODB_ENDPOINT);
+  const stopStore = await startStore();
 
   // The cluster reader: in step with the cluster before the first request is answered.
   let stopReader = async () => {};
@@ -177,18 +177,109 @@ async function main(): Promise<void> {
   } else progress(`metrics: GET ${server.url}/metrics (Prometheus text)`);
   process.stdout.write(`ready: ${served.length} plugins on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`);
 
+  stopOnSignals(async () => {
+    await server.close();
+    await stopReader();
+    await stopStore();
+  });
+}
+
+function stopOnSignals(close: () => Promise<void>): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     progress(`${signal}: stopping`);
-    await server.close();
-    await stopReader();
-    await stopStore();
+    await close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** The embedded store (or DYNAMODB_ENDPOINT's), its table made; resolves to its stop. */
+async function startStore(): Promise<() => Promise<void>> {
+  process.env.AWS_REGION ??= 'local';
+  process.env.AWS_ACCESS_KEY_ID ??= 'local';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  let stopStore = async () => {};
+  if (!process.env.DYNAMODB_ENDPOINT) {
+    const store = await startEmbeddedDynamoDb({ dataDir: '.local/dynamodb' });
+    process.env.DYNAMODB_ENDPOINT = store.endpoint;
+    stopStore = store.stop;
+    progress(`store: DynamoDB Local at ${store.endpoint}, data in .local/dynamodb`);
+  } else {
+    progress(`store: ${process.env.DYNAMODB_ENDPOINT}`);
+  }
+  await ensureStateTable(process.env.DYNAMODB_ENDPOINT);
+  return stopStore;
+}
+
+/**
+ * A fleet (config/clusters/<cluster>.yaml): one server, each cluster at `/<cluster>/...` with its
+ * own plugins, configuration, callers and state. Every cluster's configuration is checked before
+ * anything listens; a cluster whose file is gone is not served (its URLs: 4xx).
+ */
+async function startFleet(port: number, fleet: readonly FleetCluster[]): Promise<void> {
+  const urlSecretMode = process.env.CALLER_AUTH === 'url-secret';
+  if (process.env.CALLER_AUTH !== undefined && !urlSecretMode && process.env.CALLER_AUTH !== 'mtls')
+    throw new Error(`CALLER_AUTH must be mtls or url-secret, got ${JSON.stringify(process.env.CALLER_AUTH)}`);
+  const prepared = fleet.map((cluster) => prepareCluster(cluster, urlSecretMode, progress));
+  for (const { cluster, served } of prepared)
+    progress(
+      `cluster ${cluster.name} (${cluster.configFile}): ${served.map((p) => p.plugin.metadata.upstreamName).join(', ')}`,
+    );
+
+  const pki = ensureLocalPki(DEFAULT_PKI_DIR);
+  progress(pki.created ? `created a local PKI in ${pki.dir}` : `PKI: ${pki.dir}`);
+  const stopStore = await startStore();
+  const clusters = prepared.map(clusterHandlers);
+  const stopReaders: (() => Promise<void>)[] = [];
+  for (const served of clusters) stopReaders.push(await startClusterReader(served, progress, READER_SYNC_WAIT_MS));
+
+  const server = await startLocalServer({
+    handlers: new Map(),
+    clusters: new Map(clusters.map((c) => [c.cluster.name, c.routes])),
+    tls: {
+      caPem: `${truststoreCertificates(pki.dir).join('\n')}\n`,
+      certPem: pki.server.certPem,
+      keyPem: pki.server.keyPem,
+    },
+    requireClientCertificate: !urlSecretMode,
+    host: '127.0.0.1',
+    port,
+    metrics: { text: () => prometheusRegistry.render() },
+  });
+
+  let count = 0;
+  for (const { cluster, served } of clusters) {
+    const prefix = `${server.url}/${cluster.name}${urlSecretMode ? '/<capability>' : ''}`;
+    const reads = cluster.settings.readerKubeconfig !== undefined;
+    for (const { plugin } of served) {
+      const { name, mutating, validating } = plugin.metadata;
+      const endpoints: Endpoint[] = [
+        ...(mutating ? (['mutate'] as const) : []),
+        ...(validating ? (['validate'] as const) : []),
+        ...(learningEndpointRules(plugin.metadata, reads).length > 0 ? (['learn'] as const) : []),
+      ];
+      for (const endpoint of endpoints)
+        process.stdout.write(`${prefix}${formatWebhookPath({ plugin: name, endpoint })}\n`);
+      count++;
+    }
+  }
+  if (urlSecretMode)
+    progress(
+      `url-secret: npm run -s emit -- --cluster NAME --auth url-secret --base-url ${server.url} prints a cluster's URLs`,
+    );
+  progress(`metrics: GET ${server.url}/${urlSecretMode ? '<cluster>/<capability>/' : ''}metrics (Prometheus text)`);
+  process.stdout.write(
+    `ready: ${count} plugins for ${clusters.length} clusters (${clusters.map((c) => c.cluster.name).join(', ')}) on ${server.url} (${urlSecretMode ? 'url-secret' : 'mTLS'})\n`,
+  );
+  stopOnSignals(async () => {
+    await server.close();
+    for (const stop of stopReaders) await stop();
+    await stopStore();
+  });
 }
 
 main().catch((error: unknown) => {

@@ -76,16 +76,24 @@ function admissionRoute(
   plugin: string,
   endpoints: readonly Endpoint[],
   capabilityInPath: boolean,
+  cluster: string | undefined,
 ): { requested: AdmissionMiddleware; served: AdmissionMiddleware } {
-  const known = new Set([plugin]);
+  // A cluster's name is no secret (a capability is 86 characters; a name at most 63): logged as is.
+  const known = new Set(cluster === undefined ? [plugin] : [plugin, cluster]);
+  const shape = { withCapability: capabilityInPath, inFleet: cluster !== undefined };
   const requestedRouteBefore = (request: AdmissionMiddyRequest): void => {
-    request.context.admission.requested = parseWebhookPath(requestPath(request.event), capabilityInPath);
+    request.context.admission.requested = parseWebhookPath(requestPath(request.event), shape);
   };
   const servedRouteBefore = (request: AdmissionMiddyRequest): void => {
     const route = request.context.admission.requested;
-    if (route === undefined || route.plugin !== plugin || !endpoints.includes(route.endpoint)) {
+    if (
+      route === undefined ||
+      route.plugin !== plugin ||
+      route.cluster !== cluster ||
+      !endpoints.includes(route.endpoint)
+    ) {
       throw notFound(
-        `no webhook at ${redactWebhookPath(requestPath(request.event), capabilityInPath, known)}: ${plugin} serves ${endpoints.map((e) => formatWebhookPath({ plugin, endpoint: e })).join(', ')}`,
+        `no webhook at ${redactWebhookPath(requestPath(request.event), capabilityInPath, known)}: ${plugin} serves ${endpoints.map((e) => formatWebhookPath({ plugin, endpoint: e, ...(cluster !== undefined && { cluster }) })).join(', ')}`,
       );
     }
     request.context.admission.route = route;
@@ -185,7 +193,7 @@ export function createAdmissionHandler<Config>(
     if (observe && !reader) await observe(request, decision, stateFor(request));
   }
 
-  const route = admissionRoute(plugin.metadata.name, endpoints, capabilityInPath);
+  const route = admissionRoute(plugin.metadata.name, endpoints, capabilityInPath, callerAuth.cluster);
   const handler = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()
     .use(admissionInvocation())
     .use(requestLog(plugin.metadata.name, { secretInPath: capabilityInPath }))

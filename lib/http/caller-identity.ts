@@ -17,9 +17,17 @@ import { basePathBeforeRoute } from './webhook-path.js';
  * before the route is: every refusal reads the same, whatever the path names, so a caller without
  * a capability learns nothing of which plugins or endpoints are served.
  */
-export type CallerAuth =
+export type CallerAuth = (
   | { readonly mode: 'mtls'; readonly allowedSubjects: readonly string[] }
-  | { readonly mode: 'url-secret'; readonly capabilities: CapabilityVerifier };
+  | { readonly mode: 'url-secret'; readonly capabilities: CapabilityVerifier }
+) & {
+  /**
+   * A fleet's cluster (lib/config/fleet.ts) whose requests these are: its paths begin with
+   * `/<cluster>`, its capabilities name it and are checked against its own keys only, and with mTLS
+   * only its own certificate subjects (allowedSubjects, never empty in a fleet) are let in.
+   */
+  readonly cluster?: string;
+};
 
 function splitList(value: string | undefined, separator: RegExp): string[] {
   return (value ?? '')
@@ -58,23 +66,36 @@ export const capabilityInPath = (auth: CallerAuth): boolean => auth.mode === 'ur
  * The deployment the request reached (lib/http/capability.ts): the name API Gateway saw, and the
  * path before the route as the caller sent it (an execute-api name's stage).
  */
-export function reachedDeployment(event: GatewayEvent): string | undefined {
+export function reachedDeployment(event: GatewayEvent, inFleet = false): string | undefined {
   const domain = reachedDomain(event);
-  return domain === undefined ? undefined : deploymentName(domain, basePathBeforeRoute(calledPath(event)));
+  return domain === undefined ? undefined : deploymentName(domain, basePathBeforeRoute(calledPath(event), inFleet));
 }
 
 function identify(event: GatewayEvent, route: WebhookRoute | undefined, auth: CallerAuth): CallerIdentity {
+  const { cluster } = auth;
   if (auth.mode === 'url-secret') {
-    const deployment = route?.capability ? reachedDeployment(event) : undefined;
+    const deployment = route?.capability ? reachedDeployment(event, cluster !== undefined) : undefined;
     if (route?.capability === undefined || deployment === undefined) throw refusedCapability();
+    // Another cluster's path never reaches this cluster's keys.
+    if (route.cluster !== cluster) throw refusedCapability();
     const { plugin, endpoint, capability } = route;
-    const key = auth.capabilities.check(capability, { deployment, grant: { plugin, endpoint } });
+    const key = auth.capabilities.check(capability, { deployment, cluster, grant: { plugin, endpoint } });
     if (key === undefined) throw refusedCapability();
     return { mode: 'url-secret', subject: `capability:${plugin}/${endpoint}@key:${key}` };
   }
   const certificate = clientCertificate(event);
   if (!certificate?.subjectDN) throw forbiddenCaller('client certificate required');
   const { subjectDN } = certificate;
+  if (cluster !== undefined) {
+    // A fleet: the certificate says which cluster calls, and it calls for that cluster only.
+    const cn = commonName(subjectDN);
+    const ours = auth.allowedSubjects.some((s) => s === subjectDN || s === cn);
+    if (!ours || route?.cluster !== cluster)
+      throw forbiddenCaller(
+        `client certificate subject ${JSON.stringify(subjectDN)} is not allowed for cluster ${cluster}`,
+      );
+    return { mode: 'mtls', subject: subjectDN };
+  }
   if (auth.allowedSubjects.length > 0) {
     const cn = commonName(subjectDN);
     const allowed = auth.allowedSubjects.some((s) => s === subjectDN || s === cn);

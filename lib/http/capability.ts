@@ -7,6 +7,7 @@
 //
 //   serverless-admission/capability/v2
 //   deployment:<host>[:<port>][/<base path>]
+//   cluster:<cluster>            (a fleet's cluster only; a single cluster's label has no such line)
 //   plugin:<plugin>
 //   endpoint:<endpoint>          (or, for the local server's metrics, `grant:metrics`)
 //
@@ -27,8 +28,11 @@
 //   it serves, not what a caller with a production URL could make it believe. Labels of v1, which
 //   named no deployment, are never accepted: URLs emitted before are emitted again.
 // - Fields are lines, so no value can run into the next (a value holding a line break grants
-//   nothing), and a field added later (a fleet's cluster, between deployment and plugin) is one
-//   more entry in labelFields, never a change to how the others read.
+//   nothing), and a field added later is one more entry in labelFields, never a change to how the
+//   others read: a fleet's cluster is such a field, between deployment and plugin.
+// - Each URL grants for one cluster of a fleet: every cluster has its own key, and its label names
+//   the cluster, so a capability of cluster A is refused at cluster B's URLs twice over (B's keys
+//   did not sign it, and it names A), even should an operator give two clusters one key.
 // - One spelling: a capability is the canonical base64url of its 64 bytes, 86 characters whose
 //   last one carries 4 unused bits that must be zero; any other spelling (those bits set, percent-
 //   encoding, padding) grants nothing, so a leaked URL blocked by its exact string stays blocked.
@@ -47,6 +51,8 @@ export type CapabilityGrant = { readonly plugin: string; readonly endpoint: Endp
 /** A grant at one deployment (deploymentName's form): everything a capability's label names. */
 export interface CapabilityScope {
   readonly deployment: string;
+  /** A fleet's cluster; absent for the single cluster of a deployment without a fleet. */
+  readonly cluster?: string;
   readonly grant: CapabilityGrant;
 }
 
@@ -86,10 +92,11 @@ export function deploymentOfBaseUrl(baseUrl: string): string {
   return deployment;
 }
 
-/** The label's fields, in order. A fleet adds its cluster here, after the deployment. */
-function labelFields({ deployment, grant }: CapabilityScope): readonly (readonly [string, string])[] {
+/** The label's fields, in order. A fleet's cluster comes after the deployment. */
+function labelFields({ deployment, cluster, grant }: CapabilityScope): readonly (readonly [string, string])[] {
   return [
     ['deployment', deployment],
+    ...(cluster === undefined ? [] : ([['cluster', cluster]] as const)),
     ...(grant === 'metrics'
       ? ([['grant', 'metrics']] as const)
       : ([

@@ -1,4 +1,4 @@
-// The grammar of a webhook URL's path, `[/<capability>]/<plugin>/<endpoint>`, in one place: the
+// The grammar of a webhook URL's path, `[/<cluster>][/<capability>]/<plugin>/<endpoint>`, in one place: the
 // emitter formats it into clientConfig.url, serverless.yml into API Gateway routes, the local
 // server and the handler parse it, and the logs print it with the capability taken out.
 //
@@ -7,8 +7,13 @@
 // url-secret mode (EKS, GKE, AKS) the first segment is a capability for exactly this plugin and
 // endpoint (lib/http/capability.ts), so nothing but `format` ever writes it, and it is read as it
 // was sent: never percent-decoded, so a capability has one spelling, and one URL one string.
+//
+// A fleet (one deployment serving many clusters, lib/config/fleet.ts) puts the cluster's name
+// first: `/<cluster>[/<capability>]/<plugin>/<endpoint>`. Without a fleet there is no cluster
+// segment, and the paths are exactly those of a single cluster.
 
 import type { Phase } from '../admission/response.js';
+import { isClusterName } from '../config/fleet.js';
 
 export type { Phase };
 
@@ -20,6 +25,14 @@ export interface WebhookRoute {
   readonly endpoint: Endpoint;
   /** url-secret mode: the caller's capability, as the path spells it. */
   readonly capability?: string;
+  /** A fleet: the cluster the path is for (a DNS label). */
+  readonly cluster?: string;
+}
+
+/** How a deployment's paths are shaped: a capability segment (url-secret mode), a cluster segment (a fleet). */
+export interface PathShape {
+  readonly withCapability: boolean;
+  readonly inFleet?: boolean;
 }
 
 /** API Gateway's path parameter standing for the capability segment in serverless.yml's routes. */
@@ -33,10 +46,20 @@ export const ENDPOINTS: readonly Endpoint[] = ['mutate', 'validate', 'learn'];
 export const isEndpoint = (segment: string | undefined): segment is Endpoint =>
   segment === 'mutate' || segment === 'validate' || segment === 'learn';
 
-/** `/<plugin>/<endpoint>`, or `/<capability>/<plugin>/<endpoint>` (base64url needs no encoding). */
+/**
+ * `/<plugin>/<endpoint>`, or `/<capability>/<plugin>/<endpoint>` (base64url needs no encoding),
+ * each after `/<cluster>` in a fleet.
+ */
 export function formatWebhookPath(route: WebhookRoute): string {
-  const { capability } = route;
-  return `${capability === undefined ? '' : `/${capability}`}/${route.plugin}/${route.endpoint}`;
+  const { capability, cluster } = route;
+  const prefix = `${cluster === undefined ? '' : `/${cluster}`}${capability === undefined ? '' : `/${capability}`}`;
+  return `${prefix}/${route.plugin}/${route.endpoint}`;
+}
+
+/** A fleet: the cluster a path names in its first segment, if that segment is a cluster name. */
+export function clusterOfPath(path: string): string | undefined {
+  const first = path.split('?')[0].split('/')[1];
+  return first !== undefined && isClusterName(first) ? first : undefined;
 }
 
 function segmentsOf(path: string): string[] {
@@ -51,7 +74,14 @@ function segmentsOf(path: string): string[] {
  * Gateway's REST APIs pass the path with its percent-encoding, as the local server does (an HTTP
  * API would decode it first: the template serves REST only).
  */
-export function parseWebhookPath(path: string, withCapability: boolean): WebhookRoute | undefined {
+export function parseWebhookPath(path: string, shape: boolean | PathShape): WebhookRoute | undefined {
+  const { withCapability, inFleet } = typeof shape === 'boolean' ? { withCapability: shape, inFleet: false } : shape;
+  if (inFleet) {
+    const cluster = clusterOfPath(path);
+    if (cluster === undefined) return undefined;
+    const rest = parseWebhookPath(path.slice(cluster.length + 1), withCapability);
+    return rest && { ...rest, cluster };
+  }
   if (!withCapability) {
     const segments = segmentsOf(path);
     if (segments.length !== 2) return undefined;
@@ -66,12 +96,13 @@ export function parseWebhookPath(path: string, withCapability: boolean): Webhook
 }
 
 /**
- * url-secret mode: the path before `/<capability>/<plugin>/<endpoint>` in the path as the caller
- * sent it (`/<stage>` on an execute-api name), which a capability's deployment names.
+ * url-secret mode: the path before `[/<cluster>]/<capability>/<plugin>/<endpoint>` in the path as
+ * the caller sent it (`/<stage>` on an execute-api name), which a capability's deployment names.
  */
-export function basePathBeforeRoute(fullPath: string): string {
+export function basePathBeforeRoute(fullPath: string, inFleet = false): string {
   const segments = segmentsOf(fullPath);
-  return segments.length > 3 ? `/${segments.slice(0, -3).join('/')}` : '';
+  const route = inFleet ? 4 : 3;
+  return segments.length > route ? `/${segments.slice(0, -route).join('/')}` : '';
 }
 
 /**

@@ -27,7 +27,8 @@ export function createStatefulAdmissionHandler<Config>(
   const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
   return createAdmissionHandler(plugin, {
     metrics,
-    state: stateFromEnv(plugin.metadata.name, (call) => metrics.recordStoreCall(call)),
+    // A fleet's cluster (the one its callers are checked for) keeps its state apart from the others'.
+    state: stateFromEnv(plugin.metadata.name, (call) => metrics.recordStoreCall(call), options.callerAuth?.cluster),
     // Learned namespaces and quotas: recorded once, for every plugin that needs them, from the
     // Namespace and ResourceQuota writes its own learning endpoint receives. A write the plugin
     // refuses never happens, so it teaches nothing; a dry run writes nothing (the gate in store.ts).

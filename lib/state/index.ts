@@ -14,6 +14,7 @@ import type { PluginState } from '../admission/ports.js';
 import { QuotaLedgerStore } from './quota-ledger.js';
 import { StateStore } from './store.js';
 import { TokenBucketStore } from './token-buckets.js';
+import { clusterPartitioned } from './cluster-partition.js';
 
 export { DEFAULT_STATE_TABLE, localDynamoDb, sharedDynamoDb, stateTableName } from './client.js';
 export type { DynamoDb } from './dynamodb.js';
@@ -24,6 +25,7 @@ export { LearnedPlacementStore } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
 export { ClusterQuotaLedgerStore } from './cluster-quota-ledger.js';
 export { TTL_ATTRIBUTE } from './table.js';
+export { clusterKeyPrefix, clusterPartitioned } from './cluster-partition.js';
 export { StateStore } from './store.js';
 export * from '../admission/ports.js';
 
@@ -68,10 +70,16 @@ export interface StateOptions {
 }
 
 let processReadThrough: NamespaceReadThrough | undefined;
+const clusterReadThroughs = new Map<string, NamespaceReadThrough>();
 
-/** The process's cluster reader answers store misses from now on (npm start, the reader's wiring). */
-export function setNamespaceReadThrough(readThrough: NamespaceReadThrough | undefined): void {
-  processReadThrough = readThrough;
+/**
+ * The process's cluster reader answers store misses from now on (npm start, the reader's wiring);
+ * in a fleet, each cluster's reader answers its own cluster's.
+ */
+export function setNamespaceReadThrough(readThrough: NamespaceReadThrough | undefined, cluster?: string): void {
+  if (cluster === undefined) processReadThrough = readThrough;
+  else if (readThrough === undefined) clusterReadThroughs.delete(cluster);
+  else clusterReadThroughs.set(cluster, readThrough);
 }
 
 /** One plugin's state for one request over an explicit client and table (tests, benches). */
@@ -111,13 +119,15 @@ export function stateFor(options: StateOptions): (request: AdmissionRequest) => 
 export function stateFromEnv(
   plugin: string,
   onStoreCall?: (call: StoreCall) => void,
+  cluster?: string,
 ): (request: AdmissionRequest) => RequestState {
+  // A fleet's cluster sees its own partitions of the table only (cluster-partition.ts).
   return (request) =>
     createRequestState(request, {
       plugin,
-      client: sharedDynamoDb(),
+      client: cluster === undefined ? sharedDynamoDb() : clusterPartitioned(sharedDynamoDb(), cluster),
       tableName: stateTableName(),
       onStoreCall,
-      namespaceReadThrough: processReadThrough,
+      namespaceReadThrough: cluster === undefined ? processReadThrough : clusterReadThroughs.get(cluster),
     });
 }

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { namespaceWithServiceAccount } from './support/cluster-setup.js';
+import { failedCalling, namespaceWithServiceAccount } from './support/cluster-setup.js';
 import type { KubeObject } from './support/kube.js';
 import { create, get, pod, webhookDenial } from './support/kube.js';
 import type { WebhookCluster } from './support/webhook-cluster.js';
@@ -67,12 +67,18 @@ describe('run-once-duration', () => {
     expect(await get(webhook.cluster, pod('batch', 'dry'))).toBeUndefined();
   });
 
-  it('during an outage admits run-once pods without a deadline (failurePolicy Ignore)', async () => {
+  it('during an outage refuses run-once pods (the capping twin fails closed) and admits the others', async () => {
     await webhook.stopServer();
     try {
-      const answer = await create(webhook.cluster, pod('batch', 'outage', { restartPolicy: 'Never' }));
-      expect(answer.status, answer.message).toBe(201);
-      expect(deadline(answer.object)).toBeUndefined();
+      const runOnce = await create(webhook.cluster, pod('batch', 'outage', { restartPolicy: 'Never' }));
+      expect(runOnce.status).toBe(500);
+      expect(runOnce.message).toMatch(
+        failedCalling('run-once-duration.validate.serverless-admission.io', '/run-once-duration/validate'),
+      );
+      // The twin's matchCondition leaves pods that are not run-once to the fail-open mutation.
+      const service = await create(webhook.cluster, pod('batch', 'outage-always', { restartPolicy: 'Always' }));
+      expect(service.status, service.message).toBe(201);
+      expect(deadline(service.object)).toBeUndefined();
     } finally {
       await webhook.startServer();
     }

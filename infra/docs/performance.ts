@@ -19,6 +19,8 @@ export interface BenchResults {
   readonly store: readonly Row[];
   readonly quotaBurst: { readonly summary: Row; readonly throughServer?: Record<string, { readonly summary: Row }> };
   readonly flood: readonly Row[];
+  /** `--only apiserver`: through a real kube-apiserver, with the date of its own run. */
+  readonly apiserver?: { readonly date: string; readonly rows: readonly Row[] };
 }
 
 export class BenchResultsError extends Error {
@@ -285,6 +287,40 @@ export function performanceRegions(results: BenchResults): Record<string, string
         num(r, 'real p99 ms', 'flood'),
       ]),
     ),
+    'performance-apiserver': results.apiserver
+      ? [
+          `Measured on ${results.apiserver.date.slice(0, 10)} through kube-apiserver v1.36.2, by \`npm run bench -- --only apiserver --merge bench/results.json\` (medians of rounds of 100 creates each; ratios to the built-in round by round, range in brackets).`,
+          '',
+          table(
+            [
+              'plugin',
+              'path',
+              'client p50 ms',
+              'client p99 ms',
+              'admission ms per request',
+              'its own ms per request',
+              'client p50 / built-in',
+              'admission / built-in',
+            ],
+            results.apiserver.rows.map((r) => {
+              const where = `apiserver ${r.plugin} ${r.path}`;
+              const ratio = (key: string) =>
+                `${times(num(r, `${key} / built-in`, where))} (${text(r, `${key} / built-in spread`, where)})`;
+              const own = r['own mean ms'];
+              return [
+                `\`${text(r, 'plugin', where)}\``,
+                text(r, 'path', where),
+                num(r, 'client p50 ms', where),
+                num(r, 'client p99 ms', where),
+                num(r, 'admission mean ms', where),
+                typeof own === 'number' ? own : '—',
+                ratio('client p50 ms'),
+                ratio('admission mean ms'),
+              ];
+            }),
+          ),
+        ].join('\n')
+      : 'Not measured yet: `npm run bench -- --only apiserver --merge bench/results.json` (needs KUBEBUILDER_ASSETS).',
     'performance-logger': table(
       ['request log', 'µs per record (p50)', 'bundle KB'],
       results.logger.map((r) => [

@@ -2,7 +2,7 @@
 // .local/bench/results.json (untracked, stable keys). `-- --out bench/results.json` regenerates
 // the committed run docs/performance.md quotes, deliberately, and that page and its chart with it.
 // Figures, never assertions.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,7 +30,7 @@ const SECTIONS = [
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
-const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE]
+const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE | --merge FILE]
 
 Measures, next to a floor in the same run:
   handlers    each plugin's full Lambda handler in-process vs JSON.parse+stringify of the review,
@@ -58,6 +58,8 @@ Measures, next to a floor in the same run:
   logger      one request log record: lib/http/log vs Powertools Logger, per record and bundle bytes
 Writes .local/bench/results.json unless --out names another file; --out bench/results.json, the
 committed run, also regenerates docs/performance.md and its chart (as npm run docs does).
+--merge FILE writes only the sections measured now into FILE, keeping the others
+(npm run bench -- --only apiserver --merge bench/results.json).
 BENCH_ROUNDS (quota-burst, default 5) and BENCH_RUNS (cold-start, default 7) shorten a trial run.
 `;
 
@@ -69,7 +71,12 @@ async function optional(modulePath: string, exportName: string): Promise<(() => 
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { only: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      only: { type: 'string' },
+      out: { type: 'string' },
+      merge: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) return void process.stdout.write(USAGE);
   const only = new Set((values.only ?? SECTIONS.join(',')).split(',') as Section[]);
@@ -170,14 +177,23 @@ async function main(): Promise<void> {
       process.stderr.write('apiserver: KUBEBUILDER_ASSETS is not set, skipped (see docs/design/development.md)\n');
     } else {
       process.stderr.write('apiserver: the same pod creates through a real kube-apiserver, five ways...\n');
-      results.apiserver = await benchApiserver();
-      report('Through kube-apiserver (ms; ratios to the built-in, medians of rounds)', results.apiserver as never[]);
+      const rows = await benchApiserver();
+      // The section carries its own date: --merge may add it to a file of an earlier run.
+      results.apiserver = { date: new Date().toISOString(), rows };
+      report('Through kube-apiserver (ms; ratios to the built-in, medians of rounds)', rows as never[]);
     }
   }
 
-  const out = values.out ?? '.local/bench/results.json';
+  const out = values.merge ?? values.out ?? '.local/bench/results.json';
   mkdirSync(out.substring(0, out.lastIndexOf('/')) || '.', { recursive: true });
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  // --merge FILE: the sections measured now replace theirs in FILE; the others stay as measured.
+  const { date, node, cpus: cpuCount, cpuModel, ...measured } = results;
+  void date;
+  void node;
+  void cpuCount;
+  void cpuModel;
+  const written = values.merge ? { ...JSON.parse(readFileSync(out, 'utf8')), ...measured } : results;
+  writeFileSync(out, `${JSON.stringify(written, null, 2)}\n`);
   process.stdout.write(`\nwritten to ${out}\n`);
   // The committed run is what the documentation quotes: its performance page and chart follow it.
   if (resolve(out) === resolve(ROOT, BENCH_RESULTS))

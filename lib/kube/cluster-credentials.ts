@@ -8,12 +8,10 @@
 // that reads the cluster, for the four verbs the reader uses.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { type Kubeconfig, KubeconfigError, pem, pick, relative, serverUrl } from './kubeconfig.js';
 
-export class KubeconfigError extends Error {
-  override readonly name = 'KubeconfigError';
-}
+export { KubeconfigError };
 
 /** What one request presents: a bearer token, or a client certificate and key. */
 export interface Presented {
@@ -33,34 +31,14 @@ export interface ClusterCredentials {
   invalidate(): void;
 }
 
-type Named<T> = { name?: string } & T;
-interface Kubeconfig {
-  'current-context'?: string;
-  clusters?: Named<{ cluster?: Record<string, unknown> }>[];
-  users?: Named<{ user?: Record<string, unknown> }>[];
-  contexts?: Named<{ context?: { cluster?: string; user?: string } }>[];
-}
-
-function pick<T extends { name?: string }>(
-  list: T[] | undefined,
-  name: string | undefined,
-  what: string,
-  file: string,
-) {
+/** The list, when it has an entry: the reader needs a context, a cluster and a user. */
+function nonEmpty<T>(list: T[] | undefined, what: string, file: string): T[] {
   if (!list || list.length === 0) throw new KubeconfigError(`${file}: no ${what}s`);
-  if (name === undefined) {
-    if (list.length === 1) return list[0];
-    throw new KubeconfigError(`${file}: no current-context, and ${list.length} ${what}s to choose from`);
-  }
-  const found = list.find((entry) => entry.name === name);
-  if (!found) throw new KubeconfigError(`${file}: ${what} ${JSON.stringify(name)} not found`);
-  return found;
+  return list;
 }
 
-const relative = (file: string, path: string) => (isAbsolute(path) ? path : resolve(dirname(file), path));
-
-function readFile(file: string, field: string, path: string): string {
-  const target = relative(file, path);
+/** A file the kubeconfig names, read now from the disk. */
+function readFile(file: string, field: string, target: string): string {
   try {
     return readFileSync(target, 'utf8');
   } catch (error) {
@@ -68,25 +46,10 @@ function readFile(file: string, field: string, path: string): string {
   }
 }
 
-/** A PEM from `<field>-data` (base64) or `<field>` (a file, relative to the kubeconfig). */
-function pem(entry: Record<string, unknown> | undefined, field: string, file: string): string | undefined {
-  const data = entry?.[`${field}-data`];
-  if (typeof data === 'string' && data !== '') return Buffer.from(data, 'base64').toString('utf8');
-  const path = entry?.[field];
-  return typeof path === 'string' && path !== '' ? readFile(file, field, path) : undefined;
-}
-
 /** The server URL, checked: https only, no trailing slash. */
 export function checkedServer(server: unknown, where: string): string {
-  if (typeof server !== 'string' || server === '') throw new KubeconfigError(`${where}: the cluster has no server`);
-  let url: URL;
-  try {
-    url = new URL(server);
-  } catch {
-    throw new KubeconfigError(`${where}: server ${JSON.stringify(server)} is not a URL`);
-  }
-  if (url.protocol !== 'https:') throw new KubeconfigError(`${where}: server ${server} must use https`);
-  return server.replace(/\/+$/, '');
+  serverUrl(server, where);
+  return (server as string).replace(/\/+$/, '');
 }
 
 /** The credentials a kubeconfig file names (its current context). */
@@ -97,17 +60,23 @@ export function kubeconfigCredentials(file: string, env: NodeJS.ProcessEnv = pro
   } catch (error) {
     throw new KubeconfigError(`${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const context = pick(config.contexts, config['current-context'] || undefined, 'context', file)?.context;
-  const cluster = pick(config.clusters, context?.cluster, 'cluster', file)?.cluster;
-  const user = pick(config.users, context?.user, 'user', file)?.user ?? {};
+  const read = (field: string, target: string) => readFile(file, field, target);
+  const context = pick(
+    nonEmpty(config.contexts, 'context', file),
+    config['current-context'] || undefined,
+    'context',
+    file,
+  )?.context;
+  const cluster = pick(nonEmpty(config.clusters, 'cluster', file), context?.cluster, 'cluster', file)?.cluster;
+  const user = pick(nonEmpty(config.users, 'user', file), context?.user, 'user', file)?.user ?? {};
   const server = checkedServer(cluster?.server, file);
   if (cluster?.['insecure-skip-tls-verify'] === true)
     throw new KubeconfigError(
       `${file}: insecure-skip-tls-verify is refused: the reader must know the apiserver it reads; give certificate-authority-data`,
     );
-  const ca = pem(cluster, 'certificate-authority', file);
-  const cert = pem(user, 'client-certificate', file);
-  const key = pem(user, 'client-key', file);
+  const ca = pem(cluster, 'certificate-authority', file, read);
+  const cert = pem(user, 'client-certificate', file, read);
+  const key = pem(user, 'client-key', file, read);
   if ((cert === undefined) !== (key === undefined))
     throw new KubeconfigError(`${file}: client-certificate and client-key go together`);
   const exec = user.exec as ExecConfig | undefined;
@@ -124,7 +93,7 @@ export function kubeconfigCredentials(file: string, env: NodeJS.ProcessEnv = pro
       ...(cert !== undefined && { cert, key }),
       ...(token !== undefined
         ? { token }
-        : tokenFile !== undefined && { token: readFile(file, 'tokenFile', tokenFile).trim() }),
+        : tokenFile !== undefined && { token: readFile(file, 'tokenFile', relative(file, tokenFile)).trim() }),
     }),
     invalidate: () => undefined,
   };

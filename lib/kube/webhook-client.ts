@@ -4,12 +4,10 @@
 // (client-certificate[-data], client-key[-data], token). Files are read once, at configuration,
 // through lib/config/documents, so packaging carries them inside the packaged configuration.
 import { Agent, request } from 'node:https';
-import { dirname, isAbsolute, resolve } from 'node:path';
 import { DocumentError, readDocument, readTextFile } from '../config/documents.js';
+import { type Kubeconfig, KubeconfigError, pem, pick, serverUrl } from './kubeconfig.js';
 
-export class KubeconfigError extends Error {
-  override readonly name = 'KubeconfigError';
-}
+export { KubeconfigError };
 
 /** The backend failed to answer (network, TLS, timeout): the caller's failure policy decides. */
 export class BackendError extends Error {
@@ -33,37 +31,8 @@ export interface WebhookClient {
   post(body: unknown, timeoutMs: number): Promise<BackendResponse>;
 }
 
-type Named<T> = { name?: string } & T;
-interface Kubeconfig {
-  'current-context'?: string;
-  clusters?: Named<{ cluster?: Record<string, unknown> }>[];
-  users?: Named<{ user?: Record<string, unknown> }>[];
-  contexts?: Named<{ context?: { cluster?: string; user?: string } }>[];
-}
-
-function pick<T extends { name?: string }>(
-  list: T[] | undefined,
-  name: string | undefined,
-  what: string,
-  file: string,
-): T | undefined {
-  if (!list || list.length === 0) return undefined;
-  if (name === undefined) {
-    if (list.length === 1) return list[0];
-    throw new KubeconfigError(`${file}: no current-context, and ${list.length} ${what}s to choose from`);
-  }
-  const found = list.find((entry) => entry.name === name);
-  if (!found) throw new KubeconfigError(`${file}: ${what} ${JSON.stringify(name)} not found`);
-  return found;
-}
-
-/** A PEM from `<field>-data` (base64) or `<field>` (a file, relative to the kubeconfig). */
-function pem(entry: Record<string, unknown> | undefined, field: string, file: string): string | undefined {
-  const data = entry?.[`${field}-data`];
-  if (typeof data === 'string' && data !== '') return Buffer.from(data, 'base64').toString('utf8');
-  const path = entry?.[field];
-  if (typeof path !== 'string' || path === '') return undefined;
-  const target = isAbsolute(path) ? path : resolve(dirname(file), path);
+/** A file the kubeconfig names, read once through the configuration's documents. */
+function readFile(file: string, field: string, target: string): string {
   try {
     return readTextFile(target);
   } catch (error) {
@@ -82,27 +51,23 @@ export function loadKubeconfigClient(file: string): WebhookClient {
     if (error instanceof DocumentError) throw new KubeconfigError(`${file}: ${error.reason}`);
     throw error;
   }
+  // An empty list is no error here: its entry is undefined, and the checks below name what is
+  // then missing (the server).
   const context = pick(config.contexts, config['current-context'] || undefined, 'context', file)?.context;
   const cluster = pick(config.clusters, context?.cluster, 'cluster', file)?.cluster;
   const user = pick(config.users, context?.user, 'user', file)?.user;
-  const server = cluster?.server;
-  if (typeof server !== 'string' || server === '') throw new KubeconfigError(`${file}: the cluster has no server`);
-  let url: URL;
-  try {
-    url = new URL(server);
-  } catch {
-    throw new KubeconfigError(`${file}: server ${JSON.stringify(server)} is not a URL`);
-  }
-  if (url.protocol !== 'https:') throw new KubeconfigError(`${file}: server ${server} must use https`);
-  const cert = pem(user, 'client-certificate', file);
-  const key = pem(user, 'client-key', file);
+  const url = serverUrl(cluster?.server, file);
+  const server = cluster?.server as string;
+  const read = (field: string, target: string) => readFile(file, field, target);
+  const cert = pem(user, 'client-certificate', file, read);
+  const key = pem(user, 'client-key', file, read);
   if ((cert === undefined) !== (key === undefined))
     throw new KubeconfigError(`${file}: client-certificate and client-key go together`);
   const token = typeof user?.token === 'string' && user.token !== '' ? user.token : undefined;
   // One keep-alive agent per backend, kept for the Lambda instance's life.
   const agent = new Agent({
     keepAlive: true,
-    ca: pem(cluster, 'certificate-authority', file),
+    ca: pem(cluster, 'certificate-authority', file, read),
     rejectUnauthorized: cluster?.['insecure-skip-tls-verify'] !== true,
     ...(cert !== undefined && { cert, key }),
   });

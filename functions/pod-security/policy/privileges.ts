@@ -16,7 +16,8 @@ function privileged1_0(_: unknown, spec: PodSpecLike): CheckResult {
     : ALLOWED;
 }
 
-const BASELINE_CAPABILITIES = new Set([
+/** The capabilities baseline lets a container add (also read by the native compiler). */
+export const BASELINE_CAPABILITIES: readonly string[] = [
   'AUDIT_WRITE',
   'CHOWN',
   'DAC_OVERRIDE',
@@ -30,7 +31,8 @@ const BASELINE_CAPABILITIES = new Set([
   'SETPCAP',
   'SETUID',
   'SYS_CHROOT',
-]);
+];
+const BASELINE = new Set(BASELINE_CAPABILITIES);
 
 const listOf = (value: string[] | null | undefined): string[] => (Array.isArray(value) ? value.map(String) : []);
 
@@ -38,7 +40,7 @@ function capabilitiesBaseline1_0(_: unknown, spec: PodSpecLike): CheckResult {
   const bad: string[] = [];
   const added: string[] = [];
   visitContainers(spec, (c) => {
-    const extra = listOf(c.securityContext?.capabilities?.add).filter((cap) => !BASELINE_CAPABILITIES.has(cap));
+    const extra = listOf(c.securityContext?.capabilities?.add).filter((cap) => !BASELINE.has(cap));
     if (extra.length === 0) return;
     bad.push(nameOf(c));
     added.push(...extra);

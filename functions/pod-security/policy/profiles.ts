@@ -39,8 +39,10 @@ function badSetters(spec: PodSpecLike, isBad: (context: SecurityContextLike) => 
 
 // --- AppArmor ---
 
-const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
-const allowedAppArmorType = (type: unknown) => type === 'RuntimeDefault' || type === 'Localhost';
+export const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
+/** The AppArmor profile types baseline allows (also read by the native compiler). */
+export const ALLOWED_APPARMOR_TYPES: readonly string[] = ['RuntimeDefault', 'Localhost'];
+const allowedAppArmorType = (type: unknown) => typeof type === 'string' && ALLOWED_APPARMOR_TYPES.includes(type);
 const allowedAppArmorAnnotation = (value: string) =>
   value === '' || value === 'runtime/default' || value.startsWith('localhost/');
 
@@ -66,9 +68,11 @@ function appArmorProfile1_0(meta: PodMetadataLike, spec: PodSpecLike): CheckResu
 
 // --- seccomp ---
 
-const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
-const SECCOMP_CONTAINER_ANNOTATION_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/';
-const validSeccomp = (type: unknown) => type === 'Localhost' || type === 'RuntimeDefault';
+export const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
+export const SECCOMP_CONTAINER_ANNOTATION_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/';
+/** The seccomp profile types baseline and restricted allow (also read by the native compiler). */
+export const VALID_SECCOMP_TYPES: readonly string[] = ['Localhost', 'RuntimeDefault'];
+const validSeccomp = (type: unknown) => typeof type === 'string' && VALID_SECCOMP_TYPES.includes(type);
 const validSeccompAnnotation = (value: string) =>
   value === 'runtime/default' || value === 'docker/default' || value.startsWith('localhost/');
 
@@ -153,8 +157,9 @@ function seccompProfileRestricted1_25(meta: PodMetadataLike, spec: PodSpecLike):
 
 // --- SELinux ---
 
-const SELINUX_TYPES_1_0 = new Set(['', 'container_t', 'container_init_t', 'container_kvm_t']);
-const SELINUX_TYPES_1_31 = new Set([...SELINUX_TYPES_1_0, 'container_engine_t']);
+/** The SELinux types baseline allows, from 1.0 and from 1.31 (also read by the native compiler). */
+export const SELINUX_TYPES_1_0: readonly string[] = ['', 'container_t', 'container_init_t', 'container_kvm_t'];
+export const SELINUX_TYPES_1_31: readonly string[] = [...SELINUX_TYPES_1_0, 'container_engine_t'];
 
 function seLinuxOptions(allowedTypes: ReadonlySet<string>) {
   return function seLinuxOptionsCheck(_: PodMetadataLike, spec: PodSpecLike): CheckResult {
@@ -238,8 +243,8 @@ export const profileChecks: readonly Check[] = [
     id: 'seLinuxOptions',
     level: 'baseline',
     versions: [
-      { minimumVersion: v1(0), checkPod: seLinuxOptions(SELINUX_TYPES_1_0) },
-      { minimumVersion: v1(31), checkPod: seLinuxOptions(SELINUX_TYPES_1_31) },
+      { minimumVersion: v1(0), checkPod: seLinuxOptions(new Set(SELINUX_TYPES_1_0)) },
+      { minimumVersion: v1(31), checkPod: seLinuxOptions(new Set(SELINUX_TYPES_1_31)) },
     ],
   },
   {

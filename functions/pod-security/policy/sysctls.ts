@@ -4,22 +4,33 @@ import { v1 } from '../api.js';
 import type { Check, CheckResult, PodMetadataLike, PodSpecLike } from './types.js';
 import { ALLOWED, forbidden } from './types.js';
 
-const SAFE_1_0 = [
-  'kernel.shm_rmid_forced',
-  'net.ipv4.ip_local_port_range',
-  'net.ipv4.tcp_syncookies',
-  'net.ipv4.ping_group_range',
-  'net.ipv4.ip_unprivileged_port_start',
+/**
+ * The safe sysctls by the minor version that added them (also read by the native compiler): at a
+ * version, every group up to it is safe.
+ */
+export const SAFE_SYSCTLS: readonly (readonly [minor: number, added: readonly string[]])[] = [
+  [
+    0,
+    [
+      'kernel.shm_rmid_forced',
+      'net.ipv4.ip_local_port_range',
+      'net.ipv4.tcp_syncookies',
+      'net.ipv4.ping_group_range',
+      'net.ipv4.ip_unprivileged_port_start',
+    ],
+  ],
+  [27, ['net.ipv4.ip_local_reserved_ports']],
+  [
+    29,
+    [
+      'net.ipv4.tcp_keepalive_time',
+      'net.ipv4.tcp_fin_timeout',
+      'net.ipv4.tcp_keepalive_intvl',
+      'net.ipv4.tcp_keepalive_probes',
+    ],
+  ],
+  [32, ['net.ipv4.tcp_rmem', 'net.ipv4.tcp_wmem']],
 ];
-const SAFE_1_27 = [...SAFE_1_0, 'net.ipv4.ip_local_reserved_ports'];
-const SAFE_1_29 = [
-  ...SAFE_1_27,
-  'net.ipv4.tcp_keepalive_time',
-  'net.ipv4.tcp_fin_timeout',
-  'net.ipv4.tcp_keepalive_intvl',
-  'net.ipv4.tcp_keepalive_probes',
-];
-const SAFE_1_32 = [...SAFE_1_29, 'net.ipv4.tcp_rmem', 'net.ipv4.tcp_wmem'];
 
 function sysctls(safe: readonly string[]) {
   const allowed = new Set(safe);
@@ -36,11 +47,9 @@ export const sysctlChecks: readonly Check[] = [
   {
     id: 'sysctls',
     level: 'baseline',
-    versions: [
-      { minimumVersion: v1(0), checkPod: sysctls(SAFE_1_0) },
-      { minimumVersion: v1(27), checkPod: sysctls(SAFE_1_27) },
-      { minimumVersion: v1(29), checkPod: sysctls(SAFE_1_29) },
-      { minimumVersion: v1(32), checkPod: sysctls(SAFE_1_32) },
-    ],
+    versions: SAFE_SYSCTLS.map(([minor], i) => ({
+      minimumVersion: v1(minor),
+      checkPod: sysctls(SAFE_SYSCTLS.slice(0, i + 1).flatMap(([, added]) => added)),
+    })),
   },
 ];

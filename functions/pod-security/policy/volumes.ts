@@ -5,7 +5,8 @@ import type { Check, CheckResult, PodMetadataLike, PodSpecLike } from './types.j
 import { ALLOWED, forbidden, isSet, joinQuote, pluralize, sortedSet, volumesOf } from './types.js';
 
 // Image volumes (read-only OCI artifacts) are allowed too, as upstream's table allows them.
-const ALLOWED_SOURCES = [
+// Exported for the native compiler (infra/native/plugins/pod-security-checks.ts).
+export const ALLOWED_VOLUME_SOURCES: readonly string[] = [
   'configMap',
   'csi',
   'downwardAPI',
@@ -18,7 +19,7 @@ const ALLOWED_SOURCES = [
 ];
 
 /** The sources upstream names, in upstream's order; any other source is "unknown". */
-const NAMED_SOURCES = [
+export const NAMED_VOLUME_SOURCES: readonly string[] = [
   'hostPath',
   'gcePersistentDisk',
   'awsElasticBlockStore',
@@ -46,9 +47,9 @@ function restrictedVolumes1_0(_: PodMetadataLike, spec: PodSpecLike): CheckResul
   const badVolumes: string[] = [];
   const badTypes: string[] = [];
   for (const volume of volumesOf(spec)) {
-    if (ALLOWED_SOURCES.some((source) => isSet(volume[source]))) continue;
+    if (ALLOWED_VOLUME_SOURCES.some((source) => isSet(volume[source]))) continue;
     badVolumes.push(String(volume.name ?? ''));
-    badTypes.push(NAMED_SOURCES.find((source) => isSet(volume[source])) ?? 'unknown');
+    badTypes.push(NAMED_VOLUME_SOURCES.find((source) => isSet(volume[source])) ?? 'unknown');
   }
   if (badVolumes.length === 0) return ALLOWED;
   const types = sortedSet(badTypes);

@@ -9,7 +9,21 @@
 // them by rank; `flattened` joins per-container string lists with a separator no Kubernetes
 // name holds and splits them again. Parts a check shares between policy versions are variables
 // of their own, so each gets its own per-expression cost limit and is evaluated once per policy.
+// The lists of allowed and named values (capabilities, volume sources, sysctls, profile types,
+// SELinux types, annotation keys) are the webhook plugin's own (functions/pod-security/policy).
 import type { NamedExpression } from '../policy.js';
+import { BASELINE_CAPABILITIES } from '../../../functions/pod-security/policy/privileges.js';
+import {
+  ALLOWED_APPARMOR_TYPES,
+  APPARMOR_ANNOTATION_PREFIX,
+  SECCOMP_CONTAINER_ANNOTATION_PREFIX,
+  SECCOMP_POD_ANNOTATION,
+  SELINUX_TYPES_1_0,
+  SELINUX_TYPES_1_31,
+  VALID_SECCOMP_TYPES,
+} from '../../../functions/pod-security/policy/profiles.js';
+import { SAFE_SYSCTLS } from '../../../functions/pod-security/policy/sysctls.js';
+import { ALLOWED_VOLUME_SOURCES, NAMED_VOLUME_SOURCES } from '../../../functions/pod-security/policy/volumes.js';
 import { celString, celStrings } from '../policy.js';
 
 export const v = (name: string): string => `variables.${name}`;
@@ -55,86 +69,8 @@ const SC = (c: string) => `${c}.?securityContext`;
 const POD_SC = `${v('spec')}.?securityContext`;
 const names = (filter: string) => `${v('containers')}.filter(c, ${filter}).map(c, c.?name.orValue(''))`;
 
-const SECCOMP_OK = `['Localhost', 'RuntimeDefault']`;
-const APPARMOR_OK = `['RuntimeDefault', 'Localhost']`;
-const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
-const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
-const SECCOMP_CONTAINER_ANNOTATION_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/';
-const BASELINE_CAPABILITIES = [
-  'AUDIT_WRITE',
-  'CHOWN',
-  'DAC_OVERRIDE',
-  'FOWNER',
-  'FSETID',
-  'KILL',
-  'MKNOD',
-  'NET_BIND_SERVICE',
-  'SETFCAP',
-  'SETGID',
-  'SETPCAP',
-  'SETUID',
-  'SYS_CHROOT',
-];
-const SELINUX_TYPES_1_0 = ['', 'container_t', 'container_init_t', 'container_kvm_t'];
-const SELINUX_TYPES_1_31 = [...SELINUX_TYPES_1_0, 'container_engine_t'];
-const SAFE_SYSCTLS: readonly [number, readonly string[]][] = [
-  [
-    0,
-    [
-      'kernel.shm_rmid_forced',
-      'net.ipv4.ip_local_port_range',
-      'net.ipv4.tcp_syncookies',
-      'net.ipv4.ping_group_range',
-      'net.ipv4.ip_unprivileged_port_start',
-    ],
-  ],
-  [27, ['net.ipv4.ip_local_reserved_ports']],
-  [
-    29,
-    [
-      'net.ipv4.tcp_keepalive_time',
-      'net.ipv4.tcp_fin_timeout',
-      'net.ipv4.tcp_keepalive_intvl',
-      'net.ipv4.tcp_keepalive_probes',
-    ],
-  ],
-  [32, ['net.ipv4.tcp_rmem', 'net.ipv4.tcp_wmem']],
-];
-const ALLOWED_VOLUME_SOURCES = [
-  'configMap',
-  'csi',
-  'downwardAPI',
-  'emptyDir',
-  'ephemeral',
-  'image',
-  'persistentVolumeClaim',
-  'projected',
-  'secret',
-];
-/** The sources upstream names, in upstream's order; any other is "unknown". */
-const NAMED_VOLUME_SOURCES = [
-  'hostPath',
-  'gcePersistentDisk',
-  'awsElasticBlockStore',
-  'gitRepo',
-  'nfs',
-  'iscsi',
-  'glusterfs',
-  'rbd',
-  'flexVolume',
-  'cinder',
-  'cephfs',
-  'flocker',
-  'fc',
-  'azureFile',
-  'vsphereVolume',
-  'quobyte',
-  'azureDisk',
-  'photonPersistentDisk',
-  'portworxVolume',
-  'scaleIO',
-  'storageos',
-];
+const SECCOMP_OK = celStrings(VALID_SECCOMP_TYPES);
+const APPARMOR_OK = celStrings(ALLOWED_APPARMOR_TYPES);
 
 /**
  * The variables every check reads: the pod (a Pod, or a workload's pod template), its metadata,

@@ -3,21 +3,12 @@
 // .local/clusters/<cluster>/), `npm run emit -- --cluster NAME` for each, and each control plane
 // applying its own cluster's output unchanged. The server can be restarted (after a cluster's file
 // is deleted); everything stops in reverse order at the end.
-import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
-import { stopWithThisProcess } from '../../../infra/local/guard.js';
+import { join } from 'node:path';
 import type { ControlPlane, ControlPlaneOptions } from './control-plane.js';
 import { startControlPlane } from './control-plane.js';
-import { emit } from './webhook-cluster.js';
-
-const ROOT = resolve(import.meta.dirname, '../../..');
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+import { emit, runServer, type Server, stopServerProcess } from './webhook-cluster.js';
 
 export interface FleetOptions {
   /** Cluster name → its AdmissionConfiguration (config/clusters/<cluster>.yaml). */
@@ -34,45 +25,6 @@ export interface Fleet {
   /** Deletes the cluster's file and restarts `npm start` on the same port: the cluster is removed. */
   removeCluster(name: string): Promise<void>;
   stop(): Promise<void>;
-}
-
-interface Server {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly stdout: string[];
-}
-
-function runServer(workdir: string, env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'infra/local/start.ts')], {
-    cwd: workdir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  stopWithThisProcess(child);
-  let stderr = '';
-  const stdout: string[] = [];
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolveServer, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      stdout.push(line);
-      const ready = /^ready: .* on (https:\/\/127\.0\.0\.1:\d+)/.exec(line);
-      if (ready) resolveServer({ child, url: ready[1], stdout });
-    });
-    child.once('exit', (code) => reject(new Error(`npm start exited with ${code}:\n${stderr}`)));
-  });
-}
-
-function stopServerProcess(server: Server | undefined): Promise<void> {
-  if (!server) return Promise.resolve();
-  const { child } = server;
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((gone) => {
-    child.once('exit', () => gone());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-  });
 }
 
 let tables = 0;

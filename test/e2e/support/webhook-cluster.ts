@@ -54,12 +54,14 @@ export interface WebhookCluster {
   stop(): Promise<void>;
 }
 
-interface Server {
+/** A running `npm start` (infra/local/start.ts) and the URL its `ready` line printed. */
+export interface Server {
   readonly child: ChildProcess;
   readonly url: string;
 }
 
-function runServer(workdir: string, env: NodeJS.ProcessEnv): Promise<Server> {
+/** Starts `npm start` in `workdir`; resolves when it prints `ready`, rejects if it exits first. */
+export function runServer(workdir: string, env: NodeJS.ProcessEnv): Promise<Server> {
   const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'infra/local/start.ts')], {
     cwd: workdir,
     env,
@@ -79,7 +81,8 @@ function runServer(workdir: string, env: NodeJS.ProcessEnv): Promise<Server> {
   });
 }
 
-function stopServerProcess(server: Server | undefined): Promise<void> {
+/** Stops it (SIGTERM, SIGKILL after 10 s); nothing to do when it is not running. */
+export function stopServerProcess(server: Server | undefined): Promise<void> {
   if (!server) return Promise.resolve();
   const { child } = server;
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();

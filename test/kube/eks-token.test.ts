@@ -7,14 +7,21 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
 import { EKS_TOKEN_PREFIX, eksToken } from '../../lib/kube/eks-token.js';
 
+const bytes = (data: string | ArrayBuffer | ArrayBufferView) =>
+  typeof data === 'string'
+    ? data
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
+
 /** The SDK's hash interface over node:crypto (what its Node runtime config supplies). */
 class Sha256 {
   private hash;
-  constructor(secret?: string | Uint8Array) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
   }
-  update(data: string | Uint8Array) {
-    this.hash.update(data);
+  update(data: string | ArrayBuffer | ArrayBufferView) {
+    this.hash.update(bytes(data));
   }
   async digest() {
     return new Uint8Array(this.hash.digest());

@@ -6,6 +6,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
 import { EKS_TOKEN_PREFIX, eksToken } from '../../lib/kube/eks-token.js';
+import type { AwsCredentials } from '../../lib/state/dynamodb-http.js';
 
 const bytes = (data: string | ArrayBuffer | ArrayBufferView) =>
   typeof data === 'string'
@@ -58,7 +59,10 @@ describe('the EKS token', () => {
   });
 
   it('carries the signature the AWS SDK computes for the same request', async () => {
-    for (const credentials of [CREDENTIALS, { ...CREDENTIALS, sessionToken: 'session/token+value=' }]) {
+    for (const credentials of [
+      CREDENTIALS,
+      { ...CREDENTIALS, sessionToken: 'session/token+value=' },
+    ] as AwsCredentials[]) {
       const url = decode(eksToken('team-cluster', 'us-east-2', credentials, AT));
       const signer = new SignatureV4({ service: 'sts', region: 'us-east-2', credentials, sha256: Sha256 });
       const presigned = await signer.presign(
@@ -72,7 +76,7 @@ describe('the EKS token', () => {
         },
         { expiresIn: 60, signingDate: AT },
       );
-      expect(url.searchParams.get('X-Amz-Signature')).toBe(presigned.query['X-Amz-Signature']);
+      expect(url.searchParams.get('X-Amz-Signature')).toBe(presigned.query?.['X-Amz-Signature']);
       expect(url.searchParams.get('X-Amz-Security-Token')).toBe(credentials.sessionToken ?? null);
     }
   });

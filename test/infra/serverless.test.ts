@@ -246,6 +246,7 @@ describe('serverless.yml', () => {
         'ADMISSION_CONFIG',
         'ALLOWED_CLIENT_SUBJECTS',
         'CALLER_AUTH',
+        'CLUSTER_READER',
         'LOG_LEVEL',
         'LOG_SAMPLE_ALLOWED',
         'STATE_TABLE',

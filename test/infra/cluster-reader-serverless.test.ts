@@ -1,7 +1,8 @@
 // The deployed cluster reader's part of serverless.yml: none adds nothing; eks and token add one
 // scheduled function, its role (the reader's key prefixes only; token: its one secret or parameter;
 // eks: no AWS permission beyond those) and the alarm on a stopped or lagging watcher; bad params
-// are refused at packaging, naming the param.
+// are refused at packaging, naming the param. (Packaged by osls: test/infra/serverless.test.ts, which
+// runs every packaging of the checkout one after another.)
 import { describe, expect, it } from 'vitest';
 import type { ReaderParams } from '../../infra/serverless/cluster-reader.js';
 import {

@@ -5,7 +5,7 @@
 import type { KeyObject } from 'node:crypto';
 import { plugins } from '../../functions/index.js';
 import type { AdmissionPlugin } from '../../lib/admission/plugin.js';
-import { clusterReader, namespaceReadThrough } from '../../lib/cluster/index.js';
+import { clusterReader } from '../../lib/cluster/index.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { FleetCluster } from '../../lib/config/fleet.js';
 import { clusterEnv } from '../../lib/config/fleet.js';
@@ -16,7 +16,7 @@ import type { CallerAuth } from '../../lib/http/caller-identity.js';
 import { CapabilityVerifier, publicKeyText } from '../../lib/http/capability.js';
 import { kubeconfigCredentials } from '../../lib/kube/cluster-credentials.js';
 import { prometheusRegistry } from '../../lib/metrics/index.js';
-import { clusterPartitioned, setNamespaceReadThrough, sharedDynamoDb, stateTableName } from '../../lib/state/index.js';
+import { clusterPartitioned, setReadThrough, sharedDynamoDb, stateTableName } from '../../lib/state/index.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import { clusterKeyFile, ensureDeploymentKey } from '../emit/url-secret.js';
 import type { ClusterRoutes } from './server.js';
@@ -116,7 +116,7 @@ export async function startClusterReader(
   }
   progress(`reader ${cluster.name}: ${reader.client.server}: ${reader.kinds.join(', ')}`);
   void reader.watcher.start();
-  if (reader.kinds.includes('namespaces')) setNamespaceReadThrough(namespaceReadThrough(reader.client), cluster.name);
+  setReadThrough(reader.readThrough, cluster.name);
   const synced = await Promise.race([
     reader.watcher.synchronized().then(() => true),
     new Promise<false>((resolve) => setTimeout(() => resolve(false), waitMs).unref()),

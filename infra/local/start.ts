@@ -18,8 +18,8 @@ import { prometheusRegistry } from '../../lib/metrics/index.js';
 import { DEFAULT_PKI_DIR, ensureLocalPki, truststoreCertificates } from '../pki/pki.js';
 import { ensureStateTable, startEmbeddedDynamoDb } from './dynamodb.js';
 import { startLocalServer } from './server.js';
-import { clusterReader, namespaceReadThrough } from '../../lib/cluster/index.js';
-import { setNamespaceReadThrough } from '../../lib/state/index.js';
+import { clusterReader } from '../../lib/cluster/index.js';
+import { setReadThrough } from '../../lib/state/index.js';
 import { readsCluster } from '../../lib/config/cluster-reader.js';
 import { kubeconfigCredentials } from '../../lib/kube/cluster-credentials.js';
 import { sharedDynamoDb, stateTableName } from '../../lib/state/client.js';
@@ -122,8 +122,8 @@ async function main(): Promise<void> {
     if (reader) {
       progress(`reader: ${reader.client.server}: ${reader.kinds.join(', ')}`);
       void reader.watcher.start();
-      // A namespace the store does not hold yet (created a moment ago) is read from the apiserver.
-      if (reader.kinds.includes('namespaces')) setNamespaceReadThrough(namespaceReadThrough(reader.client));
+      // A namespace or class the store does not hold yet (created a moment ago) is read from the apiserver.
+      setReadThrough(reader.readThrough);
       const synced = await Promise.race([
         reader.watcher.synchronized().then(() => true),
         new Promise<false>((resolve) => setTimeout(() => resolve(false), READER_SYNC_WAIT_MS).unref()),

@@ -33,7 +33,20 @@ function loadModules() {
       parentURL,
     );
     const { throttlingProblems } = await tsImport(pathToFileURL(path.join(__dirname, 'throttling.ts')).href, parentURL);
-    return { plugins, serverlessPart, activePlugins, packagePluginSet, writePackagedConfiguration, throttlingProblems };
+    const { readerPart, readerParamProblems } = await tsImport(
+      pathToFileURL(path.join(__dirname, 'cluster-reader.ts')).href,
+      parentURL,
+    );
+    return {
+      plugins,
+      serverlessPart,
+      activePlugins,
+      packagePluginSet,
+      writePackagedConfiguration,
+      throttlingProblems,
+      readerPart,
+      readerParamProblems,
+    };
   })().catch((error) => {
     modules = undefined;
     throw error;
@@ -105,10 +118,28 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
   ])
     throttling[name] = Number(await param(name));
   const deploymentLogicalId = `ApiGatewayDeployment${await resolveVariable('sls:instanceId')}`;
-  const { plugins, serverlessPart, activePlugins, packagePluginSet, writePackagedConfiguration, throttlingProblems } =
-    await loadModules();
+  const {
+    plugins,
+    serverlessPart,
+    activePlugins,
+    packagePluginSet,
+    writePackagedConfiguration,
+    throttlingProblems,
+    readerPart,
+    readerParamProblems,
+  } = await loadModules();
   const problems = throttlingProblems(throttling);
   if (problems.length > 0) throw paramError(problems.join('; '));
+  // The cluster reader (infra/serverless/cluster-reader.ts): none keeps the learning webhooks.
+  const reader = {
+    mode: await param('clusterReader'),
+    endpoint: await param('clusterEndpoint'),
+    ca: await param('clusterCa'),
+    clusterName: await param('clusterName'),
+    tokenSource: await param('clusterTokenSource'),
+  };
+  const readerProblems = readerParamProblems(reader);
+  if (readerProblems.length > 0) throw paramError(readerProblems.join('; '));
   // Only plugins that can answer under the AdmissionConfiguration the functions carry are
   // packaged, as npm start serves and emit registers them; a bad file fails the package.
   // What they read is parsed now, once, into the JSON file every function starts from
@@ -126,7 +157,20 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     throttling,
     deploymentLogicalId,
   });
+  const readerFunctions = readerPart(reader, { service, stage, alarmTopicArn: observability.alarmTopicArn });
+  const functions = { ...part.functions, ...readerFunctions?.functions };
+  const resources = {
+    ...part.resources,
+    Resources: { ...part.resources.Resources, ...readerFunctions?.Resources },
+  };
   // mTLS only holds if the custom domain is the only way in; url-secret without a domain of its
   // own is served on the execute-api endpoint.
-  return { ...part, packagedConfigFile, disableDefaultEndpoint: auth === 'mtls' || domainName !== '' };
+  return {
+    functions,
+    resources,
+    packagedConfigFile,
+    disableDefaultEndpoint: auth === 'mtls' || domainName !== '',
+    // The functions' environment: with a reader, no request teaches (lib/config/cluster-reader.ts).
+    clusterReaderMode: reader.mode === '' ? 'none' : reader.mode,
+  };
 };

@@ -50,15 +50,17 @@ export function learningRules(metadata: Pick<PluginMetadata, 'needs'>): WebhookR
  * Everything a plugin's learning endpoint (`/<plugin>/learn`) is sent: the writes of what it
  * learns (`needs`) and the requests its phases only observe (ResourceQuota's releases). The
  * emitted learning webhook subscribes to exactly these, and the endpoint learns nothing else.
- * When the deployment reads the cluster (`readsCluster`), no request teaches: only the requests its
- * phases observe remain (quota reservations are confirmed and released as before).
+ * When the deployment reads the cluster (`readsCluster`), no request teaches and none is observed:
+ * the watcher confirms and releases quota charges from what the cluster stored (a DELETE another
+ * webhook or storage refuses would otherwise free a charge the object still holds).
  */
 export function learningEndpointRules(
   metadata: Pick<PluginMetadata, 'needs' | 'mutating' | 'validating'>,
   readsCluster = false,
 ): WebhookRule[] {
+  if (readsCluster) return [];
   const observed = [...(metadata.validating?.observes ?? []), ...(metadata.mutating?.observes ?? [])];
-  return readsCluster ? observed : [...learningRules(metadata), ...observed];
+  return [...learningRules(metadata), ...observed];
 }
 
 export function isNamespaceRequest(request: AdmissionRequest): boolean {

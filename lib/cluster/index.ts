@@ -7,8 +7,10 @@ import type { ClusterCredentials } from '../kube/cluster-credentials.js';
 import type { ReaderMetrics, StoreCall } from '../metrics/index.js';
 import type { DynamoDb } from '../state/dynamodb.js';
 import { StateStore } from '../state/store.js';
-import type { NamespaceRecord } from '../admission/learning.js';
-import type { NamespaceReadThrough } from '../state/namespaces.js';
+import { listedObjectObservation } from '../admission/learning.js';
+import type { KubeObject } from '../admission/types.js';
+import type { ReadThrough } from '../state/index.js';
+import type { ReadKind } from './kinds.js';
 import { objectPath, readKinds } from './kinds.js';
 import { namespaceRecordOf } from './sinks.js';
 import { ClusterWatcher } from './watcher.js';
@@ -31,6 +33,8 @@ export interface ClusterReaderOptions {
 
 export interface ClusterReader {
   readonly client: ApiClient;
+  /** Store misses read from the apiserver (setReadThrough). */
+  readonly readThrough: ReadThrough;
   readonly watcher: ClusterWatcher;
   /** The kinds read, by kubectl name. */
   readonly kinds: readonly string[];
@@ -52,33 +56,48 @@ export function clusterReader(options: ClusterReaderOptions): ClusterReader | un
     watchSeconds: options.watchSeconds,
     maxBackoffMs: options.maxBackoffMs,
   });
-  return { client, watcher, kinds: kinds.map((k) => k.name) };
+  return { client, watcher, readThrough: clusterReadThrough(client, kinds), kinds: kinds.map((k) => k.name) };
 }
 
 /**
- * The read-through of namespaces: a GET with a short timeout, its answer kept `cacheMs` (a miss
- * is asked once per burst of requests, not once per request). undefined when the apiserver cannot
- * answer in time: the plugin's documented never-seen answer then applies.
+ * The read-through of store misses: a GET of one namespace or one object by name (the kinds the
+ * reader reads, and nothing else: its RBAC grants exactly those), with a short timeout, its answer
+ * kept `cacheMs` (a miss is asked once per burst of requests, not once per request). undefined
+ * when the apiserver cannot answer in time: the plugin's documented never-seen answer then applies.
  */
-export function namespaceReadThrough(
+export function clusterReadThrough(
   client: ApiClient,
+  kinds: readonly ReadKind[],
   options: { timeoutMs?: number; cacheMs?: number } = {},
-): NamespaceReadThrough {
+): ReadThrough {
   const timeoutMs = options.timeoutMs ?? 1_000;
   const cacheMs = options.cacheMs ?? 2_000;
-  const cache = new Map<string, { at: number; answer: Promise<NamespaceRecord | 'absent' | undefined> }>();
-  const path = (name: string) =>
-    objectPath({ group: '', version: 'v1', resource: 'namespaces', namespaced: false }, name);
-  return (name) => {
+  const cache = new Map<string, { at: number; answer: Promise<KubeObject | 'absent' | undefined> }>();
+  const read = (path: string) => {
     const now = Date.now();
-    const cached = cache.get(name);
+    const cached = cache.get(path);
     if (cached && now - cached.at < cacheMs) return cached.answer;
     const answer = client
-      .get(path(name), timeoutMs)
-      .then((object) => (object === undefined ? ('absent' as const) : namespaceRecordOf(object)))
+      .get(path, timeoutMs)
+      .then((object) => object ?? ('absent' as const))
       .catch(() => undefined);
-    cache.set(name, { at: now, answer });
+    cache.set(path, { at: now, answer });
     if (cache.size > 1_000) cache.delete(cache.keys().next().value as string);
     return answer;
+  };
+  const byResource = new Map(kinds.map((kind) => [kind.resource, kind]));
+  const namespaces = byResource.get('namespaces');
+  return {
+    namespace: async (name) => {
+      if (!namespaces?.uses.has('namespaces')) return undefined;
+      const object = await read(objectPath(namespaces, name));
+      return typeof object === 'object' ? namespaceRecordOf(object) : object;
+    },
+    object: async (of, name, namespace) => {
+      const kind = byResource.get(of);
+      if (!kind?.uses.has('learned')) return undefined;
+      const object = await read(objectPath(kind, name, namespace));
+      return typeof object === 'object' ? listedObjectObservation(of, { ...object, kind: kind.kind }).object : object;
+    },
   };
 }

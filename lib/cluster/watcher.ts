@@ -78,9 +78,18 @@ export class ClusterWatcher {
     await Promise.all(this.synced.values());
   }
 
-  /** Runs until stop(), or until `untilMs` (Date.now() time) when given. */
+  /**
+   * Runs until stop(), or until `untilMs` (Date.now() time) when given: each watch asks the
+   * apiserver to end by then, and one that does not is cut 2 s later (a scheduled run must end
+   * inside its function's timeout, checkpointed).
+   */
   start(untilMs?: number): Promise<void> {
-    this.running ??= Promise.all(this.options.kinds.map((kind) => this.runKind(kind, untilMs))).then(() => undefined);
+    if (this.running) return this.running;
+    const deadline =
+      untilMs === undefined ? undefined : setTimeout(() => this.controller.abort(), untilMs - Date.now() + 2_000);
+    this.running = Promise.all(this.options.kinds.map((kind) => this.runKind(kind, untilMs))).then(() => {
+      clearTimeout(deadline);
+    });
     return this.running;
   }
 

@@ -6,6 +6,7 @@ import { sharedDynamoDb, stateTableName } from './client.js';
 import type { DynamoDb } from './dynamodb.js';
 import { ClusterQuotaLedgerStore } from './cluster-quota-ledger.js';
 import { DecisionCacheStore } from './decision-cache.js';
+import type { ObjectReadThrough } from './learned-objects.js';
 import type { NamespaceReadThrough } from './namespaces.js';
 import { LearnedNamespaceStore } from './namespaces.js';
 import { LearnedObjectStore } from './learned-objects.js';
@@ -20,6 +21,7 @@ export { DEFAULT_STATE_TABLE, localDynamoDb, sharedDynamoDb, stateTableName } fr
 export type { DynamoDb } from './dynamodb.js';
 export { LearnedNamespaceStore } from './namespaces.js';
 export type { NamespaceReadThrough } from './namespaces.js';
+export type { ObjectReadThrough } from './learned-objects.js';
 export { LearnedObjectStore } from './learned-objects.js';
 export { LearnedPlacementStore } from './placements.js';
 export { QuotaLedgerStore, reservationSecondsFromEnv } from './quota-ledger.js';
@@ -65,18 +67,24 @@ export interface StateOptions {
   readonly now?: () => number;
   /** Told of every store call (lib/metrics' recordStoreCall). */
   readonly onStoreCall?: (call: StoreCall) => void;
-  /** The cluster reader's live GET of a namespace the store does not hold. */
-  readonly namespaceReadThrough?: NamespaceReadThrough;
+  /** The cluster reader's live GETs of a namespace or an object the store does not hold. */
+  readonly readThrough?: ReadThrough;
 }
 
-let processReadThrough: NamespaceReadThrough | undefined;
-const clusterReadThroughs = new Map<string, NamespaceReadThrough>();
+/** What a store miss reads from the apiserver when the cluster is read (lib/cluster's clusterReadThrough). */
+export interface ReadThrough {
+  readonly namespace: NamespaceReadThrough;
+  readonly object: ObjectReadThrough;
+}
+
+let processReadThrough: ReadThrough | undefined;
+const clusterReadThroughs = new Map<string, ReadThrough>();
 
 /**
  * The process's cluster reader answers store misses from now on (npm start, the reader's wiring);
  * in a fleet, each cluster's reader answers its own cluster's.
  */
-export function setNamespaceReadThrough(readThrough: NamespaceReadThrough | undefined, cluster?: string): void {
+export function setReadThrough(readThrough: ReadThrough | undefined, cluster?: string): void {
   if (cluster === undefined) processReadThrough = readThrough;
   else if (readThrough === undefined) clusterReadThroughs.delete(cluster);
   else clusterReadThroughs.set(cluster, readThrough);
@@ -88,10 +96,10 @@ export function createRequestState(
   options: StateOptions,
 ): RequestState {
   const store = new StateStore(options.client, options.tableName, request.dryRun, options.now, options.onStoreCall);
-  const namespaces = new LearnedNamespaceStore(store, options.namespaceReadThrough);
+  const namespaces = new LearnedNamespaceStore(store, options.readThrough?.namespace);
   const placements = new LearnedPlacementStore(store);
   const ledger = new QuotaLedgerStore(store, request.uid);
-  const objects = new LearnedObjectStore(store);
+  const objects = new LearnedObjectStore(store, options.readThrough?.object);
   return {
     learnedObjects: objects,
     objectLearner: objects,
@@ -128,6 +136,6 @@ export function stateFromEnv(
       client: cluster === undefined ? sharedDynamoDb() : clusterPartitioned(sharedDynamoDb(), cluster),
       tableName: stateTableName(),
       onStoreCall,
-      namespaceReadThrough: cluster === undefined ? processReadThrough : clusterReadThroughs.get(cluster),
+      readThrough: cluster === undefined ? processReadThrough : clusterReadThroughs.get(cluster),
     });
 }

@@ -37,12 +37,32 @@ function decode(kind: LearnedObjectKind, item: Item): LearnedObject | undefined 
   return { name: key.slice(slash + 1), namespace: key.slice(0, slash), object, observedAt };
 }
 
+/**
+ * A live read of one object from the apiserver, for a name the store does not hold (a class
+ * created a moment ago, as upstream's plugins GET on an informer miss): the object as it is
+ * recorded (trimmed), 'absent' (404), or undefined when the kind is not read or the apiserver
+ * cannot answer in time (the never-seen answer applies). Lists never read through: a list is
+ * only as complete as the store.
+ */
+export type ObjectReadThrough = (
+  kind: LearnedObjectKind,
+  name: string,
+  namespace?: string,
+) => Promise<KubeObject | 'absent' | undefined>;
+
 export class LearnedObjectStore implements LearnedObjects {
-  constructor(private readonly store: StateStore) {}
+  constructor(
+    private readonly store: StateStore,
+    private readonly readThrough?: ObjectReadThrough,
+  ) {}
 
   async get(kind: LearnedObjectKind, name: string, namespace?: string): Promise<LearnedObject | undefined> {
     const item = await this.store.get(partition(kind), sortKey(kind, name, namespace));
-    return item && decode(kind, item);
+    if (item) return decode(kind, item);
+    const read = await this.readThrough?.(kind, name, namespace);
+    if (read === undefined || read === 'absent') return undefined;
+    const observedAt = new Date(this.store.now()).toISOString();
+    return { name, ...(isNamespacedKind(kind) && { namespace }), object: read, observedAt };
   }
 
   async list(kind: LearnedObjectKind, namespace?: string): Promise<LearnedObject[]> {

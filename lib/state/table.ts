@@ -14,4 +14,10 @@
 //   erl#<bucket key>           bucket                        an EventRateLimit token bucket; expiresAt = when full again
 //   req#<plugin>#<uid>         done                          idempotency record of one request; expiresAt
 //   cache#<plugin>#<key>       decision                      a cached backend decision; expiresAt = its TTL
+//   obj#<kind>                 <name> or <namespace>/<name>  a learned StorageClass, PriorityClass, LimitRange...
+//   reader#<kind>              checkpoint                    the cluster reader's resourceVersion and keys per kind
+//   lease#cluster-reader       lease                         the deployed reader's lease (one watcher per cluster)
+//
+// The cluster reader writes ns#, rq#, pod#, node#, obj#, reader# and lease#cluster-reader, and
+// nothing else.
 export const TTL_ATTRIBUTE = 'expiresAt';

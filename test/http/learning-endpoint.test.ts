@@ -530,4 +530,20 @@ describe('with a cluster reader, no request teaches', () => {
     expect(store.writes()).toBe(0);
     expect(await store.state({ uid: 'read', dryRun: false }).learnedNamespaces.get('team-a')).toBeUndefined();
   });
+
+  it('ResourceQuota serves no learning endpoint: a DELETE the chain may still refuse releases nothing', async () => {
+    const plugin = pluginNamed('resource-quota');
+    const store = await freshStore('reader-releases-nothing');
+    process.env.CLUSTER_READER = 'token';
+    let invoke: Invoke;
+    try {
+      invoke = lambdaFor(plugin, store, configure(plugin));
+    } finally {
+      delete process.env.CLUSTER_READER;
+    }
+    store.reset();
+    const result = await invoke('learn', podDelete(pod('team-a', 'p')));
+    expect(result.statusCode).toBe(404);
+    expect(store.writes()).toBe(0);
+  });
 });

@@ -21,6 +21,8 @@ import { requestOf, review } from '../support/review.js';
 import type { IamRequest, PolicyDocument } from '../support/iam-policy.js';
 import { evaluate, evaluateIntersection } from '../support/iam-policy.js';
 import { partitionPatterns } from '../../lib/state/partitions.js';
+import { READER_ALARM_LOGICAL_ID, READER_ROLE_LOGICAL_ID } from '../../infra/serverless/cluster-reader.js';
+import { testPki } from '../support/pki.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const require = createRequire(import.meta.url);
@@ -286,6 +288,7 @@ describe('serverless.yml', () => {
         'ADMISSION_CONFIG',
         'ALLOWED_CLIENT_SUBJECTS',
         'CALLER_AUTH',
+        'CLUSTER_READER',
         'LOG_LEVEL',
         'LOG_SAMPLE_ALLOWED',
         'STATE_TABLE',
@@ -1066,5 +1069,61 @@ describe('npm run package (osls, offline, no credentials)', () => {
       kind: 'AdmissionReview',
       response: { uid: JSON.parse(review).request.uid },
     });
+  });
+});
+
+const READER_SECRET = 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:reader-token-AbCdEf';
+
+// Its own packaging, after the file's others (osls and esbuild share the checkout's build folders).
+describe('packaged with a cluster reader', () => {
+  it('osls packages the scheduled function, its role and alarm, under 500 resources, and a zip of its own', () => {
+    const out = mkdtempSync(join(tmpdir(), 'sls-reader-package-'));
+    onTestFinished(() => rmSync(out, { recursive: true, force: true }));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    const run = spawnSync(
+      join(root, 'node_modules/.bin/sls'),
+      [
+        'package',
+        '--stage',
+        'dev',
+        '--package',
+        out,
+        '--param=clusterReader=token',
+        '--param=clusterEndpoint=https://203.0.113.10:6443',
+        `--param=clusterCa=${Buffer.from(testPki().ca.certPem).toString('base64')}`,
+        `--param=clusterTokenSource=${READER_SECRET}`,
+      ],
+      {
+        cwd: root,
+        env: {
+          ...env,
+          AWS_CONFIG_FILE: '/dev/null',
+          AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+          SLS_TELEMETRY_DISABLED: '1',
+          SLS_NOTIFICATIONS_MODE: 'off',
+          CI: '1',
+        },
+        encoding: 'utf8',
+      },
+    );
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    const template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
+    const resources: Record<string, any> = template.Resources;
+    expect(Object.keys(resources).length).toBeLessThan(500);
+    const fn = resources.ClusterReaderLambdaFunction.Properties;
+    expect(fn.Role).toEqual({ 'Fn::GetAtt': [READER_ROLE_LOGICAL_ID, 'Arn'] });
+    expect(fn.Environment.Variables).toMatchObject({ CLUSTER_READER: 'token', CLUSTER_TOKEN_SOURCE: READER_SECRET });
+    const rule = Object.values(resources).find((r) => r.Type === 'AWS::Events::Rule');
+    expect(rule?.Properties.ScheduleExpression).toBe('rate(1 minute)');
+    expect(resources[READER_ALARM_LOGICAL_ID].Type).toBe('AWS::CloudWatch::Alarm');
+    // Every plugin function learns nothing from requests: the reader is the one source.
+    for (const resource of Object.values(resources))
+      if (resource.Type === 'AWS::Lambda::Function')
+        expect(resource.Properties.Environment.Variables.CLUSTER_READER).toBe('token');
+    const zip = spawnSync('unzip', ['-Z1', join(out, 'clusterReader.zip')], { encoding: 'utf8' });
+    expect(zip.stdout.split('\n').filter(Boolean).sort()).toEqual([
+      '.package/admission-configuration.json',
+      'infra/cluster-reader/handler.cjs',
+    ]);
   });
 });

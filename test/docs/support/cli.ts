@@ -147,6 +147,8 @@ const AWS = new Set([
   'dynamodb',
   'sns',
   'sts',
+  'secretsmanager',
+  'eks',
 ]);
 const SLS = new Set(['package', 'deploy', 'remove', 'info', 'logs', 'invoke', 'print']);
 /** Programs every shell has, which a page may use around our commands. */

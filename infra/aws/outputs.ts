@@ -21,6 +21,7 @@ prints those the next steps read as NAME=value lines:
   WebhookDomainHostedZoneId  with a custom domain: the hosted zone of a Route 53 alias record
   StateTableName             the STATE_TABLE of npm run sync against this deployment
   DashboardName              the CloudWatch dashboard
+  ServedPlugins              the plugins the deployment serves: the --served of npm run emit
 
 Options:
   --stage STAGE    the stage deployed (required)
@@ -44,6 +45,7 @@ export const STACK_OUTPUTS = [
   'WebhookDomainHostedZoneId',
   'StateTableName',
   'DashboardName',
+  'ServedPlugins',
 ] as const;
 
 export interface OutputsIo {
@@ -68,7 +70,19 @@ export function emitCommand(outputs: Readonly<Record<string, string>>, out?: str
   const baseUrl = outputs.WebhookBaseUrl;
   if (!baseUrl) throw new Error('the stack has no WebhookBaseUrl output: deployed from an older serverless.yml?');
   const auth = outputs.CallerAuth === 'url-secret' ? ['--auth', 'url-secret'] : [];
-  const words = ['npm', 'run', '-s', 'emit', '--', ...auth, '--base-url', baseUrl, ...(out ? ['--out', out] : [])];
+  const served = outputs.ServedPlugins ? ['--served', outputs.ServedPlugins] : [];
+  const words = [
+    'npm',
+    'run',
+    '-s',
+    'emit',
+    '--',
+    ...auth,
+    '--base-url',
+    baseUrl,
+    ...served,
+    ...(out ? ['--out', out] : []),
+  ];
   return words.map(shellWord).join(' ');
 }
 

@@ -81,6 +81,9 @@ Options:
                             not needed for a publicly trusted certificate (API Gateway with ACM)
   --staged NAMESPACE        staged rollout: failurePolicy Ignore, only NAMESPACE
   --webhook-namespace NS    also exclude NS (where the webhook itself runs, if in the cluster)
+  --served a,b              the plugins the deployment serves (its ServedPlugins output; npm run
+                            -s outputs -- --emit passes it): a webhook for any other plugin is
+                            refused, since the apiserver would call a function that is not there
   --no-match-conditions     drop matchConditions (clusters older than Kubernetes 1.28)
   --admission-config FILE   the AdmissionConfiguration the deployment serves: it decides which
                             plugins are active and the rules of those that follow it
@@ -131,6 +134,7 @@ function parse(argv: string[]) {
         'base-url': { type: 'string' },
         cluster: { type: 'string' },
         plugins: { type: 'string' },
+        served: { type: 'string' },
         auth: { type: 'string', default: 'mtls' },
         'secret-file': { type: 'string' },
         'new-secret': { type: 'boolean', default: false },
@@ -408,6 +412,29 @@ function checkedOptions(values: Values): Options | 'help' | 'public-key' {
   return { values, baseUrl, mode, out: values.out };
 }
 
+/**
+ * --served: a webhook for a plugin the deployment does not serve would call a function that is
+ * not there (a Fail webhook then refuses every request it matches), so emit refuses it, naming
+ * the plugin and both ways out.
+ */
+function refuseUnserved(chosen: readonly ConfiguredPlugin[], served: string | undefined): void {
+  if (served === undefined) return;
+  const deployed = new Set(
+    served
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+  );
+  const missing = chosen.filter((p) => !deployed.has(p.plugin.metadata.name));
+  if (missing.length === 0) return;
+  const names = missing.map((p) => `${p.plugin.metadata.upstreamName} (${p.plugin.metadata.name})`).join(', ');
+  throw new ConfigError(
+    'AdmissionConfiguration',
+    'plugins',
+    `${names}: not served by this deployment (it serves ${[...deployed].join(', ') || 'no plugin'}): package and deploy with the same ADMISSION_CONFIG, or leave ${missing.length === 1 ? 'it' : 'them'} out with --plugins`,
+  );
+}
+
 /** The AdmissionConfiguration the deployment serves decides which plugins can answer. */
 function loadSelectedPlugins(
   { values }: Options,
@@ -426,6 +453,7 @@ function loadSelectedPlugins(
   // With --native, a plugin served only natively is compiled, not ignored: no line for it.
   for (const name of pluginSet.ignored) if (!values.native || !isNativeOnly(name)) io.stderr(`${ignoredLine(name)}\n`);
   const chosen = selectPlugins(pluginSet, values.plugins, io);
+  refuseUnserved(chosen, values.served);
   for (const line of handlerOnlyExemptions(chosen, !values['no-match-conditions'])) io.stderr(`${line}\n`);
   return {
     selected: chosen.map((p) => p.plugin),

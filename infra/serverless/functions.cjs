@@ -170,6 +170,8 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     resources,
     packagedConfigFile,
     disableDefaultEndpoint: auth === 'mtls' || domainName !== '',
+    // The ServedPlugins output: emit refuses a webhook for any other plugin (--served).
+    servedPlugins: active.map((p) => p.metadata.name).join(','),
     // The functions' environment: with a reader, no request teaches (lib/config/cluster-reader.ts).
     clusterReaderMode: reader.mode === '' ? 'none' : reader.mode,
   };

@@ -18,6 +18,7 @@ const STACKS: Record<string, Record<string, string>> = {
     CallerAuth: 'url-secret',
     StateTableName: 'serverless-admission-eks-state',
     DashboardName: 'serverless-admission-eks',
+    ServedPlugins: 'always-pull-images,pod-node-selector',
     ServiceEndpoint: 'https://a1b2c3d4e5.execute-api.eu-central-1.amazonaws.com/eks',
     AlwaysPullImagesLambdaFunctionQualifiedArn: 'arn:aws:lambda:eu-central-1:123456789012:function:x:1',
   },
@@ -28,6 +29,12 @@ const STACKS: Record<string, Record<string, string>> = {
     WebhookDomainHostedZoneId: 'Z1U9ULNL0V5AJ3',
     StateTableName: 'serverless-admission-prod-state',
     DashboardName: 'serverless-admission-prod',
+  },
+  // Packaged under an AdmissionConfiguration naming one plugin.
+  'serverless-admission-small': {
+    WebhookBaseUrl: 'https://small.example.com',
+    CallerAuth: 'mtls',
+    ServedPlugins: 'always-pull-images',
   },
 };
 
@@ -128,7 +135,7 @@ describe('npm run -s outputs', () => {
     const run = await outputs(['--stage', 'eks', '--region', 'eu-central-1', '--emit']);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toBe(
-      'npm run -s emit -- --auth url-secret --base-url https://a1b2c3d4e5.execute-api.eu-central-1.amazonaws.com/eks\n',
+      'npm run -s emit -- --auth url-secret --base-url https://a1b2c3d4e5.execute-api.eu-central-1.amazonaws.com/eks --served always-pull-images,pod-node-selector\n',
     );
   });
 
@@ -140,7 +147,30 @@ describe('npm run -s outputs', () => {
       CallerAuth: 'url-secret',
       StateTableName: 'serverless-admission-eks-state',
       DashboardName: 'serverless-admission-eks',
+      ServedPlugins: 'always-pull-images,pod-node-selector',
     });
+  });
+
+  it('--emit of a deployment that serves fewer plugins than the configuration names: emit refuses', async () => {
+    const run = await outputs(['--stage', 'small', '--region', 'eu-central-1', '--emit']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe('npm run -s emit -- --base-url https://small.example.com --served always-pull-images\n');
+    // The shipped configuration serves the default-on set, PodNodeSelector among it.
+    const emit = spawnSync('sh', ['-c', run.stdout], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(emit.status).toBe(1);
+    expect(emit.stdout).toBe('');
+    expect(emit.stderr).toMatch(
+      /emit: invalid configuration: AdmissionConfiguration: plugins: .*PodNodeSelector \(pod-node-selector\).*: not served by this deployment \(it serves always-pull-images\): package and deploy with the same ADMISSION_CONFIG, or leave them out with --plugins/,
+    );
+    // Leaving them out, as the message says, emits the one webhook pair the deployment answers.
+    const one = spawnSync('sh', ['-c', `${run.stdout.trim()} --plugins always-pull-images`], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(one.status, one.stderr).toBe(0);
+    const names = parseAllDocuments(one.stdout).map((d) => d.toJS().metadata.name);
+    expect(names).toEqual(['serverless-admission-always-pull-images', 'serverless-admission-always-pull-images']);
   });
 
   it('--emit prints a command that runs: the mTLS emit it prints writes webhook configurations', async () => {

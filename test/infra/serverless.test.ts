@@ -760,6 +760,8 @@ describe('npm run package (osls, offline, no credentials)', () => {
       'Fn::GetAtt': ['WebhookDomain', 'RegionalHostedZoneId'],
     });
     expect(template.Outputs.StateTableName.Value).toEqual({ Ref: 'StateTable' });
+    // What emit --served checks its webhooks against: exactly the packaged plugins.
+    expect(template.Outputs.ServedPlugins.Value.split(',').sort()).toEqual(packaged.map((p) => p.metadata.name).sort());
     expect(template.Resources.StateTable.Properties.TableName).toBe('serverless-admission-dev-state');
     // Teardown keeps the table: the guide says how to delete it.
     expect(template.Resources.StateTable.DeletionPolicy).toBe('Retain');

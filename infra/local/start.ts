@@ -64,6 +64,16 @@ function progress(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+/** The server's certificate, and the CAs its clients' certificates must chain to. */
+function serverTls(pki: ReturnType<typeof ensureLocalPki>) {
+  // During a rotation (npm run pki -- --rotate) both CAs are trusted, as API Gateway's truststore.
+  return {
+    caPem: `${truststoreCertificates(pki.dir).join('\n')}\n`,
+    certPem: pki.server.certPem,
+    keyPem: pki.server.keyPem,
+  };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
@@ -145,12 +155,7 @@ async function main(): Promise<void> {
   }
   const server = await startLocalServer({
     handlers,
-    // During a rotation (npm run pki -- --rotate) both CAs are trusted, as API Gateway's truststore.
-    tls: {
-      caPem: `${truststoreCertificates(pki.dir).join('\n')}\n`,
-      certPem: pki.server.certPem,
-      keyPem: pki.server.keyPem,
-    },
+    tls: serverTls(pki),
     requireClientCertificate: !urlSecretMode,
     host: '127.0.0.1',
     port,
@@ -240,11 +245,7 @@ async function startFleet(port: number, fleet: readonly FleetCluster[]): Promise
   const server = await startLocalServer({
     handlers: new Map(),
     clusters: new Map(clusters.map((c) => [c.cluster.name, c.routes])),
-    tls: {
-      caPem: `${truststoreCertificates(pki.dir).join('\n')}\n`,
-      certPem: pki.server.certPem,
-      keyPem: pki.server.keyPem,
-    },
+    tls: serverTls(pki),
     requireClientCertificate: !urlSecretMode,
     host: '127.0.0.1',
     port,

@@ -51,7 +51,7 @@ export function histogramOf(text: string, metric: string, match: (labels: string
   let count = 0;
   for (const line of text.split('\n')) {
     const series = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
-    if (!series || !series[1].startsWith(metric) || !match(series[2])) continue;
+    if (!series?.[1].startsWith(metric) || !match(series[2])) continue;
     const value = Number(series[3]);
     if (series[1] === `${metric}_bucket`) {
       const le = /(?:^|,)le="([^"]+)"/.exec(series[2])?.[1];

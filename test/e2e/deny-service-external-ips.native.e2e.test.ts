@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from './support/control-plane.js';
 import type { KubeObject } from './support/kube.js';
-import { create, createNamespace, eventually, get, update } from './support/kube.js';
+import { create, eventually, get, update } from './support/kube.js';
 import type { NativeCluster } from './support/native.js';
 import { expectSameAnswer, policyDenial, startNativeCluster, typeCheckingWarnings } from './support/native.js';
 import type { WebhookCluster } from './support/webhook-cluster.js';

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/e2e/support/sequencer.js';
 
 // The end-to-end suite (`npm run test:e2e`): every test file starts its own control plane from
 // KUBEBUILDER_ASSETS (test/e2e/support/control-plane.ts), and most start `npm start` beside it. No
@@ -13,6 +14,7 @@ export default defineConfig({
     // Two files at a time: each runs an apiserver, etcd, a controller-manager and a webhook server,
     // and most of a file's time is spent waiting on them.
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirstSequencer },
     globalSetup: [
       'test/support/run-setup.ts',
       'test/support/dynamodb-global-setup.ts',

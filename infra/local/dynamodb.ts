@@ -6,12 +6,12 @@ import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { DEFAULT_STATE_TABLE } from '../../lib/state/client.js';
 import { createStateTable, localDynamoDbClient } from '../../lib/state/dynamodb-sdk.js';
 import { stopWithThisProcess } from './guard.js';
+import { addressInUse, freePort } from './ports.js';
 
 export interface EmbeddedDynamoDbOptions {
   /** Persistent store (-dbPath) when set, else -inMemory. */
@@ -38,18 +38,6 @@ function dynamoDbLocalDir(): string {
     .pop();
   if (dir === undefined) throw new Error(`no dynamodb_local_* directory in ${lib}`);
   return join(lib, dir);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 const running = new Set<ChildProcess>();
@@ -81,8 +69,18 @@ async function waitUntilAnswering(
         throw new Error(
           `DynamoDB Local exited with ${child.exitCode ?? child.signalCode}: ${output().trim().slice(-2000)}`,
         );
+      // Jetty's bind failure leaves the JVM running, answering nothing: fail now, not at the deadline.
+      if (addressInUse(output()))
+        throw new Error(`DynamoDB Local could not bind ${endpoint}: ${output().trim().slice(-2000)}`);
       try {
-        await client.send(new ListTablesCommand({ Limit: 1 }));
+        // Each probe is bounded: a port some other server holds may take the request and never answer.
+        const probe = new AbortController();
+        const timer = setTimeout(() => probe.abort(), 2_000);
+        try {
+          await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: probe.signal });
+        } finally {
+          clearTimeout(timer);
+        }
         return;
       } catch {
         if (Date.now() > deadline) break;
@@ -98,8 +96,19 @@ async function waitUntilAnswering(
 }
 
 export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions = {}): Promise<EmbeddedDynamoDb> {
+  if (options.port) return startOnPort(options.port, options);
+  // A port of our choosing may still be taken before the JVM binds it: then another one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnPort(await freePort(), options);
+    } catch (error) {
+      if (attempt >= 3 || !addressInUse(String(error))) throw error;
+    }
+  }
+}
+
+async function startOnPort(port: number, options: EmbeddedDynamoDbOptions): Promise<EmbeddedDynamoDb> {
   const dir = dynamoDbLocalDir();
-  const port = options.port ? options.port : await freePort();
   // -XX:-UsePerfData: no /tmp/hsperfdata_* file that a killed JVM would leave behind. The SQLite
   // library DynamoDB Local unpacks at start goes where TMPDIR says (the test run's own root).
   const args = [

@@ -9,10 +9,10 @@ import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopWithThisProcess } from '../../../infra/local/guard.js';
+import { addressInUse, freePort } from '../../../infra/local/ports.js';
 import type { KeyAndCertificate } from '../../../infra/pki/pki.js';
 import { issueCertificate } from '../../../infra/pki/pki.js';
 
@@ -35,17 +35,7 @@ export function missingAssetsMessage(why: string): string {
   );
 }
 
-/** A free TCP port on 127.0.0.1 (the kernel's choice; released just before the binary takes it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface ControlPlaneOptions {
   /** The apiserver's --admission-control-config-file contents (YAML), when a test needs one. */
@@ -262,43 +252,44 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const admissionFile =
       options.admissionConfiguration === undefined ? undefined : file('admission.yaml', options.admissionConfiguration);
 
-    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
-    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
-    mkdirSync(join(dir, 'etcd'), { mode: 0o700 });
-    const etcd = launch(
+    const etcdUrl = await onFreePorts(
       'etcd',
-      join(assets, 'etcd'),
-      [
-        '--data-dir',
-        join(dir, 'etcd'),
-        '--name',
-        'e2e',
-        '--listen-client-urls',
-        etcdUrl,
-        '--advertise-client-urls',
-        etcdUrl,
-        '--listen-peer-urls',
-        `http://127.0.0.1:${etcdPeer}`,
-        '--initial-advertise-peer-urls',
-        `http://127.0.0.1:${etcdPeer}`,
-        '--initial-cluster',
-        `e2e=http://127.0.0.1:${etcdPeer}`,
-        '--unsafe-no-fsync',
-      ],
       running,
-    );
-    await waitFor(
-      'etcd',
-      etcd,
-      async () => {
-        const answer = await fetch(`${etcdUrl}/health`);
-        return answer.ok;
+      async ([client, peer]) => {
+        // A fresh data directory each attempt: a member's directory remembers its peer URL.
+        rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+        mkdirSync(join(dir, 'etcd'), { mode: 0o700 });
+        const clientUrl = `http://127.0.0.1:${client}`;
+        const peerUrl = `http://127.0.0.1:${peer}`;
+        const etcd = launch(
+          'etcd',
+          join(assets, 'etcd'),
+          [
+            '--data-dir',
+            join(dir, 'etcd'),
+            '--name',
+            'e2e',
+            '--listen-client-urls',
+            clientUrl,
+            '--advertise-client-urls',
+            clientUrl,
+            '--listen-peer-urls',
+            peerUrl,
+            '--initial-advertise-peer-urls',
+            peerUrl,
+            '--initial-cluster',
+            `e2e=${peerUrl}`,
+            '--unsafe-no-fsync',
+          ],
+          running,
+        );
+        await waitFor('etcd', etcd, async () => (await fetch(`${clientUrl}/health`)).ok, 60_000);
+        return clientUrl;
       },
-      60_000,
+      2,
     );
 
-    const url = `https://127.0.0.1:${apiPort}`;
-    const apiserverArgs = [
+    const apiserverArgs = (apiPort: number) => [
       `--etcd-servers=${etcdUrl}`,
       '--bind-address=127.0.0.1',
       `--secure-port=${apiPort}`,
@@ -324,53 +315,54 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ...(options.extraApiserverArgs ?? []),
     ];
     const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
+    let url = '';
     const request = (method: string, path: string, body?: unknown, headers?: Record<string, string | string[]>) =>
       httpsCall(`${url}${path}`, adminTls, method, body, headers);
-    let apiserver: Running;
-    const startApiserver = async () => {
-      apiserver = launch('kube-apiserver', join(assets, 'kube-apiserver'), apiserverArgs, running);
-      await waitFor(
-        'kube-apiserver',
-        apiserver,
-        async () => {
-          const answer = await request('GET', '/readyz');
-          return answer.status === 200;
-        },
-        120_000,
-      );
+    let apiserver: Running | undefined;
+    const startApiserver = async (apiPort: number) => {
+      url = `https://127.0.0.1:${apiPort}`;
+      apiserver = launch('kube-apiserver', join(assets, 'kube-apiserver'), apiserverArgs(apiPort), running);
+      await waitFor('kube-apiserver', apiserver, async () => (await request('GET', '/readyz')).status === 200, 120_000);
     };
-    await startApiserver();
+    const apiPort = await onFreePorts('kube-apiserver', running, ([port]) => startApiserver(port).then(() => port), 1);
 
     const kubeconfig = file(
       'admin.kubeconfig',
       kubeconfigYaml(url, caFile, { 'client-certificate': adminCert, 'client-key': adminKey }),
     );
     if (options.controllerManager ?? true) {
-      const kcm = launch(
+      await onFreePorts(
         'kube-controller-manager',
-        join(assets, 'kube-controller-manager'),
-        [
-          `--kubeconfig=${kubeconfig}`,
-          `--authentication-kubeconfig=${kubeconfig}`,
-          `--authorization-kubeconfig=${kubeconfig}`,
-          `--service-account-private-key-file=${saKey}`,
-          `--root-ca-file=${caFile}`,
-          `--cluster-signing-cert-file=${caFile}`,
-          `--cluster-signing-key-file=${caKeyFile}`,
-          '--leader-elect=false',
-          '--bind-address=127.0.0.1',
-          `--secure-port=${await freePort()}`,
-          '--use-service-account-credentials=false',
-          '--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-route,-service',
-        ],
         running,
-      );
-      // Ready once the default namespace has its ServiceAccount: the controllers are running.
-      await waitFor(
-        'kube-controller-manager',
-        kcm,
-        async () => (await request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
-        120_000,
+        async ([port]) => {
+          const kcm = launch(
+            'kube-controller-manager',
+            join(assets, 'kube-controller-manager'),
+            [
+              `--kubeconfig=${kubeconfig}`,
+              `--authentication-kubeconfig=${kubeconfig}`,
+              `--authorization-kubeconfig=${kubeconfig}`,
+              `--service-account-private-key-file=${saKey}`,
+              `--root-ca-file=${caFile}`,
+              `--cluster-signing-cert-file=${caFile}`,
+              `--cluster-signing-key-file=${caKeyFile}`,
+              '--leader-elect=false',
+              '--bind-address=127.0.0.1',
+              `--secure-port=${port}`,
+              '--use-service-account-credentials=false',
+              '--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-route,-service',
+            ],
+            running,
+          );
+          // Ready once the default namespace has its ServiceAccount: the controllers are running.
+          await waitFor(
+            'kube-controller-manager',
+            kcm,
+            async () => (await request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
+            120_000,
+          );
+        },
+        1,
       );
     }
 
@@ -398,8 +390,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       request,
       tokenKubeconfig: (name, token) => file(`${name}.kubeconfig`, kubeconfigYaml(url, caFile, { token })),
       restartApiserver: async () => {
-        await stopProcess(apiserver);
-        await startApiserver();
+        if (apiserver) await stopProcess(apiserver);
+        // The same port (the kubeconfigs name it): a moment's wait if something took it meanwhile.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await startApiserver(apiPort);
+          } catch (error) {
+            if (attempt >= 5 || !addressInUse(String(error))) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+          }
+        }
       },
       stop: async () => {
         if (stopped) return;
@@ -411,6 +411,30 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   } catch (error) {
     await stopAll(running, dir);
     throw error;
+  }
+}
+
+/**
+ * Starts a binary on `count` fresh ports, again on others (up to three times) when it reports that
+ * a port was taken between the check and its bind; the failed attempt's process is dropped.
+ */
+async function onFreePorts<T>(
+  what: string,
+  running: Running[],
+  start: (ports: number[]) => Promise<T>,
+  count: number,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) ports.push(await freePort());
+    const before = running.length;
+    try {
+      return await start(ports);
+    } catch (error) {
+      if (attempt >= 3 || !addressInUse(String(error))) throw error;
+      for (const entry of running.splice(before)) await stopProcess(entry);
+      process.stderr.write(`${what}: port ${ports.join(', ')} taken before it bound; trying other ports\n`);
+    }
   }
 }
 

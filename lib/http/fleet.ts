@@ -3,9 +3,9 @@
 // empty list would let any cluster's certificate in); with capability URLs, its own public keys.
 // And the fleet a packaged function starts from: its package names every cluster of the
 // deployment (infra/serverless/packaged-config.ts).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { PackagedCluster, PackagedConfiguration } from '../config/documents.js';
-import { isPackagedConfiguration, readDocument, usePackagedConfiguration } from '../config/documents.js';
+import { isPackagedConfiguration, parseDocumentText, usePackagedConfiguration } from '../config/documents.js';
 import { ConfigError } from '../config/errors.js';
 import type { CallerAuth } from './caller-identity.js';
 import { CapabilityVerifier } from './capability.js';
@@ -44,7 +44,8 @@ export function packagedFleetFromEnv(env: NodeJS.ProcessEnv = process.env): Pack
   const file = env.ADMISSION_CONFIG;
   // A package is JSON; the YAML of npm start and the CLIs is never a fleet's package.
   if (!file?.endsWith('.json') || !existsSync(file)) return undefined;
-  const doc = readDocument(file);
+  // Read from disk, not through the package: the package is what it is about to become.
+  const doc = parseDocumentText(readFileSync(file, 'utf8'), file);
   if (!isPackagedConfiguration(doc) || doc.fleet === undefined) return undefined;
   usePackagedConfiguration(doc);
   return doc;

@@ -15,7 +15,7 @@ import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 import type { PluginMetadata } from '../../lib/admission/plugin.js';
 import { learningEndpointRules } from '../../lib/admission/learning.js';
-import { capabilityKeysEnv, OLD_KEY } from '../support/capability.js';
+import { capabilityKeysEnv, NEW_KEY, OLD_KEY } from '../support/capability.js';
 import { namespaceReview, testStore } from '../support/dynamodb.js';
 import { requestOf, review } from '../support/review.js';
 import type { IamRequest, PolicyDocument } from '../support/iam-policy.js';
@@ -189,7 +189,7 @@ const usesTable = (m: PluginMetadata) => m.writes || m.needs.length > 0;
 
 type Generated = {
   functions: Record<string, any>;
-  resources: { Resources: Record<string, any>; extensions?: Record<string, any> };
+  resources: { Resources: Record<string, any>; extensions?: Record<string, any>; Outputs?: Record<string, any> };
   disableDefaultEndpoint: boolean;
 };
 
@@ -388,6 +388,121 @@ describe('serverless.yml', () => {
     await expect(
       generate({ ...domain, callerAuth: 'mtls', admissionConfig: join(root, 'config/examples/missing.yaml') }),
     ).rejects.toThrow(/ADMISSION_CONFIG: file .*missing\.yaml does not exist/);
+  });
+
+  /** A fleet's directory: blue (PodNodeSelector, ResourceQuota), green (AlwaysPullImages, PodNodeSelector). */
+  function fleetDir(settings: Record<string, string>): string {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-clusters-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const enabled: Record<string, string[]> = {
+      blue: ['PodNodeSelector', 'ResourceQuota'],
+      green: ['AlwaysPullImages', 'PodNodeSelector'],
+    };
+    for (const [cluster, names] of Object.entries(enabled)) {
+      writeFileSync(
+        join(dir, `${cluster}.yaml`),
+        `apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n${names.map((n) => `  - name: ${n}\n`).join('')}`,
+      );
+      writeFileSync(join(dir, `${cluster}.settings.yaml`), settings[cluster]);
+    }
+    return dir;
+  }
+
+  it("a fleet: the union of the clusters' plugins, each function with its clusters' package, routes and partitions", async () => {
+    const dir = fleetDir({
+      blue: 'allowedSubjects: [blue-apiserver]\n',
+      green: 'allowedSubjects: [green-apiserver]\n',
+    });
+    const generated = (await generate({ ...domain, callerAuth: 'mtls', clustersDir: dir })) as Generated & {
+      servedPlugins: string;
+      packagedConfigFile: string;
+    };
+    expect(Object.keys(generated.functions).sort()).toEqual(['alwaysPullImages', 'podNodeSelector', 'resourceQuota']);
+    expect(generated.servedPlugins.split(',').sort()).toEqual([
+      'always-pull-images',
+      'pod-node-selector',
+      'resource-quota',
+    ]);
+    expect(generated.resources.Outputs?.ServedClusters.Value).toBe(
+      'blue:pod-node-selector resource-quota;green:always-pull-images pod-node-selector',
+    );
+    // No single cluster's package is left to travel in a fleet's zips.
+    expect(generated.packagedConfigFile).toBe('');
+    expect(existsSync(join(root, '.package/admission-configuration.json'))).toBe(false);
+    const expectedClusters: Record<string, string[]> = {
+      'always-pull-images': ['green'],
+      'pod-node-selector': ['blue', 'green'],
+      'resource-quota': ['blue'],
+    };
+    for (const [name, clusters] of Object.entries(expectedClusters)) {
+      const fn = generated.functions[functionKey(name)];
+      const file = `.package/fleet/${name}.json`;
+      expect(fn.environment).toEqual({ ADMISSION_CONFIG: file });
+      expect(fn.package).toEqual({ patterns: [file] });
+      // Every route begins with the cluster: one route for all clusters, the function tells them apart.
+      for (const { http } of fn.events)
+        expect(http.path).toMatch(new RegExp(`^\\{cluster\\}/${name}/(mutate|validate|learn)$`));
+      const packaged = JSON.parse(readFileSync(join(root, file), 'utf8'));
+      // Its clusters' configurations only; every cluster's callers (a 404 is said to a proved caller).
+      expect(
+        Object.keys(packaged.files)
+          .map((f: string) => f.split('/').pop())
+          .sort(),
+      ).toEqual(clusters.map((c) => `${c}.yaml`));
+      expect(packaged.fleet.clusters.map((c: any) => [c.name, c.admissionConfiguration !== undefined])).toEqual([
+        ['blue', clusters.includes('blue')],
+        ['green', clusters.includes('green')],
+      ]);
+      expect(packaged.fleet.clusters.map((c: any) => c.allowedSubjects)).toEqual([
+        ['blue-apiserver'],
+        ['green-apiserver'],
+      ]);
+    }
+    // LeadingKeys: the plugin's partitions under each served cluster's prefix, never the bare keys.
+    const leadingKeys = (name: string) =>
+      generated.resources.Resources[
+        `${logicalPrefix(name)}LambdaRole`
+      ].Properties.Policies[0].PolicyDocument.Statement.find((s: any) =>
+        s.Action.some((a: string) => a.startsWith('dynamodb:')),
+      )?.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys'];
+    expect(leadingKeys('always-pull-images')).toBeUndefined();
+    expect(leadingKeys('pod-node-selector')).toEqual(['cluster#blue#ns#*', 'cluster#green#ns#*']);
+    expect(leadingKeys('resource-quota')).toEqual(
+      partitionPatterns(plugins.find((p) => p.metadata.name === 'resource-quota')!.metadata).map(
+        (p) => `cluster#blue#${p}`,
+      ),
+    );
+    const withoutDir = await generate({
+      ...domain,
+      callerAuth: 'mtls',
+      admissionConfig: join(root, 'config/admission.yaml'),
+    });
+    expect(Object.keys(withoutDir.functions).sort()).toEqual(packaged.map((p) => functionKey(p.metadata.name)).sort());
+    expect(existsSync(join(root, '.package/fleet'))).toBe(false);
+  });
+
+  it("a fleet in url-secret mode: routes {cluster}/{capability}/..., every cluster's key from its settings", async () => {
+    const keys = { blue: capabilityKeysEnv(OLD_KEY), green: capabilityKeysEnv(NEW_KEY) };
+    const dir = fleetDir({ blue: `capabilityKeys: ["${keys.blue}"]\n`, green: `capabilityKeys: ["${keys.green}"]\n` });
+    const generated = await generate({
+      callerAuth: 'url-secret',
+      urlCapabilityKeys: '',
+      domainName: '',
+      clustersDir: dir,
+    });
+    expect(generated.functions.podNodeSelector.events.map((e: any) => e.http.path)).toContain(
+      '{cluster}/{capability}/pod-node-selector/mutate',
+    );
+    const packaged = JSON.parse(readFileSync(join(root, '.package/fleet/pod-node-selector.json'), 'utf8'));
+    expect(packaged.fleet.clusters.map((c: any) => c.capabilityKeys)).toEqual([[keys.blue], [keys.green]]);
+    // A cluster without its key, a cluster reader: refused, naming what to do.
+    const keyless = fleetDir({ blue: `capabilityKeys: ["${keys.blue}"]\n`, green: 'allowedSubjects: [green]\n' });
+    await expect(generate({ callerAuth: 'url-secret', domainName: '', clustersDir: keyless })).rejects.toThrow(
+      /green\.settings\.yaml.*capabilityKeys.*--cluster green --auth url-secret --public-key/,
+    );
+    await expect(
+      generate({ ...domain, callerAuth: 'url-secret', clustersDir: dir, clusterReader: 'token' }),
+    ).rejects.toThrow(/a packaged fleet keeps the learning webhooks/);
   });
 
   const alarmsOf = (generated: Generated, name: string) =>

@@ -1244,3 +1244,100 @@ describe('packaged with a cluster reader', () => {
     ]);
   });
 });
+
+// Its own packaging too: a fleet of two clusters (config/clusters/ as param clustersDir names it).
+describe('packaged as a fleet', () => {
+  it('osls packages the union of the plugins, each zip with its own package, and the bundle serves each cluster', () => {
+    const out = mkdtempSync(join(tmpdir(), 'sls-fleet-package-'));
+    // Under the checkout, as config/clusters/ is: packaged files are named relative to it.
+    const clusters = mkdtempSync(join(root, '.local', 'fleet-package-'));
+    onTestFinished(() => {
+      rmSync(out, { recursive: true, force: true });
+      rmSync(clusters, { recursive: true, force: true });
+    });
+    const enabled: Record<string, string[]> = {
+      blue: ['PodNodeSelector', 'ResourceQuota'],
+      green: ['AlwaysPullImages', 'PodNodeSelector'],
+    };
+    for (const [cluster, names] of Object.entries(enabled)) {
+      writeFileSync(
+        join(clusters, `${cluster}.yaml`),
+        `apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n${names.map((n) => `  - name: ${n}\n`).join('')}`,
+      );
+      writeFileSync(join(clusters, `${cluster}.settings.yaml`), `allowedSubjects: [${cluster}-apiserver]\n`);
+    }
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    const run = spawnSync(
+      join(root, 'node_modules/.bin/sls'),
+      ['package', '--stage', 'dev', '--package', out, `--param=clustersDir=${clusters}`],
+      {
+        cwd: root,
+        env: {
+          ...env,
+          AWS_CONFIG_FILE: '/dev/null',
+          AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+          SLS_TELEMETRY_DISABLED: '1',
+          SLS_NOTIFICATIONS_MODE: 'off',
+          CI: '1',
+        },
+        encoding: 'utf8',
+      },
+    );
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    const template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
+    expect(template.Outputs.ServedPlugins.Value).toBe('always-pull-images,pod-node-selector,resource-quota');
+    expect(template.Outputs.ServedClusters.Value).toBe(
+      'blue:pod-node-selector resource-quota;green:always-pull-images pod-node-selector',
+    );
+    const paths = Object.values<any>(template.Resources)
+      .filter((r) => r.Type === 'AWS::ApiGateway::Resource')
+      .map((r) => r.Properties.PathPart);
+    expect(paths).toContain('{cluster}');
+    for (const name of ['always-pull-images', 'pod-node-selector', 'resource-quota']) {
+      const zip = join(out, `${functionKey(name)}.zip`);
+      const listing = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
+      expect(listing, zip).toEqual([`.package/fleet/${name}.json`, `functions/${name}/handler.cjs`]);
+      const lambda = template.Resources[`${logicalPrefix(name)}LambdaFunction`];
+      expect(lambda.Properties.Environment.Variables.ADMISSION_CONFIG).toBe(`.package/fleet/${name}.json`);
+    }
+    // The bundle, unzipped and started as deployed: green is served AlwaysPullImages; blue, which
+    // does not enable it, gets 404 with its own certificate, and green's certificate at blue's path 403.
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    expect(spawnSync('unzip', ['-q', join(out, 'alwaysPullImages.zip'), '-d', dir]).status).toBe(0);
+    const pod = review({
+      namespace: 'apps',
+      object: { apiVersion: 'v1', kind: 'Pod', spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    });
+    const script = `
+      const { handler } = await import('./functions/always-pull-images/handler.cjs');
+      const answers = [];
+      for (const [path, subject] of JSON.parse(process.env.CALLS)) {
+        const event = { path, httpMethod: 'POST', headers: { 'content-type': 'application/json' },
+          body: process.env.REVIEW, isBase64Encoded: false,
+          requestContext: { identity: { clientCert: { subjectDN: 'CN=' + subject } } } };
+        answers.push((await handler(event, { getRemainingTimeInMillis: () => 5000 })).statusCode);
+      }
+      process.stdout.write(JSON.stringify(answers));`;
+    const calls = [
+      ['/green/always-pull-images/mutate', 'green-apiserver'],
+      ['/blue/always-pull-images/mutate', 'blue-apiserver'],
+      ['/blue/always-pull-images/mutate', 'green-apiserver'],
+      ['/red/always-pull-images/mutate', 'green-apiserver'],
+    ];
+    const invoked = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH,
+        ADMISSION_CONFIG: '.package/fleet/always-pull-images.json',
+        CALLER_AUTH: 'mtls',
+        LOG_LEVEL: 'silent',
+        REVIEW: JSON.stringify(pod),
+        CALLS: JSON.stringify(calls),
+      },
+    });
+    expect(invoked.status, invoked.stderr).toBe(0);
+    expect(JSON.parse(invoked.stdout)).toEqual([200, 404, 403, 404]);
+  });
+});

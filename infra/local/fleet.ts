@@ -13,7 +13,8 @@ import type { ConfiguredPlugin } from '../../lib/config/plugins.js';
 import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
 import type { CallerAuth } from '../../lib/http/caller-identity.js';
-import { CapabilityVerifier, publicKeyText } from '../../lib/http/capability.js';
+import { publicKeyText } from '../../lib/http/capability.js';
+import { clusterCallerAuth } from '../../lib/http/fleet.js';
 import { kubeconfigCredentials } from '../../lib/kube/cluster-credentials.js';
 import { prometheusRegistry } from '../../lib/metrics/index.js';
 import { clusterPartitioned, setReadThrough, sharedDynamoDb, stateTableName } from '../../lib/state/index.js';
@@ -45,27 +46,15 @@ export function prepareCluster(
       `${cluster.configFile} leaves no plugin to serve for cluster ${cluster.name}: name at least one served plugin`,
     );
   const settingsFile = cluster.settingsFile ?? cluster.configFile.replace(/\.yaml$/, '.settings.yaml');
-  if (!urlSecretMode) {
-    const { allowedSubjects } = cluster.settings;
-    if (allowedSubjects.length === 0)
-      throw new ConfigError(
-        `cluster ${cluster.name}`,
-        'allowedSubjects',
-        `mTLS in a fleet needs the client certificate subjects of this cluster's apiservers in ${settingsFile} (allowedSubjects: [CN]), so that no other cluster's certificate is let in`,
-      );
-    return { cluster, served, callerAuth: { mode: 'mtls', allowedSubjects, cluster: cluster.name } };
-  }
+  const callers = { name: cluster.name, ...cluster.settings };
+  if (!urlSecretMode) return { cluster, served, callerAuth: clusterCallerAuth(callers, 'mtls', settingsFile) };
   const keyFile = clusterKeyFile(cluster.name);
   const { key, created } = ensureDeploymentKey(keyFile);
   if (created) progress(`created the key of cluster ${cluster.name} in ${keyFile} (0600)`);
-  const keys = cluster.settings.capabilityKeys.length > 0 ? cluster.settings.capabilityKeys : [publicKeyText(key)];
-  let capabilities: CapabilityVerifier;
-  try {
-    capabilities = new CapabilityVerifier(keys);
-  } catch (error) {
-    throw new ConfigError(`cluster settings ${settingsFile}`, 'capabilityKeys', (error as Error).message);
-  }
-  return { cluster, served, key, callerAuth: { mode: 'url-secret', capabilities, cluster: cluster.name } };
+  const capabilityKeys =
+    cluster.settings.capabilityKeys.length > 0 ? cluster.settings.capabilityKeys : [publicKeyText(key)];
+  const callerAuth = clusterCallerAuth({ ...callers, capabilityKeys }, 'url-secret', settingsFile);
+  return { cluster, served, key, callerAuth };
 }
 
 /** The cluster's handlers, one per plugin it enables, over its own partitions of the store. */

@@ -28,7 +28,11 @@ function loadModules() {
       pathToFileURL(path.join(__dirname, '../../lib/config/plugins.ts')).href,
       parentURL,
     );
-    const { packagePluginSet, writePackagedConfiguration } = await tsImport(
+    const { loadFleet } = await tsImport(
+      pathToFileURL(path.join(__dirname, '../../lib/config/fleet.ts')).href,
+      parentURL,
+    );
+    const { packagePluginSet, writePackagedConfiguration, packageFleet, writePackagedFleet } = await tsImport(
       pathToFileURL(path.join(__dirname, 'packaged-config.ts')).href,
       parentURL,
     );
@@ -43,6 +47,9 @@ function loadModules() {
       activePlugins,
       packagePluginSet,
       writePackagedConfiguration,
+      loadFleet,
+      packageFleet,
+      writePackagedFleet,
       throttlingProblems,
       readerPart,
       readerParamProblems,
@@ -100,7 +107,24 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
       throw paramError(
         `callerAuth mtls needs the params ${missing.join(', ')} (stage ${stage}); see docs/deploy-aws.md`,
       );
-  } else if ((await param('urlCapabilityKeys')) === '') {
+  }
+  const {
+    plugins,
+    serverlessPart,
+    activePlugins,
+    packagePluginSet,
+    writePackagedConfiguration,
+    loadFleet,
+    packageFleet,
+    writePackagedFleet,
+    throttlingProblems,
+    readerPart,
+    readerParamProblems,
+  } = await loadModules();
+  // A fleet when param clustersDir holds a cluster's file (lib/config/fleet.ts): its clusters'
+  // keys are in their settings, not in param urlCapabilityKeys.
+  const clusters = loadFleet(await param('clustersDir'));
+  if (auth === 'url-secret' && clusters.length === 0 && (await param('urlCapabilityKeys')) === '') {
     throw paramError(
       'callerAuth url-secret needs the param urlCapabilityKeys (printed by npm run -s emit -- --auth url-secret --public-key)',
     );
@@ -118,16 +142,6 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
   ])
     throttling[name] = Number(await param(name));
   const deploymentLogicalId = `ApiGatewayDeployment${await resolveVariable('sls:instanceId')}`;
-  const {
-    plugins,
-    serverlessPart,
-    activePlugins,
-    packagePluginSet,
-    writePackagedConfiguration,
-    throttlingProblems,
-    readerPart,
-    readerParamProblems,
-  } = await loadModules();
   const problems = throttlingProblems(throttling);
   if (problems.length > 0) throw paramError(problems.join('; '));
   // The cluster reader (infra/serverless/cluster-reader.ts): none keeps the learning webhooks.
@@ -139,15 +153,31 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     tokenSource: await param('clusterTokenSource'),
   };
   const readerProblems = readerParamProblems(reader);
+  if (clusters.length > 0 && reader.mode !== 'none')
+    readerProblems.push(
+      'param clusterReader reads one cluster: a packaged fleet keeps the learning webhooks (clusterReader none)',
+    );
   if (readerProblems.length > 0) throw paramError(readerProblems.join('; '));
   // Only plugins that can answer under the AdmissionConfiguration the functions carry are
   // packaged, as npm start serves and emit registers them; a bad file fails the package.
   // What they read is parsed now, once, into the JSON file every function starts from
-  // (infra/serverless/packaged-config.ts).
-  const admissionConfig = await param('admissionConfig');
-  const { set, packaged } = packagePluginSet(plugins, admissionConfig);
-  const packagedConfigFile = writePackagedConfiguration(packaged);
-  const active = activePlugins(set).map((p) => p.plugin);
+  // (infra/serverless/packaged-config.ts). A fleet: the union of the plugins its clusters enable,
+  // each function with the package of the clusters it serves.
+  let active;
+  let packagedConfigFile = '';
+  let fleet;
+  if (clusters.length > 0) {
+    const packagedFleet = packageFleet(plugins, clusters, auth);
+    writePackagedFleet(packagedFleet);
+    active = packagedFleet.plugins;
+    fleet = packagedFleet.clustersOf;
+  } else {
+    const admissionConfig = await param('admissionConfig');
+    const { set, packaged } = packagePluginSet(plugins, admissionConfig);
+    writePackagedFleet(undefined);
+    packagedConfigFile = writePackagedConfiguration(packaged);
+    active = activePlugins(set).map((p) => p.plugin);
+  }
   const part = serverlessPart(active, {
     service,
     stage,
@@ -156,12 +186,26 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     observability,
     throttling,
     deploymentLogicalId,
+    ...(fleet && { fleet }),
   });
   const readerFunctions = readerPart(reader, { service, stage, alarmTopicArn: observability.alarmTopicArn });
   const functions = { ...part.functions, ...readerFunctions?.functions };
   const resources = {
     ...part.resources,
     Resources: { ...part.resources.Resources, ...readerFunctions?.Resources },
+    ...(fleet && {
+      Outputs: {
+        ServedClusters: {
+          Description: 'A fleet: each cluster and the plugins it is served (cluster:plugin plugin;...).',
+          Value: clusters
+            .map((c) => {
+              const served = active.filter((p) => fleet.get(p.metadata.name).includes(c.name));
+              return `${c.name}:${served.map((p) => p.metadata.name).join(' ')}`;
+            })
+            .join(';'),
+        },
+      },
+    }),
   };
   // mTLS only holds if the custom domain is the only way in; url-secret without a domain of its
   // own is served on the execute-api endpoint.
@@ -170,8 +214,10 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     resources,
     packagedConfigFile,
     disableDefaultEndpoint: auth === 'mtls' || domainName !== '',
-    // The ServedPlugins output: emit refuses a webhook for any other plugin (--served).
+    // The ServedPlugins output: emit refuses a webhook for any other plugin (--served). In a
+    // fleet, every plugin some cluster enables; the ServedClusters output says which has which.
     servedPlugins: active.map((p) => p.metadata.name).join(','),
+
     // The functions' environment: with a reader, no request teaches (lib/config/cluster-reader.ts).
     clusterReaderMode: reader.mode === '' ? 'none' : reader.mode,
   };

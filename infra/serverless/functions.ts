@@ -8,9 +8,10 @@ import { stringify } from 'yaml';
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
 import { usesStore } from '../../lib/admission/plugin.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
-import { CAPABILITY_PATH_PARAMETER, formatWebhookPath } from '../../lib/http/webhook-path.js';
+import { CAPABILITY_PATH_PARAMETER, CLUSTER_PATH_PARAMETER, formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { learningEndpointRules } from '../../lib/admission/learning.js';
-import { partitionPatterns } from '../../lib/state/partitions.js';
+import { clusterPartitionPatterns, partitionPatterns } from '../../lib/state/partitions.js';
+import { packagedFleetFile } from './packaged-config.js';
 import type { ObservabilityInputs } from './observability.js';
 import { observabilityInputs, serverlessAlarms, serverlessDashboard } from './observability.js';
 import type { ThrottlingInputs } from './throttling.js';
@@ -34,6 +35,12 @@ export interface ServerlessInputs {
   readonly throttling?: Partial<ThrottlingInputs>;
   /** osls's logical ID of the API's deployment (`ApiGatewayDeployment<instanceId>`), whose stage it throttles. */
   readonly deploymentLogicalId?: string;
+  /**
+   * A fleet (config/clusters/): plugin name → the clusters that enable it. Routes then begin with
+   * the cluster, each function starts from its own package (packaged-config.ts), and its role's
+   * partitions are those of its clusters.
+   */
+  readonly fleet?: ReadonlyMap<string, readonly string[]>;
 }
 
 export function throttlingInputs(inputs: ServerlessInputs): ThrottlingInputs {
@@ -66,13 +73,24 @@ export function endpointsOf(metadata: PluginMetadata): Endpoint[] {
   return [...phasesOf(metadata), ...(learningEndpointRules(metadata).length > 0 ? (['learn'] as const) : [])];
 }
 
-/** The API Gateway paths of one plugin; url-secret mode puts the caller's capability first. */
-export function httpPaths(metadata: PluginMetadata, auth: CallerAuthMode): string[] {
+/**
+ * The API Gateway paths of one plugin; url-secret mode puts the caller's capability first, and a
+ * fleet the cluster before it (a path parameter: one route for every cluster, whose function
+ * answers a cluster that does not enable the plugin as npm start does).
+ */
+export function httpPaths(metadata: PluginMetadata, auth: CallerAuthMode, inFleet = false): string[] {
   const capability = auth === 'url-secret' ? { capability: CAPABILITY_PATH_PARAMETER } : {};
+  const cluster = inFleet ? { cluster: CLUSTER_PATH_PARAMETER } : {};
   // API Gateway's http event paths have no leading slash.
   return endpointsOf(metadata).map((endpoint) =>
-    formatWebhookPath({ plugin: metadata.name, endpoint, ...capability }).slice(1),
+    formatWebhookPath({ plugin: metadata.name, endpoint, ...capability, ...cluster }).slice(1),
   );
+}
+
+/** The partitions (dynamodb:LeadingKeys) one plugin's function may touch: its clusters' in a fleet. */
+export function rolePartitions(metadata: PluginMetadata, inputs: Pick<ServerlessInputs, 'fleet'>): string[] {
+  const clusters = inputs.fleet?.get(metadata.name);
+  return inputs.fleet === undefined ? partitionPatterns(metadata) : clusterPartitionPatterns(metadata, clusters ?? []);
 }
 
 /** Only plugins that record side effects or learned state may touch the table. */
@@ -107,6 +125,7 @@ export function roleLogicalId(metadata: PluginMetadata): string {
 
 function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs): Record<string, unknown> {
   const { metadata } = plugin;
+  const fleetPackage = inputs.fleet === undefined ? undefined : packagedFleetFile(metadata.name);
   return {
     handler: `functions/${metadata.name}/handler.handler`,
     description: metadata.summary.slice(0, 256),
@@ -117,7 +136,14 @@ function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs
       reservedConcurrency: throttlingInputs(inputs).reservedConcurrency,
     }),
     ...(observabilityInputs(inputs).tracing && { tracing: 'Active' }),
-    events: httpPaths(metadata, inputs.auth).map((path) => ({ http: { method: 'post', path } })),
+    // A fleet: the function's own package, in its zip only (serverless-esbuild's per-function patterns).
+    ...(fleetPackage !== undefined && {
+      environment: { ADMISSION_CONFIG: fleetPackage },
+      package: { patterns: [fleetPackage] },
+    }),
+    events: httpPaths(metadata, inputs.auth, inputs.fleet !== undefined).map((path) => ({
+      http: { method: 'post', path },
+    })),
   };
 }
 
@@ -158,7 +184,7 @@ function lambdaRole(metadata: PluginMetadata, inputs: ServerlessInputs): Record<
       ],
       // The table has no index: the items of its own partitions only (lib/state/partitions).
       Resource: [{ 'Fn::GetAtt': [STATE_TABLE_LOGICAL_ID, 'Arn'] }],
-      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionPatterns(metadata) } },
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': rolePartitions(metadata, inputs) } },
     });
   }
   // X-Ray accepts no resource-level permissions: '*' is the only Resource its actions take.
@@ -223,7 +249,7 @@ export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: S
         extensions: {
           [inputs.deploymentLogicalId]: {
             Properties: stageDescription(
-              plugins.flatMap((plugin) => httpPaths(plugin.metadata, inputs.auth)),
+              plugins.flatMap((plugin) => httpPaths(plugin.metadata, inputs.auth, inputs.fleet !== undefined)),
               throttlingInputs(inputs),
             ),
           },

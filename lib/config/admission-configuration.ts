@@ -123,6 +123,17 @@ function readAdmissionConfiguration(doc: unknown, file: string): AdmissionConfig
 }
 
 /**
+ * One cluster's AdmissionConfiguration in a fleet's package (lib/config/documents), once
+ * usePackagedConfiguration has made the package what every file is read from.
+ */
+export function packagedAdmissionConfiguration(file: string): AdmissionConfiguration {
+  return readAdmissionConfiguration(
+    document(() => readDocument(file), 'AdmissionConfiguration', file),
+    file,
+  );
+}
+
+/**
  * ADMISSION_CONFIG names the file; without it, config/admission.yaml when present, else no plugin
  * configuration at all (every plugin on upstream's defaults). A named file that is missing fails.
  * A packaged configuration (lib/config/documents) is what a deployed function reads: the same
@@ -138,6 +149,8 @@ export function loadAdmissionConfiguration(env: NodeJS.ProcessEnv = process.env)
   }
   const doc = document(() => readDocument(file), 'AdmissionConfiguration', file);
   if (!isPackagedConfiguration(doc)) return readAdmissionConfiguration(doc, file);
+  if (doc.fleet !== undefined)
+    throw new ConfigError('AdmissionConfiguration', file, "a fleet's package: each cluster's is read on its own");
   usePackagedConfiguration(doc);
   const packaged = doc.admissionConfiguration;
   return readAdmissionConfiguration(

@@ -102,15 +102,32 @@ export function readTextFile(file: string): string {
   return text;
 }
 
+/** One cluster of a fleet, as a packaged function knows it (infra/serverless/packaged-config.ts). */
+export interface PackagedCluster {
+  readonly name: string;
+  /** Its AdmissionConfiguration, a key of `files`: only when the cluster enables the function's plugin. */
+  readonly admissionConfiguration?: string;
+  /** mTLS: the certificate subjects of its apiservers. */
+  readonly allowedSubjects: readonly string[];
+  /** url-secret: the public halves of its keys. */
+  readonly capabilityKeys: readonly string[];
+}
+
 /** The JSON file a packaged function starts from. */
 export interface PackagedConfiguration {
   readonly apiVersion: 'serverless-admission/v1';
   readonly kind: 'PackagedConfiguration';
-  /** The AdmissionConfiguration's path, a key of `files`. */
+  /** The AdmissionConfiguration's path, a key of `files` (empty in a fleet's: each cluster names its own). */
   readonly admissionConfiguration: string;
   readonly files: Readonly<Record<string, readonly unknown[]>>;
   /** Files read as text, keyed as `files`. */
   readonly texts: Readonly<Record<string, string>>;
+  /**
+   * A fleet (lib/config/fleet.ts): every cluster the deployment serves, with the callers of each
+   * (a function proves the caller of a cluster it does not serve, before its 404), and the
+   * configuration of those that enable the function's plugin.
+   */
+  readonly fleet?: { readonly clusters: readonly PackagedCluster[] };
 }
 
 export function isPackagedConfiguration(doc: unknown): doc is PackagedConfiguration {

@@ -16,7 +16,7 @@ import { admissionReviewParser } from './admission-review-parser.js';
 import { bodyLimit } from './body-limit.js';
 import type { CallerAuth } from './caller-identity.js';
 import { callerAuthFromEnv, callerIdentity } from './caller-identity.js';
-import { notFound } from './errors.js';
+import { notFound, refusedCapability } from './errors.js';
 import type { GatewayEvent, GatewayResult } from './event.js';
 import { requestPath } from './event.js';
 import type { AdmissionContext, AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
@@ -24,6 +24,10 @@ import { admissionInvocation, established } from './invocation.js';
 import type { Endpoint } from './webhook-path.js';
 import { formatWebhookPath, parseWebhookPath, redactWebhookPath } from './webhook-path.js';
 import { learningEndpointRules } from '../admission/learning.js';
+import { packagedAdmissionConfiguration } from '../config/admission-configuration.js';
+import type { PackagedConfiguration } from '../config/documents.js';
+import { callerAuthModeFromEnv, clusterCallerAuth, packagedFleetFromEnv } from './fleet.js';
+import { clusterOfPath } from './webhook-path.js';
 import { readsCluster } from '../config/cluster-reader.js';
 import { httpErrors } from './http-errors.js';
 import { requestLog } from './request-log.js';
@@ -110,6 +114,10 @@ export function createAdmissionHandler<Config>(
   plugin: AnyAdmissionPlugin,
   options: AdmissionHandlerOptions<Config> = {},
 ): AdmissionHandler {
+  const fleet = packagedFleetHandler(plugin, options, (clusterOptions) =>
+    createAdmissionHandler(plugin, clusterOptions),
+  );
+  if (fleet !== undefined) return fleet;
   const fromFile = 'config' in options ? undefined : loadAdmissionConfiguration();
   const config = fromFile === undefined ? options.config : configurePlugin<Config>(plugin, fromFile);
   const entry = fromFile === undefined ? ENFORCE : pluginEnforcement(plugin, fromFile);
@@ -237,5 +245,97 @@ export function createAdmissionHandler<Config>(
       return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) };
     });
   // middy's handler type carries the AdmissionContext it builds itself; callers pass Lambda's.
+  return (event, context) => handler(event, context as AdmissionContext);
+}
+
+/**
+ * A packaged function of a fleet (ADMISSION_CONFIG names a fleet's package): the handler of each
+ * cluster that enables the plugin, built by `build` with that cluster's configuration, callers and
+ * (lib/state) partitions; undefined when the options already say what to serve (npm start, tests)
+ * or the package is a single cluster's. lib/state's stateful entry asks first, with its own build.
+ */
+export function packagedFleetHandler<Config>(
+  plugin: AnyAdmissionPlugin,
+  options: AdmissionHandlerOptions<Config>,
+  build: (clusterOptions: AdmissionHandlerOptions<Config>) => AdmissionHandler,
+): AdmissionHandler | undefined {
+  if ('config' in options || options.callerAuth !== undefined) return undefined;
+  const packaged = packagedFleetFromEnv();
+  if (packaged === undefined) return undefined;
+  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
+  return fleetHandler(plugin, packaged, callerAuthModeFromEnv(), metrics, (cluster, callerAuth) => {
+    const configuration = packagedAdmissionConfiguration(cluster);
+    return build({
+      ...options,
+      metrics,
+      callerAuth,
+      config: configurePlugin<Config>(plugin, configuration),
+      ...pluginEnforcement(plugin, configuration),
+    });
+  });
+}
+
+/**
+ * One plugin's function for every cluster of a fleet, as `npm start` serves them: a path whose
+ * first segment is a cluster that enables the plugin goes to that cluster's handler; a cluster
+ * that does not gets 404 once its caller has proved it is that cluster (its key, its certificate);
+ * a path naming no cluster of the deployment is refused as any unproved caller is (url-secret), or
+ * 404 (mTLS, where API Gateway has checked the certificate).
+ */
+function fleetHandler(
+  plugin: AnyAdmissionPlugin,
+  packaged: PackagedConfiguration,
+  mode: CallerAuth['mode'],
+  metrics: PluginMetrics,
+  build: (admissionConfiguration: string, callerAuth: CallerAuth) => AdmissionHandler,
+): AdmissionHandler {
+  const { name } = plugin.metadata;
+  const capabilityInPath = mode === 'url-secret';
+  const handlers = new Map<string, AdmissionHandler>();
+  for (const cluster of packaged.fleet?.clusters ?? []) {
+    const callerAuth = clusterCallerAuth(cluster, mode, `the package's cluster ${cluster.name}`);
+    handlers.set(
+      cluster.name,
+      cluster.admissionConfiguration === undefined
+        ? refusingHandler(name, callerAuth, capabilityInPath, metrics, (path) =>
+            notFound(
+              `no webhook at ${redactWebhookPath(path, capabilityInPath, new Set([name, cluster.name]))}: cluster ${cluster.name} does not enable ${name}`,
+            ),
+          )
+        : build(cluster.admissionConfiguration, callerAuth),
+    );
+  }
+  const noCluster = refusingHandler(name, undefined, capabilityInPath, metrics, (path) =>
+    capabilityInPath ? refusedCapability() : notFound(`no cluster at ${redactWebhookPath(path, false, new Set())}`),
+  );
+  return (event, context) => {
+    const cluster = clusterOfPath(requestPath(event));
+    return ((cluster !== undefined && handlers.get(cluster)) || noCluster)(event, context);
+  };
+}
+
+/**
+ * What a function answers for a cluster it does not serve: logged, counted and answered as its own
+ * requests are, the caller checked first when `callerAuth` is given (so only that cluster's caller
+ * learns that the plugin is not enabled for it), then `refusal`.
+ */
+function refusingHandler(
+  plugin: string,
+  callerAuth: CallerAuth | undefined,
+  capabilityInPath: boolean,
+  metrics: PluginMetrics,
+  refusal: (path: string) => Error,
+): AdmissionHandler {
+  const route = admissionRoute(plugin, [], capabilityInPath, callerAuth?.cluster);
+  let chain = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()
+    .use(admissionInvocation())
+    .use(requestLog(plugin, { secretInPath: capabilityInPath }))
+    .use(admissionMetrics(metrics))
+    .use(httpErrors())
+    .use(route.requested);
+  if (callerAuth !== undefined) chain = chain.use(callerIdentity(callerAuth));
+  const handler = chain.handler(async function refused(event: GatewayEvent): Promise<GatewayResult> {
+    throw refusal(requestPath(event));
+  });
   return (event, context) => handler(event, context as AdmissionContext);
 }

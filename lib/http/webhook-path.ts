@@ -38,6 +38,9 @@ export interface PathShape {
 /** API Gateway's path parameter standing for the capability segment in serverless.yml's routes. */
 export const CAPABILITY_PATH_PARAMETER = '{capability}';
 
+/** API Gateway's path parameter standing for the cluster segment of a fleet's routes. */
+export const CLUSTER_PATH_PARAMETER = '{cluster}';
+
 /** What a logged or answered path shows instead of a segment that may be a capability. */
 export const REDACTED = '<redacted>';
 

@@ -3,7 +3,7 @@
 import type { AnyAdmissionPlugin } from '../admission/plugin.js';
 import { usesStore } from '../admission/plugin.js';
 import type { AdmissionHandler, AdmissionHandlerOptions } from '../http/admission-handler.js';
-import { createAdmissionHandler } from '../http/admission-handler.js';
+import { createAdmissionHandler, packagedFleetHandler } from '../http/admission-handler.js';
 import { pluginMetrics } from '../metrics/index.js';
 import type { LearningState } from './index.js';
 import {
@@ -19,6 +19,11 @@ export function createStatefulAdmissionHandler<Config>(
   plugin: AnyAdmissionPlugin,
   options: AdmissionHandlerOptions<Config> = {},
 ): AdmissionHandler {
+  // A packaged fleet: one handler per cluster, each over that cluster's partitions of the table.
+  const fleet = packagedFleetHandler(plugin, options, (clusterOptions) =>
+    createStatefulAdmissionHandler(plugin, clusterOptions),
+  );
+  if (fleet !== undefined) return fleet;
   const learnsNamespaces = plugin.metadata.needs.includes('namespaces');
   const learnsPlacements = plugin.metadata.needs.includes('placements');
   const learnsQuotas = plugin.metadata.needs.includes('resourcequotas');

@@ -5,6 +5,7 @@
 // cannot rewrite another plugin's ledger or forge state it does not itself learn. A new kind of
 // record, or a new writer of learned state (a cluster reader), extends this file and nothing else.
 import type { ClusterStateNeed, PluginMetadata, SideEffectLedger } from '../admission/plugin.js';
+import { clusterKeyPrefix } from './cluster-partition.js';
 
 export const PARTITION = {
   /** `ns#<name>`: a learned namespace; `ns#` alone: a complete listing was loaded. */
@@ -68,4 +69,16 @@ export function partitionPatterns(metadata: Pick<PluginMetadata, 'name' | 'needs
     ...(metadata.ledgers ?? []).flatMap((ledger) => ledgerPartitions(ledger, metadata.name)),
   ];
   return [...new Set(patterns)].sort();
+}
+
+/**
+ * A fleet: every partition one plugin's function may touch for the clusters it serves, each under
+ * its cluster's prefix (`cluster#<name>#ns#*`), never a single cluster's bare keys.
+ */
+export function clusterPartitionPatterns(
+  metadata: Pick<PluginMetadata, 'name' | 'needs' | 'ledgers'>,
+  clusters: readonly string[],
+): string[] {
+  const patterns = partitionPatterns(metadata);
+  return clusters.flatMap((cluster) => patterns.map((p) => `${clusterKeyPrefix(cluster)}${p}`)).sort();
 }

@@ -15,7 +15,7 @@ import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import { everyPluginActiveConfiguration } from '../support/every-plugin-active.js';
 import type { PluginMetadata } from '../../lib/admission/plugin.js';
 import { learningEndpointRules } from '../../lib/admission/learning.js';
-import { capabilityKeysEnv, OLD_KEY } from '../support/capability.js';
+import { capabilityKeysEnv, NEW_KEY, OLD_KEY } from '../support/capability.js';
 import { namespaceReview, testStore } from '../support/dynamodb.js';
 import { requestOf, review } from '../support/review.js';
 import type { IamRequest, PolicyDocument } from '../support/iam-policy.js';
@@ -189,7 +189,7 @@ const usesTable = (m: PluginMetadata) => m.writes || m.needs.length > 0;
 
 type Generated = {
   functions: Record<string, any>;
-  resources: { Resources: Record<string, any>; extensions?: Record<string, any> };
+  resources: { Resources: Record<string, any>; extensions?: Record<string, any>; Outputs?: Record<string, any> };
   disableDefaultEndpoint: boolean;
 };
 
@@ -388,6 +388,121 @@ describe('serverless.yml', () => {
     await expect(
       generate({ ...domain, callerAuth: 'mtls', admissionConfig: join(root, 'config/examples/missing.yaml') }),
     ).rejects.toThrow(/ADMISSION_CONFIG: file .*missing\.yaml does not exist/);
+  });
+
+  /** A fleet's directory: blue (PodNodeSelector, ResourceQuota), green (AlwaysPullImages, PodNodeSelector). */
+  function fleetDir(settings: Record<string, string>): string {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-clusters-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const enabled: Record<string, string[]> = {
+      blue: ['PodNodeSelector', 'ResourceQuota'],
+      green: ['AlwaysPullImages', 'PodNodeSelector'],
+    };
+    for (const [cluster, names] of Object.entries(enabled)) {
+      writeFileSync(
+        join(dir, `${cluster}.yaml`),
+        `apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n${names.map((n) => `  - name: ${n}\n`).join('')}`,
+      );
+      writeFileSync(join(dir, `${cluster}.settings.yaml`), settings[cluster]);
+    }
+    return dir;
+  }
+
+  it("a fleet: the union of the clusters' plugins, each function with its clusters' package, routes and partitions", async () => {
+    const dir = fleetDir({
+      blue: 'allowedSubjects: [blue-apiserver]\n',
+      green: 'allowedSubjects: [green-apiserver]\n',
+    });
+    const generated = (await generate({ ...domain, callerAuth: 'mtls', clustersDir: dir })) as Generated & {
+      servedPlugins: string;
+      packagedConfigFile: string;
+    };
+    expect(Object.keys(generated.functions).sort()).toEqual(['alwaysPullImages', 'podNodeSelector', 'resourceQuota']);
+    expect(generated.servedPlugins.split(',').sort()).toEqual([
+      'always-pull-images',
+      'pod-node-selector',
+      'resource-quota',
+    ]);
+    expect(generated.resources.Outputs?.ServedClusters.Value).toBe(
+      'blue:pod-node-selector resource-quota;green:always-pull-images pod-node-selector',
+    );
+    // No single cluster's package is left to travel in a fleet's zips.
+    expect(generated.packagedConfigFile).toBe('');
+    expect(existsSync(join(root, '.package/admission-configuration.json'))).toBe(false);
+    const expectedClusters: Record<string, string[]> = {
+      'always-pull-images': ['green'],
+      'pod-node-selector': ['blue', 'green'],
+      'resource-quota': ['blue'],
+    };
+    for (const [name, clusters] of Object.entries(expectedClusters)) {
+      const fn = generated.functions[functionKey(name)];
+      const file = `.package/fleet/${name}.json`;
+      expect(fn.environment).toEqual({ ADMISSION_CONFIG: file });
+      expect(fn.package).toEqual({ patterns: [file] });
+      // Every route begins with the cluster: one route for all clusters, the function tells them apart.
+      for (const { http } of fn.events)
+        expect(http.path).toMatch(new RegExp(`^\\{cluster\\}/${name}/(mutate|validate|learn)$`));
+      const packaged = JSON.parse(readFileSync(join(root, file), 'utf8'));
+      // Its clusters' configurations only; every cluster's callers (a 404 is said to a proved caller).
+      expect(
+        Object.keys(packaged.files)
+          .map((f: string) => f.split('/').pop())
+          .sort(),
+      ).toEqual(clusters.map((c) => `${c}.yaml`));
+      expect(packaged.fleet.clusters.map((c: any) => [c.name, c.admissionConfiguration !== undefined])).toEqual([
+        ['blue', clusters.includes('blue')],
+        ['green', clusters.includes('green')],
+      ]);
+      expect(packaged.fleet.clusters.map((c: any) => c.allowedSubjects)).toEqual([
+        ['blue-apiserver'],
+        ['green-apiserver'],
+      ]);
+    }
+    // LeadingKeys: the plugin's partitions under each served cluster's prefix, never the bare keys.
+    const leadingKeys = (name: string) =>
+      generated.resources.Resources[
+        `${logicalPrefix(name)}LambdaRole`
+      ].Properties.Policies[0].PolicyDocument.Statement.find((s: any) =>
+        s.Action.some((a: string) => a.startsWith('dynamodb:')),
+      )?.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys'];
+    expect(leadingKeys('always-pull-images')).toBeUndefined();
+    expect(leadingKeys('pod-node-selector')).toEqual(['cluster#blue#ns#*', 'cluster#green#ns#*']);
+    expect(leadingKeys('resource-quota')).toEqual(
+      partitionPatterns(plugins.find((p) => p.metadata.name === 'resource-quota')!.metadata).map(
+        (p) => `cluster#blue#${p}`,
+      ),
+    );
+    const withoutDir = await generate({
+      ...domain,
+      callerAuth: 'mtls',
+      admissionConfig: join(root, 'config/admission.yaml'),
+    });
+    expect(Object.keys(withoutDir.functions).sort()).toEqual(packaged.map((p) => functionKey(p.metadata.name)).sort());
+    expect(existsSync(join(root, '.package/fleet'))).toBe(false);
+  });
+
+  it("a fleet in url-secret mode: routes {cluster}/{capability}/..., every cluster's key from its settings", async () => {
+    const keys = { blue: capabilityKeysEnv(OLD_KEY), green: capabilityKeysEnv(NEW_KEY) };
+    const dir = fleetDir({ blue: `capabilityKeys: ["${keys.blue}"]\n`, green: `capabilityKeys: ["${keys.green}"]\n` });
+    const generated = await generate({
+      callerAuth: 'url-secret',
+      urlCapabilityKeys: '',
+      domainName: '',
+      clustersDir: dir,
+    });
+    expect(generated.functions.podNodeSelector.events.map((e: any) => e.http.path)).toContain(
+      '{cluster}/{capability}/pod-node-selector/mutate',
+    );
+    const packaged = JSON.parse(readFileSync(join(root, '.package/fleet/pod-node-selector.json'), 'utf8'));
+    expect(packaged.fleet.clusters.map((c: any) => c.capabilityKeys)).toEqual([[keys.blue], [keys.green]]);
+    // A cluster without its key, a cluster reader: refused, naming what to do.
+    const keyless = fleetDir({ blue: `capabilityKeys: ["${keys.blue}"]\n`, green: 'allowedSubjects: [green]\n' });
+    await expect(generate({ callerAuth: 'url-secret', domainName: '', clustersDir: keyless })).rejects.toThrow(
+      /green\.settings\.yaml.*capabilityKeys.*--cluster green --auth url-secret --public-key/,
+    );
+    await expect(
+      generate({ ...domain, callerAuth: 'url-secret', clustersDir: dir, clusterReader: 'token' }),
+    ).rejects.toThrow(/a packaged fleet keeps the learning webhooks/);
   });
 
   const alarmsOf = (generated: Generated, name: string) =>
@@ -1127,5 +1242,102 @@ describe('packaged with a cluster reader', () => {
       '.package/admission-configuration.json',
       'infra/cluster-reader/handler.cjs',
     ]);
+  });
+});
+
+// Its own packaging too: a fleet of two clusters (config/clusters/ as param clustersDir names it).
+describe('packaged as a fleet', () => {
+  it('osls packages the union of the plugins, each zip with its own package, and the bundle serves each cluster', () => {
+    const out = mkdtempSync(join(tmpdir(), 'sls-fleet-package-'));
+    // Under the checkout, as config/clusters/ is: packaged files are named relative to it.
+    const clusters = mkdtempSync(join(root, '.local', 'fleet-package-'));
+    onTestFinished(() => {
+      rmSync(out, { recursive: true, force: true });
+      rmSync(clusters, { recursive: true, force: true });
+    });
+    const enabled: Record<string, string[]> = {
+      blue: ['PodNodeSelector', 'ResourceQuota'],
+      green: ['AlwaysPullImages', 'PodNodeSelector'],
+    };
+    for (const [cluster, names] of Object.entries(enabled)) {
+      writeFileSync(
+        join(clusters, `${cluster}.yaml`),
+        `apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n${names.map((n) => `  - name: ${n}\n`).join('')}`,
+      );
+      writeFileSync(join(clusters, `${cluster}.settings.yaml`), `allowedSubjects: [${cluster}-apiserver]\n`);
+    }
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    const run = spawnSync(
+      join(root, 'node_modules/.bin/sls'),
+      ['package', '--stage', 'dev', '--package', out, `--param=clustersDir=${clusters}`],
+      {
+        cwd: root,
+        env: {
+          ...env,
+          AWS_CONFIG_FILE: '/dev/null',
+          AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+          SLS_TELEMETRY_DISABLED: '1',
+          SLS_NOTIFICATIONS_MODE: 'off',
+          CI: '1',
+        },
+        encoding: 'utf8',
+      },
+    );
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    const template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
+    expect(template.Outputs.ServedPlugins.Value).toBe('always-pull-images,pod-node-selector,resource-quota');
+    expect(template.Outputs.ServedClusters.Value).toBe(
+      'blue:pod-node-selector resource-quota;green:always-pull-images pod-node-selector',
+    );
+    const paths = Object.values<any>(template.Resources)
+      .filter((r) => r.Type === 'AWS::ApiGateway::Resource')
+      .map((r) => r.Properties.PathPart);
+    expect(paths).toContain('{cluster}');
+    for (const name of ['always-pull-images', 'pod-node-selector', 'resource-quota']) {
+      const zip = join(out, `${functionKey(name)}.zip`);
+      const listing = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
+      expect(listing, zip).toEqual([`.package/fleet/${name}.json`, `functions/${name}/handler.cjs`]);
+      const lambda = template.Resources[`${logicalPrefix(name)}LambdaFunction`];
+      expect(lambda.Properties.Environment.Variables.ADMISSION_CONFIG).toBe(`.package/fleet/${name}.json`);
+    }
+    // The bundle, unzipped and started as deployed: green is served AlwaysPullImages; blue, which
+    // does not enable it, gets 404 with its own certificate, and green's certificate at blue's path 403.
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    expect(spawnSync('unzip', ['-q', join(out, 'alwaysPullImages.zip'), '-d', dir]).status).toBe(0);
+    const pod = review({
+      namespace: 'apps',
+      object: { apiVersion: 'v1', kind: 'Pod', spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    });
+    const script = `
+      const { handler } = await import('./functions/always-pull-images/handler.cjs');
+      const answers = [];
+      for (const [path, subject] of JSON.parse(process.env.CALLS)) {
+        const event = { path, httpMethod: 'POST', headers: { 'content-type': 'application/json' },
+          body: process.env.REVIEW, isBase64Encoded: false,
+          requestContext: { identity: { clientCert: { subjectDN: 'CN=' + subject } } } };
+        answers.push((await handler(event, { getRemainingTimeInMillis: () => 5000 })).statusCode);
+      }
+      process.stdout.write(JSON.stringify(answers));`;
+    const calls = [
+      ['/green/always-pull-images/mutate', 'green-apiserver'],
+      ['/blue/always-pull-images/mutate', 'blue-apiserver'],
+      ['/blue/always-pull-images/mutate', 'green-apiserver'],
+      ['/red/always-pull-images/mutate', 'green-apiserver'],
+    ];
+    const invoked = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH,
+        ADMISSION_CONFIG: '.package/fleet/always-pull-images.json',
+        CALLER_AUTH: 'mtls',
+        LOG_LEVEL: 'silent',
+        REVIEW: JSON.stringify(pod),
+        CALLS: JSON.stringify(calls),
+      },
+    });
+    expect(invoked.status, invoked.stderr).toBe(0);
+    expect(JSON.parse(invoked.stdout)).toEqual([200, 404, 403, 404]);
   });
 });

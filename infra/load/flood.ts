@@ -254,6 +254,10 @@ A fleet (config/clusters/, url-secret):
                          OTHER sends them over kept-alive connections; the report gives NAME's p99
                          against its webhook's timeoutSeconds (exit 1 above it) and OTHER's
                          requests admitted within its fair share and refused 429
+Options:
+  --seconds N     how long the flood and the probe run (default 10)
+  --rate N        flood requests per second attempted (default 300; at most 64 in flight)
+  --real-rate N   real reviews per second of the probe (default 20)
 Loopback addresses only; it stops after --seconds.
 `;
 

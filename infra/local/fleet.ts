@@ -8,7 +8,7 @@ import type { AdmissionPlugin } from '../../lib/admission/plugin.js';
 import { clusterReader } from '../../lib/cluster/index.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import type { FleetCluster } from '../../lib/config/fleet.js';
-import { clusterEnv } from '../../lib/config/fleet.js';
+import { clusterEnv, clusterThrottle } from '../../lib/config/fleet.js';
 import type { ConfiguredPlugin } from '../../lib/config/plugins.js';
 import { activePlugins, loadPluginSet } from '../../lib/config/plugins.js';
 import type { AdmissionHandler } from '../../lib/http/admission-handler.js';
@@ -20,6 +20,7 @@ import { prometheusRegistry } from '../../lib/metrics/index.js';
 import { clusterPartitioned, setReadThrough, sharedDynamoDb, stateTableName } from '../../lib/state/index.js';
 import { createPluginHandler } from '../../lib/state/handler.js';
 import { clusterKeyFile, ensureDeploymentKey } from '../emit/url-secret.js';
+import { ClusterShare } from './fair-share.js';
 import type { ClusterRoutes } from './server.js';
 
 export interface ServedCluster {
@@ -74,10 +75,12 @@ export function clusterHandlers(prepared: Omit<ServedCluster, 'routes'>): Served
       }),
     );
   }
+  // Its fair share of the process: its settings' throttle, else the default (lib/config/fleet.ts).
+  const share = new ClusterShare(clusterThrottle(cluster.settings));
   const routes: ClusterRoutes =
     callerAuth.mode === 'url-secret'
-      ? { handlers, capabilities: callerAuth.capabilities }
-      : { handlers, allowedSubjects: callerAuth.allowedSubjects };
+      ? { handlers, capabilities: callerAuth.capabilities, share }
+      : { handlers, allowedSubjects: callerAuth.allowedSubjects, share };
   return { ...prepared, routes };
 }
 

@@ -13,6 +13,8 @@ import { bounded, coalesceStdoutLines, logRecord, MAX_LOGGED_STACK } from '../..
 import type { CapabilityGrant, CapabilityVerifier } from '../../lib/http/capability.js';
 import { deploymentName } from '../../lib/http/capability.js';
 import { refusedCapability } from '../../lib/http/errors.js';
+import type { ClusterShare } from './fair-share.js';
+import { throttledAnswer } from './fair-share.js';
 import { commonName } from '../../lib/http/caller-identity.js';
 import { internalErrorAnswer } from '../../lib/http/http-errors.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
@@ -30,6 +32,8 @@ export interface ClusterRoutes {
   readonly capabilities?: CapabilityVerifier;
   /** mTLS: the certificate subjects (CN or DN) of this cluster's apiservers, as its handlers hold them. */
   readonly allowedSubjects?: readonly string[];
+  /** Its fair share (./fair-share.ts): a proven caller's request beyond it is answered 429. */
+  readonly share?: ClusterShare;
 }
 
 export interface LocalServerOptions {
@@ -62,6 +66,8 @@ export interface LocalServerOptions {
    * with the capability of grant `metrics`.
    */
   readonly metrics?: { readonly text: () => string };
+  /** A fleet: called once for every request a cluster's fair share refused (429). */
+  readonly onThrottled?: (cluster: string) => void;
 }
 
 /**
@@ -87,6 +93,7 @@ export interface LocalServer {
 
 interface Route {
   readonly cluster?: string;
+  readonly capability?: string;
   readonly plugin: string;
   readonly endpoint: Endpoint;
   readonly handler: AdmissionHandler;
@@ -428,6 +435,29 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         'content-type': 'text/plain; charset=utf-8',
         allow: 'POST',
       });
+    }
+    // A fleet's fair share, drawn only by a caller proven to be the cluster (its certificate, checked
+    // above, or a capability of its key): a stranger's requests cannot spend a cluster's share.
+    if (fleet && cluster !== undefined && served.share !== undefined) {
+      const proven =
+        !urlSecret ||
+        (route.capability !== undefined &&
+          grants(
+            req,
+            url.pathname,
+            route.capability,
+            { plugin: route.plugin, endpoint: route.endpoint },
+            served,
+            cluster,
+          ));
+      const wait = proven ? served.share.take() : undefined;
+      if (wait !== undefined) {
+        options.onThrottled?.(cluster);
+        return answer(res, 429, throttledAnswer(cluster, served.share.settings), {
+          'content-type': 'text/plain; charset=utf-8',
+          'retry-after': String(wait),
+        });
+      }
     }
     const event = restEvent(req, route, url.pathname, url.searchParams, body);
     const result = await route.handler(event, lambdaContext(route.plugin, functionTimeoutMs));

@@ -24,7 +24,7 @@ import { readsCluster } from '../../lib/config/cluster-reader.js';
 import { kubeconfigCredentials } from '../../lib/kube/cluster-credentials.js';
 import { sharedDynamoDb, stateTableName } from '../../lib/state/client.js';
 import type { FleetCluster } from '../../lib/config/fleet.js';
-import { CLUSTERS_DIR, loadFleet } from '../../lib/config/fleet.js';
+import { CLUSTERS_DIR, clusterThrottle, loadFleet } from '../../lib/config/fleet.js';
 import { clusterHandlers, prepareCluster, startClusterReader } from './fleet.js';
 
 const USAGE = `Usage: npm start [-- --port N] [-- --help]
@@ -51,7 +51,9 @@ Environment:
 A fleet: when ${CLUSTERS_DIR}/ holds <cluster>.yaml files (each a cluster's AdmissionConfiguration,
 with optional <cluster>.settings.yaml beside it), every such cluster is served at /<cluster>/...,
 each with its own plugins, key (url-secret: .local/clusters/<cluster>/url-secret) or certificate
-subjects (mTLS: allowedSubjects in its settings), and state (docs/fleet.md).
+subjects (mTLS: allowedSubjects in its settings), state, and fair share (throttle in its settings:
+requests per second and burst, default 200 and 400; beyond it a request is answered 429 with
+Retry-After) (docs/fleet.md).
 
 GET /metrics serves every plugin's metrics in Prometheus text, behind the same client certificate
 (url-secret mode: GET /<capability>/metrics, with the URL printed at start).
@@ -230,10 +232,12 @@ async function startFleet(port: number, fleet: readonly FleetCluster[]): Promise
   if (process.env.CALLER_AUTH !== undefined && !urlSecretMode && process.env.CALLER_AUTH !== 'mtls')
     throw new Error(`CALLER_AUTH must be mtls or url-secret, got ${JSON.stringify(process.env.CALLER_AUTH)}`);
   const prepared = fleet.map((cluster) => prepareCluster(cluster, urlSecretMode, progress));
-  for (const { cluster, served } of prepared)
+  for (const { cluster, served } of prepared) {
+    const { requestsPerSecond, burst } = clusterThrottle(cluster.settings);
     progress(
-      `cluster ${cluster.name} (${cluster.configFile}): ${served.map((p) => p.plugin.metadata.upstreamName).join(', ')}`,
+      `cluster ${cluster.name} (${cluster.configFile}): ${served.map((p) => p.plugin.metadata.upstreamName).join(', ')}; fair share ${requestsPerSecond} requests/s, burst ${burst}`,
     );
+  }
 
   const pki = ensureLocalPki(DEFAULT_PKI_DIR);
   progress(pki.created ? `created a local PKI in ${pki.dir}` : `PKI: ${pki.dir}`);
@@ -250,6 +254,7 @@ async function startFleet(port: number, fleet: readonly FleetCluster[]): Promise
     host: '127.0.0.1',
     port,
     metrics: { text: () => prometheusRegistry.render() },
+    onThrottled: (cluster) => prometheusRegistry.recordThrottled(cluster),
   });
 
   let count = 0;

@@ -7,7 +7,11 @@
 // instance serves about 25 requests per second; 25 reserved instances serve about 700 per second
 // per webhook, well above the 200 a route is allowed, with room for cold starts (a few hundred ms
 // each) during a scale-up. Requests API Gateway throttles are answered 429 before any function
-// runs and are not billed; the apiserver treats them as a failed call (failurePolicy decides).
+// runs and are not billed; the apiserver's client waits the Retry-After API Gateway sends, if any,
+// and tries again within the webhook's timeout; after that the call has failed (failurePolicy decides).
+//
+// A fleet: each cluster's routes are throttled at its own share (its settings' throttle, the same
+// bucket `npm start` keeps per cluster), in place of the per-route default.
 
 export interface ThrottlingInputs {
   /** Stage-wide steady rate (requests per second) and burst (token bucket size). */
@@ -28,32 +32,70 @@ export const THROTTLING_DEFAULTS: ThrottlingInputs = {
   reservedConcurrency: 25,
 };
 
-/** A route as API Gateway's MethodSettings name it: `/` then the path with each `/` as `~1`. */
+/**
+ * A route as API Gateway's MethodSettings name it: every `/` of the path as `~1`, after a leading
+ * `/` (the AWS::ApiGateway::Stage MethodSetting reference: `/resource/subresource` is
+ * `/~1resource~1subresource`).
+ */
 export function methodSettingsPath(httpEventPath: string): string {
-  return `/${httpEventPath.replace(/^\/+/, '').replaceAll('/', '~1')}`;
+  return `/${`/${httpEventPath.replace(/^\/+/, '')}`.replaceAll('/', '~1')}`;
+}
+
+/** A fleet's cluster as the stage throttles it: its name and its fair share (lib/config/fleet.ts). */
+export interface ClusterThrottle {
+  readonly name: string;
+  readonly requestsPerSecond: number;
+  readonly burst: number;
+}
+
+/**
+ * A fleet: each cluster's routes (`<cluster>/<route>`) throttled at its own share, so a flood from
+ * one cluster is answered 429 by API Gateway at that cluster's routes only. API Gateway throttles
+ * per route and method, so a cluster's share holds for each of its webhook routes.
+ */
+export function clusterMethodSettings(
+  paths: readonly string[],
+  clusters: readonly ClusterThrottle[],
+): Record<string, unknown>[] {
+  return clusters.flatMap((cluster) =>
+    paths.map((path) => ({
+      HttpMethod: 'POST',
+      ResourcePath: methodSettingsPath(`${cluster.name}/${path.replace(/^\/+/, '')}`),
+      ThrottlingRateLimit: cluster.requestsPerSecond,
+      ThrottlingBurstLimit: cluster.burst,
+    })),
+  );
 }
 
 /**
  * The properties the stage gets at its creation by the API's deployment (osls names the
  * deployment resource `ApiGatewayDeployment<instanceId>`; serverless.yml extends it).
  */
-export function stageDescription(paths: readonly string[], t: ThrottlingInputs): Record<string, unknown> {
+export function stageDescription(
+  paths: readonly string[],
+  t: ThrottlingInputs,
+  clusters?: readonly ClusterThrottle[],
+): Record<string, unknown> {
   return {
     StageDescription: {
       ThrottlingRateLimit: t.apiThrottleRate,
       ThrottlingBurstLimit: t.apiThrottleBurst,
-      MethodSettings: paths.map((path) => ({
-        HttpMethod: 'POST',
-        ResourcePath: methodSettingsPath(path),
-        ThrottlingRateLimit: t.webhookThrottleRate,
-        ThrottlingBurstLimit: t.webhookThrottleBurst,
-      })),
+      // A fleet's paths are its clusters' (`<cluster>/<route>`), each at its cluster's share.
+      MethodSettings:
+        clusters === undefined
+          ? paths.map((path) => ({
+              HttpMethod: 'POST',
+              ResourcePath: methodSettingsPath(path),
+              ThrottlingRateLimit: t.webhookThrottleRate,
+              ThrottlingBurstLimit: t.webhookThrottleBurst,
+            }))
+          : clusterMethodSettings(paths, clusters),
     },
   };
 }
 
 /** Refuses settings that would let a route exceed the stage or reserve nothing by mistake. */
-export function throttlingProblems(t: ThrottlingInputs): string[] {
+export function throttlingProblems(t: ThrottlingInputs, clusters: readonly ClusterThrottle[] = []): string[] {
   const problems: string[] = [];
   for (const [name, value] of Object.entries(t))
     if (!Number.isFinite(value) || value < 0 || !Number.isInteger(value))
@@ -62,5 +104,10 @@ export function throttlingProblems(t: ThrottlingInputs): string[] {
     problems.push('params apiThrottleRate and webhookThrottleRate must be > 0: 0 would refuse every request');
   if (t.webhookThrottleRate > t.apiThrottleRate || t.webhookThrottleBurst > t.apiThrottleBurst)
     problems.push('a webhook route cannot be allowed more than the stage: webhookThrottle* must be <= apiThrottle*');
+  for (const c of clusters)
+    if (c.requestsPerSecond > t.apiThrottleRate || c.burst > t.apiThrottleBurst)
+      problems.push(
+        `cluster ${c.name}: its throttle (${c.requestsPerSecond} requests per second, burst ${c.burst}) exceeds the stage's (apiThrottleRate ${t.apiThrottleRate}, apiThrottleBurst ${t.apiThrottleBurst}): lower it in config/clusters/${c.name}.settings.yaml or raise the params`,
+      );
   return problems;
 }

@@ -75,10 +75,47 @@ function stringList(value: unknown, file: string, field: string): string[] {
   return value as string[];
 }
 
-function positive(value: unknown, file: string, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-    throw new ConfigError(`cluster settings ${file}`, field, `must be a positive number, got ${JSON.stringify(value)}`);
-  return value;
+/**
+ * A cluster's fair share when its settings name none: API Gateway's default for one webhook route
+ * (infra/serverless/throttling.ts), so that the local server and a deployment refuse alike.
+ */
+export const DEFAULT_CLUSTER_THROTTLE: NonNullable<ClusterSettings['throttle']> = {
+  requestsPerSecond: 200,
+  burst: 400,
+};
+
+const THROTTLE_FIELDS = ['requestsPerSecond', 'burst'] as const;
+const THROTTLE_EXAMPLE = `e.g. throttle: {requestsPerSecond: ${DEFAULT_CLUSTER_THROTTLE.requestsPerSecond}, burst: ${DEFAULT_CLUSTER_THROTTLE.burst}}`;
+
+/** The fair share a cluster is held to: its settings', else the default. */
+export function clusterThrottle(settings: ClusterSettings): NonNullable<ClusterSettings['throttle']> {
+  return settings.throttle ?? DEFAULT_CLUSTER_THROTTLE;
+}
+
+function parseThrottle(value: unknown, file: string): NonNullable<ClusterSettings['throttle']> {
+  const where = `cluster settings ${file}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ConfigError(where, 'throttle', `must be a mapping (${THROTTLE_EXAMPLE})`);
+  const t = value as Record<string, unknown>;
+  for (const field of Object.keys(t))
+    if (!(THROTTLE_FIELDS as readonly string[]).includes(field))
+      throw new ConfigError(where, `throttle.${field}`, `unknown field; known fields: ${THROTTLE_FIELDS.join(', ')}`);
+  const rate = t.requestsPerSecond;
+  if (typeof rate !== 'number' || !Number.isFinite(rate) || rate <= 0)
+    throw new ConfigError(
+      where,
+      'throttle.requestsPerSecond',
+      `must be a number > 0 (requests per second this cluster may send on average), got ${JSON.stringify(rate)}; ${THROTTLE_EXAMPLE}`,
+    );
+  // A bucket holds whole requests: a burst below 1 would refuse every request.
+  const burst = t.burst ?? Math.max(1, Math.ceil(rate));
+  if (typeof burst !== 'number' || !Number.isInteger(burst) || burst < 1)
+    throw new ConfigError(
+      where,
+      'throttle.burst',
+      `must be a whole number >= 1 (requests this cluster may send at once), got ${JSON.stringify(t.burst)}; ${THROTTLE_EXAMPLE}`,
+    );
+  return { requestsPerSecond: rate, burst };
 }
 
 export function parseClusterSettings(document: unknown, file: string): ClusterSettings {
@@ -96,15 +133,7 @@ export function parseClusterSettings(document: unknown, file: string): ClusterSe
   const capabilityKeys = stringList(doc.capabilityKeys, file, 'capabilityKeys');
   if (capabilityKeys.length > 2)
     throw new ConfigError(`cluster settings ${file}`, 'capabilityKeys', 'one or two keys are live at once');
-  let throttle: ClusterSettings['throttle'];
-  if (doc.throttle !== undefined) {
-    const t = doc.throttle as Record<string, unknown>;
-    const requestsPerSecond = positive(t?.requestsPerSecond, file, 'throttle.requestsPerSecond');
-    throttle = {
-      requestsPerSecond,
-      burst: t.burst === undefined ? requestsPerSecond : positive(t.burst, file, 'throttle.burst'),
-    };
-  }
+  const throttle = doc.throttle === undefined ? undefined : parseThrottle(doc.throttle, file);
   if (doc.readerKubeconfig !== undefined && typeof doc.readerKubeconfig !== 'string')
     throw new ConfigError(`cluster settings ${file}`, 'readerKubeconfig', 'must be a file name');
   return {

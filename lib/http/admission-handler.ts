@@ -147,7 +147,7 @@ export function createAdmissionHandler<Config>(
   const stateFor = options.state ?? (() => NO_STATE);
   const { observe } = options;
   const capabilityInPath = callerAuth.mode === 'url-secret';
-  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
+  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name, undefined, callerAuth.cluster);
   // The phase whose metadata names requests it only observes (ResourceQuota's validate), if any.
   const observer = (['validate', 'mutate'] as const)
     .map((phase) => ({

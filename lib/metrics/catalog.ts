@@ -3,7 +3,8 @@
 // `apiserver_admission_webhook_request_total{name,type,operation,code,rejected}` and
 // `apiserver_admission_webhook_admission_duration_seconds` with its buckets), so an operator can
 // put the apiserver's view of a webhook and ours on one chart. Labels stay low-cardinality:
-// plugin, phase, decision, operation, a status code or a reason from a closed list; never a
+// plugin, phase, decision, operation, a status code or a reason from a closed list, and in a fleet the
+// cluster (a name from the deployment's own list); never a
 // namespace, a user, an object name or a path (the caller secret lives in url-secret paths).
 
 export type MetricPhase = 'mutate' | 'validate' | 'learn' | 'none';
@@ -69,6 +70,7 @@ export const METRIC = {
   readerRelists: `${PREFIX}_reader_relist_total`,
   readerErrors: `${PREFIX}_reader_error_total`,
   readerLag: `${PREFIX}_reader_lag_seconds`,
+  clusterThrottled: `${PREFIX}_cluster_throttled_total`,
 } as const;
 
 /** What the cluster reader reports (lib/cluster): labelled by resource (a closed list: the kinds read). */
@@ -111,6 +113,8 @@ export const HELP: Record<(typeof METRIC)[keyof typeof METRIC], string> = {
     'Complete lists the cluster reader read, by resource (at start, and after a watch expired: 410 Gone).',
   [METRIC.readerErrors]:
     'Failed lists and watches of the cluster reader, by resource and reason (gone, unavailable, forbidden, store).',
+  [METRIC.clusterThrottled]:
+    "A fleet's requests refused 429 because their cluster was over its fair share (its throttle), by cluster.",
   [METRIC.readerLag]:
     'Seconds since the cluster reader last knew it held every object of the resource: 0 while its watch is open, growing while it cannot reach the apiserver.',
 };

@@ -1,6 +1,7 @@
 // CloudWatch Embedded Metric Format: one JSON line per invocation on stdout, which CloudWatch Logs
 // turns into metrics with no API call on the request path. Two dimension sets: {service, plugin,
-// phase} follows one webhook; {service, plugin, decision} splits a plugin's answers.
+// phase} follows one webhook; {service, plugin, decision} splits a plugin's answers. In a fleet the
+// line also names its cluster, and the same two sets with `cluster` follow each cluster apart.
 //
 // Why not Powertools Metrics, the maintained library: its flush (it reads process.env several
 // times per call to find its invocation store) adds about 7.5 µs to every handler, 54-99 % of a cheap
@@ -26,6 +27,18 @@ export const EMF_METRIC = {
   storeLatency: 'StoreLatency',
   coldStarts: 'ColdStarts',
 } as const;
+
+/** The dimension sets of every line: one webhook, and one plugin's answers by decision. */
+export const EMF_DIMENSIONS: readonly (readonly string[])[] = [
+  ['service', 'plugin', 'phase'],
+  ['service', 'plugin', 'decision'],
+];
+
+/** A fleet's lines add the same sets per cluster. */
+export const EMF_CLUSTER_DIMENSIONS: readonly (readonly string[])[] = [
+  ['service', 'cluster', 'plugin', 'phase'],
+  ['service', 'cluster', 'plugin', 'decision'],
+];
 
 type EmfUnit = 'Count' | 'Milliseconds';
 
@@ -91,9 +104,11 @@ export class EmfPublisher {
   private readonly heads = new Map<string, string[]>();
   private store = { calls: 0, latenciesMs: [] as number[], failures: 0 };
 
+  /** `cluster`: a fleet's cluster, a dimension of its own sets beside the plugin's (none without a fleet). */
   constructor(
     private readonly plugin: string,
     private readonly sink: () => EmfSink,
+    private readonly cluster?: string,
   ) {}
 
   /** Store calls of the current invocation; flushed with its request line. */
@@ -144,15 +159,18 @@ export class EmfPublisher {
   }
 
   private head(phase: string, decision: string, values: readonly EmfValue[]): string {
+    const { cluster } = this;
     const directive = {
       Namespace: EMF_NAMESPACE,
-      Dimensions: [
-        ['service', 'plugin', 'phase'],
-        ['service', 'plugin', 'decision'],
-      ],
+      // A fleet: every plugin's sets as without one (the deployment's alarms), and the same per cluster.
+      Dimensions: cluster === undefined ? EMF_DIMENSIONS : [...EMF_DIMENSIONS, ...EMF_CLUSTER_DIMENSIONS],
       Metrics: values.map(({ name, unit }) => ({ Name: name, Unit: unit })),
     };
-    const dimensions = JSON.stringify({ service: EMF_SERVICE, plugin: this.plugin, phase, decision }).slice(1, -1);
+    const dimensions = JSON.stringify(
+      cluster === undefined
+        ? { service: EMF_SERVICE, plugin: this.plugin, phase, decision }
+        : { service: EMF_SERVICE, cluster, plugin: this.plugin, phase, decision },
+    ).slice(1, -1);
     return `"CloudWatchMetrics":[${JSON.stringify(directive)}]},${dimensions}`;
   }
 }

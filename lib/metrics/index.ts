@@ -18,7 +18,16 @@ export type {
   StoreResult,
 } from './catalog.js';
 export { APISERVER_WEBHOOK_BUCKETS, METRIC, malformedReason } from './catalog.js';
-export { decisionDimension, EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE, EmfPublisher, setEmfSink } from './emf.js';
+export {
+  decisionDimension,
+  EMF_CLUSTER_DIMENSIONS,
+  EMF_DIMENSIONS,
+  EMF_METRIC,
+  EMF_NAMESPACE,
+  EMF_SERVICE,
+  EmfPublisher,
+  setEmfSink,
+} from './emf.js';
 export { PrometheusRegistry } from './prometheus.js';
 
 export type MetricsMode = 'emf' | 'prometheus' | 'off';
@@ -47,17 +56,24 @@ export function metricsModeFromEnv(env: NodeJS.ProcessEnv = process.env): Metric
 
 const OFF: Omit<PluginMetrics, 'mode'> = { recordRequest: () => undefined, recordStoreCall: () => undefined };
 
-/** Built once per handler, at init (Lambda's cold start), like its configuration. */
-export function pluginMetrics(plugin: string, mode: MetricsMode = metricsModeFromEnv()): PluginMetrics {
+/**
+ * Built once per handler, at init (Lambda's cold start), like its configuration. `cluster`: the
+ * fleet's cluster the handler serves, a dimension (EMF) or label (Prometheus) of all its metrics.
+ */
+export function pluginMetrics(
+  plugin: string,
+  mode: MetricsMode = metricsModeFromEnv(),
+  cluster?: string,
+): PluginMetrics {
   if (mode === 'off') return { mode, ...OFF };
   if (mode === 'prometheus') {
     return {
       mode,
-      recordRequest: (outcome) => prometheusRegistry.recordRequest(plugin, outcome),
-      recordStoreCall: (call) => prometheusRegistry.recordStoreCall(plugin, call),
+      recordRequest: (outcome) => prometheusRegistry.recordRequest(plugin, outcome, cluster),
+      recordStoreCall: (call) => prometheusRegistry.recordStoreCall(plugin, call, cluster),
     };
   }
-  const emf = new EmfPublisher(plugin, currentEmfSink);
+  const emf = new EmfPublisher(plugin, currentEmfSink, cluster);
   return {
     mode,
     recordRequest: (outcome) => emf.request(outcome),

@@ -95,6 +95,11 @@ function labelText(labels: Labels, extra?: [string, string]): string {
   return pairs.length === 0 ? '' : `{${pairs.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`;
 }
 
+/** The labels that say whose series it is: the plugin, after its cluster in a fleet. */
+function owner(plugin: string, cluster: string | undefined): Labels {
+  return cluster === undefined ? { plugin } : { cluster, plugin };
+}
+
 function bound(value: number): string {
   return value === Infinity ? '+Inf' : String(value);
 }
@@ -115,6 +120,7 @@ export class PrometheusRegistry {
   private readonly readerRelists = new Counter(METRIC.readerRelists);
   private readonly readerErrors = new Counter(METRIC.readerErrors);
   private readonly readerLag = new Gauge(METRIC.readerLag);
+  private readonly throttled = new Counter(METRIC.clusterThrottled);
   private readonly families = [
     this.requests,
     this.duration,
@@ -130,6 +136,7 @@ export class PrometheusRegistry {
     this.readerRelists,
     this.readerErrors,
     this.readerLag,
+    this.throttled,
   ];
 
   /** The cluster reader's series (lib/cluster), in the same exposition. */
@@ -143,41 +150,51 @@ export class PrometheusRegistry {
   /** Per kind of request, its series: found by label values once, then by one key per request. */
   private readonly requestSeries = new Map<string, RequestSeries>();
 
-  recordRequest(plugin: string, outcome: RequestOutcome): void {
+  /** `cluster`: a fleet's cluster, a label of every series (none without a fleet). */
+  recordRequest(plugin: string, outcome: RequestOutcome, cluster?: string): void {
     const { phase, operation, statusCode, decision, rejectionCode } = outcome;
-    const key = `${plugin}\u0000${phase}\u0000${operation}\u0000${statusCode}\u0000${decision}\u0000${rejectionCode}`;
+    const key = `${cluster}\u0000${plugin}\u0000${phase}\u0000${operation}\u0000${statusCode}\u0000${decision}\u0000${rejectionCode}`;
     let series = this.requestSeries.get(key);
     if (series === undefined) {
-      series = this.requestSeriesOf(plugin, outcome);
+      series = this.requestSeriesOf(owner(plugin, cluster), outcome);
       this.requestSeries.set(key, series);
     }
     series.requests.value++;
     this.duration.observeIn(series.duration, outcome.seconds);
     if (series.decision) series.decision.value++;
-    if (outcome.dryRun) this.dryRuns.inc({ plugin, phase });
-    if (outcome.malformed) this.malformed.inc({ plugin, phase, reason: outcome.malformed });
-    if (outcome.failure) this.failures.inc({ plugin, phase, reason: outcome.failure });
-    if (outcome.learningLost) this.learningLost.inc({ plugin, phase });
-    if (outcome.coldStart) this.coldStarts.inc({ plugin });
+    if (outcome.dryRun || outcome.malformed || outcome.failure || outcome.learningLost || outcome.coldStart) {
+      const of = owner(plugin, cluster);
+      if (outcome.dryRun) this.dryRuns.inc({ ...of, phase });
+      if (outcome.malformed) this.malformed.inc({ ...of, phase, reason: outcome.malformed });
+      if (outcome.failure) this.failures.inc({ ...of, phase, reason: outcome.failure });
+      if (outcome.learningLost) this.learningLost.inc({ ...of, phase });
+      if (outcome.coldStart) this.coldStarts.inc(of);
+    }
   }
 
-  private requestSeriesOf(plugin: string, outcome: RequestOutcome): RequestSeries {
+  private requestSeriesOf(of: Labels, outcome: RequestOutcome): RequestSeries {
     const { phase, operation } = outcome;
     const rejected = String(outcome.statusCode !== 200 || outcome.decision === 'denied');
     const code = String(Math.min(outcome.statusCode, 600));
     const rejectionCode = outcome.decision === 'denied' ? String(Math.min(outcome.rejectionCode ?? 403, 600)) : '';
     return {
-      requests: this.requests.at({ plugin, phase, operation, code, rejected }),
-      duration: this.duration.at({ plugin, phase, operation, rejected }),
+      requests: this.requests.at({ ...of, phase, operation, code, rejected }),
+      duration: this.duration.at({ ...of, phase, operation, rejected }),
       decision: outcome.decision
-        ? this.decisions.at({ plugin, phase, decision: outcome.decision, rejection_code: rejectionCode })
+        ? this.decisions.at({ ...of, phase, decision: outcome.decision, rejection_code: rejectionCode })
         : undefined,
     };
   }
 
-  recordStoreCall(plugin: string, call: StoreCall): void {
-    this.storeCalls.inc({ plugin, operation: call.operation, result: call.result });
-    this.storeDuration.observe({ plugin, operation: call.operation }, call.seconds);
+  recordStoreCall(plugin: string, call: StoreCall, cluster?: string): void {
+    const of = owner(plugin, cluster);
+    this.storeCalls.inc({ ...of, operation: call.operation, result: call.result });
+    this.storeDuration.observe({ ...of, operation: call.operation }, call.seconds);
+  }
+
+  /** A fleet: a request of `cluster` refused for its fair share (429) before any handler ran. */
+  recordThrottled(cluster: string): void {
+    this.throttled.inc({ cluster });
   }
 
   /**

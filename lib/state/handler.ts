@@ -29,7 +29,7 @@ export function createStatefulAdmissionHandler<Config>(
   const learnsQuotas = plugin.metadata.needs.includes('resourcequotas');
   const learnedKinds = new Set(learnedObjectKinds(plugin.metadata));
   // One set of counters for the plugin's requests and its store calls.
-  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name);
+  const metrics = options.metrics ?? pluginMetrics(plugin.metadata.name, undefined, options.callerAuth?.cluster);
   return createAdmissionHandler(plugin, {
     metrics,
     // A fleet's cluster (the one its callers are checked for) keeps its state apart from the others'.

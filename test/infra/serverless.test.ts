@@ -633,7 +633,7 @@ describe('serverless.yml', () => {
     expect(stage).toMatchObject({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 });
     const routes = Object.values(generated.functions).flatMap((fn: any) => fn.events.map((e: any) => e.http.path));
     expect(stage.MethodSettings.map((m: any) => m.ResourcePath).sort()).toEqual(
-      routes.map((path: string) => `/${path.replaceAll('/', '~1')}`).sort(),
+      routes.map((path: string) => `/~1${path.replaceAll('/', '~1')}`).sort(),
     );
     for (const setting of stage.MethodSettings)
       expect(setting).toMatchObject({ HttpMethod: 'POST', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 });

@@ -491,3 +491,64 @@ describe('request log', () => {
     }
   });
 });
+
+describe('EMF in a fleet: the cluster is a dimension', () => {
+  it("names the handler's cluster in every line, with the plugin's sets and the same sets per cluster", async () => {
+    const lines: EmfLine[] = [];
+    setEmfSink((line) => lines.push(JSON.parse(line) as EmfLine));
+    // With logs on, the request log writes the metrics line with its own fields (one write).
+    setLogSink((line) => {
+      if (line.includes('"_aws"')) lines.push(JSON.parse(line) as EmfLine);
+    });
+    // The metrics are made by the handler from its callers' cluster, as npm start and a fleet build it.
+    const previous = process.env.METRICS;
+    process.env.METRICS = 'emf';
+    try {
+      const handler = createAdmissionHandler(probe, {
+        config: undefined,
+        callerAuth: { mode: 'mtls', allowedSubjects: ['blue-apiserver'], cluster: 'blue' },
+      });
+      const blue = event('/blue/probe/validate', pod('ok'), {
+        requestContext: { identity: { clientCert: { subjectDN: 'CN=blue-apiserver' } }, domainName: TEST_DOMAIN },
+      } as Partial<APIGatewayProxyEvent>);
+      expect((await handler(blue, {} as Context)).statusCode).toBe(200);
+    } finally {
+      if (previous === undefined) delete process.env.METRICS;
+      else process.env.METRICS = previous;
+    }
+    expect(lines).toHaveLength(1);
+    const [line] = lines;
+    expect(line).toMatchObject({
+      service: 'serverless-admission',
+      cluster: 'blue',
+      plugin: 'probe',
+      phase: 'validate',
+    });
+    expect(line._aws.CloudWatchMetrics[0].Dimensions).toEqual([
+      ['service', 'plugin', 'phase'],
+      ['service', 'plugin', 'decision'],
+      ['service', 'cluster', 'plugin', 'phase'],
+      ['service', 'cluster', 'plugin', 'decision'],
+    ]);
+  });
+
+  it('keeps a single cluster’s lines as they were: no cluster key, two sets', () => {
+    const lines: string[] = [];
+    new EmfPublisher('probe', () => (line) => lines.push(line)).request({
+      phase: 'validate',
+      operation: 'CREATE',
+      statusCode: 200,
+      decision: 'allowed',
+      dryRun: false,
+      learningLost: false,
+      seconds: 0.001,
+      coldStart: false,
+    });
+    const line = JSON.parse(lines[0]) as EmfLine;
+    expect(line.cluster).toBeUndefined();
+    expect(line._aws.CloudWatchMetrics[0].Dimensions).toEqual([
+      ['service', 'plugin', 'phase'],
+      ['service', 'plugin', 'decision'],
+    ]);
+  });
+});

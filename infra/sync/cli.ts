@@ -228,7 +228,7 @@ async function forget(name: string, dryRun: boolean, endpoint: string | undefine
   const file = join(clustersDir(io.cwd), `${name}.yaml`);
   if (existsSync(resolve(cwd, file))) {
     io.stderr(
-      `sync: cluster ${name} still has its file ${file}: delete it (and restart \`npm start\`, or deploy) first, then forget its records\n`,
+      `sync: cluster ${name} still has its file ${file}: delete it and restart what serves the fleet first, then forget its records\n`,
     );
     return 1;
   }
@@ -247,6 +247,12 @@ async function forget(name: string, dryRun: boolean, endpoint: string | undefine
     io.stdout(
       `${dryRun ? `cluster ${name} has` : `cluster ${name}: deleted`} ${records} record${records === 1 ? '' : 's'}${dryRun ? ' (dry run: nothing deleted)' : ''}\n`,
     );
+    // Its key (url-secret) and client certificate (mTLS) are files, not state: named, not deleted.
+    const local = resolve(cwd, '.local/clusters', name);
+    if (!dryRun && existsSync(local))
+      io.stderr(
+        `note: .local/clusters/${name}/ still holds the cluster's key or client certificate: delete it when done\n`,
+      );
     return 0;
   } catch (error) {
     io.stderr(`sync: ${(error as Error).name}: ${(error as Error).message}\n`);

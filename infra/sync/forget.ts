@@ -78,7 +78,9 @@ async function deleteBatch(
   let requests = keys.map((Key) => ({ DeleteRequest: { Key } }));
   for (let attempt = 0; requests.length > 0; attempt++) {
     if (attempt === ATTEMPTS)
-      throw new Error(`${requests.length} deletes still unprocessed after ${ATTEMPTS} attempts: run --forget again`);
+      throw new Error(
+        `${requests.length} delete${requests.length === 1 ? '' : 's'} still unprocessed after ${ATTEMPTS} attempts: run --forget again`,
+      );
     if (attempt > 0) await sleep(50 * 2 ** (attempt - 1));
     const answer = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: requests } }));
     requests = (answer.UnprocessedItems?.[table] ?? []) as typeof requests;

@@ -5,13 +5,14 @@
 // store); an unknown cluster is named with its file, the clusters that exist and the nearest one.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { BatchWriteItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditCommand } from '../../infra/check/audit-cli.js';
 import { checkCommand } from '../../infra/check/cli.js';
 import { syncCommand } from '../../infra/sync/cli.js';
+import { forgetCluster } from '../../infra/sync/forget.js';
 import { clusterPartitioned } from '../../lib/state/cluster-partition.js';
 import { localDynamoDbClient } from '../../lib/state/dynamodb-sdk.js';
 import { createRequestState } from '../../lib/state/index.js';
@@ -233,10 +234,14 @@ describe('sync --cluster, and forgetting a removed cluster', () => {
     expect(counted.stdout).toBe(`cluster blue has ${blue.length} records (dry run: nothing deleted)\n`);
     expect(await tableItems()).toEqual(before);
 
+    mkdirSync('.local/clusters/blue', { recursive: true });
     const forgotten = await sync(['--cluster', 'blue', '--forget']);
     expect(forgotten.code, forgotten.stderr).toBe(0);
     expect(forgotten.stderr).toContain(`deleted ${blue.length} records`);
     expect(forgotten.stdout).toBe(`cluster blue: deleted ${blue.length} records\n`);
+    // Files are the operator's to delete: named, left alone.
+    expect(forgotten.stderr).toContain('.local/clusters/blue/ still holds');
+    expect(existsSync('.local/clusters/blue')).toBe(true);
     const after = await tableItems();
     expect(under(after, 'cluster#blue#')).toEqual([]);
     // Everyone else's records, item for item: green's, the lookalike cluster's, the single cluster's.
@@ -248,5 +253,49 @@ describe('sync --cluster, and forgetting a removed cluster', () => {
     expect((await sync(['--forget'])).code).toBe(2);
     expect((await sync(['--forget', '--cluster', 'blue', '--from', NAMESPACES])).code).toBe(2);
     expect((await sync(['--dry-run', '--from', NAMESPACES])).code).toBe(2);
+  });
+});
+
+describe('forgetCluster when DynamoDB leaves deletes unprocessed', () => {
+  // AWS itself, stood in for: a Scan page of 30 keys, then BatchWriteItem answers that leave
+  // part of each batch unprocessed (throttling), as the service may.
+  const keys = Array.from({ length: 30 }, (_, i) => ({ pk: { S: 'cluster#gone#ns#a' }, sk: { S: `k${i}` } }));
+  function throttlingDynamoDb(leaveUnprocessed: (attempt: number) => number) {
+    const deleted: string[] = [];
+    let attempt = 0;
+    const client = {
+      async send(command: ScanCommand | BatchWriteItemCommand) {
+        if (command instanceof ScanCommand) return { Items: keys, ScannedCount: 40 };
+        const writes = command.input.RequestItems?.t ?? [];
+        const left = writes.slice(0, leaveUnprocessed(attempt++));
+        for (const w of writes.slice(left.length)) deleted.push(w.DeleteRequest?.Key?.sk.S as string);
+        return { UnprocessedItems: left.length > 0 ? { t: left } : {} };
+      },
+    };
+    return { client: client as never, deleted };
+  }
+  const options = (sleeps: number[]) => ({
+    table: 't',
+    cluster: 'gone',
+    dryRun: false,
+    progress: () => undefined,
+    sleep: async (ms: number) => void sleeps.push(ms),
+  });
+
+  it('sends the unprocessed deletes again, backing off, until every key is deleted once', async () => {
+    const sleeps: number[] = [];
+    // First batch (25): 10 left, then 3, then none; second batch (5): none left.
+    const { client, deleted } = throttlingDynamoDb((attempt) => [10, 3, 0, 0][attempt] ?? 0);
+    const result = await forgetCluster(client, options(sleeps));
+    expect(result).toEqual({ records: 30, scanned: 40 });
+    expect(deleted.sort()).toEqual(keys.map((k) => k.sk.S).sort());
+    expect(sleeps).toEqual([50, 100]);
+  });
+
+  it('gives up after its attempts, saying to run it again', async () => {
+    const { client } = throttlingDynamoDb(() => 1);
+    await expect(forgetCluster(client, options([]))).rejects.toThrow(
+      '1 delete still unprocessed after 8 attempts: run --forget again',
+    );
   });
 });

@@ -11,6 +11,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditCommand } from '../../infra/check/audit-cli.js';
 import { checkCommand } from '../../infra/check/cli.js';
+import { checkConfigCommand } from '../../infra/check-config.js';
+import { emitCommand } from '../../infra/emit/cli.js';
 import { syncCommand } from '../../infra/sync/cli.js';
 import { forgetCluster } from '../../infra/sync/forget.js';
 import { clusterPartitioned } from '../../lib/state/cluster-partition.js';
@@ -154,10 +156,13 @@ describe('--cluster on check and audit: the cluster own AdmissionConfiguration',
 
 describe('an unknown cluster', () => {
   it('is named with its file, the nearest cluster and the clusters that exist, by every command', async () => {
+    // check, audit, sync, check-config, emit: one resolver (lib/config/fleet.ts) for all.
     const answers = [
       await run(checkCommand, ['-f', 'pod.yaml', '--cluster', 'bleu']),
       await run(auditCommand, ['--from', 'pods.json', '--cluster', 'bleu']),
       await sync(['--from', NAMESPACES, '--cluster', 'bleu']),
+      await run(async (argv, io) => checkConfigCommand(argv, io), ['--cluster', 'bleu']),
+      await run(emitCommand, ['--cluster', 'bleu', '--base-url', 'https://127.0.0.1:8443']),
     ];
     for (const answer of answers) {
       expect(answer.code).not.toBe(0);

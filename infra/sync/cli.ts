@@ -189,7 +189,12 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
       io.client ?? (endpoint ? localDynamoDb(endpoint) : sdkDynamoDb(new DynamoDBClient({ maxAttempts: 3 })));
     const table = stateTableName(io.env);
     const now = io.now ?? Date.now;
-    const store = new StateStore(cluster ? clusterPartitioned(client, cluster.name) : client, table, false, now);
+    const store = new StateStore(
+      cluster ? clusterPartitioned(client, cluster.name) : client,
+      table,
+      /* dryRun */ false,
+      now,
+    );
     io.stderr(
       `store: ${endpoint ?? 'AWS DynamoDB'}, table ${table}${cluster ? `, keys ${clusterKeyPrefix(cluster.name)}...` : ''}\n`,
     );
@@ -217,7 +222,8 @@ const clustersDir = (cwd: string | undefined): string => (cwd === undefined ? CL
 
 /**
  * --forget: a removed cluster's records deleted, after its file is gone (while it exists, \`npm
- * start\` serves the cluster, and its requests would write the records again).
+ * start\` serves the cluster, and its requests would write the records again). It scans, which
+ * the store's port (io.client) does not: the SDK's client, from DYNAMODB_ENDPOINT or AWS's chain.
  */
 async function forget(name: string, dryRun: boolean, endpoint: string | undefined, cwd: string, io: SyncIo) {
   try {

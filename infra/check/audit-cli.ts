@@ -8,13 +8,14 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { DEFAULT_ADMISSION_CONFIG } from '../../lib/config/admission-configuration.js';
 import { ConfigError } from '../../lib/config/errors.js';
+import { CLUSTERS_DIR, clusterEnv, fleetCluster } from '../../lib/config/fleet.js';
 import type { Listing } from '../sync/sync.js';
 import { parseListing, SyncError } from '../sync/sync.js';
 import type { PolicyReport } from './audit.js';
 import { auditListings, summaryTable } from './audit.js';
 import { AdmissionChain, DEFAULT_USER } from './runner.js';
 
-export const USAGE = `Usage: npm run audit -- --from FILE [--from FILE...] [--config FILE] [--out DIR]
+export const USAGE = `Usage: npm run audit -- --from FILE [--from FILE...] [--config FILE | --cluster NAME] [--out DIR]
 
 Judges every object that already runs as if it were created now, by the configured plugins'
 validating webhooks (the same chain as npm run check, validating half only; nothing is recorded),
@@ -33,6 +34,7 @@ nodes and classes in them are loaded first, as sync would load them:
 Options:
       --from FILE       a kubectl get -o json listing; repeatable (required)
       --config FILE     the AdmissionConfiguration (default: ADMISSION_CONFIG, else ${DEFAULT_ADMISSION_CONFIG})
+      --cluster NAME    a fleet's cluster: its AdmissionConfiguration, ${CLUSTERS_DIR}/NAME.yaml (docs/fleet.md)
       --out DIR         one file per report (policyreport-<namespace>.yaml, clusterpolicyreport.yaml)
                         instead of multi-document YAML on stdout
       --user NAME       the requesting user (default: ${DEFAULT_USER.username})
@@ -73,6 +75,7 @@ async function audit(argv: string[], io: AuditIo): Promise<number> {
       options: {
         from: { type: 'string', multiple: true },
         config: { type: 'string' },
+        cluster: { type: 'string' },
         out: { type: 'string' },
         user: { type: 'string' },
         group: { type: 'string', multiple: true },
@@ -87,6 +90,11 @@ async function audit(argv: string[], io: AuditIo): Promise<number> {
     return 0;
   }
   if (!values.from?.length) throw new UsageError('--from FILE is required (a kubectl get -o json listing)');
+  // --cluster NAME: a fleet's cluster, judged under its own AdmissionConfiguration.
+  if (values.cluster !== undefined && values.config !== undefined)
+    throw new UsageError(`--config and --cluster both name a configuration: --cluster ${values.cluster} reads its own`);
+  const cluster = values.cluster === undefined ? undefined : fleetCluster(values.cluster);
+  const configFile = cluster?.configFile ?? values.config;
   const listings: Listing[] = values.from.map((file) => {
     let text: string;
     try {
@@ -102,8 +110,8 @@ async function audit(argv: string[], io: AuditIo): Promise<number> {
       .map((ns) => [ns.metadata?.name as string, (ns.metadata?.labels ?? {}) as Record<string, string>]),
   );
   const chain = new AdmissionChain({
-    ...(values.config !== undefined && { configFile: values.config }),
-    env: io.env,
+    ...(configFile !== undefined && { configFile }),
+    env: cluster ? clusterEnv(cluster, io.env) : io.env,
     readOnly: true,
     namespaces,
     user: {
@@ -111,7 +119,9 @@ async function audit(argv: string[], io: AuditIo): Promise<number> {
       groups: values.group ?? (values.user !== undefined ? ['system:authenticated'] : DEFAULT_USER.groups),
     },
   });
-  io.stderr(`audit: configuration ${chain.configurationFile}, ${chain.active.length} plugins\n`);
+  io.stderr(
+    `audit: ${cluster ? `cluster ${cluster.name}, ` : ''}configuration ${chain.configurationFile}, ${chain.active.length} plugins\n`,
+  );
   const reports = await auditListings(chain, listings, (line) => io.stderr(`${line}\n`), io.now);
   if (values.out !== undefined) {
     mkdirSync(values.out, { recursive: true });

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { ConfigError } from '../../lib/config/errors.js';
 import { DEFAULT_ADMISSION_CONFIG } from '../../lib/config/admission-configuration.js';
+import { CLUSTERS_DIR, clusterEnv, fleetCluster } from '../../lib/config/fleet.js';
 import { labelKeyProblem, labelValueProblem } from '../../lib/admission/label-selector.js';
 import type { Manifest } from './manifests.js';
 import { InputError, readManifests } from './manifests.js';
@@ -32,6 +33,8 @@ Options:
                               directory of them (*.yaml, *.yml, *.json); repeatable
       --config FILE           the AdmissionConfiguration (default: ADMISSION_CONFIG, else
                               ${DEFAULT_ADMISSION_CONFIG})
+      --cluster NAME          a fleet's cluster: its AdmissionConfiguration, ${CLUSTERS_DIR}/NAME.yaml
+                              (also for --tests files that name no config; docs/fleet.md)
       --namespace-labels NS=KEY=VALUE[,KEY=VALUE...]
                               a namespace that exists before the run, with its labels (learned,
                               as \`npm run sync\` would load it); repeatable. Other namespaces the
@@ -48,6 +51,7 @@ Options:
 Examples:
   npm run check -- -f deploy/
   npm run check -- -f pods.yaml --config config/admission.yaml -o json
+  npm run check -- -f pods.yaml --cluster blue
   npm run check -- -f app.yaml --namespace-labels team-a=env=prod,tier=web --user alice --group dev
   npm run check -- --tests test/fixtures/admission-tests/
 
@@ -78,6 +82,7 @@ function parse(argv: string[]) {
       options: {
         filename: { type: 'string', short: 'f', multiple: true },
         config: { type: 'string' },
+        cluster: { type: 'string' },
         'namespace-labels': { type: 'string', multiple: true },
         namespace: { type: 'string', short: 'n' },
         user: { type: 'string' },
@@ -219,6 +224,16 @@ async function checkTests(dir: string, io: CheckIo): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
+/** --cluster NAME: a fleet's cluster, judged under its own AdmissionConfiguration (lib/config/fleet.ts). */
+function forCluster(values: ReturnType<typeof parse>, io: CheckIo) {
+  if (values.cluster === undefined) return { options: values, env: io.env };
+  if (values.config !== undefined)
+    throw new UsageError(`--config and --cluster both name a configuration: --cluster ${values.cluster} reads its own`);
+  const cluster = fleetCluster(values.cluster);
+  io.stderr(`check: cluster ${cluster.name}\n`);
+  return { options: { ...values, config: cluster.configFile }, env: clusterEnv(cluster, io.env) };
+}
+
 /** The whole command, without process globals, so tests run it in-process. Returns the exit code. */
 export async function checkCommand(argv: string[], io: CheckIo): Promise<number> {
   try {
@@ -227,11 +242,12 @@ export async function checkCommand(argv: string[], io: CheckIo): Promise<number>
       io.stdout(USAGE);
       return 0;
     }
-    if (values.tests !== undefined) {
-      if (values.filename?.length) throw new UsageError('--tests runs test files: drop -f');
-      return await checkTests(values.tests, io);
+    const { options, env } = forCluster(values, io);
+    if (options.tests !== undefined) {
+      if (options.filename?.length) throw new UsageError('--tests runs test files: drop -f');
+      return await checkTests(options.tests, { ...io, env });
     }
-    return await checkManifests(values, io);
+    return await checkManifests(options, { ...io, env });
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`check: ${error.message}\nRun npm run check -- --help for usage.\n`);

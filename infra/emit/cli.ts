@@ -21,7 +21,8 @@ import {
 } from '../../lib/config/plugins.js';
 import { emitNative } from '../native/emit.js';
 import { isNativeOnly } from '../native/native-only.js';
-import { DEFAULT_PKI_DIR, pkiFiles } from '../pki/pki.js';
+import { certificateSubject, clusterClientFiles, DEFAULT_PKI_DIR, ensureClusterClient, pkiFiles } from '../pki/pki.js';
+import { subjectAllowed } from '../../lib/http/caller-identity.js';
 import { seedingCommand, seedingPlan } from '../sync/plan.js';
 import { readKinds } from '../../lib/cluster/kinds.js';
 import { readsCluster } from '../../lib/config/cluster-reader.js';
@@ -43,6 +44,7 @@ import {
   writeNewDeploymentKey,
 } from './url-secret.js';
 import { publicKeyText } from '../../lib/http/capability.js';
+import type { FleetCluster } from '../../lib/config/fleet.js';
 import { fleetCluster } from '../../lib/config/fleet.js';
 import type { CallerAuthOption, EmitOptions, WebhookConfiguration } from './webhooks.js';
 import {
@@ -66,7 +68,11 @@ Options:
   --base-url URL            https://host[:port][/prefix] of the webhook host (required)
   --cluster NAME            a fleet's cluster: config/clusters/NAME.yaml, its key
                             .local/clusters/NAME/url-secret (created when missing), and URLs
-                            <URL>/NAME/... that grant for that cluster only (docs/fleet.md)
+                            <URL>/NAME/... that grant for that cluster only (docs/fleet.md);
+                            mtls with --out: its client certificate .local/clusters/NAME/client.crt
+                            and .key (issued by ${DEFAULT_PKI_DIR}/ca.crt for the first CN of its
+                            allowedSubjects when missing; npm run pki -- --cluster NAME --rotate
+                            renews it), or --client-cert, whose subject must be one it allows
   --plugins a,b             only these of the active plugins (naming an inactive one is an error)
   --auth MODE               mtls (default) or url-secret (EKS, GKE, AKS: each webhook's URL holds a
                             capability for that webhook alone, signed with the deployment key)
@@ -220,22 +226,27 @@ export async function emitCommand(argv: string[], io: EmitIo): Promise<number> {
  * --cluster NAME (a fleet, lib/config/fleet.ts): the cluster's AdmissionConfiguration and key
  * (created when missing), and its name in every URL and capability.
  */
-function forCluster(values: Values): Values {
+function forCluster(values: Values): { values: Values; cluster?: FleetCluster } {
   const name = values.cluster;
-  if (name === undefined || values.help) return values;
+  if (name === undefined || values.help) return { values };
   if (values['admission-config'] !== undefined)
     throw new UsageError(`--admission-config and --cluster both name a configuration: --cluster ${name} reads its own`);
   const cluster = fleetCluster(name);
   return {
-    ...values,
-    'admission-config': cluster.configFile,
-    'secret-file': values['secret-file'] ?? clusterKeyFile(name),
-    reader: values.reader || cluster.settings.readerKubeconfig !== undefined,
+    values: {
+      ...values,
+      'admission-config': cluster.configFile,
+      // url-secret only: in mtls mode a --secret-file is refused, as for one cluster.
+      ...(values.auth === 'url-secret' && { 'secret-file': values['secret-file'] ?? clusterKeyFile(name) }),
+      reader: values.reader || cluster.settings.readerKubeconfig !== undefined,
+    },
+    cluster,
   };
 }
 
 async function emit(argv: string[], io: EmitIo): Promise<number> {
-  let values = forCluster(parse(argv));
+  const chosen = forCluster(parse(argv));
+  let values = chosen.values;
   // --native: the policies the cluster runs itself come first; webhooks below only for the rest.
   if (values['kubernetes-version'] !== undefined && !values.native)
     throw new UsageError('--kubernetes-version is for --native');
@@ -272,7 +283,7 @@ async function emit(argv: string[], io: EmitIo): Promise<number> {
   }
   const { selected, configs, enforcement } = loadSelectedPlugins(options, io);
   const caBundle = readCaBundle(options.values['ca-bundle']);
-  const client = clientIdentity(options);
+  const client = clientIdentity(options, chosen.cluster, io);
   if (options.out !== undefined) mkdirSync(options.out, { recursive: true });
   const auth = resolveCallerAuth(options, io);
   const docs = checkedDocuments(
@@ -474,8 +485,14 @@ function readCaBundle(file: string | undefined): string | undefined {
 }
 
 /** mTLS client identity is only needed for the --out kubeconfig; checked before writing anything. */
-function clientIdentity({ values, mode, out }: Options): { certPem: string; keyPem: string } | undefined {
+function clientIdentity(
+  { values, mode, out }: Options,
+  cluster: FleetCluster | undefined,
+  io: EmitIo,
+): { certPem: string; keyPem: string } | undefined {
   if (out === undefined || mode !== 'mtls') return undefined;
+  if (cluster !== undefined && values['client-cert'] === undefined && values['client-key'] === undefined)
+    return clusterClientIdentity(cluster, io);
   const clientFiles = pkiFiles(DEFAULT_PKI_DIR);
   const clientCertFile = values['client-cert'] ?? clientFiles.clientCert;
   const clientKeyFile = values['client-key'] ?? clientFiles.clientKey;
@@ -488,7 +505,39 @@ function clientIdentity({ values, mode, out }: Options): { certPem: string; keyP
     throw new UsageError(`${clientCertFile} holds no PEM certificate`);
   if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(client.keyPem))
     throw new UsageError(`${clientKeyFile} holds no PEM private key`);
+  if (cluster !== undefined) refuseOtherSubject(cluster, clientCertFile, client.certPem);
   return client;
+}
+
+/**
+ * A fleet's cluster (mtls): its own client certificate, issued on first use by the local CA for
+ * its first allowed CN, so that the server lets it in for this cluster, and for no other.
+ */
+function clusterClientIdentity(cluster: FleetCluster, io: EmitIo): { certPem: string; keyPem: string } {
+  const files = clusterClientFiles(cluster.name);
+  let client: ReturnType<typeof ensureClusterClient>;
+  try {
+    client = ensureClusterClient(cluster.name, cluster.settings.allowedSubjects);
+  } catch (error) {
+    throw new ConfigError(`cluster ${cluster.name}`, 'allowedSubjects', (error as Error).message);
+  }
+  if (client.created)
+    io.stderr(
+      `created the client certificate of cluster ${cluster.name} (${certificateSubject(client.certPem)}): ${files.cert}, ${files.key} (0600)\n`,
+    );
+  refuseOtherSubject(cluster, files.cert, client.certPem);
+  return client;
+}
+
+/** A certificate the server would refuse for this cluster (403) is never written into its kubeconfig. */
+function refuseOtherSubject(cluster: FleetCluster, file: string, certPem: string): void {
+  const subject = certificateSubject(certPem);
+  if (subjectAllowed(cluster.settings.allowedSubjects, subject)) return;
+  throw new ConfigError(
+    `cluster ${cluster.name}`,
+    'allowedSubjects',
+    `${file} is issued to ${subject}, which ${cluster.settingsFile ?? `config/clusters/${cluster.name}.settings.yaml`} does not allow (${cluster.settings.allowedSubjects.join('; ') || 'none'}): the server would refuse it with 403. Renew it for an allowed subject (npm run pki -- --cluster ${cluster.name} --rotate) or allow its subject`,
+  );
 }
 
 /** The deployment key: --secret-file, else URL_SECRET_FILE, else the default; created (0600) when missing. */

@@ -5,11 +5,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ConfigError } from '../../lib/config/errors.js';
+import { CLUSTERS_DIR, fleetCluster } from '../../lib/config/fleet.js';
+import { subjectAllowed } from '../../lib/http/caller-identity.js';
 import {
+  certificateSubject,
+  clusterClientFiles,
   DEFAULT_PKI_DIR,
+  ensureClusterClient,
   ensureLocalPki,
   finishPkiRotation,
   PREVIOUS_CA_FILE,
+  rotateClusterClient,
   rotateLocalPki,
   rotationInProgress,
   TRUSTSTORE_FILE,
@@ -17,6 +24,7 @@ import {
 } from './pki.js';
 
 const USAGE = `Usage: npm run pki -- [--dir DIR] [--rotate | --finish-rotation] [--truststore FILE]
+       npm run pki -- --cluster NAME [--rotate]
 
 Creates the local PKI in ${DEFAULT_PKI_DIR} on first use (ca.crt/.key, server.crt/.key,
 client.crt/.key: the identity the kube-apiserver presents), never overwriting it, and writes the
@@ -29,6 +37,10 @@ Options:
   --rotate             start a rotation: a new CA, server and client certificate; the previous
                        CA stays in the truststore (${PREVIOUS_CA_FILE}) so both clients work
   --finish-rotation    end it: the previous CA leaves the truststore
+  --cluster NAME       a fleet's cluster (${CLUSTERS_DIR}/NAME.yaml): its apiservers' own client
+                       certificate, .local/clusters/NAME/client.crt and .key, signed by the CA of
+                       --dir, for the first CN in its allowedSubjects (created when missing);
+                       with --rotate, a new key and certificate for that cluster alone
   -h, --help           this text
 
 Rotation of a deployment:
@@ -36,6 +48,12 @@ Rotation of a deployment:
      --param="truststoreVersion=<new S3 object version>" (API Gateway now accepts both CAs)
   2. npm run emit -- --base-url URL --out DIR; install DIR/kubeconfig.yaml on every control plane
   3. npm run pki -- --finish-rotation; upload and redeploy as in 1 (the old CA is refused)
+
+Rotation of one cluster of a fleet (the CA stays):
+  1. put the new subject first in the cluster's allowedSubjects, keeping the old one; restart
+  2. npm run pki -- --cluster NAME --rotate; npm run -s emit -- --cluster NAME --out DIR ...;
+     install DIR/kubeconfig.yaml on the cluster's control planes
+  3. remove the old subject from allowedSubjects; restart (the old certificate is refused)
 
 Exit status: 0 done, 2 bad arguments, 1 anything else.
 `;
@@ -62,6 +80,7 @@ export function pkiCommand(argv: string[], io: PkiIo): number {
         truststore: { type: 'string' },
         rotate: { type: 'boolean', default: false },
         'finish-rotation': { type: 'boolean', default: false },
+        cluster: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -78,6 +97,7 @@ export function pkiCommand(argv: string[], io: PkiIo): number {
     return 2;
   }
   const dir = values.dir;
+  if (values.cluster !== undefined) return clusterClient(values.cluster, dir, values, io);
   try {
     if (values.rotate) {
       rotateLocalPki(dir);
@@ -107,6 +127,47 @@ export function pkiCommand(argv: string[], io: PkiIo): number {
     return 0;
   } catch (error) {
     io.stderr(`pki: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+/** --cluster NAME: the cluster's client certificate, shown, created or (--rotate) renewed. */
+function clusterClient(
+  name: string,
+  dir: string,
+  values: { rotate: boolean; 'finish-rotation': boolean; truststore?: string },
+  io: PkiIo,
+): number {
+  if (values['finish-rotation'] || values.truststore !== undefined) {
+    io.stderr(
+      `pki: --cluster renews one cluster's client certificate under the same CA: --finish-rotation and --truststore are for the CA's rotation\n`,
+    );
+    return 2;
+  }
+  try {
+    const cluster = fleetCluster(name);
+    const { allowedSubjects } = cluster.settings;
+    const files = clusterClientFiles(name);
+    if (values.rotate) {
+      rotateClusterClient(name, allowedSubjects, dir);
+      io.stderr(
+        `rotated: a new key and certificate for cluster ${name}; install them with emit --cluster ${name} --out\n`,
+      );
+    } else {
+      const client = ensureClusterClient(name, allowedSubjects, dir);
+      io.stderr(
+        client.created ? `created the client certificate of cluster ${name}\n` : `cluster ${name} (unchanged)\n`,
+      );
+    }
+    const subject = certificateSubject(readFileSync(files.cert, 'utf8'));
+    io.stdout(`${describeCertificate(name, files.cert)}\n`);
+    if (!subjectAllowed(allowedSubjects, subject))
+      io.stderr(
+        `note: ${subject} is not in cluster ${name}'s allowedSubjects: the server refuses it (rotate to renew it)\n`,
+      );
+    return 0;
+  } catch (error) {
+    io.stderr(`pki: ${error instanceof ConfigError ? 'invalid configuration: ' : ''}${(error as Error).message}\n`);
     return 1;
   }
 }

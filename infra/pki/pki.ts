@@ -1,7 +1,7 @@
 // The local PKI: a CA, the webhook server's certificate, and the client certificate the
 // kube-apiserver presents (the mTLS half that lives on the cluster side). Made with node-forge so
 // that nothing but `npm ci` is needed; RSA keys come from Node's native generator through forge.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import forge from 'node-forge';
@@ -216,4 +216,82 @@ export function finishPkiRotation(dir = DEFAULT_PKI_DIR): boolean {
   if (!existsSync(previous)) return false;
   rmSync(previous);
   return true;
+}
+
+// --- A fleet's clusters: one client certificate per cluster --------------------------------------
+//
+// In a fleet (docs/fleet.md) each cluster's apiservers present a certificate whose subject is one
+// of that cluster's allowedSubjects, signed by the same CA (the server trusts one truststore).
+// They live apart from the single cluster's, under .local/clusters/<cluster>/, each cluster's own:
+//
+//   ensureClusterClient     on first use: a certificate for the first plain CN of allowedSubjects
+//   rotateClusterClient     a new key and certificate, for the subject allowedSubjects lists first;
+//                           a certificate of a subject no longer allowed is refused by the server
+
+export const clusterClientFiles = (cluster: string): { readonly cert: string; readonly key: string } => ({
+  cert: `.local/clusters/${cluster}/client.crt`,
+  key: `.local/clusters/${cluster}/client.key`,
+});
+
+/** The subject DN as the server reads it from a peer certificate: CN first, `,`-joined (server.ts). */
+export function certificateSubject(certPem: string): string {
+  const lines = new X509Certificate(certPem).subject.split('\n').filter(Boolean);
+  return [...lines.filter((l) => l.startsWith('CN=')), ...lines.filter((l) => !l.startsWith('CN='))].join(',');
+}
+
+/** The CN a new certificate of the cluster carries: the first allowed subject that is a plain CN. */
+function clusterCommonName(cluster: string, allowedSubjects: readonly string[]): string {
+  const commonName = allowedSubjects.find((subject) => !subject.includes('='));
+  if (commonName !== undefined) return commonName;
+  throw new Error(
+    allowedSubjects.length === 0
+      ? `cluster ${cluster} has no allowedSubjects: name its apiservers' certificate CN in config/clusters/${cluster}.settings.yaml (allowedSubjects: [${cluster}-apiserver])`
+      : `cluster ${cluster}'s allowedSubjects are all DNs (${allowedSubjects.join('; ')}): add a plain CN for a certificate issued here, or pass your own with --client-cert/--client-key`,
+  );
+}
+
+function issueClusterClient(cluster: string, allowedSubjects: readonly string[], pkiDir: string): KeyAndCertificate {
+  const { ca } = ensureLocalPki(pkiDir);
+  if (ca.keyPem === '')
+    throw new Error(`no CA key (${join(pkiDir, 'ca.key')}) to sign cluster ${cluster}'s certificate`);
+  const client = issueCertificate(
+    {
+      commonName: clusterCommonName(cluster, allowedSubjects),
+      organization: 'serverless-admission',
+      days: 825,
+      usage: 'client',
+    },
+    ca,
+  );
+  const files = clusterClientFiles(cluster);
+  mkdirSync(join(files.cert, '..'), { recursive: true });
+  writeFileSync(files.cert, client.certPem);
+  writeFileSync(files.key, client.keyPem, { mode: 0o600 });
+  chmodSync(files.key, 0o600);
+  return client;
+}
+
+/**
+ * The cluster's client certificate, issued by the local CA on first use (key 0600). An existing one
+ * is kept as it is: replacing it is a rotation, explicit (rotateClusterClient).
+ */
+export function ensureClusterClient(
+  cluster: string,
+  allowedSubjects: readonly string[],
+  pkiDir = DEFAULT_PKI_DIR,
+): KeyAndCertificate & { readonly created: boolean } {
+  const files = clusterClientFiles(cluster);
+  if (!existsSync(files.cert) || !existsSync(files.key))
+    return { ...issueClusterClient(cluster, allowedSubjects, pkiDir), created: true };
+  const client = { certPem: readFileSync(files.cert, 'utf8'), keyPem: readFileSync(files.key, 'utf8') };
+  return { ...client, created: false };
+}
+
+/** A new key and certificate for the cluster, for the subject its allowedSubjects list first. */
+export function rotateClusterClient(
+  cluster: string,
+  allowedSubjects: readonly string[],
+  pkiDir = DEFAULT_PKI_DIR,
+): KeyAndCertificate {
+  return issueClusterClient(cluster, allowedSubjects, pkiDir);
 }

@@ -2,11 +2,12 @@
 // the store the webhooks use (DYNAMODB_ENDPOINT / STATE_TABLE, as the server), so objects created
 // before installation are known. Exit 0 when loaded, 1 on a failure, 2 on a usage error.
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { localDynamoDb, stateTableName } from '../../lib/state/client.js';
+import { localClientOptions, localDynamoDb, stateTableName } from '../../lib/state/client.js';
+import { clusterKeyPrefix, clusterPartitioned } from '../../lib/state/cluster-partition.js';
 import type { DynamoDb } from '../../lib/state/dynamodb.js';
 import { sdkDynamoDb } from '../../lib/state/dynamodb-sdk.js';
 import { StoreUnavailableError } from '../../lib/admission/ports.js';
@@ -17,11 +18,14 @@ import { seedingPlan } from './plan.js';
 import { plugins as registry } from '../../functions/index.js';
 import { ConfigError } from '../../lib/config/errors.js';
 import { activePlugins, loadPluginSet, selectionLine } from '../../lib/config/plugins.js';
+import { CLUSTERS_DIR, checkClusterName, clusterEnv, fleetCluster } from '../../lib/config/fleet.js';
+import { forgetCluster } from './forget.js';
 
 /** Where `npm start` keeps its embedded store's data. */
 const LOCAL_STORE_DIR = '.local/dynamodb';
 
-export const USAGE = `Usage: npm run -s sync -- --from FILE|- [--from FILE...] [--admission-config FILE]
+export const USAGE = `Usage: npm run -s sync -- --from FILE|- [--from FILE...] [--admission-config FILE | --cluster NAME]
+       npm run -s sync -- --cluster NAME --forget [--dry-run]
 
 Loads objects that existed before the webhooks were installed into the store they use, from
 kubectl's JSON listings (a file, or - for standard input; the kind is read from each item). Only
@@ -48,6 +52,14 @@ What each kind teaches:
 Options:
   --from FILE|-             a listing; repeat for several
   --admission-config FILE   the AdmissionConfiguration (default: ADMISSION_CONFIG or config/admission.yaml)
+  --cluster NAME            a fleet's cluster: its AdmissionConfiguration, ${CLUSTERS_DIR}/NAME.yaml,
+                            decides what is loaded, and the records go under its keys
+                            (${clusterKeyPrefix('NAME')}...), where \`npm start\` serving the fleet reads them
+  --forget                  with --cluster, for a removed cluster: delete every record under its
+                            keys, and only those (other clusters' and a single cluster's stay).
+                            Refused while ${CLUSTERS_DIR}/NAME.yaml exists: delete the file first.
+                            A Scan of the whole table finds them (it reads every item once)
+  --dry-run                 with --forget: count the records, delete nothing
 
 Environment (as the server):
   DYNAMODB_ENDPOINT   the store's endpoint; for the local server, the one \`npm start\` prints
@@ -57,7 +69,7 @@ Environment (as the server):
                       stage's is serverless-admission-STAGE-state (npm run -s outputs prints it):
                       STATE_TABLE=serverless-admission-prod-state AWS_REGION=eu-west-1 npm run sync -- ...
 
-Exit status: 0 loaded, 1 a listing or the store failed, 2 usage error.
+Exit status: 0 loaded (forgotten), 1 a listing or the store failed, 2 usage error.
 `;
 
 export interface SyncIo {
@@ -85,7 +97,14 @@ function usageError(io: SyncIo, message: string): number {
 }
 
 export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
-  let values: { from?: string[]; help?: boolean; 'admission-config'?: string };
+  let values: {
+    from?: string[];
+    help?: boolean;
+    'admission-config'?: string;
+    cluster?: string;
+    forget?: boolean;
+    'dry-run'?: boolean;
+  };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -94,6 +113,9 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
       options: {
         from: { type: 'string', multiple: true },
         'admission-config': { type: 'string' },
+        cluster: { type: 'string' },
+        forget: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -107,7 +129,17 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
   if (positionals.length > 0)
     return usageError(io, `unexpected argument ${JSON.stringify(positionals[0])}: name each file with --from`);
   const files = values.from ?? [];
-  if (files.length === 0) return usageError(io, 'no --from FILE given');
+  if (values['dry-run'] && !values.forget) return usageError(io, '--dry-run is for --forget');
+  if (values.forget) {
+    if (values.cluster === undefined) return usageError(io, '--forget needs --cluster NAME: the cluster to forget');
+    if (files.length > 0 || values['admission-config'] !== undefined)
+      return usageError(io, "--forget deletes a cluster's records: drop --from and --admission-config");
+  } else if (files.length === 0) return usageError(io, 'no --from FILE given');
+  if (values.cluster !== undefined && values['admission-config'] !== undefined)
+    return usageError(
+      io,
+      `--admission-config and --cluster both name a configuration: --cluster ${values.cluster} reads its own`,
+    );
 
   const cwd = io.cwd ?? process.cwd();
   const endpoint = io.env.DYNAMODB_ENDPOINT || undefined;
@@ -119,13 +151,19 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
     );
     return 1;
   }
+  if (values.forget) return forget(values.cluster as string, values['dry-run'] === true, endpoint, cwd, io);
 
   try {
     // What the active plugins learn decides what is loaded: the rule every command follows.
-    const env = {
-      ...io.env,
-      ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
-    };
+    // --cluster NAME: the cluster's own AdmissionConfiguration, and its keys in the table.
+    const cluster = values.cluster === undefined ? undefined : fleetCluster(values.cluster, clustersDir(io.cwd));
+    if (cluster) io.stderr(`cluster ${cluster.name}: ${cluster.configFile}\n`);
+    const env = cluster
+      ? clusterEnv(cluster, io.env)
+      : {
+          ...io.env,
+          ...(values['admission-config'] !== undefined && { ADMISSION_CONFIG: values['admission-config'] }),
+        };
     const pluginSet = loadPluginSet(registry, env);
     io.stderr(`${selectionLine(pluginSet)}\n`);
     const wanted = seedingPlan(activePlugins(pluginSet).map((p) => p.plugin.metadata)).listingKeys;
@@ -151,8 +189,15 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
       io.client ?? (endpoint ? localDynamoDb(endpoint) : sdkDynamoDb(new DynamoDBClient({ maxAttempts: 3 })));
     const table = stateTableName(io.env);
     const now = io.now ?? Date.now;
-    const store = new StateStore(client, table, /* dryRun */ false, now);
-    io.stderr(`store: ${endpoint ?? 'AWS DynamoDB'}, table ${table}\n`);
+    const store = new StateStore(
+      cluster ? clusterPartitioned(client, cluster.name) : client,
+      table,
+      /* dryRun */ false,
+      now,
+    );
+    io.stderr(
+      `store: ${endpoint ?? 'AWS DynamoDB'}, table ${table}${cluster ? `, keys ${clusterKeyPrefix(cluster.name)}...` : ''}\n`,
+    );
     try {
       await applyListings(listings, store, `sync-${now()}`, (line) => io.stderr(`${line}\n`));
     } finally {
@@ -169,6 +214,57 @@ export async function syncCommand(argv: string[], io: SyncIo): Promise<number> {
       return 1;
     }
     throw error;
+  }
+}
+
+/** Where the fleet's cluster files are: config/clusters/ of the directory sync runs in. */
+const clustersDir = (cwd: string | undefined): string => (cwd === undefined ? CLUSTERS_DIR : join(cwd, CLUSTERS_DIR));
+
+/**
+ * --forget: a removed cluster's records deleted, after its file is gone (while it exists, \`npm
+ * start\` serves the cluster, and its requests would write the records again). It scans, which
+ * the store's port (io.client) does not: the SDK's client, from DYNAMODB_ENDPOINT or AWS's chain.
+ */
+async function forget(name: string, dryRun: boolean, endpoint: string | undefined, cwd: string, io: SyncIo) {
+  try {
+    checkClusterName(name, '--cluster');
+  } catch (error) {
+    return usageError(io, (error as Error).message);
+  }
+  const file = join(clustersDir(io.cwd), `${name}.yaml`);
+  if (existsSync(resolve(cwd, file))) {
+    io.stderr(
+      `sync: cluster ${name} still has its file ${file}: delete it and restart what serves the fleet first, then forget its records\n`,
+    );
+    return 1;
+  }
+  const client = new DynamoDBClient(endpoint ? localClientOptions(endpoint) : { maxAttempts: 3 });
+  const table = stateTableName(io.env);
+  io.stderr(
+    `${dryRun ? 'counting' : 'deleting'} the records of cluster ${name} (keys ${clusterKeyPrefix(name)}...) in ${endpoint ?? 'AWS DynamoDB'}, table ${table}\n`,
+  );
+  try {
+    const { records } = await forgetCluster(client, {
+      table,
+      cluster: name,
+      dryRun,
+      progress: (line) => io.stderr(`${line}\n`),
+    });
+    io.stdout(
+      `${dryRun ? `cluster ${name} has` : `cluster ${name}: deleted`} ${records} record${records === 1 ? '' : 's'}${dryRun ? ' (dry run: nothing deleted)' : ''}\n`,
+    );
+    // Its key (url-secret) and client certificate (mTLS) are files, not state: named, not deleted.
+    const local = resolve(cwd, '.local/clusters', name);
+    if (!dryRun && existsSync(local))
+      io.stderr(
+        `note: .local/clusters/${name}/ still holds the cluster's key or client certificate: delete it when done\n`,
+      );
+    return 0;
+  } catch (error) {
+    io.stderr(`sync: ${(error as Error).name}: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    client.destroy();
   }
 }
 

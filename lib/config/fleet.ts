@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readDocument } from './documents.js';
 import { ConfigError } from './errors.js';
+import { closestName } from './fields.js';
 
 export const CLUSTERS_DIR = 'config/clusters';
 const SETTINGS_SUFFIX = '.settings.yaml';
@@ -150,10 +151,11 @@ export function fleetCluster(name: string, dir = CLUSTERS_DIR): FleetCluster {
   const configFile = join(dir, `${name}.yaml`);
   if (!existsSync(configFile)) {
     const known = clusterNames(dir);
+    const closest = closestName(name, known);
     throw new ConfigError(
       'cluster',
       name,
-      `no file ${configFile}${known.length > 0 ? `; clusters: ${known.join(', ')}` : `: create it (an AdmissionConfiguration) to add the cluster`}`,
+      `no file ${configFile}${known.length > 0 ? `;${closest !== undefined ? ` did you mean ${JSON.stringify(closest)}?` : ''} clusters: ${known.join(', ')}` : `: create it (an AdmissionConfiguration) to add the cluster`}`,
     );
   }
   const settingsFile = join(dir, `${name}${SETTINGS_SUFFIX}`);

@@ -59,6 +59,12 @@ export function commonName(subjectDN: string): string | undefined {
   return match?.[1].replace(/\\(.)/g, '$1').trim();
 }
 
+/** Whether an allowlist entry names the certificate: its whole subject DN, or its CN. */
+export function subjectAllowed(allowedSubjects: readonly string[], subjectDN: string): boolean {
+  const cn = commonName(subjectDN);
+  return allowedSubjects.some((s) => s === subjectDN || s === cn);
+}
+
 /** Whether the mode puts a capability segment first in webhook paths. */
 export const capabilityInPath = (auth: CallerAuth): boolean => auth.mode === 'url-secret';
 
@@ -88,18 +94,15 @@ function identify(event: GatewayEvent, route: WebhookRoute | undefined, auth: Ca
   const { subjectDN } = certificate;
   if (cluster !== undefined) {
     // A fleet: the certificate says which cluster calls, and it calls for that cluster only.
-    const cn = commonName(subjectDN);
-    const ours = auth.allowedSubjects.some((s) => s === subjectDN || s === cn);
-    if (!ours || route?.cluster !== cluster)
+    if (!subjectAllowed(auth.allowedSubjects, subjectDN) || route?.cluster !== cluster)
       throw forbiddenCaller(
         `client certificate subject ${JSON.stringify(subjectDN)} is not allowed for cluster ${cluster}`,
       );
     return { mode: 'mtls', subject: subjectDN };
   }
   if (auth.allowedSubjects.length > 0) {
-    const cn = commonName(subjectDN);
-    const allowed = auth.allowedSubjects.some((s) => s === subjectDN || s === cn);
-    if (!allowed) throw forbiddenCaller(`client certificate subject ${JSON.stringify(subjectDN)} is not allowed`);
+    if (!subjectAllowed(auth.allowedSubjects, subjectDN))
+      throw forbiddenCaller(`client certificate subject ${JSON.stringify(subjectDN)} is not allowed`);
   }
   return { mode: 'mtls', subject: subjectDN };
 }

@@ -7,6 +7,7 @@ import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BENCH_RESULTS, docsCommand, ROOT } from '../../infra/docs/generate.js';
+import { CLUSTERS_DIR, fleetCluster } from '../../lib/config/fleet.js';
 import { benchApiserver } from './apiserver.js';
 import { benchColdStart } from './cold-start.js';
 import { benchLogger } from './logger.js';
@@ -30,7 +31,7 @@ const SECTIONS = [
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
-const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE | --merge FILE]
+const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE | --merge FILE] [-- --cluster NAME]
 
 Measures, next to a floor in the same run:
   handlers    each plugin's full Lambda handler in-process vs JSON.parse+stringify of the review,
@@ -60,6 +61,8 @@ Writes .local/bench/results.json unless --out names another file; --out bench/re
 committed run, also regenerates docs/performance.md and its chart (as npm run docs does).
 --merge FILE writes only the sections measured now into FILE, keeping the others
 (npm run bench -- --only apiserver --merge bench/results.json).
+--cluster NAME: the handlers section configures each plugin from a fleet's cluster,
+${CLUSTERS_DIR}/NAME.yaml, instead of config/admission.yaml; the results name the cluster.
 BENCH_ROUNDS (quota-burst, default 5) and BENCH_RUNS (cold-start, default 7) shorten a trial run.
 `;
 
@@ -75,6 +78,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       out: { type: 'string' },
       merge: { type: 'string' },
+      cluster: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -82,8 +86,12 @@ async function main(): Promise<void> {
   const only = new Set((values.only ?? SECTIONS.join(',')).split(',') as Section[]);
   for (const s of only)
     if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}: choose from ${SECTIONS.join(', ')}`);
+  // --cluster NAME: a fleet's cluster's AdmissionConfiguration, through the one resolver (an
+  // unknown name fails here, naming its file and the clusters that exist).
+  const cluster = values.cluster === undefined ? undefined : fleetCluster(values.cluster);
   process.env.LOG_LEVEL = 'silent';
   const results: Record<string, unknown> = {
+    ...(cluster && { cluster: cluster.name }),
     date: new Date().toISOString(),
     node: process.version,
     cpus: cpus().length,
@@ -94,7 +102,7 @@ async function main(): Promise<void> {
 
   if (only.has('handlers')) {
     process.stderr.write('handlers: timing each plugin in-process...\n');
-    results.handlers = await benchHandlers();
+    results.handlers = await benchHandlers(undefined, undefined, cluster?.configFile);
     report('In-process handler vs parse floor (µs)', results.handlers as Record<string, unknown>[]);
   }
   if (only.has('cold-start')) {
@@ -187,7 +195,8 @@ async function main(): Promise<void> {
   const out = values.merge ?? values.out ?? '.local/bench/results.json';
   mkdirSync(out.substring(0, out.lastIndexOf('/')) || '.', { recursive: true });
   // --merge FILE: the sections measured now replace theirs in FILE; the others stay as measured.
-  const { date, node, cpus: cpuCount, cpuModel, ...measured } = results;
+  const { date, node, cpus: cpuCount, cpuModel, cluster: benchedCluster, ...measured } = results;
+  void benchedCluster;
   void date;
   void node;
   void cpuCount;

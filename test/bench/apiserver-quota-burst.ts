@@ -1,0 +1,147 @@
+// The quota burst through a real kube-apiserver: 64 concurrent pod creates (real ones: a quota
+// counts what is stored) into a namespace whose ResourceQuota says `pods: 32`, once with the
+// resource-quota webhooks served by `npm start` (the apiserver's own ResourceQuota switched off,
+// so the webhook alone counts) and once with the built-in ResourceQuota (and the controller-manager
+// that fills a quota's status, which the built-in needs before it admits anything). Each round
+// has a fresh namespace; exactly 32 admitted is checked every round, and the bench fails otherwise.
+import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
+import type { ControlPlane } from '../e2e/support/control-plane.js';
+import { startControlPlane } from '../e2e/support/control-plane.js';
+import { eventually, get, pod } from '../e2e/support/kube.js';
+import { namespaceWithAccount } from '../e2e/support/same-answer.js';
+import { startWebhookCluster } from '../e2e/support/webhook-cluster.js';
+import { histogramOf, minus, quantile, roundRatios } from './prometheus.js';
+import { distribution, median, round } from './stats.js';
+
+const CONFIG =
+  'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n  - name: ResourceQuota\n';
+const BURST = 64;
+const LIMIT = 32;
+
+type Figures = Record<string, number>;
+
+async function burstRound(
+  cluster: ControlPlane,
+  namespace: string,
+  waitForStatus: boolean,
+  warmUp: boolean,
+  own: [string, (l: Record<string, string>) => boolean],
+): Promise<Figures> {
+  await namespaceWithAccount(cluster, namespace);
+  const quota = {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'pods', namespace },
+    spec: { hard: { pods: String(LIMIT) } },
+  };
+  const made = await cluster.request('POST', `/api/v1/namespaces/${namespace}/resourcequotas`, quota);
+  if (made.status !== 201) throw new Error(`quota in ${namespace}: ${made.status} ${made.body}`);
+  if (waitForStatus)
+    await eventually(`quota in ${namespace} has its status`, async () => {
+      const stored = await get(cluster, quota);
+      return (stored?.status as { hard?: { pods?: string } } | undefined)?.hard?.pods === String(LIMIT)
+        ? true
+        : undefined;
+    });
+  const scrape = async () => (await cluster.request('GET', '/metrics')).body;
+  const before = await scrape();
+  const burstStart = process.hrtime.bigint();
+  const answers = await Promise.all(
+    Array.from({ length: BURST }, async (_, i) => {
+      const answer = await cluster.request('POST', `/api/v1/namespaces/${namespace}/pods`, pod(namespace, `p-${i}`));
+      return {
+        status: answer.status,
+        message: answer.status === 201 ? '' : answer.body.slice(0, 300),
+        ms: Number(process.hrtime.bigint() - burstStart) / 1e6,
+      };
+    }),
+  );
+  const after = await scrape();
+  const admitted = answers.filter((a) => a.status === 201).length;
+  const refused = answers.filter((a) => a.status === 403).length;
+  if (!warmUp && (admitted !== LIMIT || refused !== BURST - LIMIT))
+    throw new Error(
+      `quota burst in ${namespace}: ${admitted} admitted and ${refused} refused of ${BURST}; expected exactly ${LIMIT} admitted; others: ${[...new Set(answers.filter((a) => a.status !== 201 && a.status !== 403).map((a) => `${a.status} ${a.message}`))].slice(0, 3).join(' | ')}`,
+    );
+  const latency = distribution(answers.map((a) => a.ms));
+  const [metric, match] = own;
+  const histogram = minus(histogramOf(after, metric, match), histogramOf(before, metric, match));
+  return {
+    admitted,
+    'client p50 ms': latency.p50,
+    'client p99 ms': latency.p99,
+    'own p99 ms (buckets)': quantile(0.99, histogram) * 1000,
+    'own mean ms': (histogram.sum / Math.max(1, histogram.count)) * 1000,
+  };
+}
+
+export async function benchApiserverQuotaBurst(
+  rounds: number,
+): Promise<{ rows: Record<string, unknown>[]; summary: Record<string, unknown> }> {
+  const store = await startEmbeddedDynamoDb({});
+  const started: { stop(): Promise<void> }[] = [];
+  try {
+    const webhooks = await startWebhookCluster({
+      admissionConfiguration: CONFIG,
+      dynamodbEndpoint: store.endpoint,
+      controlPlane: { controllerManager: false, disableAdmissionPlugins: ['ResourceQuota'] },
+    });
+    started.push(webhooks);
+    const builtIn = await startControlPlane({ admissionConfiguration: CONFIG });
+    started.push(builtIn);
+    const paths = [
+      {
+        path: 'webhook mTLS',
+        cluster: webhooks.cluster,
+        waitForStatus: false,
+        own: [
+          'apiserver_admission_webhook_admission_duration_seconds',
+          (l: Record<string, string>) => l.name?.startsWith('resource-quota.') && l.operation === 'CREATE',
+        ],
+      },
+      {
+        path: 'built-in',
+        cluster: builtIn,
+        waitForStatus: true,
+        own: [
+          'apiserver_admission_controller_admission_duration_seconds',
+          (l: Record<string, string>) => l.name === 'ResourceQuota' && l.operation === 'CREATE',
+        ],
+      },
+    ] as const;
+    const perPath = new Map<string, Figures[]>();
+    // Round -1 warms connections and the webhook's store table.
+    for (let r = -1; r < rounds; r++)
+      for (const p of paths) {
+        const figures = await burstRound(p.cluster, `burst-${r + 1}`, p.waitForStatus, r < 0, p.own as never);
+        if (r >= 0) perPath.set(p.path, [...(perPath.get(p.path) ?? []), figures]);
+      }
+    const rows = [...perPath].map(([path, figures]) => ({
+      path,
+      rounds: figures.length,
+      'admitted every round': figures.every((f) => f.admitted === LIMIT) ? LIMIT : 'no',
+      ...Object.fromEntries(
+        Object.keys(figures[0])
+          .filter((k) => k !== 'admitted')
+          .map((k) => [k, round(median(figures.map((f) => f[k])), 3)]),
+      ),
+    }));
+    const ratio = roundRatios(
+      perPath.get('webhook mTLS')!.map((f) => f['client p99 ms']),
+      perPath.get('built-in')!.map((f) => f['client p99 ms']),
+    );
+    return {
+      rows,
+      summary: {
+        burst: BURST,
+        quota: LIMIT,
+        'exactly 32 admitted': true,
+        'client p99 / built-in': ratio?.median ?? '—',
+        'ratio spread': ratio ? `${ratio.min}–${ratio.max}` : '—',
+      },
+    };
+  } finally {
+    for (const s of started.reverse()) await s.stop().catch(() => {});
+    await store.stop();
+  }
+}

@@ -58,16 +58,23 @@ describe(GUIDE, () => {
   });
 
   it('links only to files and headings that exist', () => {
-    const headings = [...text.matchAll(/^#+ (.+)$/gm)].map((m) =>
-      m[1]!
-        .toLowerCase()
-        .replace(/[^\w\s-]/g, '')
-        .replace(/\s/g, '-'),
-    );
+    const headings = (markdown: string) =>
+      [...markdown.matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1]!
+          .toLowerCase()
+          .replace(/[^\w\s-]/g, '')
+          .replace(/\s/g, '-'),
+      );
     for (const [, target] of text.matchAll(/\]\(([^)]+)\)/g)) {
       if (target!.startsWith('https://')) continue;
-      if (target!.startsWith('#')) expect(headings, target).toContain(target!.slice(1));
-      else expect(existsSync(join(ROOT, dirname(GUIDE), target!)), target).toBe(true);
+      const [path, fragment] = target!.split('#');
+      if (!path) {
+        expect(headings(text), target).toContain(fragment);
+        continue;
+      }
+      const file = join(ROOT, dirname(GUIDE), path);
+      expect(existsSync(file), target).toBe(true);
+      if (fragment) expect(headings(readFileSync(file, 'utf8')), target).toContain(fragment);
     }
   });
 

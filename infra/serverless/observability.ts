@@ -1,10 +1,10 @@
 // The alarms and the dashboard of serverless.yml, derived from the plugin registry like the
 // function list: per function, the 5xx rate, the p99 latency of each webhook against a fraction of
 // its timeoutSeconds, throttles, and (for plugins that keep state) store failures; one dashboard
-// with a row per plugin. The metrics are lib/metrics' EMF ones (namespace ServerlessAdmission,
+// with a row per plugin; in a fleet, an alarm per function whose contributors are the clusters. The metrics are lib/metrics' EMF ones (namespace ServerlessAdmission,
 // dimension sets {service, plugin, phase} and {service, plugin, decision}) and Lambda's own (AWS/Lambda, FunctionName).
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
-import { EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE } from '../../lib/metrics/emf.js';
+import { EMF_CLUSTER_DIMENSIONS, EMF_METRIC, EMF_NAMESPACE, EMF_SERVICE } from '../../lib/metrics/emf.js';
 import type { ServerlessInputs } from './functions.js';
 import { endpointsOf, functionKey, needsStateTable } from './functions.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
@@ -21,6 +21,8 @@ export interface ObservabilityInputs {
   readonly tracing: boolean;
   /** Refused callers (403) of one plugin in 5 minutes above which its alarm fires. */
   readonly refusedCallersAlarmThreshold: number;
+  /** A fleet: 5xx answers to one cluster in a minute above which that cluster's contributor fires. */
+  readonly clusterFailuresAlarmThreshold: number;
 }
 
 export const OBSERVABILITY_DEFAULTS: ObservabilityInputs = {
@@ -29,6 +31,7 @@ export const OBSERVABILITY_DEFAULTS: ObservabilityInputs = {
   failureRateAlarmPercent: 1,
   tracing: false,
   refusedCallersAlarmThreshold: 20,
+  clusterFailuresAlarmThreshold: 5,
 };
 
 export function observabilityInputs(inputs: ServerlessInputs): ObservabilityInputs {
@@ -88,6 +91,12 @@ function summed(metadata: PluginMetadata, metric: string, id: string, period: nu
     ReturnData: false,
   }));
   return { parts, expression: parts.map((p) => `FILL(${p.Id}, 0)`).join(' + ') };
+}
+
+/** The 5xx answers of one plugin's webhooks, a series per cluster (CloudWatch Metrics Insights). */
+export function clusterFailuresQuery(metadata: PluginMetadata): string {
+  const schema = `SCHEMA("${EMF_NAMESPACE}", ${EMF_CLUSTER_DIMENSIONS[0]?.join(', ')})`;
+  return `SELECT SUM("${EMF_METRIC.failures}") FROM ${schema} WHERE service = '${EMF_SERVICE}' AND plugin = '${metadata.name}' GROUP BY cluster`;
 }
 
 function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Record<string, unknown> {
@@ -181,6 +190,32 @@ function pluginAlarms(metadata: PluginMetadata, inputs: ServerlessInputs): Recor
     },
     o.alarmTopicArn,
   );
+
+  // A fleet: one alarm per function whose Metrics Insights query returns a series per cluster
+  // (each cluster a contributor of its own), so a cluster's failures show under its name without a
+  // resource per cluster, and a cluster added later is watched without a change of the template.
+  if (inputs.fleet !== undefined) {
+    alarms[`${key}ClusterFailuresAlarm`] = alarm(
+      `${prefix}-cluster-5xx`,
+      `${metadata.name}: one cluster's requests answered 5xx more than ${o.clusterFailuresAlarmThreshold} times a minute, in 3 of 5 minutes; the contributor names the cluster. What to do: docs/operate.md#alarms.`,
+      {
+        Metrics: [
+          {
+            Id: 'cluster_failures',
+            Expression: clusterFailuresQuery(metadata),
+            Period: 60,
+            Label: '5xx by cluster',
+            ReturnData: true,
+          },
+        ],
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: o.clusterFailuresAlarmThreshold,
+        EvaluationPeriods: 5,
+        DatapointsToAlarm: 3,
+      },
+      o.alarmTopicArn,
+    );
+  }
 
   if (needsStateTable(metadata)) {
     const store = summed(metadata, EMF_METRIC.storeFailures, 'store', 60);

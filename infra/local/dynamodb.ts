@@ -21,9 +21,10 @@ export interface EmbeddedDynamoDbOptions {
   /** How long the JVM may take to answer before the start fails (default 180 s). */
   readyWithinMs?: number;
   /**
-   * For a store that answers a few requests and stops: the JVM compiles with its client compiler
-   * only (-XX:TieredStopAtLevel=1), which about halves the CPU it takes to start, at the cost of
-   * slower code for a store that keeps serving. Default false.
+   * For a store that lives minutes, as in the tests: the JVM compiles with its client compiler only
+   * (-XX:TieredStopAtLevel=1). That about halves the CPU it spends starting, and serving the first
+   * few thousand requests too, since the optimising compiler's own work is not won back that soon.
+   * Default false: a store that keeps running (`npm start`) gets the optimised code.
    */
   quickStart?: boolean;
 }

@@ -113,8 +113,8 @@ export interface OwnStore {
 
 /**
  * For the tests that stop and restart the store: a DynamoDB Local of their own (the run's shared
- * one stays up for everyone else), persistent (-dbPath) in a temporary directory. It serves a
- * handful of requests between restarts, so it starts quick (client compiler only).
+ * one stays up for everyone else), persistent (-dbPath) in a temporary directory, started quick
+ * (client compiler only) as the shared one is.
  */
 export async function ownStore(name: string): Promise<OwnStore> {
   const dataDir = mkdtempSync(join(tmpdir(), `${name}-ddb-`));

@@ -1,5 +1,6 @@
 // vitest globalSetup: ONE DynamoDB Local (in memory) for the whole run; each test file uses its own
-// table. The endpoint reaches tests through provide/inject.
+// table. The endpoint reaches tests through provide/inject. The run lasts minutes: the JVM starts
+// quick (client compiler only), which costs it about half the CPU, starting and serving.
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 
@@ -10,7 +11,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const store = await startEmbeddedDynamoDb({});
+  const store = await startEmbeddedDynamoDb({ quickStart: true });
   project.provide('dynamodbEndpoint', store.endpoint);
   return () => store.stop();
 }

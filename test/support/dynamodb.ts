@@ -113,7 +113,8 @@ export interface OwnStore {
 
 /**
  * For the tests that stop and restart the store: a DynamoDB Local of their own (the run's shared
- * one stays up for everyone else), persistent (-dbPath) in a temporary directory.
+ * one stays up for everyone else), persistent (-dbPath) in a temporary directory, started quick
+ * (client compiler only) as the shared one is.
  */
 export async function ownStore(name: string): Promise<OwnStore> {
   const dataDir = mkdtempSync(join(tmpdir(), `${name}-ddb-`));
@@ -132,7 +133,7 @@ export async function ownStore(name: string): Promise<OwnStore> {
     }
   };
   try {
-    db = await startEmbeddedDynamoDb({ dataDir });
+    db = await startEmbeddedDynamoDb({ dataDir, quickStart: true });
     store = await testStore(name, db.endpoint);
   } catch (error) {
     await dispose();
@@ -144,7 +145,7 @@ export async function ownStore(name: string): Promise<OwnStore> {
     stop,
     async start() {
       await stop();
-      db = await startEmbeddedDynamoDb({ dataDir });
+      db = await startEmbeddedDynamoDb({ dataDir, quickStart: true });
       own.reconnect(db.endpoint);
     },
     dispose,

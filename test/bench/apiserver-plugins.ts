@@ -3,12 +3,20 @@
 // machinery, each with its AdmissionConfiguration entry (the e2e native files' configurations), the
 // built-in plugin of the same name where kube-apiserver has one, and one request of the kind the
 // plugin judges (a server-side dry run, so the rounds write nothing). A plugin refused by design
-// (AlwaysDeny) is measured on its refusal.
+// (AlwaysDeny) is measured on its refusal. Each plugin says what its answer must be on every path
+// that runs it (admitted, with the change a mutating plugin makes; or refused, with its words) and
+// `answerProblem` holds every answer to it: a round whose answers differ fails the bench.
 import { OPENSHIFT_RESERVATION } from '../support/cases/namespace-reservation.js';
 
 export interface BenchRequest {
   readonly path: string;
   readonly body: unknown;
+}
+
+/** The apiserver's answer to one request of the bench. */
+export interface BenchAnswer {
+  readonly status: number;
+  readonly body: string;
 }
 
 export interface BenchPlugin {
@@ -20,9 +28,18 @@ export interface BenchPlugin {
   readonly builtIn?: string;
   /** Served only as native policies: no webhook path. */
   readonly nativeOnly?: true;
-  /** The status every request gets (201 for a dry-run create). */
+  /** The status every request gets where the plugin runs (201 for a dry-run create). */
   readonly status?: number;
+  /** Part of the message of the plugin's refusal, where `status` is one. */
+  readonly refusal?: string;
+  /** What an admitted object must show where the plugin runs (a mutating plugin's change). */
+  readonly admitted?: (object: KubeObject) => string | undefined;
   readonly request: (name: string) => BenchRequest;
+}
+
+interface KubeObject {
+  readonly metadata?: { readonly finalizers?: readonly string[] };
+  readonly spec?: Record<string, unknown>;
 }
 
 const DRY_RUN = '?dryRun=All';
@@ -46,19 +63,62 @@ const service = (name: string): BenchRequest => ({
 });
 const json = (value: unknown) => JSON.stringify(value);
 
+interface Toleration {
+  readonly key?: string;
+  readonly operator?: string;
+  readonly effect?: string;
+  readonly tolerationSeconds?: number;
+}
+const tolerationsOf = (object: KubeObject) => (object.spec?.tolerations ?? []) as Toleration[];
+/** The toleration a mutating plugin adds, or a sentence saying it is missing. */
+const hasToleration =
+  (wanted: Toleration) =>
+  (object: KubeObject): string | undefined =>
+    tolerationsOf(object).some((t) => Object.entries(wanted).every(([k, v]) => t[k as keyof Toleration] === v))
+      ? undefined
+      : `no toleration ${json(wanted)} in ${json(tolerationsOf(object))}`;
+const hasNodeSelector =
+  (wanted: Record<string, string>) =>
+  (object: KubeObject): string | undefined => {
+    const selector = (object.spec?.nodeSelector ?? {}) as Record<string, string>;
+    return Object.entries(wanted).every(([k, v]) => selector[k] === v)
+      ? undefined
+      : `nodeSelector ${json(selector)}, not ${json(wanted)}`;
+  };
+
 export const BENCH_PLUGINS: readonly BenchPlugin[] = [
   { name: 'always-admit', entry: '- name: AlwaysAdmit', builtIn: 'AlwaysAdmit', request: (n) => podAt(n) },
-  { name: 'always-deny', entry: '- name: AlwaysDeny', builtIn: 'AlwaysDeny', status: 403, request: (n) => podAt(n) },
+  // kube-apiserver v1.36 still has AlwaysDeny, but with it on the apiserver refuses its own
+  // system PriorityClasses and exits (docs/design/e2e-exceptions.md): no built-in path. A
+  // ConfigMap: the refusal is AlwaysDeny's, not the ServiceAccount plugin's (the webhook refuses
+  // the set-up's ServiceAccount too).
+  {
+    name: 'always-deny',
+    entry: '- name: AlwaysDeny',
+    status: 403,
+    refusal: 'admission control is denying all modifications',
+    request: (n) => ({
+      path: `/api/v1/namespaces/bench/configmaps${DRY_RUN}`,
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: 'bench' }, data: { k: 'v' } },
+    }),
+  },
   {
     name: 'always-pull-images',
     entry: '- name: AlwaysPullImages',
     builtIn: 'AlwaysPullImages',
+    admitted: (object) => {
+      const policies = ((object.spec?.containers ?? []) as { imagePullPolicy?: string }[]).map(
+        (c) => c.imagePullPolicy,
+      );
+      return policies.every((p) => p === 'Always') ? undefined : `imagePullPolicy ${json(policies)}, not Always`;
+    },
     request: (n) => podAt(n),
   },
   {
     name: 'default-toleration-seconds',
     entry: '- name: DefaultTolerationSeconds',
     builtIn: 'DefaultTolerationSeconds',
+    admitted: hasToleration({ key: 'node.kubernetes.io/not-ready', tolerationSeconds: 300 }),
     request: (n) => podAt(n),
   },
   {
@@ -71,6 +131,7 @@ export const BENCH_PLUGINS: readonly BenchPlugin[] = [
     name: 'extended-resource-toleration',
     entry: '- name: ExtendedResourceToleration',
     builtIn: 'ExtendedResourceToleration',
+    admitted: hasToleration({ key: 'example.com/gpu', operator: 'Exists', effect: 'NoSchedule' }),
     request: (n) =>
       podAt(n, {
         containers: [
@@ -109,6 +170,7 @@ export const BENCH_PLUGINS: readonly BenchPlugin[] = [
   {
     name: 'origin-pod-node-environment',
     entry: `- name: scheduling.openshift.io/OriginPodNodeEnvironment\n    configuration:\n      defaultNodeSelector: ${json('infra = false')}`,
+    admitted: hasNodeSelector({ infra: 'false' }),
     request: (n) => podAt(n),
   },
   {
@@ -124,6 +186,7 @@ export const BENCH_PLUGINS: readonly BenchPlugin[] = [
     name: 'pod-node-selector',
     entry: `- name: PodNodeSelector\n    configuration:\n      podNodeSelectorPluginConfig: ${json({ clusterDefaultNodeSelector: 'env=bench' })}`,
     builtIn: 'PodNodeSelector',
+    admitted: hasNodeSelector({ env: 'bench' }),
     request: (n) => podAt(n),
   },
   {
@@ -160,12 +223,20 @@ export const BENCH_PLUGINS: readonly BenchPlugin[] = [
       kind: 'RunOnceDurationConfig',
       activeDeadlineSecondsOverride: 3600,
     })}`,
+    admitted: (object) =>
+      object.spec?.activeDeadlineSeconds === 3600
+        ? undefined
+        : `activeDeadlineSeconds ${json(object.spec?.activeDeadlineSeconds)}, not 3600`,
     request: (n) => podAt(n, { restartPolicy: 'Never' }),
   },
   {
     name: 'storage-object-in-use-protection',
     entry: '- name: StorageObjectInUseProtection',
     builtIn: 'StorageObjectInUseProtection',
+    admitted: (object) =>
+      object.metadata?.finalizers?.includes('kubernetes.io/pvc-protection')
+        ? undefined
+        : `finalizers ${json(object.metadata?.finalizers ?? [])}, no kubernetes.io/pvc-protection`,
     request: (n) => ({
       path: `/api/v1/namespaces/bench/persistentvolumeclaims${DRY_RUN}`,
       body: {
@@ -180,6 +251,12 @@ export const BENCH_PLUGINS: readonly BenchPlugin[] = [
     name: 'taint-nodes-by-condition',
     entry: '- name: TaintNodesByCondition',
     builtIn: 'TaintNodesByCondition',
+    admitted: (object) => {
+      const taints = (object.spec?.taints ?? []) as { key?: string; effect?: string }[];
+      return taints.some((t) => t.key === 'node.kubernetes.io/not-ready' && t.effect === 'NoSchedule')
+        ? undefined
+        : `taints ${json(taints)}, no node.kubernetes.io/not-ready:NoSchedule`;
+    },
     request: (n) => ({
       path: `/api/v1/nodes${DRY_RUN}`,
       body: { apiVersion: 'v1', kind: 'Node', metadata: { name: n } },
@@ -216,6 +293,61 @@ export const BENCH_PLUGINS: readonly BenchPlugin[] = [
  * rows above show.
  */
 export const NOT_MEASURED = ['certificate-approval', 'certificate-signing', 'cluster-trust-bundle-attest'] as const;
+
+/** Where no plugin runs (the floor path), every request is admitted: a create 201. */
+const ADMITTED = 201;
+
+/**
+ * Why `answer` is not the one `plugin` gives on `path`, or undefined when it is: the status (the
+ * plugin's, or an admission where no plugin runs), the refusal's words, the admitted object's
+ * change. A 500, a timeout's 504 or another plugin's refusal is never measured as the plugin's.
+ */
+export function answerProblem(plugin: BenchPlugin, path: string, answer: BenchAnswer): string | undefined {
+  const expected = path === 'none' ? ADMITTED : (plugin.status ?? ADMITTED);
+  const what = `${plugin.name} ${path}`;
+  const excerpt = answer.body.slice(0, 400);
+  if (answer.status !== expected) return `${what}: ${answer.status}, expected ${expected}: ${excerpt}`;
+  if (path === 'none') return undefined;
+  if (answer.status >= 300) {
+    let message = '';
+    try {
+      message = String((JSON.parse(answer.body) as { message?: unknown }).message ?? '');
+    } catch {
+      return `${what}: ${answer.status} with a body that is not a Status: ${excerpt}`;
+    }
+    return plugin.refusal && message.includes(plugin.refusal)
+      ? undefined
+      : `${what}: refused, but not with ${json(plugin.refusal ?? '')}: ${message}`;
+  }
+  if (!plugin.admitted) return undefined;
+  let object: KubeObject;
+  try {
+    object = JSON.parse(answer.body) as KubeObject;
+  } catch {
+    return `${what}: admitted with a body that is not JSON: ${excerpt}`;
+  }
+  const problem = plugin.admitted(object);
+  return problem === undefined ? undefined : `${what}: admitted without the plugin's change: ${problem}`;
+}
+
+/**
+ * Why a round's webhook path is not measuring the webhooks, or undefined: each request must have
+ * called them (a namespaceSelector or rule that misses the request would measure no plugin), and
+ * none may have failed open (failurePolicy Ignore admits without the plugin's judgement).
+ */
+export function webhookProblem(
+  plugin: string,
+  path: string,
+  requests: number,
+  calls: number,
+  failedOpen: number,
+): string | undefined {
+  if (!path.startsWith('webhook')) return undefined;
+  if (failedOpen > 0)
+    return `${plugin} ${path}: ${failedOpen} webhook calls failed open (failurePolicy Ignore): the apiserver admitted without the plugin`;
+  if (calls < requests) return `${plugin} ${path}: ${calls} webhook calls for ${requests} requests`;
+  return undefined;
+}
 
 export function admissionConfiguration(plugin: BenchPlugin): string {
   return `apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n  ${plugin.entry}\n`;

@@ -19,9 +19,9 @@ import { create } from '../e2e/support/kube.js';
 import { emitNative } from '../e2e/support/native.js';
 import { startWebhookCluster } from '../e2e/support/webhook-cluster.js';
 import type { BenchPlugin } from './apiserver-plugins.js';
-import { admissionConfiguration, BENCH_PLUGINS } from './apiserver-plugins.js';
+import { admissionConfiguration, answerProblem, BENCH_PLUGINS, webhookProblem } from './apiserver-plugins.js';
 import type { Histogram, Labels, Ratio } from './prometheus.js';
-import { histogramOf, mean, minus, quantile, roundRatios, verdict } from './prometheus.js';
+import { counterOf, histogramOf, mean, minus, quantile, roundRatios, verdict } from './prometheus.js';
 import { distribution, median, round } from './stats.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -38,6 +38,8 @@ type PathName = 'none' | 'built-in' | 'webhook mTLS' | 'webhook capability' | 'n
 const STEP = 'apiserver_admission_step_admission_duration_seconds';
 const CONTROLLER = 'apiserver_admission_controller_admission_duration_seconds';
 const WEBHOOK = 'apiserver_admission_webhook_admission_duration_seconds';
+/** Calls a webhook with failurePolicy Ignore failed and the apiserver admitted without it. */
+const FAIL_OPEN = 'apiserver_admission_webhook_fail_open_count';
 /** The CEL checks of each policy (observed once a policy has run: absent before). */
 const POLICY_CHECKS = [
   'apiserver_validating_admission_policy_check_duration_seconds',
@@ -67,17 +69,26 @@ async function measureRound(plugin: BenchPlugin, target: Target, requests: numbe
   const before = await scrape();
   const serverBefore = await target.serverMetrics?.();
   const latencies: number[] = [];
+  const ours = (l: Labels) => l.name?.startsWith(`${plugin.name}.`) ?? false;
   for (let i = 0; i < requests; i++) {
     const { path, body } = plugin.request(`b-${tag}-${i}`);
     const started = process.hrtime.bigint();
     const answer = await target.cluster.request('POST', path, body);
     latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-    if (answer.status !== (plugin.status ?? 201))
-      throw new Error(`${plugin.name} ${target.path}: ${answer.status} ${answer.body.slice(0, 400)}`);
+    const problem = answerProblem(plugin, target.path, answer);
+    if (problem) throw new Error(`${problem} (round ${tag}, request ${i + 1})`);
   }
   const after = await scrape();
   const delta = (metric: string, match: (labels: Labels) => boolean): Histogram =>
     minus(histogramOf(after, metric, match), histogramOf(before, metric, match));
+  const problem = webhookProblem(
+    plugin.name,
+    target.path,
+    requests,
+    delta(WEBHOOK, (l) => CREATES(l) && ours(l)).count,
+    counterOf(after, FAIL_OPEN, ours) - counterOf(before, FAIL_OPEN, ours),
+  );
+  if (problem) throw new Error(`${problem} (round ${tag})`);
   const client = distribution(latencies);
   // The step histogram has no resource label: every CREATE of the round is one of its requests.
   const step = delta(STEP, CREATES);
@@ -240,8 +251,6 @@ async function benchPlugin(
       }
     const native = await startControlPlane(without);
     started.push(native);
-    const applied = await native.kubectl(['apply', '-f', '-'], await emitNative(config));
-    if (applied.code !== 0) throw new Error(`${plugin.name}: applying the native policies: ${applied.stderr}`);
     targets.push({
       path: 'native',
       cluster: native,
@@ -250,15 +259,21 @@ async function benchPlugin(
         match: (l) => l.name === 'ValidatingAdmissionPolicy' || l.name === 'MutatingAdmissionPolicy',
       },
     });
-    // The `default` ServiceAccount the ServiceAccount plugin looks for (no controller-manager).
-    for (const { cluster } of targets) {
-      await create(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+    // The `default` ServiceAccount the ServiceAccount plugin looks for (no controller-manager),
+    // before the native policies are in force. The webhooks already are: AlwaysDeny's refuses the
+    // ServiceAccount (its requests, ConfigMaps, need none).
+    for (const { cluster, path } of targets) {
+      const namespace = await create(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+      if (namespace.status !== 201)
+        throw new Error(`${plugin.name} ${path}: namespace bench: ${namespace.status} ${namespace.message}`);
       await create(cluster, {
         apiVersion: 'v1',
         kind: 'ServiceAccount',
         metadata: { name: 'default', namespace: 'bench' },
       });
     }
+    const applied = await native.kubectl(['apply', '-f', '-'], await emitNative(config));
+    if (applied.code !== 0) throw new Error(`${plugin.name}: applying the native policies: ${applied.stderr}`);
     // The apiserver loads stored policies from an informer a moment after they are applied.
     await new Promise((r) => setTimeout(r, 2000));
     // Warm-up: connections, informers, the policies' compilation.

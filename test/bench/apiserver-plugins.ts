@@ -1,16 +1,24 @@
 // The plugins the apiserver bench sends through a real kube-apiserver: every plugin `emit --native`
-// compiles (infra/native/registry.ts) whose request can be made by an admin without further
-// machinery, each with its AdmissionConfiguration entry (the e2e native files' configurations), the
-// built-in plugin of the same name where kube-apiserver has one, and one request of the kind the
-// plugin judges (a server-side dry run, so the rounds write nothing). A plugin refused by design
+// compiles (infra/native/registry.ts), each with its AdmissionConfiguration entry (the e2e native
+// files' configurations), the built-in plugin of the same name where kube-apiserver has one, and
+// one request of the kind the plugin judges (a server-side dry run, so the rounds write nothing;
+// the certificate plugins' made as a user granted what they check, on objects the set-up stores
+// on every path's apiserver). A plugin refused by design
 // (AlwaysDeny) is measured on its refusal. Each plugin says what its answer must be on every path
 // that runs it (admitted, with the change a mutating plugin makes; or refused, with its words) and
 // `answerProblem` holds every answer to it: a round whose answers differ fails the bench.
+import { base64, certificatePem, certificateRequestPem } from '../e2e/support/certificates.js';
+import type { ControlPlane } from '../e2e/support/control-plane.js';
+import { create } from '../e2e/support/kube.js';
 import { OPENSHIFT_RESERVATION } from '../support/cases/namespace-reservation.js';
 
 export interface BenchRequest {
+  /** POST (a create, 201 when admitted) unless PUT (an update, 200). */
+  readonly method?: 'POST' | 'PUT';
   readonly path: string;
   readonly body: unknown;
+  /** The user the admin impersonates (a user the authorizer grants what the plugin checks). */
+  readonly as?: string;
 }
 
 /** The apiserver's answer to one request of the bench. */
@@ -35,6 +43,10 @@ export interface BenchPlugin {
   /** What an admitted object must show where the plugin runs (a mutating plugin's change). */
   readonly admitted?: (object: KubeObject) => string | undefined;
   readonly request: (name: string) => BenchRequest;
+  /** Objects and grants the request needs, made on every path's apiserver before the rounds. */
+  readonly setup?: (cluster: ControlPlane) => Promise<void>;
+  /** kube-apiserver flags every path needs (an API behind a feature gate). */
+  readonly apiserverArgs?: readonly string[];
 }
 
 interface KubeObject {
@@ -62,6 +74,60 @@ const service = (name: string): BenchRequest => ({
   },
 });
 const json = (value: unknown) => JSON.stringify(value);
+
+/** Creates `object` as admin; anything but 201 stops the set-up. */
+async function seed(cluster: ControlPlane, object: Parameters<typeof create>[1]): Promise<void> {
+  const answer = await create(cluster, object);
+  if (answer.status !== 201) throw new Error(`set-up: ${object.kind} ${object.metadata.name}: ${answer.message}`);
+}
+
+/** A ClusterRole with `rules` bound to `user`, both named after the user. */
+async function grant(cluster: ControlPlane, user: string, rules: Record<string, unknown>[]): Promise<void> {
+  await seed(cluster, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: user },
+    rules,
+  });
+  await seed(cluster, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: user },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+  });
+}
+
+const SIGNER = 'bench.example/signer';
+const CSR_PATH = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+const APPROVED = { type: 'Approved', status: 'True', reason: 'Bench', message: 'approved by the bench' };
+/** Made once, on first use: an RSA key pair each. */
+const material = {
+  request: undefined as string | undefined,
+  certificate: undefined as string | undefined,
+  get csr() {
+    this.request ??= base64(certificateRequestPem('bench'));
+    return this.request;
+  },
+  get cert() {
+    this.certificate ??= base64(certificatePem('bench'));
+    return this.certificate;
+  },
+};
+const csr = (status?: Record<string, unknown>) => ({
+  apiVersion: 'certificates.k8s.io/v1',
+  kind: 'CertificateSigningRequest',
+  metadata: { name: 'bench' },
+  spec: { signerName: SIGNER, request: material.csr, usages: ['client auth'] },
+  ...(status && { status }),
+});
+/** The signer permission `verb` (approve, sign, attest) on SIGNER. */
+const onSigner = (verb: string) => ({
+  apiGroups: ['certificates.k8s.io'],
+  resources: ['signers'],
+  resourceNames: [SIGNER],
+  verbs: [verb],
+});
 
 interface Toleration {
   readonly key?: string;
@@ -284,18 +350,87 @@ export const BENCH_PLUGINS: readonly BenchPlugin[] = [
       },
     }),
   },
+  // The certificate plugins ask the authorizer whether the requesting user may approve, sign or
+  // attest for the signer: the requests are made as a user granted exactly that, on a
+  // CertificateSigningRequest stored (and, for signing, approved) in the set-up.
+  {
+    name: 'certificate-approval',
+    entry: '- name: CertificateApproval',
+    builtIn: 'CertificateApproval',
+    nativeOnly: true,
+    setup: async (cluster) => {
+      await seed(cluster, csr());
+      await grant(cluster, 'bench-approver', [
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
+        onSigner('approve'),
+      ]);
+    },
+    admitted: (object) => {
+      const conditions = (object as { status?: { conditions?: { type?: string }[] } }).status?.conditions ?? [];
+      return conditions.some((c) => c.type === 'Approved') ? undefined : `conditions ${json(conditions)}, not Approved`;
+    },
+    request: () => ({
+      method: 'PUT',
+      path: `${CSR_PATH}/bench/approval${DRY_RUN}`,
+      body: csr({ conditions: [APPROVED] }),
+      as: 'bench-approver',
+    }),
+  },
+  {
+    name: 'certificate-signing',
+    entry: '- name: CertificateSigning',
+    builtIn: 'CertificateSigning',
+    nativeOnly: true,
+    setup: async (cluster) => {
+      await seed(cluster, csr());
+      const approved = await cluster.request('PUT', `${CSR_PATH}/bench/approval`, csr({ conditions: [APPROVED] }));
+      if (approved.status !== 200) throw new Error(`set-up: approving the CSR: ${approved.status} ${approved.body}`);
+      await grant(cluster, 'bench-signer', [
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/status'], verbs: ['update'] },
+        onSigner('sign'),
+      ]);
+    },
+    admitted: (object) =>
+      (object as { status?: { certificate?: string } }).status?.certificate === material.cert
+        ? undefined
+        : 'no certificate in the status',
+    request: () => ({
+      method: 'PUT',
+      path: `${CSR_PATH}/bench/status${DRY_RUN}`,
+      body: csr({ conditions: [APPROVED], certificate: material.cert }),
+      as: 'bench-signer',
+    }),
+  },
+  {
+    name: 'cluster-trust-bundle-attest',
+    entry: '- name: ClusterTrustBundleAttest',
+    builtIn: 'ClusterTrustBundleAttest',
+    nativeOnly: true,
+    apiserverArgs: [
+      '--feature-gates=ClusterTrustBundle=true',
+      '--runtime-config=certificates.k8s.io/v1beta1/clustertrustbundles=true',
+    ],
+    setup: (cluster) =>
+      grant(cluster, 'bench-attester', [
+        { apiGroups: ['certificates.k8s.io'], resources: ['clustertrustbundles'], verbs: ['create'] },
+        onSigner('attest'),
+      ]),
+    request: (n) => ({
+      path: `/apis/certificates.k8s.io/v1beta1/clustertrustbundles${DRY_RUN}`,
+      body: {
+        apiVersion: 'certificates.k8s.io/v1beta1',
+        kind: 'ClusterTrustBundle',
+        // A signer's bundle is named after it, ':' for '/'.
+        metadata: { name: `${SIGNER.replace('/', ':')}:${n}` },
+        spec: { signerName: SIGNER, trustBundle: Buffer.from(material.cert, 'base64').toString() },
+      },
+      as: 'bench-attester',
+    }),
+  },
 ];
 
-/**
- * Compiled but not measured here: their requests need more than an admin's dry run (an existing
- * CertificateSigningRequest to approve or sign, as a user the authorizer names; ClusterTrustBundles
- * behind a feature gate). The e2e suite proves their answers; their cost is the policy dispatch the
- * rows above show.
- */
-export const NOT_MEASURED = ['certificate-approval', 'certificate-signing', 'cluster-trust-bundle-attest'] as const;
-
-/** Where no plugin runs (the floor path), every request is admitted: a create 201. */
-const ADMITTED = 201;
+/** Where no plugin runs (the floor path), every request is admitted: a create 201, an update 200. */
+const admittedStatus = (plugin: BenchPlugin) => (plugin.request('status').method === 'PUT' ? 200 : 201);
 
 /**
  * Why `answer` is not the one `plugin` gives on `path`, or undefined when it is: the status (the
@@ -303,7 +438,8 @@ const ADMITTED = 201;
  * change. A 500, a timeout's 504 or another plugin's refusal is never measured as the plugin's.
  */
 export function answerProblem(plugin: BenchPlugin, path: string, answer: BenchAnswer): string | undefined {
-  const expected = path === 'none' ? ADMITTED : (plugin.status ?? ADMITTED);
+  const admitted = admittedStatus(plugin);
+  const expected = path === 'none' ? admitted : (plugin.status ?? admitted);
   const what = `${plugin.name} ${path}`;
   const excerpt = answer.body.slice(0, 400);
   if (answer.status !== expected) return `${what}: ${answer.status}, expected ${expected}: ${excerpt}`;

@@ -57,8 +57,6 @@ interface Target {
   readonly serverMetrics?: () => Promise<string>;
 }
 
-const CREATES = (labels: Labels) => labels.operation === 'CREATE';
-
 /** One round's figures of one path, in milliseconds. */
 type Figures = Record<string, number>;
 
@@ -70,10 +68,13 @@ async function measureRound(plugin: BenchPlugin, target: Target, requests: numbe
   const serverBefore = await target.serverMetrics?.();
   const latencies: number[] = [];
   const ours = (l: Labels) => l.name?.startsWith(`${plugin.name}.`) ?? false;
+  // The histograms' series of the bench's operation: a create, or an update (PUT).
+  const operation = plugin.request('operation').method === 'PUT' ? 'UPDATE' : 'CREATE';
+  const sent = (labels: Labels) => labels.operation === operation;
   for (let i = 0; i < requests; i++) {
-    const { path, body } = plugin.request(`b-${tag}-${i}`);
+    const { method = 'POST', path, body, as } = plugin.request(`b-${tag}-${i}`);
     const started = process.hrtime.bigint();
-    const answer = await target.cluster.request('POST', path, body);
+    const answer = await target.cluster.request(method, path, body, as ? { 'impersonate-user': as } : undefined);
     latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
     const problem = answerProblem(plugin, target.path, answer);
     if (problem) throw new Error(`${problem} (round ${tag}, request ${i + 1})`);
@@ -85,13 +86,14 @@ async function measureRound(plugin: BenchPlugin, target: Target, requests: numbe
     plugin.name,
     target.path,
     requests,
-    delta(WEBHOOK, (l) => CREATES(l) && ours(l)).count,
+    delta(WEBHOOK, (l) => sent(l) && ours(l)).count,
     counterOf(after, FAIL_OPEN, ours) - counterOf(before, FAIL_OPEN, ours),
   );
   if (problem) throw new Error(`${problem} (round ${tag})`);
   const client = distribution(latencies);
-  // The step histogram has no resource label: every CREATE of the round is one of its requests.
-  const step = delta(STEP, CREATES);
+  // The step histogram has no resource label: every CREATE (or UPDATE) of the round is one of its
+  // requests.
+  const step = delta(STEP, sent);
   const figures: Figures = {
     'client p50 ms': client.p50,
     'client p99 ms': client.p99,
@@ -99,7 +101,7 @@ async function measureRound(plugin: BenchPlugin, target: Target, requests: numbe
     'admission ms per request': ms(step.sum / requests),
   };
   if (target.own) {
-    const own = delta(target.own.metric, (l) => CREATES(l) && target.own!.match(l));
+    const own = delta(target.own.metric, (l) => sent(l) && target.own!.match(l));
     figures['own ms per request'] = ms(own.sum / requests);
     figures['own p50 ms'] = ms(quantile(0.5, own));
     figures['own p99 ms'] = ms(quantile(0.99, own));
@@ -209,6 +211,7 @@ async function benchPlugin(
   const without: ControlPlaneOptions = {
     controllerManager: false,
     ...(plugin.builtIn && { disableAdmissionPlugins: [plugin.builtIn] }),
+    ...(plugin.apiserverArgs && { extraApiserverArgs: plugin.apiserverArgs }),
   };
   try {
     const targets: Target[] = [];
@@ -220,6 +223,7 @@ async function benchPlugin(
       const builtIn = await startControlPlane({
         controllerManager: false,
         enableAdmissionPlugins: [plugin.builtIn],
+        ...(plugin.apiserverArgs && { extraApiserverArgs: plugin.apiserverArgs }),
         ...(plugin.entry.includes('configuration') && { admissionConfiguration: config }),
       });
       started.push(builtIn);
@@ -271,6 +275,7 @@ async function benchPlugin(
         kind: 'ServiceAccount',
         metadata: { name: 'default', namespace: 'bench' },
       });
+      await plugin.setup?.(cluster);
     }
     const applied = await native.kubectl(['apply', '-f', '-'], await emitNative(config));
     if (applied.code !== 0) throw new Error(`${plugin.name}: applying the native policies: ${applied.stderr}`);

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compilers } from '../../infra/native/registry.js';
-import {
-  admissionConfiguration,
-  answerProblem,
-  BENCH_PLUGINS,
-  webhookProblem,
-} from './apiserver-plugins.js';
+import { admissionConfiguration, answerProblem, BENCH_PLUGINS, webhookProblem } from './apiserver-plugins.js';
 import { parse } from 'yaml';
 
 describe('the apiserver bench plugins', () => {

@@ -1,6 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { histogramOf, mean, minus, parseLabels, quantile, ratioText, roundRatios, verdict } from './prometheus.js';
+import {
+  counterOf,
+  histogramOf,
+  mean,
+  minus,
+  parseLabels,
+  quantile,
+  ratioText,
+  roundRatios,
+  verdict,
+} from './prometheus.js';
 
 // Scraped from kube-apiserver v1.36.2 after 20 pod creates, trimmed to the admission histograms.
 const METRICS = readFileSync(new URL('./fixtures/apiserver-v1.36.2-metrics.txt', import.meta.url), 'utf8');
@@ -111,5 +121,21 @@ describe('roundRatios and verdict', () => {
     expect(verdict({ median: 1.5, min: 1.2, max: 2 }, 2)).toBe('met');
     expect(verdict({ median: 1.5, min: 1.2, max: 2.4 }, 2)).toBe('met at the median');
     expect(verdict({ median: 2.1, min: 1.2, max: 2.4 }, 2)).toBe('unmet');
+  });
+});
+
+describe('counterOf', () => {
+  const TEXT = [
+    '# TYPE apiserver_admission_webhook_fail_open_count counter',
+    'apiserver_admission_webhook_fail_open_count{name="a.validate.x",type="validating"} 2',
+    'apiserver_admission_webhook_fail_open_count{name="a.mutate.x",type="admit"} 1',
+    'apiserver_admission_webhook_fail_open_count{name="b.validate.x",type="validating"} 7',
+    'apiserver_admission_webhook_fail_open_count_other{name="a.validate.x"} 100',
+  ].join('\n');
+  it("adds the matching series of exactly that metric's name", () => {
+    expect(counterOf(TEXT, 'apiserver_admission_webhook_fail_open_count', (l) => l.name.startsWith('a.'))).toBe(3);
+  });
+  it('is 0 for a counter the apiserver has not printed yet', () => {
+    expect(counterOf(METRICS, 'apiserver_admission_webhook_fail_open_count')).toBe(0);
   });
 });

@@ -65,6 +65,18 @@ export function histogramOf(text: string, metric: string, match: (labels: Labels
   };
 }
 
+/** The sum of the counter `metric`'s series whose labels `match`; 0 while it is absent. */
+export function counterOf(text: string, metric: string, match: (labels: Labels) => boolean = () => true): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(metric) || line.startsWith('#')) continue;
+    const sample = SAMPLE.exec(line);
+    if (!sample || sample[1] !== metric) continue;
+    if (match(parseLabels(sample[2] ?? ''))) total += Number(sample[3]);
+  }
+  return total;
+}
+
 /** What happened between two scrapes of the same histogram. */
 export function minus(after: Histogram, before: Histogram): Histogram {
   return {

@@ -1,7 +1,8 @@
 // One `npm start` serving a fleet of two clusters against two real kube-apiservers: `blue`
 // (PodNodeSelector, ResourceQuota) and `green` (AlwaysPullImages, ResourceQuota). Each gets exactly
 // its plugins, the same namespace name in both is judged by its own cluster's state, a capability
-// of one cluster is refused at the other's URLs, and removing one cluster leaves the other working.
+// of one cluster is refused at the other's URLs, a flood at one cluster's URLs beyond its share
+// (429) leaves every review of the other answered, and removing one cluster leaves the other working.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -25,6 +26,8 @@ beforeAll(async () => {
       blue: configuration('PodNodeSelector', 'ResourceQuota'),
       green: configuration('AlwaysPullImages', 'ResourceQuota'),
     },
+    // blue's share is small, so a flood from this test exceeds it at once.
+    settings: { blue: 'throttle: {requestsPerSecond: 5, burst: 5}\n' },
     // The built-in ResourceQuota off, so only the webhook counts.
     controlPlane: { disableAdmissionPlugins: ['ResourceQuota'] },
     dynamodbEndpoint: inject('dynamodbEndpoint'),
@@ -114,6 +117,61 @@ describe('a fleet of two clusters on one server', () => {
     const refused = await post(atBlue, review, { caPem });
     expect(refused.status).toBe(403);
     expect(refused.body).toBe('caller capability missing or not valid\n');
+  });
+
+  it("a flood at blue's URLs beyond its share (429) leaves every pod of green admitted through its webhook", async () => {
+    const caPem = readFileSync(join(fleet.workdir, '.local/pki/ca.crt'), 'utf8');
+    const blueSelector = urlsOf('blue').find((url) => url.includes('/pod-node-selector/mutate'))!;
+    const review = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'flood',
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        operation: 'CREATE',
+        namespace: 'team',
+        userInfo: { username: 'flooder' },
+        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'f', namespace: 'team' }, spec: { containers: [] } },
+      },
+    });
+    const statuses = new Map<number, number>();
+    let flooding = true;
+    let throttled: () => void = () => {};
+    const firstThrottle = new Promise<void>((resolve) => (throttled = resolve));
+    const flooder = async () => {
+      while (flooding) {
+        const { status } = await post(blueSelector, review, { caPem });
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (status === 429) throttled();
+      }
+    };
+    // A namespace of its own in green: the quota test left team's pods at their limit.
+    await createNamespace(green, 'during-flood');
+    const flood = Promise.all(Array.from({ length: 8 }, flooder));
+    try {
+      await firstThrottle;
+      // While blue is refused beyond its share, green's apiserver creates pods through its webhook.
+      for (let i = 0; i < 10; i++) {
+        const created = await create(
+          green,
+          pod('during-flood', `pod-${i}`, {
+            containers: [{ name: 'c', image: 'app:1', imagePullPolicy: 'IfNotPresent' }],
+          }),
+        );
+        expect(created.status, created.message).toBe(201);
+        const containers = (created.object?.spec as { containers: { imagePullPolicy?: string }[] }).containers;
+        // The mutation shows green's webhook answered within its timeoutSeconds: past it, the
+        // apiserver would have applied failurePolicy Ignore and admitted the pod unchanged.
+        expect(containers[0]?.imagePullPolicy).toBe('Always');
+      }
+    } finally {
+      flooding = false;
+      await flood;
+    }
+    // Every flood request was either admitted within blue's share or refused with 429, nothing else.
+    expect([...statuses.keys()].sort()).toEqual([200, 429]);
+    expect(statuses.get(429)).toBeGreaterThan(statuses.get(200) ?? 0);
   });
 
   it('removing a cluster (its file deleted, the server restarted) leaves the other working', async () => {

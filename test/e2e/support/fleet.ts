@@ -13,6 +13,8 @@ import { emit, runServer, type Server, stopServerProcess } from './webhook-clust
 export interface FleetOptions {
   /** Cluster name → its AdmissionConfiguration (config/clusters/<cluster>.yaml). */
   readonly clusters: Readonly<Record<string, string>>;
+  /** Cluster name → its settings (config/clusters/<cluster>.settings.yaml), where a test needs them. */
+  readonly settings?: Readonly<Record<string, string>>;
   readonly controlPlane?: ControlPlaneOptions;
   readonly dynamodbEndpoint: string;
 }
@@ -34,6 +36,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   mkdirSync(join(workdir, 'config/clusters'), { recursive: true });
   for (const [name, configuration] of Object.entries(options.clusters))
     writeFileSync(join(workdir, 'config/clusters', `${name}.yaml`), configuration);
+  for (const [name, settings] of Object.entries(options.settings ?? {}))
+    writeFileSync(join(workdir, 'config/clusters', `${name}.settings.yaml`), settings);
   const { ADMISSION_CONFIG: _unused, CLUSTER_KUBECONFIG: _none, ...inherited } = process.env;
   const env: NodeJS.ProcessEnv = {
     ...inherited,

@@ -28,7 +28,7 @@ function loadModules() {
       pathToFileURL(path.join(__dirname, '../../lib/config/plugins.ts')).href,
       parentURL,
     );
-    const { loadFleet } = await tsImport(
+    const { loadFleet, clusterThrottle } = await tsImport(
       pathToFileURL(path.join(__dirname, '../../lib/config/fleet.ts')).href,
       parentURL,
     );
@@ -37,6 +37,10 @@ function loadModules() {
       parentURL,
     );
     const { throttlingProblems } = await tsImport(pathToFileURL(path.join(__dirname, 'throttling.ts')).href, parentURL);
+    const { clusterStageProblems } = await tsImport(
+      pathToFileURL(path.join(__dirname, 'cluster-stages.ts')).href,
+      parentURL,
+    );
     const { readerPart, readerParamProblems } = await tsImport(
       pathToFileURL(path.join(__dirname, 'cluster-reader.ts')).href,
       parentURL,
@@ -48,9 +52,11 @@ function loadModules() {
       packagePluginSet,
       writePackagedConfiguration,
       loadFleet,
+      clusterThrottle,
       packageFleet,
       writePackagedFleet,
       throttlingProblems,
+      clusterStageProblems,
       readerPart,
       readerParamProblems,
     };
@@ -115,9 +121,11 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     packagePluginSet,
     writePackagedConfiguration,
     loadFleet,
+    clusterThrottle,
     packageFleet,
     writePackagedFleet,
     throttlingProblems,
+    clusterStageProblems,
     readerPart,
     readerParamProblems,
   } = await loadModules();
@@ -142,7 +150,15 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
   ])
     throttling[name] = Number(await param(name));
   const deploymentLogicalId = `ApiGatewayDeployment${await resolveVariable('sls:instanceId')}`;
-  const problems = throttlingProblems(throttling);
+  // A fleet: each cluster's stage, throttled at its share (infra/serverless/cluster-stages.ts).
+  const clusterThrottles = clusters.map((c) => ({ name: c.name, ...clusterThrottle(c.settings) }));
+  const problems = [
+    ...throttlingProblems(throttling, clusterThrottles),
+    ...clusterStageProblems(
+      clusters.map((c) => c.name),
+      stage,
+    ),
+  ];
   if (problems.length > 0) throw paramError(problems.join('; '));
   // The cluster reader (infra/serverless/cluster-reader.ts): none keeps the learning webhooks.
   const reader = {
@@ -186,7 +202,7 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     observability,
     throttling,
     deploymentLogicalId,
-    ...(fleet && { fleet }),
+    ...(fleet && { fleet, clusters: clusterThrottles }),
   });
   const readerFunctions = readerPart(reader, { service, stage, alarmTopicArn: observability.alarmTopicArn });
   const functions = { ...part.functions, ...readerFunctions?.functions };
@@ -217,6 +233,9 @@ module.exports = async function serverlessAdmissionFunctions({ resolveVariable }
     // The ServedPlugins output: emit refuses a webhook for any other plugin (--served). In a
     // fleet, every plugin some cluster enables; the ServedClusters output says which has which.
     servedPlugins: active.map((p) => p.metadata.name).join(','),
+    // The WebhookBaseUrl output's path on the execute-api name: the deployment's stage; none in a
+    // fleet, whose clusters' stages are their URLs' first segment (emit --cluster puts it there).
+    executeApiBasePath: fleet ? '' : `/${stage}`,
 
     // The functions' environment: with a reader, no request teaches (lib/config/cluster-reader.ts).
     clusterReaderMode: reader.mode === '' ? 'none' : reader.mode,

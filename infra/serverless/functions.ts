@@ -8,13 +8,14 @@ import { stringify } from 'yaml';
 import type { AnyAdmissionPlugin, PluginMetadata } from '../../lib/admission/plugin.js';
 import { usesStore } from '../../lib/admission/plugin.js';
 import type { Endpoint } from '../../lib/http/webhook-path.js';
-import { CAPABILITY_PATH_PARAMETER, CLUSTER_PATH_PARAMETER, formatWebhookPath } from '../../lib/http/webhook-path.js';
+import { CAPABILITY_PATH_PARAMETER, formatWebhookPath } from '../../lib/http/webhook-path.js';
 import { learningEndpointRules } from '../../lib/admission/learning.js';
 import { clusterPartitionPatterns, partitionPatterns } from '../../lib/state/partitions.js';
 import { packagedFleetFile } from './packaged-config.js';
 import type { ObservabilityInputs } from './observability.js';
 import { observabilityInputs, serverlessAlarms, serverlessDashboard } from './observability.js';
-import type { ThrottlingInputs } from './throttling.js';
+import { stageResources } from './cluster-stages.js';
+import type { ClusterThrottle, ThrottlingInputs } from './throttling.js';
 import { stageDescription, THROTTLING_DEFAULTS } from './throttling.js';
 
 export type CallerAuthMode = 'mtls' | 'url-secret';
@@ -36,11 +37,12 @@ export interface ServerlessInputs {
   /** osls's logical ID of the API's deployment (`ApiGatewayDeployment<instanceId>`), whose stage it throttles. */
   readonly deploymentLogicalId?: string;
   /**
-   * A fleet (config/clusters/): plugin name → the clusters that enable it. Routes then begin with
-   * the cluster, each function starts from its own package (packaged-config.ts), and its role's
-   * partitions are those of its clusters.
+   * A fleet (config/clusters/): plugin name → the clusters that enable it. Each function starts
+   * from its own package (packaged-config.ts), and its role's partitions are those of its clusters.
    */
   readonly fleet?: ReadonlyMap<string, readonly string[]>;
+  /** A fleet's clusters and their shares: a stage each (cluster-stages.ts), throttled at its share. */
+  readonly clusters?: readonly ClusterThrottle[];
 }
 
 export function throttlingInputs(inputs: ServerlessInputs): ThrottlingInputs {
@@ -74,16 +76,14 @@ export function endpointsOf(metadata: PluginMetadata): Endpoint[] {
 }
 
 /**
- * The API Gateway paths of one plugin; url-secret mode puts the caller's capability first, and a
- * fleet the cluster before it (a path parameter: one route for every cluster, whose function
- * answers a cluster that does not enable the plugin as npm start does).
+ * The API Gateway paths of one plugin; url-secret mode puts the caller's capability first. A
+ * fleet's routes are the same: the cluster before them is its own stage (cluster-stages.ts).
  */
-export function httpPaths(metadata: PluginMetadata, auth: CallerAuthMode, inFleet = false): string[] {
+export function httpPaths(metadata: PluginMetadata, auth: CallerAuthMode): string[] {
   const capability = auth === 'url-secret' ? { capability: CAPABILITY_PATH_PARAMETER } : {};
-  const cluster = inFleet ? { cluster: CLUSTER_PATH_PARAMETER } : {};
   // API Gateway's http event paths have no leading slash.
   return endpointsOf(metadata).map((endpoint) =>
-    formatWebhookPath({ plugin: metadata.name, endpoint, ...capability, ...cluster }).slice(1),
+    formatWebhookPath({ plugin: metadata.name, endpoint, ...capability }).slice(1),
   );
 }
 
@@ -141,7 +141,7 @@ function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs
       environment: { ADMISSION_CONFIG: fleetPackage },
       package: { patterns: [fleetPackage] },
     }),
-    events: httpPaths(metadata, inputs.auth, inputs.fleet !== undefined).map((path) => ({
+    events: httpPaths(metadata, inputs.auth).map((path) => ({
       http: { method: 'post', path },
     })),
   };
@@ -244,12 +244,18 @@ export function serverlessPart(plugins: readonly AnyAdmissionPlugin[], inputs: S
         ...serverlessRoles(plugins, inputs),
         ...serverlessAlarms(plugins, inputs),
         ...serverlessDashboard(plugins, inputs),
+        ...(inputs.deploymentLogicalId !== undefined &&
+          stageResources({
+            stage: inputs.stage,
+            deploymentLogicalId: inputs.deploymentLogicalId,
+            ...(inputs.clusters !== undefined && { clusters: inputs.clusters }),
+          })),
       },
       ...(inputs.deploymentLogicalId !== undefined && {
         extensions: {
           [inputs.deploymentLogicalId]: {
             Properties: stageDescription(
-              plugins.flatMap((plugin) => httpPaths(plugin.metadata, inputs.auth, inputs.fleet !== undefined)),
+              plugins.flatMap((plugin) => httpPaths(plugin.metadata, inputs.auth)),
               throttlingInputs(inputs),
             ),
           },

@@ -10,8 +10,9 @@
 // runs and are not billed; the apiserver's client waits the Retry-After API Gateway sends, if any,
 // and tries again within the webhook's timeout; after that the call has failed (failurePolicy decides).
 //
-// A fleet: each cluster's routes are throttled at its own share (its settings' throttle, the same
-// bucket `npm start` keeps per cluster), in place of the per-route default.
+// A fleet: each cluster has a stage of its own, throttled at the cluster's share (its settings'
+// throttle, the bucket `npm start` keeps per cluster): cluster-stages.ts. The share is bounded by
+// the deployment stage's throttle, the one ceiling the params set.
 
 export interface ThrottlingInputs {
   /** Stage-wide steady rate (requests per second) and burst (token bucket size). */
@@ -49,47 +50,20 @@ export interface ClusterThrottle {
 }
 
 /**
- * A fleet: each cluster's routes (`<cluster>/<route>`) throttled at its own share, so a flood from
- * one cluster is answered 429 by API Gateway at that cluster's routes only. API Gateway throttles
- * per route and method, so a cluster's share holds for each of its webhook routes.
- */
-export function clusterMethodSettings(
-  paths: readonly string[],
-  clusters: readonly ClusterThrottle[],
-): Record<string, unknown>[] {
-  return clusters.flatMap((cluster) =>
-    paths.map((path) => ({
-      HttpMethod: 'POST',
-      ResourcePath: methodSettingsPath(`${cluster.name}/${path.replace(/^\/+/, '')}`),
-      ThrottlingRateLimit: cluster.requestsPerSecond,
-      ThrottlingBurstLimit: cluster.burst,
-    })),
-  );
-}
-
-/**
  * The properties the stage gets at its creation by the API's deployment (osls names the
  * deployment resource `ApiGatewayDeployment<instanceId>`; serverless.yml extends it).
  */
-export function stageDescription(
-  paths: readonly string[],
-  t: ThrottlingInputs,
-  clusters?: readonly ClusterThrottle[],
-): Record<string, unknown> {
+export function stageDescription(paths: readonly string[], t: ThrottlingInputs): Record<string, unknown> {
   return {
     StageDescription: {
       ThrottlingRateLimit: t.apiThrottleRate,
       ThrottlingBurstLimit: t.apiThrottleBurst,
-      // A fleet's paths are its clusters' (`<cluster>/<route>`), each at its cluster's share.
-      MethodSettings:
-        clusters === undefined
-          ? paths.map((path) => ({
-              HttpMethod: 'POST',
-              ResourcePath: methodSettingsPath(path),
-              ThrottlingRateLimit: t.webhookThrottleRate,
-              ThrottlingBurstLimit: t.webhookThrottleBurst,
-            }))
-          : clusterMethodSettings(paths, clusters),
+      MethodSettings: paths.map((path) => ({
+        HttpMethod: 'POST',
+        ResourcePath: methodSettingsPath(path),
+        ThrottlingRateLimit: t.webhookThrottleRate,
+        ThrottlingBurstLimit: t.webhookThrottleBurst,
+      })),
     },
   };
 }

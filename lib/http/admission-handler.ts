@@ -18,7 +18,7 @@ import type { CallerAuth } from './caller-identity.js';
 import { callerAuthFromEnv, callerIdentity } from './caller-identity.js';
 import { notFound, refusedCapability } from './errors.js';
 import type { GatewayEvent, GatewayResult } from './event.js';
-import { requestPath } from './event.js';
+import { fleetPath, gatewayStage, requestPath } from './event.js';
 import type { AdmissionContext, AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
 import { admissionInvocation, established } from './invocation.js';
 import type { Endpoint } from './webhook-path.js';
@@ -27,7 +27,6 @@ import { learningEndpointRules } from '../admission/learning.js';
 import { packagedAdmissionConfiguration } from '../config/admission-configuration.js';
 import type { PackagedConfiguration } from '../config/documents.js';
 import { callerAuthModeFromEnv, clusterCallerAuth, packagedFleetFromEnv } from './fleet.js';
-import { clusterOfPath } from './webhook-path.js';
 import { readsCluster } from '../config/cluster-reader.js';
 import { httpErrors } from './http-errors.js';
 import { requestLog } from './request-log.js';
@@ -85,8 +84,10 @@ function admissionRoute(
   // A cluster's name is no secret (a capability is 86 characters; a name at most 63): logged as is.
   const known = new Set(cluster === undefined ? [plugin] : [plugin, cluster]);
   const shape = { withCapability: capabilityInPath, inFleet: cluster !== undefined };
+  // A fleet's cluster is the path's first segment as called (lib/http/event.ts's fleetPath).
+  const pathOf = cluster === undefined ? requestPath : fleetPath;
   const requestedRouteBefore = (request: AdmissionMiddyRequest): void => {
-    request.context.admission.requested = parseWebhookPath(requestPath(request.event), shape);
+    request.context.admission.requested = parseWebhookPath(pathOf(request.event), shape);
   };
   const servedRouteBefore = (request: AdmissionMiddyRequest): void => {
     const route = request.context.admission.requested;
@@ -97,7 +98,7 @@ function admissionRoute(
       !endpoints.includes(route.endpoint)
     ) {
       throw notFound(
-        `no webhook at ${redactWebhookPath(requestPath(request.event), capabilityInPath, known)}: ${plugin} serves ${endpoints.map((e) => formatWebhookPath({ plugin, endpoint: e, ...(cluster !== undefined && { cluster }) })).join(', ')}`,
+        `no webhook at ${redactWebhookPath(pathOf(request.event), capabilityInPath, known)}: ${plugin} serves ${endpoints.map((e) => formatWebhookPath({ plugin, endpoint: e, ...(cluster !== undefined && { cluster }) })).join(', ')}`,
       );
     }
     request.context.admission.route = route;
@@ -204,7 +205,7 @@ export function createAdmissionHandler<Config>(
   const route = admissionRoute(plugin.metadata.name, endpoints, capabilityInPath, callerAuth.cluster);
   const handler = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()
     .use(admissionInvocation())
-    .use(requestLog(plugin.metadata.name, { secretInPath: capabilityInPath }))
+    .use(requestLog(plugin.metadata.name, { secretInPath: capabilityInPath, cluster: callerAuth.cluster }))
     // Before httpErrors, so its onError runs after httpErrors answered and still sees the error.
     .use(admissionMetrics(metrics))
     .use(httpErrors())
@@ -276,11 +277,14 @@ export function packagedFleetHandler<Config>(
 }
 
 /**
- * One plugin's function for every cluster of a fleet, as `npm start` serves them: a path whose
- * first segment is a cluster that enables the plugin goes to that cluster's handler; a cluster
- * that does not gets 404 once its caller has proved it is that cluster (its key, its certificate);
- * a path naming no cluster of the deployment is refused as any unproved caller is (url-secret), or
- * 404 (mTLS, where API Gateway has checked the certificate).
+ * One plugin's function for every cluster of a fleet, as `npm start` serves them. Each cluster has
+ * its own API Gateway stage, named after it and throttled at its share (infra/serverless/
+ * cluster-stages.ts), so the stage a request came through names its cluster: a request through a
+ * cluster's stage goes to that cluster's handler, which also requires the called path to begin with
+ * the cluster (the stage on the execute-api name, the base path mapped to it on the custom domain).
+ * A cluster that does not enable the plugin gets 404 once its caller has proved it is that cluster
+ * (its key, its certificate); a stage naming no cluster of the deployment is refused as any
+ * unproved caller is (url-secret), or 404 (mTLS, where API Gateway has checked the certificate).
  */
 function fleetHandler(
   plugin: AnyAdmissionPlugin,
@@ -309,8 +313,8 @@ function fleetHandler(
     capabilityInPath ? refusedCapability() : notFound(`no cluster at ${redactWebhookPath(path, false, new Set())}`),
   );
   return (event, context) => {
-    const cluster = clusterOfPath(requestPath(event));
-    return ((cluster !== undefined && handlers.get(cluster)) || noCluster)(event, context);
+    const stage = gatewayStage(event);
+    return ((stage !== undefined && handlers.get(stage)) || noCluster)(event, context);
   };
 }
 
@@ -329,13 +333,13 @@ function refusingHandler(
   const route = admissionRoute(plugin, [], capabilityInPath, callerAuth?.cluster);
   let chain = middy<GatewayEvent, GatewayResult, Error, AdmissionContext>()
     .use(admissionInvocation())
-    .use(requestLog(plugin, { secretInPath: capabilityInPath }))
+    .use(requestLog(plugin, { secretInPath: capabilityInPath, cluster: callerAuth?.cluster }))
     .use(admissionMetrics(metrics))
     .use(httpErrors())
     .use(route.requested);
   if (callerAuth !== undefined) chain = chain.use(callerIdentity(callerAuth));
   const handler = chain.handler(async function refused(event: GatewayEvent): Promise<GatewayResult> {
-    throw refusal(requestPath(event));
+    throw refusal(fleetPath(event));
   });
   return (event, context) => handler(event, context as AdmissionContext);
 }

@@ -42,6 +42,26 @@ export function calledPath(event: GatewayEvent): string {
   return event.requestContext?.path || event.path || '/';
 }
 
+/**
+ * The path a fleet's webhook route is read from: the path as called, whose first segment names
+ * the cluster. A packaged fleet serves each cluster on its own API Gateway stage, named after the
+ * cluster, so API Gateway routes a path without it: on the execute-api name the stage is the
+ * called path's first segment and `path` leaves it out, on the custom domain the base path mapped
+ * to the stage is, and `path` keeps it. `requestContext.path` holds it both ways, as the local
+ * server's does.
+ */
+export function fleetPath(event: GatewayEvent): string {
+  return calledPath(event).split('?')[0];
+}
+
+/**
+ * The API Gateway stage the request came through: in a packaged fleet, the cluster whose share
+ * (the stage's throttle) it spent. Undefined when the event names none.
+ */
+export function gatewayStage(event: GatewayEvent): string | undefined {
+  return event.requestContext?.stage || undefined;
+}
+
 /** API Gateway passes the verified client certificate in a different place for each API type. */
 export function clientCertificate(event: GatewayEvent): APIGatewayEventClientCertificate | undefined {
   if (isV2(event)) return event.requestContext?.authentication?.clientCert ?? undefined;

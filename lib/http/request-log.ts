@@ -1,5 +1,5 @@
 import { apiserverTimeout } from './admission-metrics.js';
-import { requestPath } from './event.js';
+import { fleetPath, requestPath } from './event.js';
 import type { AdmissionMiddleware, AdmissionMiddyRequest } from './invocation.js';
 import { bounded, logEnabled, logRecord, MAX_LOGGED_STACK, writeLogLine } from './log.js';
 import { redactWebhookPath } from './webhook-path.js';
@@ -17,6 +17,8 @@ export interface RequestLogOptions {
   /** url-secret mode: the path's first segment is the caller's secret, logged redacted. */
   readonly secretInPath: boolean;
   readonly sampleAllowed?: number;
+  /** A fleet's cluster: the path is logged as called, its first segment the cluster's name (no secret). */
+  readonly cluster?: string;
 }
 
 /**
@@ -29,7 +31,8 @@ export interface RequestLogOptions {
  * failure's text are the caller's to make as long as the body limit allows.
  */
 export function requestLog(plugin: string, options: RequestLogOptions): AdmissionMiddleware {
-  const known = new Set([plugin]);
+  const known = new Set(options.cluster === undefined ? [plugin] : [plugin, options.cluster]);
+  const pathOf = options.cluster === undefined ? requestPath : fleetPath;
   const sampleAllowed = options.sampleAllowed ?? allowedSampleRate();
   let coldStart = true;
 
@@ -57,7 +60,7 @@ export function requestLog(plugin: string, options: RequestLogOptions): Admissio
     const record = {
       level: failure && failure.statusCode >= 500 ? 'error' : learningLost ? 'warn' : 'info',
       plugin: metricsLine === undefined ? plugin : undefined,
-      path: bounded(redactWebhookPath(requestPath(request.event), options.secretInPath, known)),
+      path: bounded(redactWebhookPath(pathOf(request.event), options.secretInPath, known)),
       statusCode: request.response?.statusCode,
       requestId: bounded(request.context.awsRequestId),
       coldStart: cold,

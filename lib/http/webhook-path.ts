@@ -10,7 +10,9 @@
 //
 // A fleet (one deployment serving many clusters, lib/config/fleet.ts) puts the cluster's name
 // first: `/<cluster>[/<capability>]/<plugin>/<endpoint>`. Without a fleet there is no cluster
-// segment, and the paths are exactly those of a single cluster.
+// segment, and the paths are exactly those of a single cluster. Deployed, the cluster segment is
+// the cluster's own API Gateway stage (or the custom domain's base path mapped to it), so the
+// API's routes are a single cluster's, and the handler reads the path as called (event.ts).
 
 import type { Phase } from '../admission/response.js';
 import { isClusterName } from '../config/fleet.js';
@@ -37,9 +39,6 @@ export interface PathShape {
 
 /** API Gateway's path parameter standing for the capability segment in serverless.yml's routes. */
 export const CAPABILITY_PATH_PARAMETER = '{capability}';
-
-/** API Gateway's path parameter standing for the cluster segment of a fleet's routes. */
-export const CLUSTER_PATH_PARAMETER = '{cluster}';
 
 /** What a logged or answered path shows instead of a segment that may be a capability. */
 export const REDACTED = '<redacted>';
@@ -100,7 +99,9 @@ export function parseWebhookPath(path: string, shape: boolean | PathShape): Webh
 
 /**
  * url-secret mode: the path before `[/<cluster>]/<capability>/<plugin>/<endpoint>` in the path as
- * the caller sent it (`/<stage>` on an execute-api name), which a capability's deployment names.
+ * the caller sent it (a single cluster's `/<stage>` on an execute-api name), which a capability's
+ * deployment names. A fleet's cluster segment belongs to the route, whether it is a stage or not:
+ * its capabilities name the cluster in a line of their own.
  */
 export function basePathBeforeRoute(fullPath: string, inFleet = false): string {
   const segments = segmentsOf(fullPath);

@@ -249,8 +249,9 @@ async function generate(params: Record<string, string>): Promise<Generated> {
     'sls:stage': 'test',
     'sls:instanceId': '1700000000000',
   };
+  // A name with a colon is a variable of its own (`sls:stage`); every other is a param.
   for (const [k, v] of Object.entries({ ...defaults, admissionConfig: everything.file, ...params }))
-    values[`param:${k}`] = v;
+    values[k.includes(':') ? k : `param:${k}`] = v;
   return generator({ resolveVariable: async (v) => values[v] });
 }
 
@@ -439,9 +440,8 @@ describe('serverless.yml', () => {
       const file = `.package/fleet/${name}.json`;
       expect(fn.environment).toEqual({ ADMISSION_CONFIG: file });
       expect(fn.package).toEqual({ patterns: [file] });
-      // Every route begins with the cluster: one route for all clusters, the function tells them apart.
-      for (const { http } of fn.events)
-        expect(http.path).toMatch(new RegExp(`^\\{cluster\\}/${name}/(mutate|validate|learn)$`));
+      // A single cluster's routes: the cluster before them is its own stage.
+      for (const { http } of fn.events) expect(http.path).toMatch(new RegExp(`^${name}/(mutate|validate|learn)$`));
       const packaged = JSON.parse(readFileSync(join(root, file), 'utf8'));
       // Its clusters' configurations only; every cluster's callers (a 404 is said to a proved caller).
       expect(
@@ -481,7 +481,72 @@ describe('serverless.yml', () => {
     expect(existsSync(join(root, '.package/fleet'))).toBe(false);
   });
 
-  it("a fleet in url-secret mode: routes {cluster}/{capability}/..., every cluster's key from its settings", async () => {
+  it("a fleet: a stage per cluster at the cluster's own share, its base path on the domain; one cluster: the root", async () => {
+    const dir = fleetDir({
+      blue: 'allowedSubjects: [blue-apiserver]\nthrottle: {requestsPerSecond: 5, burst: 10}\n',
+      green: 'allowedSubjects: [green-apiserver]\n',
+    });
+    const generated = (await generate({ ...domain, callerAuth: 'mtls', clustersDir: dir })) as Generated & {
+      executeApiBasePath: string;
+    };
+    const { Resources } = generated.resources;
+    const ofType = (resources: Record<string, any>, type: string) =>
+      Object.fromEntries(Object.entries(resources).filter(([, r]) => r.Type === type));
+    const stages = ofType(Resources, 'AWS::ApiGateway::Stage');
+    expect(
+      Object.values<any>(stages).map((s) => [
+        s.Properties.StageName,
+        s.Properties.DeploymentId,
+        s.Properties.MethodSettings,
+      ]),
+    ).toEqual([
+      [
+        'blue',
+        { Ref: 'ApiGatewayDeployment1700000000000' },
+        [{ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 }],
+      ],
+      [
+        'green',
+        { Ref: 'ApiGatewayDeployment1700000000000' },
+        // No throttle in its settings: the default share.
+        [{ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 }],
+      ],
+    ]);
+    const mappings = Object.values<any>(ofType(Resources, 'AWS::ApiGateway::BasePathMapping'));
+    expect(mappings.map((m) => [m.Condition, m.Properties.BasePath, m.Properties.Stage])).toEqual([
+      ['HasCustomDomain', 'blue', { Ref: 'ClusterBlueStage' }],
+      ['HasCustomDomain', 'green', { Ref: 'ClusterGreenStage' }],
+    ]);
+    // The execute-api URL of a fleet is the bare name: each cluster's stage begins its paths.
+    expect(generated.executeApiBasePath).toBe('');
+
+    // One cluster: the root of the domain mapped to the deployment's stage, and no other stage.
+    const single = (await generate({ ...domain, callerAuth: 'mtls' })) as Generated & { executeApiBasePath: string };
+    expect(ofType(single.resources.Resources, 'AWS::ApiGateway::Stage')).toEqual({});
+    expect(ofType(single.resources.Resources, 'AWS::ApiGateway::BasePathMapping')).toEqual({
+      WebhookBasePathMapping: {
+        Type: 'AWS::ApiGateway::BasePathMapping',
+        Condition: 'HasCustomDomain',
+        DependsOn: 'ApiGatewayDeployment1700000000000',
+        Properties: { DomainName: { Ref: 'WebhookDomain' }, RestApiId: { Ref: 'ApiGatewayRestApi' }, Stage: 'test' },
+      },
+    });
+    expect(single.executeApiBasePath).toBe('/test');
+
+    // A share above the deployment stage's, a cluster named as the deployment's stage: refused.
+    const greedy = fleetDir({
+      blue: 'allowedSubjects: [blue-apiserver]\nthrottle: {requestsPerSecond: 5000, burst: 10}\n',
+      green: 'allowedSubjects: [green-apiserver]\n',
+    });
+    await expect(generate({ ...domain, callerAuth: 'mtls', clustersDir: greedy })).rejects.toThrow(
+      /cluster blue: its throttle \(5000 requests per second, burst 10\) exceeds the stage's/,
+    );
+    await expect(generate({ ...domain, callerAuth: 'mtls', clustersDir: dir, 'sls:stage': 'green' })).rejects.toThrow(
+      /cluster green: a cluster is served on an API Gateway stage of its name/,
+    );
+  });
+
+  it("a fleet in url-secret mode: routes {capability}/..., every cluster's key from its settings", async () => {
     const keys = { blue: capabilityKeysEnv(OLD_KEY), green: capabilityKeysEnv(NEW_KEY) };
     const dir = fleetDir({ blue: `capabilityKeys: ["${keys.blue}"]\n`, green: `capabilityKeys: ["${keys.green}"]\n` });
     const generated = await generate({
@@ -491,7 +556,7 @@ describe('serverless.yml', () => {
       clustersDir: dir,
     });
     expect(generated.functions.podNodeSelector.events.map((e: any) => e.http.path)).toContain(
-      '{cluster}/{capability}/pod-node-selector/mutate',
+      '{capability}/pod-node-selector/mutate',
     );
     const packaged = JSON.parse(readFileSync(join(root, '.package/fleet/pod-node-selector.json'), 'utf8'));
     expect(packaged.fleet.clusters.map((c: any) => c.capabilityKeys)).toEqual([[keys.blue], [keys.green]]);
@@ -1264,7 +1329,9 @@ describe('packaged as a fleet', () => {
         join(clusters, `${cluster}.yaml`),
         `apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n${names.map((n) => `  - name: ${n}\n`).join('')}`,
       );
-      writeFileSync(join(clusters, `${cluster}.settings.yaml`), `allowedSubjects: [${cluster}-apiserver]\n`);
+      // Two shares: blue's own, green's the default.
+      const share = cluster === 'blue' ? 'throttle: {requestsPerSecond: 50, burst: 100}\n' : '';
+      writeFileSync(join(clusters, `${cluster}.settings.yaml`), `allowedSubjects: [${cluster}-apiserver]\n${share}`);
     }
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
     const run = spawnSync(
@@ -1289,10 +1356,42 @@ describe('packaged as a fleet', () => {
     expect(template.Outputs.ServedClusters.Value).toBe(
       'blue:pod-node-selector resource-quota;green:always-pull-images pod-node-selector',
     );
-    const paths = Object.values<any>(template.Resources)
+    const resources: Record<string, any> = template.Resources;
+    const paths = Object.values<any>(resources)
       .filter((r) => r.Type === 'AWS::ApiGateway::Resource')
       .map((r) => r.Properties.PathPart);
-    expect(paths).toContain('{cluster}');
+    // A single cluster's routes; each cluster is a stage of the same deployment, at its own share.
+    expect(paths).not.toContain('{cluster}');
+    const [deploymentId] = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::ApiGateway::Deployment');
+    const stages = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGateway::Stage');
+    expect(
+      stages.map(([id, r]) => [id, r.Properties.StageName, r.Properties.DeploymentId, r.Properties.MethodSettings]),
+    ).toEqual([
+      [
+        'ClusterBlueStage',
+        'blue',
+        { Ref: deploymentId },
+        [{ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }],
+      ],
+      [
+        'ClusterGreenStage',
+        'green',
+        { Ref: deploymentId },
+        [{ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 }],
+      ],
+    ]);
+    // The deployment's own stage (dev) is no cluster's; the domain maps only the clusters' base paths.
+    expect(resources[deploymentId].Properties.StageName).toBe('dev');
+    const mappings = Object.values<any>(resources).filter((r) => r.Type === 'AWS::ApiGateway::BasePathMapping');
+    expect(mappings.map((m) => [m.Condition, m.Properties.BasePath, m.Properties.Stage])).toEqual([
+      ['HasCustomDomain', 'blue', { Ref: 'ClusterBlueStage' }],
+      ['HasCustomDomain', 'green', { Ref: 'ClusterGreenStage' }],
+    ]);
+    // 2 resources per cluster, well within CloudFormation's 500.
+    expect(Object.keys(resources).length).toBeLessThan(500);
+    process.stderr.write(`packaged fleet of 2 clusters: ${Object.keys(resources).length} resources\n`);
+    // The execute-api base URL without the deployment's stage: the cluster's stage opens each URL.
+    expect(template.Outputs.WebhookBaseUrl.Value['Fn::If'][2]['Fn::Join'][1].at(-1)).toBe('');
     for (const name of ['always-pull-images', 'pod-node-selector', 'resource-quota']) {
       const zip = join(out, `${functionKey(name)}.zip`);
       const listing = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
@@ -1313,9 +1412,11 @@ describe('packaged as a fleet', () => {
       const { handler } = await import('./functions/always-pull-images/handler.cjs');
       const answers = [];
       for (const [path, subject] of JSON.parse(process.env.CALLS)) {
+        // Through the custom domain: the base path /<cluster> mapped to the cluster's stage.
         const event = { path, httpMethod: 'POST', headers: { 'content-type': 'application/json' },
           body: process.env.REVIEW, isBase64Encoded: false,
-          requestContext: { identity: { clientCert: { subjectDN: 'CN=' + subject } } } };
+          requestContext: { path, stage: path.split('/')[1], domainName: 'admission.dev.example.com',
+            identity: { clientCert: { subjectDN: 'CN=' + subject } } } };
         answers.push((await handler(event, { getRemainingTimeInMillis: () => 5000 })).statusCode);
       }
       process.stdout.write(JSON.stringify(answers));`;

@@ -1,8 +1,8 @@
-// API Gateway's throttles as the stage gets them: every route by its MethodSettings path, and in a
-// fleet each cluster's routes at that cluster's own share.
+// API Gateway's throttles as the deployment's stage gets them: every route by its MethodSettings
+// path; a fleet's clusters' shares are bounded by the stage's (each cluster's own stage:
+// test/infra/cluster-stages.test.ts).
 import { describe, expect, it } from 'vitest';
 import {
-  clusterMethodSettings,
   methodSettingsPath,
   stageDescription,
   THROTTLING_DEFAULTS,
@@ -17,48 +17,16 @@ describe('API Gateway throttles', () => {
     );
   });
 
-  it("throttles each cluster's routes at its own share, in place of the route default", () => {
+  it('throttles every webhook route of the stage at the route default', () => {
     const paths = ['{capability}/always-pull-images/validate', '{capability}/pod-node-selector/mutate'];
-    const clusters = [
-      { name: 'blue', requestsPerSecond: 5, burst: 10 },
-      { name: 'green', requestsPerSecond: 200, burst: 400 },
-    ];
-    expect(clusterMethodSettings(paths, clusters)).toEqual([
-      {
-        HttpMethod: 'POST',
-        ResourcePath: '/~1blue~1{capability}~1always-pull-images~1validate',
-        ThrottlingRateLimit: 5,
-        ThrottlingBurstLimit: 10,
-      },
-      {
-        HttpMethod: 'POST',
-        ResourcePath: '/~1blue~1{capability}~1pod-node-selector~1mutate',
-        ThrottlingRateLimit: 5,
-        ThrottlingBurstLimit: 10,
-      },
-      {
-        HttpMethod: 'POST',
-        ResourcePath: '/~1green~1{capability}~1always-pull-images~1validate',
-        ThrottlingRateLimit: 200,
-        ThrottlingBurstLimit: 400,
-      },
-      {
-        HttpMethod: 'POST',
-        ResourcePath: '/~1green~1{capability}~1pod-node-selector~1mutate',
-        ThrottlingRateLimit: 200,
-        ThrottlingBurstLimit: 400,
-      },
-    ]);
-    const stage = stageDescription(paths, THROTTLING_DEFAULTS, clusters).StageDescription as Record<string, unknown>;
-    expect(stage.MethodSettings).toEqual(clusterMethodSettings(paths, clusters));
-    // Without a fleet: the route default, as before.
-    const single = stageDescription(paths, THROTTLING_DEFAULTS).StageDescription as { MethodSettings: unknown[] };
-    expect(single.MethodSettings).toContainEqual({
+    const stage = stageDescription(paths, THROTTLING_DEFAULTS).StageDescription as { MethodSettings: unknown[] };
+    expect(stage.MethodSettings).toContainEqual({
       HttpMethod: 'POST',
       ResourcePath: '/~1{capability}~1always-pull-images~1validate',
       ThrottlingRateLimit: 200,
       ThrottlingBurstLimit: 400,
     });
+    expect(stage.MethodSettings).toHaveLength(2);
   });
 
   it("refuses a cluster's share above the stage's, naming the cluster, its file and both ways out", () => {

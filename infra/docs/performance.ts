@@ -37,6 +37,8 @@ export interface BenchResults {
 
 export interface CostResults {
   readonly date: string;
+  /** CPU ms of one raw store call from Node (a GetItem on a kept connection to DynamoDB Local). */
+  readonly storeCallCpuMs?: number;
   readonly rows: readonly Row[];
 }
 
@@ -380,6 +382,12 @@ export function costRegion(cost: CostResults, memoryOf: (name: string) => number
         ...p.months.map((m) => `${dollars(m.total)} (${dollars(m.lambdaDuration + m.lambdaRequests)})`),
       ]),
     ),
+    ...(cost.storeCallCpuMs !== undefined
+      ? [
+          '',
+          `A stateful function's CPU per request includes its store calls ([how many](#store-calls-per-request)): one raw store call, a GetItem sent with Node's http on a kept connection to DynamoDB Local and nothing else, took ${cost.storeCallCpuMs} ms of CPU on the same machine.`,
+        ]
+      : []),
     ...(odd.length > 0
       ? [
           '',

@@ -43,6 +43,32 @@ const driver = (handlerFile: string, eventsFile: string, outFile: string) =>
   `warmCpuMs:cpu()-warm,warmRequests:events.length-1,peakRssMb:u.maxRSS/1024,statuses}))})()` +
   `.catch(e=>{console.error(e);process.exit(1)})`;
 
+/**
+ * The store floor: one GetItem after another with Node's http on a kept connection (a placeholder
+ * signature: DynamoDB Local checks none), nothing else; CPU per call after a warm-up of 20.
+ */
+const storeFloor = (endpoint: string, table: string, calls: number, outFile: string) => {
+  const url = new URL(endpoint);
+  const body = JSON.stringify({
+    TableName: table,
+    Key: { pk: { S: 'floor' }, sk: { S: 'floor' } },
+    ConsistentRead: true,
+  });
+  const headers = {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-target': 'DynamoDB_20120810.GetItem',
+    authorization:
+      'AWS4-HMAC-SHA256 Credential=local/20260101/local/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
+  };
+  return (
+    `const http=require('http');const fs=require('fs');const agent=new http.Agent({keepAlive:true});` +
+    `const one=()=>new Promise((res,rej)=>{const r=http.request({host:'${url.hostname}',port:${url.port},method:'POST',path:'/',headers:${JSON.stringify(headers)},agent},s=>{s.resume();s.on('end',res)});r.on('error',rej);r.end(${JSON.stringify(body)})});` +
+    `(async()=>{for(let i=0;i<20;i++)await one();const u0=process.cpuUsage();for(let i=0;i<${calls};i++)await one();` +
+    `const u=process.cpuUsage(u0);fs.writeFileSync(${JSON.stringify(outFile)},JSON.stringify({cpuMsPerCall:(u.user+u.system)/1000/${calls}}));agent.destroy()})()` +
+    `.catch(e=>{console.error(e);process.exit(1)})`
+  );
+};
+
 interface ChildFigures {
   readonly coldCpuMs: number;
   readonly warmCpuMs: number;
@@ -111,8 +137,14 @@ export interface CostRow {
   readonly statuses: string;
 }
 
+export interface CostFigures {
+  /** CPU ms of one raw store call from Node (storeFloor), median of the rounds. */
+  readonly storeCallCpuMs: number;
+  readonly rows: CostRow[];
+}
+
 /** `requests` per burst, `rounds` bursts per function (fresh processes; medians). */
-export async function benchCost(requests = 200, rounds = 3): Promise<CostRow[]> {
+export async function benchCost(requests = 200, rounds = 3): Promise<CostFigures> {
   if (requests < 2) throw new Error('cost: a burst needs at least 2 requests (the first is the cold one)');
   rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
@@ -124,6 +156,16 @@ export async function benchCost(requests = 200, rounds = 3): Promise<CostRow[]> 
   const rows: CostRow[] = [];
   let tables = 0;
   try {
+    await createTable(db.endpoint, 'bench-cost-floor');
+    const storeCalls = Array.from({ length: rounds }, () => {
+      const outFile = resolve(DIR, 'store-floor.figures.json');
+      execFileSync(
+        process.execPath,
+        ['--input-type=commonjs', '-e', storeFloor(db.endpoint, 'bench-cost-floor', requests, outFile)],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
+      return (JSON.parse(readFileSync(outFile, 'utf8')) as { cpuMsPerCall: number }).cpuMsPerCall;
+    });
     for (const plugin of plugins) {
       const name = plugin.metadata.name;
       const stateful = usesStore(plugin.metadata);
@@ -186,8 +228,8 @@ export async function benchCost(requests = 200, rounds = 3): Promise<CostRow[]> 
         statuses: [...statuses].map(([s, k]) => `${s}:${k}`).join(' '),
       });
     }
+    return { storeCallCpuMs: round(median(storeCalls), 3), rows };
   } finally {
     await db.stop();
   }
-  return rows;
 }

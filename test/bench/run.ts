@@ -137,12 +137,15 @@ async function main(): Promise<void> {
     );
     results.cost = {
       date: new Date().toISOString(),
-      rows: await benchCost(positive(values.requests, '--requests', 200), positive(values.rounds, '--rounds', 3)),
+      ...(await benchCost(positive(values.requests, '--requests', 200), positive(values.rounds, '--rounds', 3))),
     };
     report(
       'Cost per function (peak RSS, CPU per request; memory chosen from them)',
       (results.cost as { rows: Record<string, unknown>[] }).rows,
     );
+    report('Store floor: one raw GetItem from Node on a kept connection', [
+      { 'CPU ms/call': (results.cost as { storeCallCpuMs: number }).storeCallCpuMs },
+    ]);
   }
   if (only.has('logger')) {
     process.stderr.write('logger: our request log line vs Powertools Logger...\n');

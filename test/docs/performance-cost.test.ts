@@ -35,6 +35,14 @@ describe('the performance page: cost per function', () => {
     expect(region).toContain('read on 2026-12-02');
   });
 
+  it('gives the store floor beside the stateful functions when the run measured it', () => {
+    const rows = [row('namespace-lifecycle', { stateful: true })];
+    expect(costRegion({ date: 'd', storeCallCpuMs: 0.61, rows }, () => 1664)).toContain(
+      "one raw store call, a GetItem sent with Node's http on a kept connection to DynamoDB Local and nothing else, took 0.61 ms of CPU",
+    );
+    expect(costRegion({ date: 'd', rows }, () => 1664)).not.toContain('raw store call');
+  });
+
   it('marks a function whose burst was not answered 200 throughout', () => {
     const region = costRegion(
       { date: 'd', rows: [row('always-admit'), row('image-policy-webhook', { statuses: '500:600' })] },

@@ -2,6 +2,16 @@
 // `npm run bench -- --out bench/results.json`): every number the documentation gives about speed
 // comes from that one run, and the page names its date once. A field the bench stops writing fails
 // the generator, naming it, rather than leaving a stale figure behind.
+import {
+  ARCHITECTURE,
+  billedMs,
+  estimatedMs,
+  monthlyCost,
+  ONE_VCPU_MB,
+  PRICES,
+  SECONDS_PER_MONTH,
+} from '../serverless/cost.js';
+import { functionMemory } from '../serverless/functions.js';
 
 type Row = Record<string, unknown>;
 
@@ -21,6 +31,15 @@ export interface BenchResults {
   readonly flood: readonly Row[];
   /** `--only apiserver`: through a real kube-apiserver, with the date of its own run. */
   readonly apiserver?: ApiserverResults;
+  /** `--only cost`: each function's peak RSS and CPU under a burst, with the date of its own run. */
+  readonly cost?: CostResults;
+}
+
+export interface CostResults {
+  readonly date: string;
+  /** CPU ms of one raw store call from Node (a GetItem on a kept connection to DynamoDB Local). */
+  readonly storeCallCpuMs?: number;
+  readonly rows: readonly Row[];
 }
 
 export interface ApiserverResults {
@@ -302,6 +321,84 @@ export function apiserverRegion(apiserver: ApiserverResults): string {
   return lines.join('\n');
 }
 
+const dollars = (v: number) => `$${v.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+const thousands = (v: number) => v.toLocaleString('en-US');
+
+/** The two steady rates the page prices, requests per second. */
+export const COST_RATES = [10, 100] as const;
+
+/**
+ * Per function: what the burst measured, the memory it is deployed with (functions.ts), what that
+ * setting buys as an estimate, and a month at 10 and 100 requests a second; the arithmetic once,
+ * on the first function. `memoryOf`: the deployed setting (functions.ts's table).
+ */
+export function costRegion(cost: CostResults, memoryOf: (name: string) => number = functionMemory): string {
+  const where = (r: Row) => `cost ${text(r, 'function', 'cost')}`;
+  const priced = cost.rows.map((r) => {
+    const name = text(r, 'function', 'cost');
+    const memory = memoryOf(name);
+    const warm = estimatedMs(num(r, 'CPU ms/request', where(r)), memory);
+    return {
+      row: r,
+      name,
+      memory,
+      warm,
+      cold: estimatedMs(num(r, 'cold CPU ms', where(r)), memory),
+      months: COST_RATES.map((rate) => monthlyCost(rate, memory, warm)),
+    };
+  });
+  if (priced.length === 0) throw new BenchResultsError('bench/results.json: cost has no rows');
+  const first = priced[0];
+  const month = first.months[0];
+  const gb = first.memory / 1024;
+  const requests = Number(first.row.requests ?? 0);
+  const rounds = Number(first.row.rounds ?? 0);
+  const odd = priced.filter((p) => {
+    const statuses = typeof p.row.statuses === 'string' ? p.row.statuses.split(' ') : [];
+    return statuses.some((s) => !s.startsWith('200:'));
+  });
+  return [
+    `Measured by \`npm run bench -- --only cost\` (its date is in bench/results.json's \`cost\` section): each function's bundle, loaded by a fresh Node as Lambda loads a CommonJS handler, answered a burst of ${requests} reviews one after another with its request log on${rounds > 1 ? `, medians of ${rounds} rounds` : ''}; the floor is an empty handler loaded and sent the same burst. CPU is user + system time on the bench machine's CPU. *Estimated* figures are computed, not measured on Lambda: CPU ms × ${thousands(ONE_VCPU_MB)} / memory, as Lambda gives a function one vCPU at ${thousands(ONE_VCPU_MB)} MB and a proportional share below it; a stateful function's store round trips come on top of its warm estimate.`,
+    '',
+    table(
+      [
+        'function',
+        'peak RSS MB (floor)',
+        'CPU ms/request (floor)',
+        'cold CPU ms (floor)',
+        'memory MB',
+        'est. warm ms',
+        'est. cold start ms',
+        ...COST_RATES.map((rate) => `$/month at ${rate}/s (Lambda)`),
+      ],
+      priced.map((p) => [
+        `\`${p.name}\`${odd.includes(p) ? ' †' : ''}`,
+        `${num(p.row, 'peak RSS MB', where(p.row))} (${num(p.row, 'floor peak RSS MB', where(p.row))})`,
+        `${num(p.row, 'CPU ms/request', where(p.row))} (${num(p.row, 'floor CPU ms/request', where(p.row))})`,
+        `${num(p.row, 'cold CPU ms', where(p.row))} (${num(p.row, 'floor cold CPU ms', where(p.row))})`,
+        p.memory,
+        round(p.warm, 2),
+        Math.round(p.cold),
+        ...p.months.map((m) => `${dollars(m.total)} (${dollars(m.lambdaDuration + m.lambdaRequests)})`),
+      ]),
+    ),
+    ...(cost.storeCallCpuMs !== undefined
+      ? [
+          '',
+          `A stateful function's CPU per request includes its store calls ([how many](#store-calls-per-request)): one raw store call, a GetItem sent with Node's http on a kept connection to DynamoDB Local and nothing else, took ${cost.storeCallCpuMs} ms of CPU on the same machine.`,
+        ]
+      : []),
+    ...(odd.length > 0
+      ? [
+          '',
+          `† Not every answer of the burst was 200 (${odd.map((p) => `\`${p.name}\`: ${String(p.row.statuses)}`).join('; ')}): the configuration the functions are packaged with does not configure ${odd.length === 1 ? 'it' : 'them'}.`,
+        ]
+      : []),
+    '',
+    `Prices: AWS's published ${PRICES.region} on-demand prices, read on ${PRICES.readOn}, without free tiers: Lambda on ${ARCHITECTURE} (serverless.yml's architecture) $${PRICES.lambdaGbSecond[ARCHITECTURE]} per GB-second and $${PRICES.lambdaRequestsPerMillion.toFixed(2)} per million requests; API Gateway REST $${PRICES.restApiPerMillion[0][1].toFixed(2)} per million calls (the first ${thousands(PRICES.restApiPerMillion[0][0] / 1e6)} million a month). A month is 30 days. The arithmetic, for \`${first.name}\` at ${COST_RATES[0]} requests a second: ${COST_RATES[0]} × ${thousands(SECONDS_PER_MONTH)} s = ${thousands(month.requests)} requests; each estimated at ${round(first.warm, 2)} ms, billed ${billedMs(first.warm)} ms (Lambda rounds up to the millisecond) at ${first.memory} MB = ${round(gb, 4)} GB, so ${thousands(month.requests)} × ${round(gb, 4)} GB × ${billedMs(first.warm) / 1000} s = ${thousands(round(month.gbSeconds, 0))} GB-s × $${PRICES.lambdaGbSecond[ARCHITECTURE]} = ${dollars(month.lambdaDuration)}; requests ${round(month.requests / 1e6, 2)} million × $${PRICES.lambdaRequestsPerMillion.toFixed(2)} = ${dollars(month.lambdaRequests)}; API Gateway ${round(month.requests / 1e6, 2)} million × $${PRICES.restApiPerMillion[0][1].toFixed(2)} = ${dollars(month.apiGateway)}; in all ${dollars(month.total)} (Lambda's part in brackets in the table).`,
+  ].join('\n');
+}
+
 /** The generated regions of docs/performance.md, by name. */
 export function performanceRegions(results: BenchResults): Record<string, string> {
   const ratios = keyRatios(results);
@@ -371,6 +468,9 @@ export function performanceRegions(results: BenchResults): Record<string, string
     'performance-apiserver': results.apiserver
       ? apiserverRegion(results.apiserver)
       : 'Not measured yet: `npm run bench -- --only apiserver --merge bench/results.json` (needs KUBEBUILDER_ASSETS).',
+    'performance-cost': results.cost
+      ? costRegion(results.cost)
+      : 'Not measured yet: `npm run bench -- --only cost --merge bench/results.json`.',
     'performance-logger': table(
       ['request log', 'µs per record (p50)', 'bundle KB'],
       results.logger.map((r) => [

@@ -123,6 +123,75 @@ export function roleLogicalId(metadata: PluginMetadata): string {
   return `${functionKey(metadata.name)}LambdaRole`;
 }
 
+/**
+ * Each plugin function's memory setting, MB: chooseMemory (infra/serverless/cost.ts) applied to
+ * `npm run bench -- --only cost --requests 200 --rounds 3` (medians of 3 bursts of 200 reviews, the
+ * bundle loaded as Lambda loads it, request log on; x86 CPU, Node 22). Every function's peak RSS was
+ * 50-71 MB (an empty handler's: 43 MB), so RSS decides none of them; CPU does. Per line: what decided
+ * it, the CPU ms per warm request, the CPU ms to the first answer. Re-measure and update a line when
+ * a plugin's code or its store calls change.
+ */
+const FUNCTION_MEMORY_MB: Readonly<Record<string, number>> = {
+  // Warm CPU 0.07-0.10 ms (x 1769 = 130-177 MB, within 1 billed ms at 192 MB); cold 41-64 ms.
+  'always-admit': 192,
+  'always-deny': 192,
+  'always-pull-images': 192,
+  'certificate-subject-restriction': 192,
+  'cluster-resource-override': 192,
+  'default-ingress-class': 192,
+  'default-toleration-seconds': 192,
+  'deny-service-external-ips': 192,
+  'event-rate-limit': 192,
+  'extended-resource-toleration': 192,
+  'external-ip-ranger': 192,
+  'limit-pod-hard-anti-affinity-topology': 192,
+  'namespace-reservation': 192,
+  'persistent-volume-claim-resize': 192,
+  'pod-node-constraints': 192,
+  'restricted-endpoints-admission': 192,
+  'run-once-duration': 192,
+  'runtime-class': 192,
+  'storage-object-in-use-protection': 192,
+  'taint-nodes-by-condition': 192,
+  // Warm CPU 0.111 ms (196 MB).
+  'node-restriction': 256,
+  // The cold start: 116 and 124 ms of CPU to the first answer (the CEL runtime), within 1 s from 205
+  // and 219 MB; warm CPU 0.09 ms.
+  'validating-admission-policy': 256,
+  'mutating-admission-policy': 256,
+  // Warm CPU 0.197 ms (349 MB), measured on its 500 answer: the default configuration names no
+  // image-review backend, and a configured function's own HTTPS call to it comes on top.
+  'image-policy-webhook': 384,
+  // Warm CPU 0.544 ms (962 MB): store reads.
+  priority: 1024,
+  // Warm CPU 0.84-0.95 ms, one or two store reads a request (1479-1684 MB).
+  'pod-security': 1536,
+  'pod-node-selector': 1600,
+  'namespace-lifecycle': 1664,
+  'pod-toleration-restriction': 1664,
+  'namespace-exists': 1728,
+  'origin-pod-node-environment': 1728,
+  // Warm CPU past one vCPU's millisecond (1.0-6.4 ms: quota ledgers, limit ranges; store reads and
+  // writes): one full vCPU, the most a single-threaded handler can use.
+  'default-storage-class': 1792,
+  'limit-ranger': 1792,
+  'resource-quota': 1792,
+  'cluster-resource-quota': 1792,
+};
+
+/**
+ * The memory setting of a plugin's function (FUNCTION_MEMORY_MB); a plugin without one fails
+ * packaging, naming it: `npm run bench -- --only cost` measures it and proposes one.
+ */
+export function functionMemory(name: string): number {
+  const memory = FUNCTION_MEMORY_MB[name];
+  if (memory === undefined)
+    throw new Error(
+      `infra/serverless/functions.ts: plugin ${name} has no memory setting in FUNCTION_MEMORY_MB: measure it with \`npm run bench -- --only cost\` and add the "chosen MB" it proposes`,
+    );
+  return memory;
+}
+
 function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs): Record<string, unknown> {
   const { metadata } = plugin;
   const fleetPackage = inputs.fleet === undefined ? undefined : packagedFleetFile(metadata.name);
@@ -130,6 +199,7 @@ function serverlessFunction(plugin: AnyAdmissionPlugin, inputs: ServerlessInputs
     handler: `functions/${metadata.name}/handler.handler`,
     description: metadata.summary.slice(0, 256),
     timeout: lambdaTimeout(metadata),
+    memorySize: functionMemory(metadata.name),
     role: roleLogicalId(metadata),
     ...(inputs.provisionedConcurrency > 0 && { provisionedConcurrency: inputs.provisionedConcurrency }),
     ...(throttlingInputs(inputs).reservedConcurrency > 0 && {

@@ -23,7 +23,7 @@ import { gatewayEvent } from '../support/gateway-event.js';
 import { sampleReviewFor } from './samples.js';
 import { median, round, spread } from './stats.js';
 
-const OUT = '.local/bench/bundles';
+export const OUT = '.local/bench/bundles';
 /** serverless.yml's esbuild plugins, so the bench builds what packaging builds. */
 const packagingPlugins = createRequire(import.meta.url)('../../infra/serverless/esbuild-plugins.cjs') as Plugin[];
 /** Builds the bench's SDK variant: lib/state/index.ts gets test/bench/sdk-client.ts as its client. */
@@ -86,7 +86,7 @@ function storeFloor(endpoint: string, table: string): string {
   return `const r=require('http').request({host:'${url.hostname}',port:${url.port},method:'POST',path:'/',headers:${JSON.stringify(headers)}},s=>{s.resume();s.on('end',()=>{const u=process.cpuUsage();process.stdout.write(JSON.stringify({status:s.statusCode,cpu:(u.user+u.system)/1000}))})});r.end(${JSON.stringify(body)})`;
 }
 
-async function bundle(
+export async function bundle(
   plugin: AnyAdmissionPlugin,
   tag: string,
   extra: Plugin[],

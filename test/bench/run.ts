@@ -11,6 +11,7 @@ import { CLUSTERS_DIR, fleetCluster } from '../../lib/config/fleet.js';
 import { benchApiserver } from './apiserver.js';
 import { benchApiserverQuotaBurst } from './apiserver-quota-burst.js';
 import { benchColdStart } from './cold-start.js';
+import { benchCost } from './cost.js';
 import { benchLogger } from './logger.js';
 import { benchHandlers } from './handlers.js';
 import { benchQuotaBurst } from './quota-burst.js';
@@ -21,6 +22,7 @@ import { benchThroughput } from './throughput.js';
 const SECTIONS = [
   'handlers',
   'cold-start',
+  'cost',
   'throughput',
   'cel',
   'map',
@@ -49,6 +51,11 @@ Measures, next to a floor in the same run:
   cold-start  each function's esbuild bundle (ESM as packaged, CommonJS for the stateless ones, the
               SDK's client for the stateful ones) and each zip of npm run package, unzipped and
               run with serverless.yml's environment: size, fresh-process load+answer vs bare node
+  cost        each function's bundle loaded as Lambda loads a CommonJS handler, in a fresh process,
+              answering a burst of reviews (stateful ones against DynamoDB Local), beside an empty
+              handler loaded the same way: peak RSS, CPU to the first answer and per warm request,
+              and the memory setting those choose (infra/serverless/cost.ts)
+              --requests N per burst (default 200), --rounds N (default 3)
   throughput  npm start (request log on, and off) at 16 autocannon mTLS connections vs a bare https
               server with the same TLS; req/s and each server's CPU per request
   cel         ValidatingAdmissionPolicy evaluation, and a request with 1 vs 1,000 policies loaded
@@ -131,6 +138,22 @@ async function main(): Promise<void> {
     process.stderr.write('cold-start: bundling and starting fresh processes...\n');
     results.coldStart = await benchColdStart();
     report('Cold start per function', results.coldStart as Record<string, unknown>[]);
+  }
+  if (only.has('cost')) {
+    process.stderr.write(
+      'cost: a burst of reviews through each function in a fresh process, beside an empty handler...\n',
+    );
+    results.cost = {
+      date: new Date().toISOString(),
+      ...(await benchCost(positive(values.requests, '--requests', 200), positive(values.rounds, '--rounds', 3))),
+    };
+    report(
+      'Cost per function (peak RSS, CPU per request; memory chosen from them)',
+      (results.cost as { rows: Record<string, unknown>[] }).rows,
+    );
+    report('Store floor: one raw GetItem from Node on a kept connection', [
+      { 'CPU ms/call': (results.cost as { storeCallCpuMs: number }).storeCallCpuMs },
+    ]);
   }
   if (only.has('logger')) {
     process.stderr.write('logger: our request log line vs Powertools Logger...\n');

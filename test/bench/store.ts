@@ -113,7 +113,7 @@ const clusterQuota: ReviewInput = {
 };
 
 /** What each stateful plugin sees in real use: state it learns first, then the measured request. */
-const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => ReviewInput }> = {
+export const SAMPLES: Record<string, { setup: ReviewInput[]; request: (i: number) => ReviewInput }> = {
   'namespace-lifecycle': { setup: [namespace], request: (i) => ({ object: pod(`nl-${i}`) }) },
   'pod-node-selector': { setup: [namespace], request: (i) => ({ object: pod(`pns-${i}`) }) },
   'pod-toleration-restriction': { setup: [namespace], request: (i) => ({ object: pod(`ptr-${i}`) }) },

@@ -22,6 +22,7 @@ import type { IamRequest, PolicyDocument } from '../support/iam-policy.js';
 import { evaluate, evaluateIntersection } from '../support/iam-policy.js';
 import { partitionPatterns } from '../../lib/state/partitions.js';
 import { READER_ALARM_LOGICAL_ID, READER_ROLE_LOGICAL_ID } from '../../infra/serverless/cluster-reader.js';
+import { functionMemory } from '../../infra/serverless/functions.js';
 import { testPki } from '../support/pki.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -330,6 +331,24 @@ describe('serverless.yml', () => {
     expect(Object.keys(printed.functions)).toEqual(['alwaysPullImages']);
   }, 300_000);
 
+  it("gives every plugin's function its own measured memory setting, none the old 512 MB default", () => {
+    const settings = Object.fromEntries(plugins.map((p) => [p.metadata.name, functionMemory(p.metadata.name)]));
+    for (const [name, memory] of Object.entries(settings)) {
+      // Lambda's least, in the 64 MB steps chooseMemory takes, at most one vCPU (1,769 MB → 1,792).
+      expect(memory, name).toBeGreaterThanOrEqual(128);
+      expect(memory, name).toBeLessThanOrEqual(1792);
+      expect(memory % 64, name).toBe(0);
+      expect(memory, name).not.toBe(512);
+    }
+    // The measured extremes: a stateless judge needs little CPU, a quota ledger a full vCPU.
+    expect(settings['always-pull-images']).toBe(192);
+    expect(settings['validating-admission-policy']).toBe(256);
+    expect(settings['resource-quota']).toBe(1792);
+    expect(() => functionMemory('no-such-plugin')).toThrow(
+      /plugin no-such-plugin has no memory setting in FUNCTION_MEMORY_MB: measure it with `npm run bench -- --only cost`/,
+    );
+  });
+
   it('deploys to --region, else the environment region, else eu-west-1', () => {
     expect(serverlessYml.provider.region).toBe(`\${opt:region, env:AWS_REGION, env:AWS_DEFAULT_REGION, 'eu-west-1'}`);
   });
@@ -356,6 +375,7 @@ describe('serverless.yml', () => {
         expect(fn.timeout).toBe(
           Math.max(metadata.mutating?.timeoutSeconds ?? 1, metadata.validating?.timeoutSeconds ?? 1),
         );
+        expect(fn.memorySize).toBe(functionMemory(metadata.name));
       }
       expect(generated.disableDefaultEndpoint).toBe(true);
     },
@@ -749,11 +769,16 @@ describe('npm run package (osls, offline, no credentials)', () => {
   }, 600_000);
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it('one Lambda per plugin, nodejs22.x, each with its own role', () => {
+  it('one Lambda per plugin, nodejs22.x, its own memory setting, each with its own role', () => {
     const lambdas = resourcesOf('AWS::Lambda::Function');
     expect(lambdas.map(([id]) => id).sort()).toEqual(
       packaged.map((p) => `${logicalPrefix(p.metadata.name)}LambdaFunction`).sort(),
     );
+    for (const { metadata } of packaged)
+      expect(
+        template.Resources[`${logicalPrefix(metadata.name)}LambdaFunction`].Properties.MemorySize,
+        metadata.name,
+      ).toBe(functionMemory(metadata.name));
     for (const [id, lambda] of lambdas) {
       expect(lambda.Properties.Runtime).toBe('nodejs22.x');
       expect(lambda.Properties.Role).toEqual({ 'Fn::GetAtt': [id.replace(/LambdaFunction$/, 'LambdaRole'), 'Arn'] });

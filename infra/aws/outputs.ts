@@ -1,7 +1,7 @@
 // `npm run -s outputs -- --stage STAGE [--region REGION]`: reads the deployed stack's outputs
 // (CloudFormation DescribeStacks, with the operator's AWS credentials) and prints what the next
-// steps need: the outputs as NAME=value lines, or with --emit the one `npm run -s emit` command
-// for this deployment (its base URL and caller-auth mode). Data on stdout, notes on stderr.
+// steps need: the outputs as NAME=value lines, or with --emit the `npm run -s emit` command for
+// this deployment (its base URL and caller-auth mode; a fleet's, one per cluster). Data on stdout, notes on stderr.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,12 +22,15 @@ prints those the next steps read as NAME=value lines:
   StateTableName             the STATE_TABLE of npm run sync against this deployment
   DashboardName              the CloudWatch dashboard
   ServedPlugins              the plugins the deployment serves: the --served of npm run emit
+  ServedClusters             a fleet: each cluster's plugins (cluster:plugin plugin;...)
 
 Options:
   --stage STAGE    the stage deployed (required)
   --region REGION  the stack's region (default: AWS_REGION, else AWS_DEFAULT_REGION)
-  --emit           print only the npm run -s emit command for this deployment
-  --out DIR        with --emit: add --out DIR to it (mTLS needs it: the apiserver's kubeconfig)
+  --emit           print only the npm run -s emit command for this deployment (a fleet: one
+                   per cluster, each with its --cluster)
+  --out DIR        with --emit: add --out DIR to it (mTLS needs it: the apiserver's kubeconfig;
+                   a fleet: DIR/CLUSTER for each cluster)
   --json           the outputs as one JSON object
   -h, --help       this text
 
@@ -46,6 +49,7 @@ export const STACK_OUTPUTS = [
   'StateTableName',
   'DashboardName',
   'ServedPlugins',
+  'ServedClusters',
 ] as const;
 
 export interface OutputsIo {
@@ -65,25 +69,47 @@ function shellWord(value: string): string {
   return /^[\w@%+=:,./~-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The emit command of the deployment the outputs describe. */
-export function emitCommand(outputs: Readonly<Record<string, string>>, out?: string): string {
+/** ServedClusters (`blue:pod-node-selector resource-quota;green:...`) as cluster → its plugins. */
+export function servedClusters(value: string): Map<string, string[]> {
+  return new Map(
+    value
+      .split(';')
+      .filter((entry) => entry.includes(':'))
+      .map((entry) => {
+        const [cluster = '', plugins = ''] = entry.split(':');
+        return [cluster, plugins.split(' ').filter(Boolean)];
+      }),
+  );
+}
+
+/**
+ * The emit commands of the deployment the outputs describe: one, or in a fleet one per cluster
+ * (its --cluster, and as --served the plugins the deployment serves for that cluster).
+ */
+export function emitCommands(outputs: Readonly<Record<string, string>>, out?: string): string[] {
   const baseUrl = outputs.WebhookBaseUrl;
   if (!baseUrl) throw new Error('the stack has no WebhookBaseUrl output: deployed from an older serverless.yml?');
   const auth = outputs.CallerAuth === 'url-secret' ? ['--auth', 'url-secret'] : [];
-  const served = outputs.ServedPlugins ? ['--served', outputs.ServedPlugins] : [];
-  const words = [
-    'npm',
-    'run',
-    '-s',
-    'emit',
-    '--',
-    ...auth,
-    '--base-url',
-    baseUrl,
-    ...served,
-    ...(out ? ['--out', out] : []),
-  ];
-  return words.map(shellWord).join(' ');
+  const command = (cluster: string[], served: string | undefined, outDir: string | undefined) =>
+    [
+      'npm',
+      'run',
+      '-s',
+      'emit',
+      '--',
+      ...cluster,
+      ...auth,
+      '--base-url',
+      baseUrl,
+      ...(served ? ['--served', served] : []),
+      ...(outDir ? ['--out', outDir] : []),
+    ]
+      .map(shellWord)
+      .join(' ');
+  if (!outputs.ServedClusters) return [command([], outputs.ServedPlugins, out)];
+  return [...servedClusters(outputs.ServedClusters)].map(([cluster, plugins]) =>
+    command(['--cluster', cluster], plugins.join(','), out ? `${out.replace(/\/+$/, '')}/${cluster}` : undefined),
+  );
 }
 
 export async function outputsCommand(argv: string[], io: OutputsIo): Promise<number> {
@@ -145,7 +171,7 @@ export async function outputsCommand(argv: string[], io: OutputsIo): Promise<num
 
   if (values.emit) {
     try {
-      io.stdout(`${emitCommand(outputs, values.out)}\n`);
+      for (const command of emitCommands(outputs, values.out)) io.stdout(`${command}\n`);
     } catch (error) {
       io.stderr(`outputs: ${(error as Error).message}\n`);
       return 1;
@@ -156,7 +182,7 @@ export async function outputsCommand(argv: string[], io: OutputsIo): Promise<num
   else for (const [name, value] of Object.entries(outputs)) io.stdout(`${name}=${value}\n`);
   if (outputs.WebhookBaseUrl && outputs.WebhookDomainTarget)
     io.stderr(`DNS: point ${new URL(outputs.WebhookBaseUrl).host} at ${outputs.WebhookDomainTarget}\n`);
-  if (outputs.WebhookBaseUrl) io.stderr(`next: ${emitCommand(outputs)}\n`);
+  if (outputs.WebhookBaseUrl) for (const command of emitCommands(outputs)) io.stderr(`next: ${command}\n`);
   return 0;
 }
 

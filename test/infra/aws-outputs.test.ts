@@ -30,6 +30,13 @@ const STACKS: Record<string, Record<string, string>> = {
     StateTableName: 'serverless-admission-prod-state',
     DashboardName: 'serverless-admission-prod',
   },
+  // A fleet of two clusters: each cluster is a stage, whose name emit --cluster puts in the URL.
+  'serverless-admission-fleet': {
+    WebhookBaseUrl: 'https://f1e2d3c4b5.execute-api.eu-central-1.amazonaws.com',
+    CallerAuth: 'url-secret',
+    ServedPlugins: 'always-pull-images,pod-node-selector,resource-quota',
+    ServedClusters: 'blue:pod-node-selector resource-quota;green:always-pull-images pod-node-selector',
+  },
   // Packaged under an AdmissionConfiguration naming one plugin.
   'serverless-admission-small': {
     WebhookBaseUrl: 'https://small.example.com',
@@ -137,6 +144,23 @@ describe('npm run -s outputs', () => {
     expect(run.stdout).toBe(
       'npm run -s emit -- --auth url-secret --base-url https://a1b2c3d4e5.execute-api.eu-central-1.amazonaws.com/eks --served always-pull-images,pod-node-selector\n',
     );
+  });
+
+  it('--emit of a fleet: one command per cluster, each with its --cluster and the plugins served for it', async () => {
+    const run = await outputs(['--stage', 'fleet', '--region', 'eu-central-1', '--emit', '--out', 'webhooks/']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe(
+      [
+        'npm run -s emit -- --cluster blue --auth url-secret --base-url https://f1e2d3c4b5.execute-api.eu-central-1.amazonaws.com --served pod-node-selector,resource-quota --out webhooks/blue',
+        'npm run -s emit -- --cluster green --auth url-secret --base-url https://f1e2d3c4b5.execute-api.eu-central-1.amazonaws.com --served always-pull-images,pod-node-selector --out webhooks/green',
+        '',
+      ].join('\n'),
+    );
+    const listed = await outputs(['--stage', 'fleet', '--region', 'eu-central-1']);
+    expect(listed.stdout).toContain(
+      'ServedClusters=blue:pod-node-selector resource-quota;green:always-pull-images pod-node-selector\n',
+    );
+    expect(listed.stderr.match(/^next: npm run -s emit -- --cluster /gm)).toHaveLength(2);
   });
 
   it('--json: the outputs the next steps read, and only those', async () => {

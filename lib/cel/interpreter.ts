@@ -37,6 +37,11 @@ export interface Runtime {
 interface Frame {
   readonly bindings: Readonly<Record<string, unknown>>;
   readonly slots: unknown[];
+  /**
+   * The bindings as CEL values, converted on first use: asCel builds a new map of a plain object's
+   * entries, which an expression that names `object` or `variables` ten times would otherwise do ten times.
+   */
+  readonly variables: unknown[];
 }
 
 type Eval = (frame: Frame) => unknown;
@@ -207,6 +212,8 @@ export function constructedTypeName(value: unknown): string | undefined {
 export class Compiler {
   private readonly scopes: Map<string, number>[] = [];
   private slotCount = 0;
+  /** The frame's index of each variable the expression names. */
+  private readonly variableIndexes = new Map<string, number>();
 
   constructor(
     private readonly runtime: Runtime,
@@ -221,10 +228,25 @@ export class Compiler {
   program(node: Node): (bindings: Readonly<Record<string, unknown>>) => unknown {
     const run = this.compile(node);
     const slots = this.slotCount;
-    return (bindings) => {
-      const result = run({ bindings, slots: new Array(slots) });
-      if (isOptional(result)) return result;
-      return result;
+    const variables = this.variableIndexes.size;
+    return (bindings) => run({ bindings, slots: new Array(slots), variables: new Array(variables) });
+  }
+
+  /** Reads a binding once per evaluation (asCel never answers undefined, so undefined means unread). */
+  private variable(name: string): Eval {
+    let index = this.variableIndexes.get(name);
+    if (index === undefined) {
+      index = this.variableIndexes.size;
+      this.variableIndexes.set(name, index);
+    }
+    const at = index;
+    return (f) => {
+      let value = f.variables[at];
+      if (value === undefined) {
+        value = asCel(f.bindings[name]);
+        f.variables[at] = value;
+      }
+      return value;
     };
   }
 
@@ -254,10 +276,7 @@ export class Compiler {
       case 'ident': {
         const slot = node.absolute ? undefined : this.slot(node.name);
         if (slot !== undefined) return (f) => f.slots[slot];
-        if (this.variables.has(node.name)) {
-          const name = node.name;
-          return (f) => asCel(f.bindings[name]);
-        }
+        if (this.variables.has(node.name)) return this.variable(node.name);
         const type = TYPE_CONSTANTS[node.name] ?? this.runtime.typeValue(node.name);
         if (type !== undefined) return () => type;
         const pos = node.pos;
@@ -270,8 +289,7 @@ export class Compiler {
           if (type !== undefined) return () => type;
         }
         // cel-go declares it as one qualified variable (library/authorizer.ts binds it).
-        if (name === 'authorizer.requestResource' && this.slot('authorizer') === undefined)
-          return (f) => asCel(f.bindings[name]);
+        if (name === 'authorizer.requestResource' && this.slot('authorizer') === undefined) return this.variable(name);
         const operand = this.compile(node.operand);
         const { field, pos, optional } = node;
         if (node.test) {
@@ -472,7 +490,7 @@ export class Compiler {
           const a = optionalValue(l);
           const b = optionalValue(r);
           if (a === undefined || b === undefined) return (a === b) !== negate;
-          const inner = equal({ bindings: {}, slots: [] }, [a, b]);
+          const inner = equal({ bindings: {}, slots: [], variables: [] }, [a, b]);
           return isCelError(inner) ? inner : inner !== negate;
         }
         const result = equal(f, [l, r]);

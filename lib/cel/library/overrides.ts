@@ -17,6 +17,7 @@ import {
 } from '@bufbuild/cel';
 import type { CelFunc, CelList } from '@bufbuild/cel';
 import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
+import { compiledRegex } from './regex.js';
 import {
   durationText,
   goFloat,
@@ -438,5 +439,13 @@ function format(template: string, args: CelList): string {
 overrides.push(
   celMethod('format', STRING, [listType(CelScalar.DYN)], STRING, function (args) {
     return format(this, args);
+  }),
+);
+
+// @bufbuild/cel's own `matches` compiles its pattern on every call; this one reuses the compiled
+// pattern (the same RE2 program, the same answer and the same syntax error).
+overrides.push(
+  celMethod('matches', STRING, [STRING], CelScalar.BOOL, function (pattern) {
+    return compiledRegex(pattern).test(this);
   }),
 );

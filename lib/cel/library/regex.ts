@@ -49,6 +49,21 @@ function context(before: number, after: number): number {
 }
 
 const programs = new Map<string, Prog>();
+const compiled = new Map<string, RE2JS>();
+
+/**
+ * A pattern compiled once and kept: `matches` is called per evaluation with the same constant
+ * pattern, and compiling it is most of the call's cost. Throws RE2's syntax error (never cached).
+ */
+export function compiledRegex(pattern: string): RE2JS {
+  let regex = compiled.get(pattern);
+  if (!regex) {
+    regex = RE2JS.compile(pattern);
+    if (compiled.size > 1000) compiled.clear();
+    compiled.set(pattern, regex);
+  }
+  return regex;
+}
 
 /** The compiled program of an RE2 pattern; throws RE2's syntax error. */
 export function compilePattern(pattern: string): Prog {

@@ -342,7 +342,8 @@ describe('serverless.yml', () => {
     }
     // The measured extremes: a stateless judge needs little CPU, a quota ledger a full vCPU.
     expect(settings['always-pull-images']).toBe(192);
-    expect(settings['validating-admission-policy']).toBe(256);
+    expect(settings['validating-admission-policy']).toBe(192);
+    expect(settings['mutating-admission-policy']).toBe(256);
     expect(settings['resource-quota']).toBe(1792);
     expect(() => functionMemory('no-such-plugin')).toThrow(
       /plugin no-such-plugin has no memory setting in FUNCTION_MEMORY_MB: measure it with `npm run bench -- --only cost`/,

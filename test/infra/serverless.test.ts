@@ -26,6 +26,28 @@ import { functionMemory } from '../../infra/serverless/functions.js';
 import { testPki } from '../support/pki.js';
 
 const root = resolve(import.meta.dirname, '../..');
+
+/**
+ * osls run offline as a user without AWS would: no credentials, profile or config (packaging must
+ * not need any), no telemetry or notifications.
+ */
+function offlineSls(args: string[], extraEnv: Record<string, string> = {}, timeout?: number) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+  return spawnSync(join(root, 'node_modules/.bin/sls'), args, {
+    cwd: root,
+    env: {
+      ...env,
+      ...extraEnv,
+      AWS_CONFIG_FILE: '/dev/null',
+      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+      SLS_TELEMETRY_DISABLED: '1',
+      SLS_NOTIFICATIONS_MODE: 'off',
+      CI: '1',
+    },
+    encoding: 'utf8',
+    ...(timeout !== undefined && { timeout }),
+  });
+}
 const require = createRequire(import.meta.url);
 const serverlessYml = parseYaml(readFileSync(join(root, 'serverless.yml'), 'utf8'));
 const GENERATOR = './infra/serverless/functions.cjs';
@@ -311,21 +333,7 @@ describe('serverless.yml', () => {
       file,
       'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n  - name: AlwaysPullImages\n',
     );
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
-    const run = spawnSync(join(root, 'node_modules/.bin/sls'), ['print', '--stage', 'dev', '--format', 'json'], {
-      cwd: root,
-      env: {
-        ...env,
-        ADMISSION_CONFIG: file,
-        AWS_CONFIG_FILE: '/dev/null',
-        AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-        SLS_TELEMETRY_DISABLED: '1',
-        SLS_NOTIFICATIONS_MODE: 'off',
-        CI: '1',
-      },
-      encoding: 'utf8',
-      timeout: 300_000,
-    });
+    const run = offlineSls(['print', '--stage', 'dev', '--format', 'json'], { ADMISSION_CONFIG: file }, 300_000);
     expect(run.status, run.stderr).toBe(0);
     const printed = JSON.parse(run.stdout.slice(run.stdout.indexOf('{')));
     expect(Object.keys(printed.functions)).toEqual(['alwaysPullImages']);
@@ -751,20 +759,7 @@ describe('npm run package (osls, offline, no credentials)', () => {
   beforeAll(() => {
     out = mkdtempSync(join(tmpdir(), 'sls-package-'));
     // No AWS credentials, profile or config: packaging must not need any.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
-    const run = spawnSync(join(root, 'node_modules/.bin/sls'), ['package', '--stage', 'dev', '--package', out], {
-      cwd: root,
-      env: {
-        ...env,
-        AWS_CONFIG_FILE: '/dev/null',
-        AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-        SLS_TELEMETRY_DISABLED: '1',
-        SLS_NOTIFICATIONS_MODE: 'off',
-        CI: '1',
-      },
-      encoding: 'utf8',
-      timeout: 540_000,
-    });
+    const run = offlineSls(['package', '--stage', 'dev', '--package', out], {}, 540_000);
     if (run.status !== 0) throw new Error(`sls package failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
     template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
   }, 600_000);
@@ -1287,33 +1282,17 @@ describe('packaged with a cluster reader', () => {
   it('osls packages the scheduled function, its role and alarm, under 500 resources, and a zip of its own', () => {
     const out = mkdtempSync(join(tmpdir(), 'sls-reader-package-'));
     onTestFinished(() => rmSync(out, { recursive: true, force: true }));
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
-    const run = spawnSync(
-      join(root, 'node_modules/.bin/sls'),
-      [
-        'package',
-        '--stage',
-        'dev',
-        '--package',
-        out,
-        '--param=clusterReader=token',
-        '--param=clusterEndpoint=https://203.0.113.10:6443',
-        `--param=clusterCa=${Buffer.from(testPki().ca.certPem).toString('base64')}`,
-        `--param=clusterTokenSource=${READER_SECRET}`,
-      ],
-      {
-        cwd: root,
-        env: {
-          ...env,
-          AWS_CONFIG_FILE: '/dev/null',
-          AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-          SLS_TELEMETRY_DISABLED: '1',
-          SLS_NOTIFICATIONS_MODE: 'off',
-          CI: '1',
-        },
-        encoding: 'utf8',
-      },
-    );
+    const run = offlineSls([
+      'package',
+      '--stage',
+      'dev',
+      '--package',
+      out,
+      '--param=clusterReader=token',
+      '--param=clusterEndpoint=https://203.0.113.10:6443',
+      `--param=clusterCa=${Buffer.from(testPki().ca.certPem).toString('base64')}`,
+      `--param=clusterTokenSource=${READER_SECRET}`,
+    ]);
     expect(run.status, run.stdout + run.stderr).toBe(0);
     const template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
     const resources: Record<string, any> = template.Resources;
@@ -1359,23 +1338,7 @@ describe('packaged as a fleet', () => {
       const share = cluster === 'blue' ? 'throttle: {requestsPerSecond: 50, burst: 100}\n' : '';
       writeFileSync(join(clusters, `${cluster}.settings.yaml`), `allowedSubjects: [${cluster}-apiserver]\n${share}`);
     }
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
-    const run = spawnSync(
-      join(root, 'node_modules/.bin/sls'),
-      ['package', '--stage', 'dev', '--package', out, `--param=clustersDir=${clusters}`],
-      {
-        cwd: root,
-        env: {
-          ...env,
-          AWS_CONFIG_FILE: '/dev/null',
-          AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-          SLS_TELEMETRY_DISABLED: '1',
-          SLS_NOTIFICATIONS_MODE: 'off',
-          CI: '1',
-        },
-        encoding: 'utf8',
-      },
-    );
+    const run = offlineSls(['package', '--stage', 'dev', '--package', out, `--param=clustersDir=${clusters}`]);
     expect(run.status, run.stdout + run.stderr).toBe(0);
     const template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
     expect(template.Outputs.ServedPlugins.Value).toBe('always-pull-images,pod-node-selector,resource-quota');

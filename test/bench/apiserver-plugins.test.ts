@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { compilers } from '../../infra/native/registry.js';
-import { admissionConfiguration, answerProblem, BENCH_PLUGINS, webhookProblem } from './apiserver-plugins.js';
+import {
+  admissionConfiguration,
+  answerProblem,
+  BENCH_PLUGINS,
+  floorProblem,
+  webhookProblem,
+} from './apiserver-plugins.js';
 import { parse } from 'yaml';
 
 describe('the apiserver bench plugins', () => {
@@ -100,5 +106,23 @@ describe('webhookProblem: a webhook path that did not measure the webhooks', () 
   });
   it('does not hold other paths to webhook calls', () => {
     expect(webhookProblem('p', 'native', 5, 0, 0)).toBeUndefined();
+  });
+});
+
+describe('floorProblem: an answer the native floor must not be measured on', () => {
+  const labelled = JSON.stringify({
+    metadata: { name: 'p', labels: { 'serverless-admission.io/bench-floor': 'true' } },
+  });
+  it('passes an admission, with the label where the floor mutates', () => {
+    expect(floorProblem(plugin('always-pull-images'), true, { status: 201, body: labelled })).toBeUndefined();
+    expect(floorProblem(plugin('always-admit'), false, { status: 201, body: pod({}) })).toBeUndefined();
+  });
+  it('names an admission without the label, and any refusal', () => {
+    expect(floorProblem(plugin('always-pull-images'), true, { status: 201, body: pod({}) })).toBe(
+      'always-pull-images native floor: admitted without the label serverless-admission.io/bench-floor',
+    );
+    expect(floorProblem(plugin('always-deny'), false, { status: 403, body: status(403, 'no') })).toMatch(
+      /^always-deny native floor: 403, expected 201/,
+    );
   });
 });

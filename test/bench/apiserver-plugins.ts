@@ -11,6 +11,7 @@ import { base64, certificatePem, certificateRequestPem } from '../e2e/support/ce
 import type { ControlPlane } from '../e2e/support/control-plane.js';
 import { create } from '../e2e/support/kube.js';
 import { OPENSHIFT_RESERVATION } from '../support/cases/namespace-reservation.js';
+import { FLOOR_LABEL } from './native-floor.js';
 
 export interface BenchRequest {
   /** POST (a create, 201 when admitted) unless PUT (an update, 200). */
@@ -50,7 +51,7 @@ export interface BenchPlugin {
 }
 
 interface KubeObject {
-  readonly metadata?: { readonly finalizers?: readonly string[] };
+  readonly metadata?: { readonly finalizers?: readonly string[]; readonly labels?: Record<string, string> };
   readonly spec?: Record<string, unknown>;
 }
 
@@ -464,6 +465,28 @@ export function answerProblem(plugin: BenchPlugin, path: string, answer: BenchAn
   }
   const problem = plugin.admitted(object);
   return problem === undefined ? undefined : `${what}: admitted without the plugin's change: ${problem}`;
+}
+
+/**
+ * Why `answer` is not the native floor's (native-floor.ts): every request admitted, with the
+ * floor's label where its policies mutate (a floor whose patch failed, or whose policy did not
+ * match, would measure less than any policy costs).
+ */
+export function floorProblem(plugin: BenchPlugin, mutates: boolean, answer: BenchAnswer): string | undefined {
+  const what = `${plugin.name} native floor`;
+  const expected = admittedStatus(plugin);
+  if (answer.status !== expected)
+    return `${what}: ${answer.status}, expected ${expected}: ${answer.body.slice(0, 400)}`;
+  if (!mutates) return undefined;
+  let object: KubeObject;
+  try {
+    object = JSON.parse(answer.body) as KubeObject;
+  } catch {
+    return `${what}: admitted with a body that is not JSON: ${answer.body.slice(0, 400)}`;
+  }
+  return object.metadata?.labels?.[FLOOR_LABEL] === 'true'
+    ? undefined
+    : `${what}: admitted without the label ${FLOOR_LABEL}`;
 }
 
 /**

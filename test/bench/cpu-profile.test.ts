@@ -48,6 +48,20 @@ describe('summarizeProfile', () => {
     ]);
   });
 
+  it("lists total time of JavaScript files' functions apart, without V8's and Node's own entries", () => {
+    const profile: CpuProfile = {
+      ...PROFILE,
+      nodes: PROFILE.nodes.map((node) =>
+        node.id === 3 ? { ...node, callFrame: frame('writeGeneric', 'node:net', 935) } : node,
+      ),
+    };
+    const { code } = summarizeProfile(profile, { cwd: CWD });
+    expect(code.map((e) => [e.name, e.ms])).toEqual([
+      ['infra/local/server.ts:5 serve', 90],
+      ['infra/local/server.ts:10 parse', 40],
+    ]);
+  });
+
   it('adds self time by file, V8 entries standing as their own', () => {
     const { files } = summarizeProfile(PROFILE, { cwd: CWD });
     expect(files.map((e) => [e.name, e.ms])).toEqual([

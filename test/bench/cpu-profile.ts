@@ -50,6 +50,8 @@ export interface ProfileSummary {
   readonly files: ProfileEntry[];
   /** Total time by function: the samples in which it was anywhere on the stack, counted once each. */
   readonly total: ProfileEntry[];
+  /** Total time by function of JavaScript files (the project's and its packages'): Node's internals and V8's entries left out. */
+  readonly code: ProfileEntry[];
 }
 
 /** V8's pseudo-frames: not code, but the time spent outside it. */
@@ -68,6 +70,11 @@ function frameName(frame: CallFrame, cwd: string): string {
   const file = fileOf(frame.url, cwd);
   const fn = frame.functionName || '(anonymous)';
   return file === '' ? fn : `${file}:${frame.lineNumber + 1} ${fn}`;
+}
+
+/** A function of a JavaScript file: not Node's own (`node:`), nor V8's entries (`(program)`, `writev`). */
+function isCode(name: string): boolean {
+  return name.includes(':') && !name.startsWith('node:');
 }
 
 function fileName(frame: CallFrame, cwd: string): string {
@@ -171,6 +178,7 @@ export function summarizeProfile(profile: CpuProfile, options: SummaryOptions = 
     self: ranked(self),
     files: ranked(files),
     total: ranked(total),
+    code: ranked(new Map([...total].filter(([name]) => isCode(name)))),
   };
 }
 
@@ -202,6 +210,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
       ...lines('self, by function', summary.self),
       ...lines('self, by file', summary.files),
       ...lines('total, by function', summary.total),
+      ...lines('total, by function of JavaScript files', summary.code),
       '',
     ].join('\n'),
   );

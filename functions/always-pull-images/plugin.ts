@@ -13,7 +13,7 @@ import { notSupported } from '../../lib/admission/field.js';
 import type { ObjectGuard } from '../../lib/admission/plugin.js';
 import { definePlugin, guardedPhase, judgedResource, mutatingWithTwin } from '../../lib/admission/plugin.js';
 import { isObjectOfKind, ofKind } from '../../lib/kube/objects.js';
-import type { Pod, PodSpecWithImageVolumes } from '../../lib/kube/pod.js';
+import type { Pod, PodSpecWithImageVolumes, PodVolume } from '../../lib/kube/pod.js';
 import { imageVolumes, podImages, visitContainers } from '../../lib/kube/pod.js';
 
 const ALWAYS = 'Always';
@@ -56,17 +56,33 @@ function policyViolations(pod: Pod): FieldError[] {
 }
 
 /** A copy of the pod sharing every part it does not change: only the lists on the path are new. */
+/** Whether every container and image volume already pulls Always: admit's question, asked without messages. */
+function pullsAlways(pod: Pod): boolean {
+  let always = true;
+  visitContainers(pod.spec, (container) => {
+    always = container.imagePullPolicy === ALWAYS;
+    return always; // the first that does not stops the visit
+  });
+  return always && imageVolumes(pod.spec).every(({ volume }) => volume.image?.pullPolicy === ALWAYS);
+}
+
+// Module functions, not closures made on every request (tsx, which runs `npm start`, names each).
+function pullingAlways<C extends { imagePullPolicy?: string }>(container: C): C {
+  return { ...container, imagePullPolicy: ALWAYS };
+}
+
+function volumePullingAlways(volume: PodVolume): PodVolume {
+  return volume?.image ? { ...volume, image: { ...volume.image, pullPolicy: ALWAYS } } : volume;
+}
+
 function withPullAlways(pod: Pod): Pod {
   // Assign only the lists the pod has (never `delete`: it would drop the copy into V8's slow
   // dictionary mode, and the diff and serialisation that follow would pay for it).
   const spec: Partial<PodSpecWithImageVolumes> = { ...pod.spec };
-  const always = <C extends { imagePullPolicy?: string }>(list: C[]) =>
-    list.map((c) => ({ ...c, imagePullPolicy: ALWAYS }));
-  if (Array.isArray(spec.initContainers)) spec.initContainers = always(spec.initContainers);
-  if (Array.isArray(spec.containers)) spec.containers = always(spec.containers);
-  if (Array.isArray(spec.ephemeralContainers)) spec.ephemeralContainers = always(spec.ephemeralContainers);
-  if (Array.isArray(spec.volumes))
-    spec.volumes = spec.volumes.map((v) => (v?.image ? { ...v, image: { ...v.image, pullPolicy: ALWAYS } } : v));
+  if (Array.isArray(spec.initContainers)) spec.initContainers = spec.initContainers.map(pullingAlways);
+  if (Array.isArray(spec.containers)) spec.containers = spec.containers.map(pullingAlways);
+  if (Array.isArray(spec.ephemeralContainers)) spec.ephemeralContainers = spec.ephemeralContainers.map(pullingAlways);
+  if (Array.isArray(spec.volumes)) spec.volumes = spec.volumes.map(volumePullingAlways);
   return { ...pod, spec: spec as PodSpecWithImageVolumes };
 }
 
@@ -81,7 +97,7 @@ export default definePlugin({
     systemNamespaces: 'exclude',
   },
 
-  admit: guardedPhase(PODS, (pod) => (policyViolations(pod).length === 0 ? allowed() : patched(withPullAlways(pod)))),
+  admit: guardedPhase(PODS, (pod) => (pullsAlways(pod) ? allowed() : patched(withPullAlways(pod)))),
 
   validate: guardedPhase(PODS, (pod, request) => {
     const errors = policyViolations(pod);

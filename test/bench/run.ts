@@ -43,6 +43,7 @@ const APISERVER_ROUNDS = 3;
 const APISERVER_REQUESTS = 60;
 
 const USAGE = `Usage: npm run bench [-- --only ${SECTIONS.join(',')}] [-- --out FILE | --merge FILE] [-- --cluster NAME]
+                       [-- --cpu-prof]
 
 Measures, next to a floor in the same run:
   handlers    each plugin's full Lambda handler in-process vs JSON.parse+stringify of the review,
@@ -57,7 +58,10 @@ Measures, next to a floor in the same run:
               and the memory setting those choose (infra/serverless/cost.ts)
               --requests N per burst (default 200), --rounds N (default 3)
   throughput  npm start (request log on, and off) at 16 autocannon mTLS connections vs a bare https
-              server with the same TLS; req/s and each server's CPU per request
+              server with the same TLS; req/s and each server's CPU per request, and the gap to the
+              floor split into the request log, the handler (timed alone) and the rest of the path
+              --cpu-prof also runs npm start under --cpu-prof (.local/bench/throughput-profile/)
+              and keeps its top self and total times per request under throughput.profile
   cel         ValidatingAdmissionPolicy evaluation, and a request with 1 vs 1,000 policies loaded
   map         MutatingAdmissionPolicy: a label-adding ApplyConfiguration on a pod, full handler, vs
               the parse floor; a request with 1 vs 1,000 policies loaded
@@ -108,6 +112,7 @@ async function main(): Promise<void> {
       rounds: { type: 'string' },
       requests: { type: 'string' },
       plugins: { type: 'string' },
+      'cpu-prof': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -162,10 +167,15 @@ async function main(): Promise<void> {
   }
   if (only.has('throughput')) {
     process.stderr.write('throughput: npm start vs the floor server under autocannon, alternating...\n');
-    const throughput = await benchThroughput();
+    const throughput = await benchThroughput({ cpuProf: values['cpu-prof'] });
     results.throughput = throughput;
     report('Throughput rounds', throughput.rounds as unknown as Record<string, unknown>[]);
     report('Throughput summary', [throughput.summary]);
+    if (throughput.profile) {
+      const { file, self, code } = throughput.profile;
+      report(`npm start's CPU profile (${file}): self time`, self as unknown as Record<string, unknown>[]);
+      report("npm start's CPU profile: total time in JavaScript files", code as unknown as Record<string, unknown>[]);
+    }
   }
   for (const [section, modulePath, exportName] of [
     ['cel', './cel.js', 'benchCel'],

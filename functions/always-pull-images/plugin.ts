@@ -55,7 +55,6 @@ function policyViolations(pod: Pod): FieldError[] {
   return errors;
 }
 
-/** A copy of the pod sharing every part it does not change: only the lists on the path are new. */
 /** Whether every container and image volume already pulls Always: admit's question, asked without messages. */
 function pullsAlways(pod: Pod): boolean {
   let always = true;
@@ -75,6 +74,7 @@ function volumePullingAlways(volume: PodVolume): PodVolume {
   return volume?.image ? { ...volume, image: { ...volume.image, pullPolicy: ALWAYS } } : volume;
 }
 
+/** A copy of the pod sharing every part it does not change: only the lists on the path are new. */
 function withPullAlways(pod: Pod): Pod {
   // Assign only the lists the pod has (never `delete`: it would drop the copy into V8's slow
   // dictionary mode, and the diff and serialisation that follow would pay for it).

@@ -154,18 +154,21 @@ export async function bundle(
 function pairs(bundle: string, event: string, env: NodeJS.ProcessEnv, runs: number, store?: string, cwd?: string) {
   const args = ['--input-type=commonjs', '-e', driver(bundle, event)];
   const emptyArgs = ['--input-type=commonjs', '-e', driver(EMPTY_HANDLER, event)];
-  const sizeArgs = ['--input-type=commonjs', '-e', driver(sizeFloor(resolve(OUT, bundle)), event)];
+  // An ES module's imports cannot sit in a function: the size floor is the CommonJS bundles'.
+  const sizeArgs = bundle.endsWith('.cjs')
+    ? ['--input-type=commonjs', '-e', driver(sizeFloor(resolve(OUT, bundle)), event)]
+    : undefined;
   run(['-e', BARE], env);
   run(['-e', BARE_ESM], env);
   run(emptyArgs, env);
-  run(sizeArgs, env);
+  if (sizeArgs) run(sizeArgs, env);
   if (store) run(['-e', store], env);
   run(args, env, { cwd }); // warm the file cache
   const samples = Array.from({ length: runs }, () => ({
     bare: run(['-e', BARE], env),
     esm: run(['-e', BARE_ESM], env),
     empty: run(emptyArgs, env),
-    size: run(sizeArgs, env),
+    size: sizeArgs ? run(sizeArgs, env) : undefined,
     store: store ? run(['-e', store], env) : undefined,
     fn: run(args, env, { cwd }),
   }));
@@ -191,7 +194,7 @@ function pairs(bundle: string, event: string, env: NodeJS.ProcessEnv, runs: numb
   const cpuRatio = spread(samples.map((s) => s.fn.cpu / s.bare.cpu));
   const esmCpuRatio = spread(samples.map((s) => s.fn.cpu / s.esm.cpu));
   const emptyCpuRatio = spread(samples.map((s) => s.empty.cpu / s.bare.cpu));
-  const sizeCpuRatio = spread(samples.map((s) => s.size.cpu / s.bare.cpu));
+  const sizeCpuRatio = sizeArgs && spread(samples.map((s) => (s.size?.cpu ?? Number.NaN) / s.bare.cpu));
   return {
     status: samples[0].fn.status,
     'load ms': round(median(samples.map((s) => s.fn.load ?? 0)), 1),
@@ -211,9 +214,11 @@ function pairs(bundle: string, event: string, env: NodeJS.ProcessEnv, runs: numb
     // of the bundle's size that runs none of it (both against bare node, CPU).
     'empty handler cpu ms': round(median(samples.map((s) => s.empty.cpu)), 1),
     'empty handler cpu ratio': round(emptyCpuRatio.median, 2),
-    'size floor cpu ms': round(median(samples.map((s) => s.size.cpu)), 1),
-    'size floor cpu ratio': round(sizeCpuRatio.median, 2),
-    'size floor cpu spread': `${round(sizeCpuRatio.min, 2)}–${round(sizeCpuRatio.max, 2)}`,
+    ...(sizeCpuRatio && {
+      'size floor cpu ms': round(median(samples.map((s) => s.size?.cpu ?? Number.NaN)), 1),
+      'size floor cpu ratio': round(sizeCpuRatio.median, 2),
+      'size floor cpu spread': `${round(sizeCpuRatio.min, 2)}–${round(sizeCpuRatio.max, 2)}`,
+    }),
     ...storeFigures,
   };
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { AdmissionRequest } from './request.js';
 import { qualifiedResource } from './request.js';
 import type { FieldError } from './field.js';
@@ -93,6 +92,9 @@ export function auditAnnotationKey(...segments: string[]): string {
     .replace(/[^-A-Za-z0-9_.]/g, '_')
     .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
   if (key.length <= 63) return key;
+  // node:crypto loaded here, not imported: every handler imports this module and few ever cut a
+  // key, so a cold start does not compile crypto for it (docs/performance.md, "Cold starts").
+  const { createHash } = process.getBuiltinModule('node:crypto');
   return `${key.slice(0, 54).replace(/[^A-Za-z0-9]+$/, '')}-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
 }
 

@@ -42,8 +42,14 @@
 // - Signatures are deterministic, so a capability is stable, and checked once per Lambda instance:
 //   later requests compare in constant time against the capabilities already verified.
 import type { KeyObject } from 'node:crypto';
-import { createHash, createPublicKey, sign, timingSafeEqual, verify } from 'node:crypto';
 import type { Endpoint } from './webhook-path.js';
+
+/**
+ * node:crypto, loaded when a capability is first made or checked: every handler imports this
+ * module, and in mtls mode none checks a capability, so its cold start does not compile crypto
+ * (and the stream modules crypto pulls in), about 5 ms of CPU (docs/performance.md, "Cold starts").
+ */
+const crypto = () => process.getBuiltinModule('node:crypto');
 
 /** What one capability grants: an endpoint of a plugin, or the local server's metrics. */
 export type CapabilityGrant = { readonly plugin: string; readonly endpoint: Endpoint } | 'metrics';
@@ -120,24 +126,24 @@ export function capabilityLabel(scope: CapabilityScope): string | undefined {
 export function capabilityFor(privateKey: KeyObject, scope: CapabilityScope): string {
   const label = capabilityLabel(scope);
   if (label === undefined) throw new Error(`no capability can name ${JSON.stringify(scope)}`);
-  return sign(null, Buffer.from(label, 'utf8'), privateKey).toString('base64url');
+  return crypto().sign(null, Buffer.from(label, 'utf8'), privateKey).toString('base64url');
 }
 
 /** The public half as URL_CAPABILITY_KEYS holds it. */
 export function publicKeyText(key: KeyObject): string {
-  const jwk = (key.type === 'private' ? createPublicKey(key) : key).export({ format: 'jwk' });
+  const jwk = (key.type === 'private' ? crypto().createPublicKey(key) : key).export({ format: 'jwk' });
   if (jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') throw new Error('not an Ed25519 key');
   return jwk.x;
 }
 
 /** A short, public name for a key (which one matched, in logs), never the key itself. */
 export function keyId(publicKey: string): string {
-  return createHash('sha256').update(publicKey, 'utf8').digest('hex').slice(0, 8);
+  return crypto().createHash('sha256').update(publicKey, 'utf8').digest('hex').slice(0, 8);
 }
 
 export function parsePublicKey(text: string): KeyObject {
   if (!PUBLIC_KEY_SHAPE.test(text)) throw new Error('not an Ed25519 public key (43 characters of base64url)');
-  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: text }, format: 'jwk' });
+  return crypto().createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: text }, format: 'jwk' });
 }
 
 /**
@@ -164,10 +170,10 @@ export class CapabilityVerifier {
     if (label === undefined) return undefined;
     const known = this.#verified.get(label) ?? [];
     let matched: string | undefined;
-    for (const entry of known) if (timingSafeEqual(entry.bytes, bytes)) matched = entry.keyId;
+    for (const entry of known) if (crypto().timingSafeEqual(entry.bytes, bytes)) matched = entry.keyId;
     if (matched !== undefined) return matched;
     const message = Buffer.from(label, 'utf8');
-    for (const { id, key } of this.#keys) if (verify(null, message, key, bytes)) matched = id;
+    for (const { id, key } of this.#keys) if (crypto().verify(null, message, key, bytes)) matched = id;
     if (matched !== undefined && known.length < this.#keys.length) {
       this.#verified.set(label, [...known, { bytes, keyId: matched }]);
     }

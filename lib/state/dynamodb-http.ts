@@ -15,10 +15,8 @@
 // Left out: the SDK's client-wide retry quota, which stops retrying when many calls fail together;
 // its correction of a skewed clock (Lambda's clock is synchronised); its credential chain beyond
 // the environment; FIPS and dual-stack endpoints.
-import type { IncomingMessage } from 'node:http';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import aws4 from 'aws4';
+import type { Agent, IncomingMessage, request as httpRequest } from 'node:http';
+import type aws4 from 'aws4';
 import type { DynamoDb, DynamoDbOperation, DynamoDbOperations } from './dynamodb.js';
 
 export interface AwsCredentials {
@@ -104,18 +102,38 @@ function retryDelayBase(error: unknown): number | undefined {
 const TARGET_PREFIX = 'DynamoDB_20120810.';
 const CONTENT_TYPE = 'application/x-amz-json-1.0';
 
+/** What calls go over: a keep-alive agent, its module's request, and aws4's signer. */
+interface Transport {
+  readonly agent: Agent;
+  readonly request: typeof httpRequest;
+  readonly sign: typeof aws4.sign;
+}
+
 export class HttpDynamoDb implements DynamoDb {
   private readonly url: URL;
-  private readonly agent: HttpAgent;
-  private readonly request: typeof httpRequest;
+  /**
+   * Made at the first call, not when the client is: a function builds its client at init, and
+   * node:https (with node:tls) and aws4 (with node:crypto) took about 10 ms of CPU there, paid by
+   * every cold start, also those whose first request never reaches the store (docs/performance.md,
+   * "Cold starts"). The first call pays it instead.
+   */
+  #transport: Promise<Transport> | undefined;
+  #agent: Agent | undefined;
 
   constructor(private readonly options: HttpDynamoDbOptions) {
     this.url = new URL(options.endpoint);
-    const secure = this.url.protocol === 'https:';
-    // The SDK's Node handler keeps connections alive, 50 to a host.
-    const agentOptions = { keepAlive: true, maxSockets: 50 };
-    this.agent = secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
-    this.request = secure ? httpsRequest : httpRequest;
+  }
+
+  private transport(): Promise<Transport> {
+    this.#transport ??= import('aws4').then(({ default: signer }) => {
+      // The SDK's Node handler keeps connections alive, 50 to a host.
+      const agentOptions = { keepAlive: true, maxSockets: 50 };
+      const { Agent, request } =
+        this.url.protocol === 'https:' ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
+      this.#agent = new Agent(agentOptions);
+      return { agent: this.#agent, request, sign: signer.sign };
+    });
+    return this.#transport;
   }
 
   async call<Op extends DynamoDbOperation>(
@@ -138,12 +156,13 @@ export class HttpDynamoDb implements DynamoDb {
   }
 
   destroy(): void {
-    this.agent.destroy();
+    this.#agent?.destroy();
   }
 
-  private send(operation: string, body: string): Promise<unknown> {
+  private async send(operation: string, body: string): Promise<unknown> {
     const { credentials, region } = this.options;
-    const signed = aws4.sign(
+    const { agent, request: send, sign } = await this.transport();
+    const signed = sign(
       {
         service: 'dynamodb',
         region,
@@ -155,14 +174,14 @@ export class HttpDynamoDb implements DynamoDb {
       credentials,
     );
     return new Promise((resolve, reject) => {
-      const request = this.request(
+      const request = send(
         {
           hostname: this.url.hostname.replace(/^\[(.*)\]$/, '$1'),
           port: this.url.port || undefined,
           path: '/',
           method: 'POST',
           headers: signed.headers,
-          agent: this.agent,
+          agent,
         },
         (response) => readAnswer(response).then(resolve, reject),
       );

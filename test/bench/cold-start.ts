@@ -7,6 +7,11 @@
 // lib/state/dynamodb-http.ts), and with the AWS SDK's client bundled in its place (sdk-client.ts).
 // Their floor adds a bare node process that sends one store call with Node's http and nothing
 // else: the target is the function within bare node plus that round trip.
+// Two more floors say what of a start no handler code could save: the same driver loading an empty
+// CommonJS handler, and loading a handler of the bundle's own bytes that runs none of them (what
+// reading and compiling that much code costs). One more start per row runs under `--cpu-prof`
+// (written to .local/bench/profiles/): its heaviest functions by self time and the built-in
+// modules it loaded go into the row, so a start above its target names what it pays for.
 import { usesStore } from '../../lib/admission/plugin.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -20,10 +25,12 @@ import { createTable } from '../support/dynamodb.js';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
 import { packagePluginSet, writePackagedConfiguration } from '../../infra/serverless/packaged-config.js';
 import { gatewayEvent } from '../support/gateway-event.js';
+import { entriesText, readProfile, summarizeProfile } from './cpu-profile.js';
 import { sampleReviewFor } from './samples.js';
 import { median, round, spread } from './stats.js';
 
 export const OUT = '.local/bench/bundles';
+const PROFILES = '.local/bench/profiles';
 /** serverless.yml's esbuild plugins, so the bench builds what packaging builds. */
 const packagingPlugins = createRequire(import.meta.url)('../../infra/serverless/esbuild-plugins.cjs') as Plugin[];
 /** Builds the bench's SDK variant: lib/state/index.ts gets test/bench/sdk-client.ts as its client. */
@@ -63,6 +70,19 @@ const BARE = `const u=process.cpuUsage();process.stdout.write(JSON.stringify({cp
  */
 const EMPTY_ESM = 'empty.mjs';
 const BARE_ESM = `import('./${EMPTY_ESM}').then(()=>{const u=process.cpuUsage();process.stdout.write(JSON.stringify({cpu:(u.user+u.system)/1000}))})`;
+/** The empty handler's floor: the driver loading a CommonJS handler that does nothing. */
+const EMPTY_HANDLER = 'empty-handler.cjs';
+const EMPTY_HANDLER_SOURCE = "exports.handler = async () => ({ statusCode: 200, body: '{}' });\n";
+/**
+ * The size floor: a handler carrying the bundle's bytes in a function it never calls. Node reads
+ * and compiles them (V8 pre-parses the function) and runs none: what a bundle of that size costs
+ * before any of its code runs.
+ */
+function sizeFloor(bundlePath: string): string {
+  const floor = bundlePath.replace(/\.c?js$/, '.size-floor.cjs');
+  writeFileSync(floor, `function unused() {\n${readFileSync(bundlePath, 'utf8')}\n}\n${EMPTY_HANDLER_SOURCE}`);
+  return floor;
+}
 const driver = (bundle: string, event: string) =>
   `const t0=performance.now();${bundle.endsWith('.cjs') ? 'Promise.resolve(require' : 'import'}('${bundle.startsWith('/') ? '' : './'}${bundle}')${bundle.endsWith('.cjs') ? ')' : ''}.then(({handler})=>{const t1=performance.now();const e=JSON.parse(require('fs').readFileSync('${event.startsWith('/') ? '' : './'}${event}','utf8'));return handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const u=process.cpuUsage();process.stdout.write(JSON.stringify({load:t1-t0,answer:t2-t1,status:r.statusCode,cpu:(u.user+u.system)/1000}))})})`;
 
@@ -126,17 +146,29 @@ export async function bundle(
 }
 
 /**
- * `runs` rounds of (bare node, bare node importing an empty ES module, [bare node with one store
- * call,] the function), alternating; medians and the ratios' spreads.
+ * `runs` rounds of (bare node, bare node importing an empty ES module, the driver with an empty
+ * handler, the driver with the size floor, [bare node with one store call,] the function),
+ * alternating; medians and the ratios' spreads. `bundle` and `event` are paths the driver loads
+ * (relative to OUT, or absolute); `cwd` is the function's directory.
  */
-function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number, store?: string, cwd?: string) {
+function pairs(bundle: string, event: string, env: NodeJS.ProcessEnv, runs: number, store?: string, cwd?: string) {
+  const args = ['--input-type=commonjs', '-e', driver(bundle, event)];
+  const emptyArgs = ['--input-type=commonjs', '-e', driver(EMPTY_HANDLER, event)];
+  // An ES module's imports cannot sit in a function: the size floor is the CommonJS bundles'.
+  const sizeArgs = bundle.endsWith('.cjs')
+    ? ['--input-type=commonjs', '-e', driver(sizeFloor(resolve(OUT, bundle)), event)]
+    : undefined;
   run(['-e', BARE], env);
   run(['-e', BARE_ESM], env);
+  run(emptyArgs, env);
+  if (sizeArgs) run(sizeArgs, env);
   if (store) run(['-e', store], env);
   run(args, env, { cwd }); // warm the file cache
   const samples = Array.from({ length: runs }, () => ({
     bare: run(['-e', BARE], env),
     esm: run(['-e', BARE_ESM], env),
+    empty: run(emptyArgs, env),
+    size: sizeArgs ? run(sizeArgs, env) : undefined,
     store: store ? run(['-e', store], env) : undefined,
     fn: run(args, env, { cwd }),
   }));
@@ -161,6 +193,8 @@ function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number, store?: str
   const wallRatio = spread(samples.map((s) => s.fn.wall / s.bare.wall));
   const cpuRatio = spread(samples.map((s) => s.fn.cpu / s.bare.cpu));
   const esmCpuRatio = spread(samples.map((s) => s.fn.cpu / s.esm.cpu));
+  const emptyCpuRatio = spread(samples.map((s) => s.empty.cpu / s.bare.cpu));
+  const sizeCpuRatio = sizeArgs && spread(samples.map((s) => (s.size?.cpu ?? Number.NaN) / s.bare.cpu));
   return {
     status: samples[0].fn.status,
     'load ms': round(median(samples.map((s) => s.fn.load ?? 0)), 1),
@@ -176,7 +210,46 @@ function pairs(args: string[], env: NodeJS.ProcessEnv, runs: number, store?: str
     'empty ESM cpu ms': round(median(samples.map((s) => s.esm.cpu)), 1),
     'cpu ratio vs empty ESM': round(esmCpuRatio.median, 2),
     'vs ESM spread': `${round(esmCpuRatio.min, 2)}–${round(esmCpuRatio.max, 2)}`,
+    // The floors beneath the function's own code: the driver with an empty handler, and with one
+    // of the bundle's size that runs none of it (both against bare node, CPU).
+    'empty handler cpu ms': round(median(samples.map((s) => s.empty.cpu)), 1),
+    'empty handler cpu ratio': round(emptyCpuRatio.median, 2),
+    ...(sizeCpuRatio && {
+      'size floor cpu ms': round(median(samples.map((s) => s.size?.cpu ?? Number.NaN)), 1),
+      'size floor cpu ratio': round(sizeCpuRatio.median, 2),
+      'size floor cpu spread': `${round(sizeCpuRatio.min, 2)}–${round(sizeCpuRatio.max, 2)}`,
+    }),
     ...storeFigures,
+  };
+}
+
+/**
+ * One more start of the function under `--cpu-prof` (100 µs samples), written to PROFILES as
+ * `<name>.cpuprofile`: its heaviest functions by self time and the built-in modules it loaded.
+ */
+function profiled(name: string, bundle: string, event: string, env: NodeJS.ProcessEnv, cwd?: string) {
+  const dir = resolve(PROFILES);
+  mkdirSync(dir, { recursive: true });
+  const file = `${name}.cpuprofile`;
+  run(
+    [
+      '--cpu-prof',
+      '--cpu-prof-interval=100',
+      `--cpu-prof-dir=${dir}`,
+      `--cpu-prof-name=${file}`,
+      '--input-type=commonjs',
+      '-e',
+      driver(bundle, event),
+    ],
+    env,
+    { cwd },
+  );
+  const summary = summarizeProfile(readProfile(join(dir, file)), { top: 6 });
+  return {
+    profile: join(PROFILES, file),
+    'profile cpu ms': summary['busy ms'],
+    'profile top self': entriesText(summary.self),
+    'profile built-ins': entriesText(summary.builtins),
   };
 }
 
@@ -254,8 +327,11 @@ function packagedColdStarts(
       AWS_SECRET_ACCESS_KEY: 'local',
       ...(stateful && { DYNAMODB_ENDPOINT: db.endpoint }),
     };
+    const handlerPath = join(dir, fn.handlerFile);
+    const eventPath = resolve(OUT, eventFile(plugin));
     const figures = pairs(
-      ['--input-type=commonjs', '-e', driver(join(dir, fn.handlerFile), resolve(OUT, eventFile(plugin)))],
+      handlerPath,
+      eventPath,
       env,
       runs,
       stateful ? storeFloor(db.endpoint, table) : undefined,
@@ -264,10 +340,11 @@ function packagedColdStarts(
     rows.push({
       function: name,
       variant: 'packaged zip',
-      'bundle KB': round(statSync(join(dir, fn.handlerFile)).size / 1024, 1),
+      'bundle KB': round(statSync(handlerPath).size / 1024, 1),
       'SDK KB': '',
       'yaml KB': '',
       ...figures,
+      ...profiled(`${name}.packaged-zip`, handlerPath, eventPath, env, dir),
     });
   }
   return rows;
@@ -276,6 +353,7 @@ function packagedColdStarts(
 export async function benchColdStart(runs = Number(process.env.BENCH_RUNS ?? 7)): Promise<Record<string, unknown>[]> {
   mkdirSync(OUT, { recursive: true });
   writeFileSync(join(OUT, EMPTY_ESM), 'export {};\n');
+  writeFileSync(join(OUT, EMPTY_HANDLER), EMPTY_HANDLER_SOURCE);
   // As packaged (infra/serverless/packaged-config.ts): the functions start from the parsed JSON.
   const config = resolve(
     writePackagedConfiguration(packagePluginSet(plugins).packaged, join(OUT, 'admission-configuration.json')),
@@ -317,12 +395,8 @@ export async function benchColdStart(runs = Number(process.env.BENCH_RUNS ?? 7))
           ];
       for (const [variant, extra, format] of variants) {
         const built = await bundle(plugin, variant.replace(/\W+/g, '-').toLowerCase(), extra, format);
-        const figures = pairs(
-          ['--input-type=commonjs', '-e', driver(built.file, eventFile)],
-          { ...base, ADMISSION_CONFIG: config },
-          runs,
-          stateful ? storeFloor(db.endpoint, table) : undefined,
-        );
+        const env = { ...base, ADMISSION_CONFIG: config };
+        const figures = pairs(built.file, eventFile, env, runs, stateful ? storeFloor(db.endpoint, table) : undefined);
         rows.push({
           function: name,
           variant,
@@ -330,6 +404,7 @@ export async function benchColdStart(runs = Number(process.env.BENCH_RUNS ?? 7))
           'SDK KB': round(built.sdkBytes / 1024, 1),
           'yaml KB': round(built.yamlBytes / 1024, 1),
           ...figures,
+          ...profiled(built.file.replace(/\.c?m?js$/, ''), built.file, eventFile, env),
         });
       }
     }

@@ -1,6 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CpuProfile } from './cpu-profile.js';
-import { summarizeProfile } from './cpu-profile.js';
+import { entriesText, readProfile, summarizeProfile } from './cpu-profile.js';
 
 const CWD = '/work/project';
 const frame = (functionName: string, url = '', lineNumber = -1) => ({ functionName, url, lineNumber });
@@ -94,5 +98,60 @@ describe('summarizeProfile', () => {
     };
     const { total } = summarizeProfile(profile, { cwd: CWD, top: 1 });
     expect(names(total)).toEqual(['node_modules/@middy/core/index.js:163 runRequest']);
+  });
+});
+
+// A cold start in miniature: the handler's bundle requires node:crypto, whose load compiles
+// node:stream; the bundle then runs a function of its own; the process idles at the end.
+const COLD: CpuProfile = {
+  nodes: [
+    { id: 1, callFrame: frame('(root)'), children: [2, 8] },
+    { id: 2, callFrame: frame('', '/var/task/handler.cjs', 0), children: [3, 7] },
+    { id: 3, callFrame: frame('', 'node:crypto', 0), children: [4] },
+    { id: 4, callFrame: frame('compileForInternalLoader', 'node:internal/bootstrap/realm', 383), children: [5] },
+    { id: 5, callFrame: frame('', 'node:stream', 0), children: [6] },
+    { id: 6, callFrame: frame('compileForInternalLoader', 'node:internal/bootstrap/realm', 383) },
+    { id: 7, callFrame: frame('configure', '/var/task/handler.cjs', 9) },
+    { id: 8, callFrame: frame('(idle)') },
+  ],
+  samples: [3, 4, 6, 7, 7, 8],
+  timeDeltas: [0, 1000, 2000, 3000, 500, 1500],
+  startTime: 0,
+  endTime: 12_000, // the last sample (idle) stands for 4 ms
+};
+
+describe('summarizeProfile: the built-in modules a start loaded', () => {
+  it('charges a built-in module with what its load compiled, once, under its outermost load', () => {
+    // node:crypto: its body 1 ms, the compile under it 2 ms, node:stream's body and compile 3 ms.
+    const summary = summarizeProfile(COLD, { cwd: CWD });
+    expect(summary.builtins).toEqual([{ name: 'node:crypto', ms: 6, '% of busy': 75 }]);
+    expect(summary['busy ms']).toBe(8);
+  });
+
+  it('names node:crypto in a real profile of a process that required it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cpu-profile-'));
+    try {
+      // A file, as a handler is: node -e can load node:crypto before its script runs.
+      writeFileSync(join(dir, 'start.cjs'), "require('node:crypto');\n");
+      execFileSync(process.execPath, [
+        '--cpu-prof',
+        '--cpu-prof-interval=50',
+        `--cpu-prof-dir=${dir}`,
+        '--cpu-prof-name=start.cpuprofile',
+        join(dir, 'start.cjs'),
+      ]);
+      const summary = summarizeProfile(readProfile(join(dir, 'start.cpuprofile')));
+      expect(names(summary.builtins)).toContain('node:crypto');
+      expect(summary.self.length).toBeGreaterThan(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes entries as one field of the results', () => {
+    const summary = summarizeProfile(COLD, { cwd: '/var/task', top: 2 });
+    expect(entriesText(summary.self)).toBe(
+      'node:internal/bootstrap/realm:384 compileForInternalLoader 5 ms; handler.cjs:10 configure 2 ms',
+    );
   });
 });

@@ -51,7 +51,10 @@ Measures, next to a floor in the same run:
               request log on (metrics off, and EMF folded into its line)
   cold-start  each function's esbuild bundle (ESM as packaged, CommonJS for the stateless ones, the
               SDK's client for the stateful ones) and each zip of npm run package, unzipped and
-              run with serverless.yml's environment: size, fresh-process load+answer vs bare node
+              run with serverless.yml's environment: size, fresh-process load+answer vs bare node,
+              beside two floors (the same driver loading an empty handler, and a handler of the
+              bundle's size that runs none of it) and one start's --cpu-prof summarised (heaviest
+              functions, built-in modules loaded; the profiles in .local/bench/profiles/)
   cost        each function's bundle loaded as Lambda loads a CommonJS handler, in a fresh process,
               answering a burst of reviews (stateful ones against DynamoDB Local), beside an empty
               handler loaded the same way: peak RSS, CPU to the first answer and per warm request,

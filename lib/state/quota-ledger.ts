@@ -312,10 +312,16 @@ export class QuotaLedgerStore implements QuotaLedger {
         continue;
       }
       // One request in TRIM_AT tries to trim, so a burst does not send a trim per request; beside
-      // its own decision's write, so the trim costs it no round trip.
+      // its own decision's write, so the trim costs it no round trip. The answer is the decision's:
+      // a trim that fails leaves the queue as it was (the next trimming request tries again), and
+      // a decision written is not turned into a 5xx by it.
       const trimming = wait === 0 && place > 0 && place % TRIM_AT === 0;
-      const [outcome] = await Promise.all([decision(), trimming && this.trim(object.namespace, ahead, ledger)]);
-      return outcome;
+      const [outcome] = await Promise.allSettled([
+        decision(),
+        trimming ? this.trim(object.namespace, ahead, ledger) : undefined,
+      ]);
+      if (outcome.status === 'rejected') throw outcome.reason;
+      return outcome.value;
     }
     throw new StoreUnavailableError(
       `quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead: still undecided after ${MAX_WAITS} reads`,

@@ -48,7 +48,8 @@ export default definePlugin<ResourceQuotaConfig>({
     name: 'resource-quota',
     summary:
       'Counts pods, objects and compute requests and limits per namespace against learned ResourceQuotas, refusing what would exceed them.',
-    // A reservation under a burst retries its conditional write; 5 s leaves room for that.
+    // A reservation under a burst queues behind the creates ahead of it (lib/state/quota-ledger.ts);
+    // 5 s leaves room for a long queue.
     validating: { rules: CHARGED_RULES, observes: RECORDED_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: true,
     ledgers: ['quotaLedger'],

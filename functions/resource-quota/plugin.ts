@@ -17,7 +17,7 @@ import { allowed, forbidden } from '../../lib/admission/decision.js';
 import { definePlugin } from '../../lib/admission/plugin.js';
 import { ConfigFields } from '../../lib/config/fields.js';
 import type { LimitedResource } from '../../lib/quota/check.js';
-import { checkQuotas } from '../../lib/quota/check.js';
+import { checkQuotas, judgeQueued } from '../../lib/quota/check.js';
 import { CHARGED_RULES, quotaActionOf, RECORDED_RULES } from '../../lib/quota/requests.js';
 
 const UPSTREAM_NAME = 'ResourceQuota';
@@ -48,7 +48,8 @@ export default definePlugin<ResourceQuotaConfig>({
     name: 'resource-quota',
     summary:
       'Counts pods, objects and compute requests and limits per namespace against learned ResourceQuotas, refusing what would exceed them.',
-    // A reservation under a burst retries its conditional write; 5 s leaves room for that.
+    // A reservation under a burst queues behind the creates ahead of it (lib/state/quota-ledger.ts);
+    // 5 s leaves room for a long queue.
     validating: { rules: CHARGED_RULES, observes: RECORDED_RULES, failurePolicy: 'Fail', timeoutSeconds: 5 },
     writes: true,
     ledgers: ['quotaLedger'],
@@ -74,8 +75,11 @@ export default definePlugin<ResourceQuotaConfig>({
         return allowed();
       case 'reserve': {
         const { object, charge, source } = action;
-        const outcome = await ledger.reserve(object, charge, (snapshot) =>
-          checkQuotas(snapshot, source, charge, config.limitedResources, request.resource),
+        const outcome = await ledger.reserve(
+          object,
+          charge,
+          (snapshot) => checkQuotas(snapshot, source, charge, config.limitedResources, request.resource),
+          (snapshot, queued) => judgeQueued(snapshot, queued, queued.object.resource, config.limitedResources),
         );
         return outcome.kind === 'refused' ? forbidden(request, [outcome.refusal]) : allowed();
       }

@@ -99,6 +99,12 @@ export interface QuotaSnapshot {
   readonly charges: readonly LiveCharge[];
 }
 
+/**
+ * What a quota check would answer for a queued request known only by its charge: refused
+ * (`exceeds`), admitted (`fits`), or `unknown` when that depends on the object itself.
+ */
+export type QueuedVerdict = 'fits' | 'exceeds' | 'unknown';
+
 export type ReserveOutcome<Refusal> =
   | { readonly kind: 'reserved' }
   /** The same request (by uid) already reserved this object: a retry counts once. */
@@ -114,11 +120,15 @@ export interface QuotaLedger {
    * Atomically: reads the namespace's quotas and live charges, asks `check` whether the charge
    * fits, and reserves it when it does. Concurrent reservations in one namespace are serialised by
    * a conditional write, so quotas are never overshot. A dry run checks and writes nothing.
+   * `judge`, when given, says what `check` would answer for another request queued ahead (known by
+   * its charge alone), so a request that cannot fit behind them is refused without waiting for
+   * their writes; without it, such a request waits until they have decided.
    */
   reserve<Refusal>(
     object: ChargedObject,
     charge: Charge,
     check: (snapshot: QuotaSnapshot) => Refusal | undefined,
+    judge?: (snapshot: QuotaSnapshot, queued: LiveCharge) => QueuedVerdict,
   ): Promise<ReserveOutcome<Refusal>>;
   /** A later observation proves the object exists: its charge stops expiring (or is re-created). */
   confirm(object: ChargedObject, charge: Charge): Promise<void>;

@@ -204,9 +204,21 @@ export function missingConstraints(quota: Pick<Quota, 'hard'>, object: KubeObjec
   const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
   const missing = new Set<string>();
   for (const key of Object.keys(quota.hard)) {
-    const [kind, resource] = key.includes('.') ? (key.split('.') as [string, string]) : ['requests', key];
-    if ((kind !== 'requests' && kind !== 'limits') || !COMPUTE.includes(resource as (typeof COMPUTE)[number])) continue;
+    const constrained = computeConstraint(key);
+    if (!constrained) continue;
+    const [kind, resource] = constrained;
     if (containers.some((c) => c.resources?.[kind]?.[resource] === undefined)) missing.add(key);
   }
   return [...missing].sort();
 }
+
+/** A quota key that every container of a pod must state (`cpu`, `requests.memory`, `limits.cpu`...). */
+function computeConstraint(key: string): ['requests' | 'limits', string] | undefined {
+  const [kind, resource] = key.includes('.') ? (key.split('.') as [string, string]) : ['requests', key];
+  if ((kind !== 'requests' && kind !== 'limits') || !COMPUTE.includes(resource as (typeof COMPUTE)[number]))
+    return undefined;
+  return [kind, resource];
+}
+
+/** Whether a quota capping `key` makes missingConstraints ask something of a pod. */
+export const constrainsPods = (key: string): boolean => computeConstraint(key) !== undefined;

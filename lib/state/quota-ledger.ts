@@ -23,13 +23,25 @@
 //   3. decide  check(live + me) fails                  -> refused: Put decided#<uid>
 //              check(live + undecided ahead + me) fits -> Put charge#<object> reserved, only if
 //                                                         the name is free (or its charge expired)
+//              check(live + what those ahead will take, decided in queue order, + me) fails
+//                                                      -> refused: Put decided#<uid>
 //              otherwise                               -> wait for those ahead, read again
 //
+// "What those ahead will take" is upstream's batch (plugin/pkg/admission/resourcequota: the
+// quotaEvaluator checks a namespace's waiting requests in order, each against the usage the ones
+// before it added): each undecided request ahead is judged by its queued charge against what
+// precedes it, `fits` or `exceeds` (the plugin's `judge`); one holding a name taken before it will
+// be `name-taken`. A request whose refusal would need its object (a pod under a quota on cpu or
+// memory must state them in every container) cannot be judged so, and those behind it wait.
+//
 // Nobody waits on anyone behind them, so the queue drains front to back; in a burst the first N
-// that fit are reserved at once, and the rest wait only until the reservations ahead are written.
-// No overshoot: of any two requests admitted, the one behind saw the one ahead in its queue, and
-// counted it (undecided, or live once written). Three calls per create and none retried; a guard
-// takes two per attempt and N attempts for the N-th create of a burst.
+// that fit are reserved at once, and the rest are refused at once behind them. No overshoot: of
+// any two requests admitted, the one behind saw the one ahead in its queue, and counted it
+// (undecided, or live once written); the third rule only refuses. Its judgement of those ahead is
+// theirs unless the ledger changes between their reads (a charge freed or expired meanwhile):
+// then a request may be refused that a later read would admit, as upstream refuses against a
+// quota status its controller has not yet recalculated. Three calls per create and none retried;
+// a guard takes two per attempt and N attempts for the N-th create of a burst.
 //
 //   request A (uid a, pod p1)          store (rq#ns)                       request B (uid b, pod p2)
 //   -----------------------------      ---------------------------------   -----------------------------
@@ -37,40 +49,37 @@
 //   A: nobody ahead                    queue [(a,p1),(b,p2)]          <--  queue += (b, p2, pods=1)
 //                                                                          B: (a,p1) ahead
 //   Query: used pods=0                                                     Query: used pods=0, a undecided
-//   check 0+1 <= 1: fits                                                   check 0+1 <= 1 fits, 0+1+1 > 1:
-//   Put p1 reserved if free       -->  charge p1 reserved (a)              wait for a
-//                                                                          Query: used pods=1
-//                                      decided#b                      <--  check 1+1 > 1: refused
+//   check 0+1 <= 1: fits                                                   check 0+1 <= 1 fits, 0+1+1 > 1;
+//   Put p1 reserved if free       -->  charge p1 reserved (a)              a fits first: 1+1 > 1
+//                                      decided#b                      <--  refused
 //   retry of A (uid a): queued, then charge p1 held by uid a: already counted (no write)
 //
 // One burst, as `npm run bench` traces it (quota-burst: 64 creates against pods: 32, every store
 // call 10 ms away). Writes to one item are applied one at a time, so the queue is the burst's
-// one serialized step; everything after it runs side by side, and only the 32 that do not fit
-// wait, re-reading at the store's own pace (about the last read's round trip, growing by half
-// each time, 5-100 ms) until the charges ahead of them are written:
+// one serialized step; everything after it runs side by side:
 //
-//   time ->        0        ~T_q                 ~T_q + 3 rtt                 ~T_q + 5 rtt
+//   time ->        0        ~T_q                 ~T_q + 2 rtt
 //   p0..p31   U U U U U U | Q  Put charge ------> allowed
-//   p32..p63  U U U U U U | Q  (undecided ahead)  Q . . Q  Put decided# --> refused
-//             `- appends --'   read, decide       paced re-reads  record the refusal
-//              serialized      (one round trip)   (1-4 each)      (those behind stop counting it)
+//   p32..p63  U U U U U U | Q  Put decided# ----> refused (the 32 ahead fill the quota)
+//             `- appends --'   read, decide      record the decision
+//              serialized      (one round trip)  (those behind stop counting it)
 //
 // T_q is 64 appends of a growing item, one after another: on DynamoDB Local in memory a few ms
 // each, on its persistent (SQLite on disk) store, which `npm start` uses, 10-25 ms each under
 // load, and every later write of the burst (32 charges, 32 refusals) is serialized behind them
 // there too: that, not the server, is what the seconds through `npm start` are (bench/results.json,
-// quotaBurst.throughServer.persistent). Reads that do not pace themselves compete with the writes they
-// wait for: unpaced, a burst sent 222 reads in process (3.47 a create) and 230-430 on the
-// persistent store; paced, 94-150 in process, 2-5 reads a waiter.
+// quotaBurst.throughServer.persistent). Waiting is left to requests ahead that cannot be judged
+// by their charge; those re-read at the store's own pace, since reads that do not pace themselves
+// compete with the writes they wait for.
 //
 // On Lambda each create is its own instance and every call a network round trip (DynamoDB's
 // published single-digit ms; 10 ms here). The appends of one namespace's queue are the limit: a
 // write to one item is charged by the item's size, ~200 bytes a queued entry, so the N-th append
 // of a burst costs about N/5 write units, N appends about N^2/10, against 1,000 write units a
 // second for one partition key. A burst of N creates then answers its last request after about
-// N^2/10 ms of appends plus five round trips (append, read, a paced re-read or two, write) plus,
-// for instances started by the burst, one cold start (~0.2-0.3 s, an estimate): N = 64 about 0.8 s,
-// N = 150 about 2.6 s, N = 200 about 4.4 s. So the p99 stays under ResourceQuota's 5 s webhook
+// N^2/10 ms of appends plus three round trips (append, read, write) plus, for instances started
+// by the burst, one cold start (~0.2-0.3 s, an estimate): N = 64 about 0.7 s, N = 150 about 2.5 s,
+// N = 200 about 4.3 s. So the p99 stays under ResourceQuota's 5 s webhook
 // timeout (timeoutSeconds: 5 in its metadata) up to about 200 creates in one namespace at once;
 // past that a burst needs more than the one queue item of its namespace (a sharded queue).
 //
@@ -91,6 +100,7 @@ import type {
   LearnedQuota,
   LiveCharge,
   QuotaLedger,
+  QueuedVerdict,
   QuotaSnapshot,
   ReserveOutcome,
 } from '../admission/ports.js';
@@ -267,6 +277,7 @@ export class QuotaLedgerStore implements QuotaLedger {
     object: ChargedObject,
     charge: Charge,
     check: (snapshot: QuotaSnapshot) => Refusal | undefined,
+    judge?: (snapshot: QuotaSnapshot, queued: LiveCharge) => QueuedVerdict,
   ): Promise<ReserveOutcome<Refusal>> {
     if (this.store.dryRun) return this.reserveDryRun(object, check);
     const me: QueueEntry = {
@@ -295,26 +306,109 @@ export class QuotaLedgerStore implements QuotaLedger {
       const started = performance.now();
       const ledger = await this.read(object.namespace);
       const readMs = performance.now() - started;
-      // One request in TRIM_AT tries to trim, so a burst does not send a trim per request.
-      if (wait === 0 && place > 0 && place % TRIM_AT === 0) await this.trim(object.namespace, ahead, ledger);
-      const held = ledger.charges.get(me.sk);
-      if (held && !this.store.expired(held)) return this.heldBy(object, held);
-      const refusal = check({ quotas: ledger.quotas, charges: ledger.live });
-      if (refusal !== undefined) return this.decided(object, { kind: 'refused', refusal });
-      const undecided = ahead.flatMap((entry) => {
-        if (!this.isUndecided(entry, ledger)) return [];
-        return chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved') ?? [];
-      });
-      if (
-        undecided.length === 0 ||
-        check({ quotas: ledger.quotas, charges: [...ledger.live, ...undecided] }) === undefined
-      )
-        return this.admit(object, charge);
-      await sleep(waitPauseMs(wait, readMs));
+      const decision = this.decide(object, charge, ahead, ledger, check, judge);
+      if (decision === undefined) {
+        await sleep(waitPauseMs(wait, readMs));
+        continue;
+      }
+      // One request in TRIM_AT tries to trim, so a burst does not send a trim per request; beside
+      // its own decision's write, so the trim costs it no round trip. The answer is the decision's:
+      // a trim that fails leaves the queue as it was (the next trimming request tries again), and
+      // a decision written is not turned into a 5xx by it.
+      const trimming = wait === 0 && place > 0 && place % TRIM_AT === 0;
+      const [outcome] = await Promise.allSettled([
+        decision(),
+        trimming ? this.trim(object.namespace, ahead, ledger) : undefined,
+      ]);
+      if (outcome.status === 'rejected') throw outcome.reason;
+      return outcome.value;
     }
     throw new StoreUnavailableError(
       `quota ledger: namespace ${object.namespace}, ${ahead.length} requests ahead: still undecided after ${MAX_WAITS} reads`,
     );
+  }
+
+  /**
+   * Step 3 on one read of the ledger: the write that decides this request, or undefined while the
+   * requests ahead leave it open (it fits only if some of them are refused).
+   */
+  private decide<Refusal>(
+    object: ChargedObject,
+    charge: Charge,
+    ahead: readonly QueueEntry[],
+    ledger: NamespaceLedger,
+    check: (snapshot: QuotaSnapshot) => Refusal | undefined,
+    judge: ((snapshot: QuotaSnapshot, queued: LiveCharge) => QueuedVerdict) | undefined,
+  ): (() => Promise<ReserveOutcome<Refusal>>) | undefined {
+    const { quotas, live } = ledger;
+    const held = ledger.charges.get(chargeSk(object));
+    if (held && !this.store.expired(held)) return () => Promise.resolve(this.heldBy(object, held));
+    const refusal = check({ quotas, charges: live });
+    if (refusal !== undefined) return () => this.decided(object, { kind: 'refused' as const, refusal });
+    const undecided = ahead.flatMap((entry) => {
+      if (!this.isUndecided(entry, ledger)) return [];
+      return chargeFromSk(object.namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved') ?? [];
+    });
+    // Fits even if every undecided request ahead is admitted: nothing they do can make it overshoot.
+    if (undecided.length === 0 || check({ quotas, charges: [...live, ...undecided] }) === undefined)
+      return () => this.admit(object, charge);
+    // Cannot fit behind what those ahead will take, decided in queue order: refused now, as
+    // upstream's evaluator refuses a waiting request after the ones ahead in its batch.
+    const taken = judge && this.chargesAfterAhead(object.namespace, ahead, ledger, judge);
+    const behind = taken && check({ quotas, charges: taken });
+    if (behind !== undefined) return () => this.decided(object, { kind: 'refused' as const, refusal: behind });
+    return undefined;
+  }
+
+  /**
+   * What will count once the requests ahead have decided: the live charges of requests not queued
+   * ahead, then, in queue order, the charges of those ahead that are written, or that `judge` says
+   * fit beside everything before them (one holding a name taken before it would be `name-taken`).
+   * Undefined when a request ahead cannot be judged by its charge alone.
+   *
+   * Only a refusal is decided on it. Refusing never overshoots a quota; and the requests ahead
+   * decide as judged here unless the ledger changes under them (a charge freed or expired
+   * meanwhile), the window in which upstream's own counting is stale too.
+   */
+  private chargesAfterAhead(
+    namespace: string,
+    ahead: readonly QueueEntry[],
+    ledger: NamespaceLedger,
+    judge: (snapshot: QuotaSnapshot, queued: LiveCharge) => QueuedVerdict,
+  ): LiveCharge[] | undefined {
+    const ownCharge = (entry: QueueEntry) => {
+      const item = ledger.charges.get(entry.sk);
+      return item && str(item, 'requestUid') === entry.uid ? item : undefined;
+    };
+    const aheadCharges = new Set(ahead.flatMap((entry) => (ownCharge(entry) ? [entry.sk] : [])));
+    const taken = new Set<string>();
+    const counted: LiveCharge[] = [];
+    for (const [sk, item] of ledger.charges) {
+      if (this.store.expired(item)) continue;
+      taken.add(sk);
+      if (aheadCharges.has(sk)) continue;
+      const live = decodeCharge(namespace, item);
+      if (live) counted.push(live);
+    }
+    for (const entry of ahead) {
+      if (entry.uid === this.requestUid) continue;
+      const written = ownCharge(entry);
+      if (written) {
+        const live = !this.store.expired(written) && aheadCharges.delete(entry.sk) && decodeCharge(namespace, written);
+        if (live) counted.push(live);
+        continue;
+      }
+      if (!this.isUndecided(entry, ledger) || taken.has(entry.sk)) continue;
+      const queued = chargeFromSk(namespace, entry.sk, JSON.parse(entry.data) as Charge, 'reserved');
+      if (!queued) continue;
+      const verdict = judge({ quotas: ledger.quotas, charges: counted }, queued);
+      if (verdict === 'unknown') return undefined;
+      if (verdict === 'fits') {
+        counted.push(queued);
+        taken.add(entry.sk);
+      }
+    }
+    return counted;
   }
 
   /** Whether a request ahead may still write its charge, so those behind must count it. */

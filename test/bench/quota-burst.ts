@@ -8,7 +8,22 @@
 // keep-alive connection as the apiserver sends it, 10 ms added by a TCP proxy in front of the
 // store), on an in-memory store as in process and on a persistent one as `npm start` keeps it.
 // Through the server the bench also reads the event loop's delay during the burst and the store
-// calls over time (the proxy's trace); in process, each create's wait in the namespace's queue.
+// calls over time (the proxy's trace); in process, each create's wait in the namespace's queue and
+// each kind of call's round trip.
+//
+// Two floors, each measured just before its round's burst. The floor (`p99 / floor`): the same
+// three calls a create costs, to items of its own, so nothing coordinates. The floor with the
+// shared append: the same, but each create's first write is the queue's append to one item for
+// the whole burst, which counting exactly needs (a create learns its place among the others from
+// one item, and the store applies one item's writes one at a time). The first floor is what the
+// burst would cost if counting were free; the second, what it costs at the least with one
+// namespace's creates ordered by one item: where the burst's p99 sits above 1.5x the first, the
+// second says how much of that is the ordering itself. Both send their calls from the bench, so
+// through the server they leave out what is not coordination at all: the mTLS handshakes of the
+// connections a burst opens, the server's own work, and the creates arriving spread over that
+// time. The floor through the server (`p99 / floor through the server`) has them: the same 64
+// creates through `npm start`, each into a namespace of its own, so each sends a create's three
+// store calls and nothing coordinates them.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -162,6 +177,14 @@ function queueWait(trace: CreateTrace): { ms: number; reads: number } | undefine
 }
 
 export interface QueueFigures {
+  /** When each create's first store call left, and its last store call's answer came (ms from the burst's start). */
+  readonly 'first call sent p50 ms': number;
+  readonly 'first call sent p99 ms': number;
+  readonly 'last call answered p99 ms': number;
+  /** Each call's round trip (10 ms of it added latency), by what it does: the queue append, the ledger read, the decision's write. */
+  readonly 'append round trip p50 ms': number;
+  readonly 'read round trip p50 ms': number;
+  readonly 'decision round trip p50 ms': number;
   /** Creates that waited for requests ahead of them to decide (more than one read). */
   readonly waiters: number;
   readonly 'queue wait p50 ms': number;
@@ -174,7 +197,19 @@ function queueFigures(traces: readonly CreateTrace[]): QueueFigures {
   const waits = traces.flatMap((t) => queueWait(t) ?? []);
   const waiting = waits.filter((w) => w.reads > 1);
   const ms = distribution(waits.map((w) => w.ms));
+  const roundTrips = (operation: string) =>
+    distribution(
+      traces.flatMap((t) => t.calls.filter((c) => c.operation === operation).map((c) => c.answeredMs - c.sentMs)),
+    );
+  const firstCalls = distribution(traces.flatMap((t) => t.calls[0]?.sentMs ?? []));
+  const lastAnswers = distribution(traces.flatMap((t) => t.calls.at(-1)?.answeredMs ?? []));
   return {
+    'first call sent p50 ms': round(firstCalls.p50, 1),
+    'first call sent p99 ms': round(firstCalls.p99, 1),
+    'last call answered p99 ms': round(lastAnswers.p99, 1),
+    'append round trip p50 ms': round(roundTrips('UpdateItem').p50, 1),
+    'read round trip p50 ms': round(roundTrips('Query').p50, 1),
+    'decision round trip p50 ms': round(roundTrips('PutItem').p50, 1),
     waiters: waiting.length,
     'queue wait p50 ms': round(ms.p50, 1),
     'queue wait p99 ms': round(ms.p99, 1),
@@ -316,6 +351,31 @@ function countingAgent(options: ConstructorParameters<typeof Agent>[0]): Agent {
   return agent;
 }
 
+/**
+ * The floor through the server: the same 64 creates POSTed at once on the same agent, each into a
+ * namespace of its own (under the same quota), so each sends a create's three store calls and
+ * nothing coordinates them; the handshakes, the server's work and its store calls are the burst's.
+ */
+async function serverFloor(server: LocalServerProcess, agent: Agent, take: () => TracedCall[], tag: string) {
+  const namespaces = Array.from({ length: CREATES }, (_, i) => `${tag}-${i}`);
+  // Learned at once, as the burst's creates are sent: the agent keeps as many idle connections after.
+  const learned = await Promise.all(
+    namespaces.map((ns) => post(agent, `${server.url}/resource-quota/learn?timeout=2s`, quotaReview(ns))),
+  );
+  if (learned.some((l) => l.status !== 200)) throw new Error(`floor's quotas not learned in ${tag}`);
+  take();
+  const start = performance.now();
+  const answers = await Promise.all(
+    namespaces.map(async (ns, i) => {
+      const result = await post(agent, `${server.url}/resource-quota/validate?timeout=5s`, podReview(ns, i));
+      return answerOf(performance.now() - start, result.status, result.body);
+    }),
+  );
+  take();
+  if (answers.some((a) => a.allowed !== true)) throw new Error(`floor through the server: a create refused in ${tag}`);
+  return round(distribution(answers.map((a) => a.ms)).p99, 1);
+}
+
 /** One burst through the server: the creates POSTed at once on the apiserver-like agent. */
 async function serverBurst(
   server: LocalServerProcess,
@@ -362,13 +422,44 @@ async function serverBurst(
  * The floor: the same number of creates, each sending the three calls a create costs (a write, a
  * strongly consistent read, a write) to items of its own, through the same slowed path, so
  * nothing coordinates. What the burst takes beyond it is the price of counting exactly.
+ *
+ * With `shared`, the first write of every create is the queue's append instead (the same entry,
+ * to one item for the whole burst, its list returned): the one write per create that counting
+ * exactly cannot do without, since each create must learn its place among the others from one
+ * item, and the store applies the writes of one item one at a time. What the burst takes beyond
+ * that floor is the rest of the coordination: reading the namespace's ledger, and deciding.
  */
-async function uncoordinated(client: DynamoDb, tableName: string, tag: string): Promise<{ p50: number; p99: number }> {
+async function uncoordinated(
+  client: DynamoDb,
+  tableName: string,
+  tag: string,
+  shared = false,
+): Promise<{ p50: number; p99: number }> {
+  // A queued pod's charge, as the ledger's entries carry it.
+  const data = JSON.stringify({
+    usage: { 'count/pods': '1', pods: '1' },
+    facts: { pod: true, terminating: false, bestEffort: true, priorityClass: '' },
+  });
   const start = performance.now();
   const times = await Promise.all(
     Array.from({ length: CREATES }, async (_, i) => {
       const Key = { pk: { S: `floor#${tag}` }, sk: { S: `item#${i}` } };
-      await client.call('PutItem', { TableName: tableName, Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' } } });
+      if (shared)
+        await client.call('UpdateItem', {
+          TableName: tableName,
+          Key: { pk: { S: `floor#${tag}#queue` }, sk: { S: 'queue' } },
+          UpdateExpression: 'SET #e = list_append(if_not_exists(#e, :empty), :me)',
+          ExpressionAttributeNames: { '#e': 'entries' },
+          ExpressionAttributeValues: {
+            ':empty': { L: [] },
+            ':me': {
+              L: [{ M: { u: { S: randomUUID() }, k: { S: `charge#pods#p${i}` }, c: { S: data }, t: { N: '0' } } }],
+            },
+          },
+          ReturnValues: 'ALL_NEW',
+        });
+      else
+        await client.call('PutItem', { TableName: tableName, Item: { ...Key, data: { S: '{"usage":{"pods":"1"}}' } } });
       await client.call('Query', {
         TableName: tableName,
         ConsistentRead: true,
@@ -386,6 +477,19 @@ async function uncoordinated(client: DynamoDb, tableName: string, tag: string): 
   return { p50: round(d.p50, 1), p99: round(d.p99, 1) };
 }
 
+/** Both floors of one round, measured just before its burst. */
+async function floors(client: DynamoDb, tableName: string, tag: string): Promise<Floors> {
+  const floor = await uncoordinated(client, tableName, tag);
+  const shared = await uncoordinated(client, tableName, `${tag}-shared`, true);
+  return { floorP99: floor.p99, sharedFloorP99: shared.p99 };
+}
+
+interface Floors {
+  readonly floorP99: number;
+  /** The floor whose first write is the queue's append to one shared item. */
+  readonly sharedFloorP99: number;
+}
+
 export interface BurstSummary {
   readonly path: string;
   readonly rounds: number;
@@ -399,13 +503,17 @@ export interface BurstSummary {
   readonly 'p99 / floor': number;
   readonly 'ratio spread': string;
   readonly 'calls per create': number;
+  readonly 'floor with the shared append p99 ms': number;
+  readonly 'p99 / floor with the shared append': number;
+  readonly 'shared-append ratio spread': string;
 }
 
-type Round = BurstFigures & { floorP99: number };
+type Round = BurstFigures & Floors;
 
 function summarise(path: string, measured: readonly Round[]): BurstSummary {
   const p99 = spread(measured.map((r) => r.p99));
   const ratio = spread(measured.map((r) => r.p99 / r.floorP99));
+  const shared = spread(measured.map((r) => r.p99 / r.sharedFloorP99));
   const calls = measured.map((r) => Object.values(r.calls).reduce((a, b) => a + b, 0) / r.creates);
   return {
     path,
@@ -420,6 +528,9 @@ function summarise(path: string, measured: readonly Round[]): BurstSummary {
     'p99 / floor': round(ratio.median, 2),
     'ratio spread': `${round(ratio.min, 2)}–${round(ratio.max, 2)}`,
     'calls per create': round(median(calls), 2),
+    'floor with the shared append p99 ms': median(measured.map((r) => r.sharedFloorP99)),
+    'p99 / floor with the shared append': round(shared.median, 2),
+    'shared-append ratio spread': `${round(shared.min, 2)}–${round(shared.max, 2)}`,
   };
 }
 
@@ -435,8 +546,8 @@ async function inProcess(
     await quotaBurst(db.endpoint, tableName, 'warm-up'); // the JVM's first burst is its JIT's
     const measured: (Round & { queue: QueueFigures })[] = [];
     for (let i = 0; i < rounds; i++) {
-      const floor = await uncoordinated(floorClient, tableName, `round-${i}`);
-      measured.push({ ...(await quotaBurst(db.endpoint, tableName, `burst-${i}`)), floorP99: floor.p99 });
+      const floor = await floors(floorClient, tableName, `round-${i}`);
+      measured.push({ ...(await quotaBurst(db.endpoint, tableName, `burst-${i}`)), ...floor });
     }
     return { rounds: measured, summary: summarise('in process, in-memory store', measured) };
   } finally {
@@ -447,11 +558,16 @@ async function inProcess(
 
 export interface ServerPathFigures {
   readonly rounds: (Round & {
+    /** The floor through the server: the same creates, each into a namespace of its own. */
+    serverFloorP99: number;
     newConnections: number;
     firstStoreCallMs: number;
     eventLoop: { p50: number; p99: number; max: number };
   })[];
   readonly summary: BurstSummary & {
+    'floor through the server p99 ms': number;
+    'p99 / floor through the server': number;
+    'server-floor ratio spread': string;
     'new connections a burst': number;
     'first store call ms': number;
     'event loop delay p99 ms (max of rounds)': number;
@@ -494,12 +610,14 @@ async function throughServer(rounds: number, persistent: boolean, warm = false):
     const measured: ServerPathFigures['rounds'] = [];
     let last: TimelineRow[] = [];
     for (let i = 0; i < rounds; i++) {
-      const floor = await uncoordinated(floorClient, DEFAULT_STATE_TABLE, `round-${i}`);
+      const floor = await floors(floorClient, DEFAULT_STATE_TABLE, `round-${i}`);
+      const serverFloorP99 = await serverFloor(server, agent, proxy.take, `floor-${i}`);
       const { timeline: rows, ...burst } = await serverBurst(server, agent, proxy.take, `burst-${i}`);
-      measured.push({ ...burst, floorP99: floor.p99 });
+      measured.push({ ...burst, ...floor, serverFloorP99 });
       last = rows;
     }
     const path = `through npm start over mTLS, ${persistent ? 'persistent store (as npm start keeps it)' : 'in-memory store'}${warm ? ', every connection kept warm' : ', 25 connections kept'}`;
+    const serverRatio = spread(measured.map((r) => r.p99 / r.serverFloorP99));
     return {
       rounds: measured,
       summary: {
@@ -507,6 +625,9 @@ async function throughServer(rounds: number, persistent: boolean, warm = false):
         'new connections a burst': median(measured.map((r) => r.newConnections)),
         'first store call ms': median(measured.map((r) => r.firstStoreCallMs)),
         'event loop delay p99 ms (max of rounds)': Math.max(...measured.map((r) => r.eventLoop.p99)),
+        'floor through the server p99 ms': median(measured.map((r) => r.serverFloorP99)),
+        'p99 / floor through the server': round(serverRatio.median, 2),
+        'server-floor ratio spread': `${round(serverRatio.min, 2)}–${round(serverRatio.max, 2)}`,
       },
       timeline: last,
     };

@@ -15,7 +15,7 @@ import type { AdmissionReviewWire, KubeObject } from '../../lib/admission/types.
 import type { ReviewInput } from '../support/review.js';
 import { review, runPhase } from '../support/review.js';
 import type { TestStore } from '../support/dynamodb.js';
-import { lambdaFor, ownStore, RESTART_TIMEOUT, testStore, withLatency } from '../support/dynamodb.js';
+import { countingClient, lambdaFor, ownStore, RESTART_TIMEOUT, testStore, withLatency } from '../support/dynamodb.js';
 import type { UpdateItemInput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDb } from '../../lib/state/index.js';
 import { createRequestState, localDynamoDb } from '../../lib/state/index.js';
@@ -180,7 +180,8 @@ describe('concurrency: 40 concurrent creates against a quota of 20', () => {
 
 describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32, every store call 10 ms later', () => {
   it('admits exactly 32, refuses 32 with the quota message, and answers no 5xx', async () => {
-    const slow = withLatency(localDynamoDb(store.endpoint), 10);
+    const sent: string[] = [];
+    const slow = withLatency(countingClient(store.endpoint, sent), 10);
     const state = (request: { uid: string; dryRun: boolean }) =>
       createRequestState(request, { plugin: plugin.metadata.name, client: slow, tableName: store.tableName });
     const handler = createStatefulAdmissionHandler(plugin, {
@@ -202,9 +203,89 @@ describe('a burst under DynamoDB latency: 64 concurrent creates against pods: 32
       expect(refused).toEqual(
         Array(32).fill('pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=32, limited: pods=32'),
       );
+      // Each create is decided on its one read of the ledger: the 32 behind the quota are refused
+      // at once, behind what those ahead of them will take, instead of reading again until the
+      // charges ahead are written.
+      expect(sent.filter((operation) => operation === 'Query')).toHaveLength(64);
+      expect(sent.filter((operation) => operation === 'PutItem')).toHaveLength(64);
     } finally {
       slow.destroy();
     }
+  });
+});
+
+/**
+ * A create whose store calls the test follows: `read` settles once its first read of the ledger
+ * has answered; with `hold`, its client stops before its decision's write (the charge, or the
+ * record of its refusal) until `release`, so it stays undecided in the queue; `deciding` settles
+ * once it got there.
+ */
+function followedCreate(input: ReviewInput, uid: string, hold = false) {
+  const signal = () => {
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    return { settle, settled };
+  };
+  const [read, deciding, gate] = [signal(), signal(), signal()];
+  const followed: DynamoDb = {
+    async call(operation, input) {
+      if (operation === 'PutItem' && hold) {
+        deciding.settle();
+        await gate.settled;
+      }
+      const output = await store.client.call(operation, input);
+      if (operation === 'Query') read.settle();
+      return output;
+    },
+    destroy: () => undefined,
+  };
+  const state = createRequestState(
+    { uid, dryRun: false },
+    { plugin: plugin.metadata.name, client: followed, tableName: store.tableName },
+  );
+  const answered = runPhase(plugin, 'validate', { ...input, uid }, config, state).then((r) => r.wire.response!);
+  return { read: read.settled, deciding: deciding.settled, release: gate.settle, answered };
+}
+
+describe("a create behind undecided ones: decided as upstream decides a namespace's waiting requests, in order", () => {
+  it('is refused at once when the undecided creates ahead of it fill the quota', async () => {
+    await learn(quotaReview('ahead-fits', 'q', { pods: '1' }));
+    const first = followedCreate(create(pod('ahead-fits', 'a')), 'ahead-fits-a', true);
+    await first.deciding;
+    // The create ahead has not written its charge, and will not until this one is answered.
+    const behind = await answer(create(pod('ahead-fits', 'b')));
+    expect(behind.status?.message).toBe(
+      'pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1',
+    );
+    first.release();
+    expect((await first.answered).allowed).toBe(true);
+  });
+
+  it('waits for a create ahead that will be refused, then is admitted in the room it leaves', async () => {
+    await learn(quotaReview('ahead-too-big', 'q', { 'requests.example.com/gpu': '2' }));
+    const gpus = (n: string) => ({ requests: { 'example.com/gpu': n }, limits: { 'example.com/gpu': n } });
+    const first = followedCreate(create(pod('ahead-too-big', 'big', gpus('3'))), 'ahead-too-big-a', true);
+    await first.deciding;
+    const behind = followedCreate(create(pod('ahead-too-big', 'small', gpus('2'))), 'ahead-too-big-b');
+    await behind.read; // it has seen the create ahead undecided
+    first.release();
+    expect((await first.answered).status?.message).toContain(
+      'exceeded quota: q, requested: requests.example.com/gpu=3',
+    );
+    expect((await behind.answered).allowed).toBe(true);
+  });
+
+  it('does not count a create ahead whose answer needs its object (a quota on limits.cpu): waits, then fits', async () => {
+    await learn(quotaReview('ahead-unknown', 'q', { pods: '1', 'limits.cpu': '4' }));
+    const first = followedCreate(create(pod('ahead-unknown', 'bare')), 'ahead-unknown-a', true);
+    await first.deciding;
+    const behind = followedCreate(create(pod('ahead-unknown', 'limited', { limits: { cpu: '1' } })), 'ahead-unknown-b');
+    await behind.read;
+    first.release();
+    expect((await first.answered).status?.message).toContain('failed quota: q: must specify limits.cpu');
+    expect((await behind.answered).allowed).toBe(true);
   });
 });
 

@@ -10,7 +10,7 @@ import {
   trimLearnedObject,
 } from '../../lib/admission/learning.js';
 import { createRequestState, localDynamoDb, StoreUnavailableError } from '../../lib/state/index.js';
-import type { QuotaSnapshot } from '../../lib/state/index.js';
+import type { DynamoDb, QuotaSnapshot } from '../../lib/state/index.js';
 import { localDynamoDbClient } from '../../lib/state/dynamodb-sdk.js';
 import type { TestStore } from '../support/dynamodb.js';
 import { testStore } from '../support/dynamodb.js';
@@ -212,6 +212,42 @@ describe('the quota queue', () => {
     expect(outcomes.filter((kind) => kind === 'reserved')).toHaveLength(60);
     expect(outcomes.filter((kind) => kind === 'refused')).toHaveLength(20);
     expect(await queueLength()).toBeLessThan(40);
+  });
+
+  it("a trim the store fails does not change the answer of the create that tried it; its decision's write does", async () => {
+    const other = 'queue-trim-fails';
+    // Sixteen decided creates at the queue's head: the seventeenth (place 16) trims them beside its write.
+    for (let i = 0; i < 16; i++) expect((await reserve(`t-${i}`, `t${i}`, 40, other)).kind).toBe('reserved');
+    const failing = (what: (operation: string, input: { UpdateExpression?: string }) => boolean): DynamoDb => ({
+      async call(operation, input) {
+        if (what(operation, input as { UpdateExpression?: string }))
+          throw Object.assign(new Error('We currently do not have sufficient capacity'), {
+            name: 'InternalServerError',
+          });
+        return store.client.call(operation, input);
+      },
+      destroy: () => undefined,
+    });
+    const ledgerOver = (client: DynamoDb, uid: string) =>
+      createRequestState({ uid, dryRun: false }, { plugin: 'state-core', client, tableName: store.tableName })
+        .quotaLedger;
+    const trimFails = failing(
+      (operation, input) => operation === 'UpdateItem' && /^REMOVE/.test(input.UpdateExpression ?? ''),
+    );
+    const admitted = await ledgerOver(trimFails, 't-16').reserve(
+      { namespace: other, resource: 'pods', name: 't16' },
+      pods(1),
+      (snapshot) => (usedPods(snapshot) + 1 > 40 ? 'full' : undefined),
+    );
+    expect(admitted.kind).toBe('reserved');
+    const writeFails = failing((operation) => operation === 'PutItem');
+    await expect(
+      ledgerOver(writeFails, 't-17').reserve(
+        { namespace: other, resource: 'pods', name: 't17' },
+        pods(1),
+        () => undefined,
+      ),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 
   it('a create freed at once is decided: those queued behind it neither count it nor wait for it', async () => {

@@ -49,6 +49,8 @@ export interface ApiserverResults {
   readonly targets?: readonly Row[];
   readonly rounds?: number;
   readonly requests?: number;
+  /** The quota burst through the apiserver (runs of the whole section only). */
+  readonly quotaBurst?: { readonly summary: Row };
 }
 
 export class BenchResultsError extends Error {
@@ -149,6 +151,7 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
   const [throughputLow, throughputHigh] = spread(text(throughput, 'ratio spread', 'throughput.summary'));
   const [burstLow, burstHigh] = spread(text(burst, 'ratio spread', 'quotaBurst.summary'));
   const burstThroughServer = results.quotaBurst.throughServer?.inMemory?.summary;
+  const apiserverBurst = results.apiserver?.quotaBurst?.summary;
   const withLogs = handlers
     .filter((r) => r['EMF cost % with logs on'] !== undefined)
     .map((r) => 1 + num(r, 'EMF cost % with logs on', `handlers ${r.plugin}`) / 100);
@@ -230,6 +233,7 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
       max: burstHigh,
       target: 1.5,
       floor: 'the same store calls, uncoordinated',
+      sitsOn: `the same calls with each create's first write the one queue append the namespace's creates share (the store applies one item's writes one at a time): the burst is ${num(burst, 'p99 / floor with the shared append', 'quotaBurst.summary')}× that floor`,
     },
     ...(burstThroughServer
       ? [
@@ -240,6 +244,19 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
             max: spread(text(burstThroughServer, 'ratio spread', 'quotaBurst.throughServer.inMemory'))[1],
             target: 1.5,
             floor: 'the same store calls, uncoordinated',
+            sitsOn: `the same 64 creates through \`npm start\`, each into a namespace of its own so nothing coordinates them (the connections a burst opens, the server's own work): the burst is ${num(burstThroughServer, 'p99 / floor through the server', 'quotaBurst.throughServer.inMemory')}× that floor`,
+          },
+        ]
+      : []),
+    ...(apiserverBurst && typeof apiserverBurst['client p99 / floor'] === 'number'
+      ? [
+          {
+            label: 'Quota burst p99, through kube-apiserver and the webhooks',
+            value: num(apiserverBurst, 'client p99 / floor', 'apiserver.quotaBurst.summary'),
+            min: spread(text(apiserverBurst, 'floor ratio spread', 'apiserver.quotaBurst.summary'))[0],
+            max: spread(text(apiserverBurst, 'floor ratio spread', 'apiserver.quotaBurst.summary'))[1],
+            target: 1.5,
+            floor: `the same creates each into a namespace of its own (${num(apiserverBurst, 'floor p99 / built-in', 'apiserver.quotaBurst.summary')}× the built-in ResourceQuota's burst)`,
           },
         ]
       : []),
@@ -454,9 +471,10 @@ export function throughputRegion(throughput: BenchResults['throughput']): string
       `\`npm start\` under \`--cpu-prof\` after the rounds (${num(profile, 'requests profiled', 'throughput.profile')} requests; the profiler's own cost included), its heaviest functions by self time:`,
       '',
       table(
-        ['function (file:line name)', 'µs per request', '% of busy time'],
+        ['function (file, name)', 'µs per request', '% of busy time'],
         entries.map((e) => [
-          `\`${text(e, 'name', 'throughput.profile')}\``,
+          // tsx, which runs `npm start`, compiles each file anew: the profile's lines are not the source's.
+          `\`${text(e, 'name', 'throughput.profile').replace(/:\d+ /, ' ')}\``,
           num(e, 'µs/request', 'throughput.profile'),
           num(e, '% of busy', 'throughput.profile'),
         ]),

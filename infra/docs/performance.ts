@@ -2,13 +2,17 @@
 // `npm run bench -- --out bench/results.json`): every number the documentation gives about speed
 // comes from that one run, and the page names its date once. A field the bench stops writing fails
 // the generator, naming it, rather than leaving a stale figure behind.
+import { READER_WATCH_MS } from '../../lib/cluster/scheduled.js';
+import { READER_TIMEOUT_SECONDS, readerMemoryFor, readerMemorySetting } from '../serverless/cluster-reader.js';
 import {
   ARCHITECTURE,
   billedMs,
   estimatedMs,
+  MEMORY_STEP_MB,
   monthlyCost,
   ONE_VCPU_MB,
   PRICES,
+  RSS_HEADROOM,
   SECONDS_PER_MONTH,
 } from '../serverless/cost.js';
 import { functionMemory } from '../serverless/functions.js';
@@ -33,6 +37,17 @@ export interface BenchResults {
   readonly apiserver?: ApiserverResults;
   /** `--only cost`: each function's peak RSS and CPU under a burst, with the date of its own run. */
   readonly cost?: CostResults;
+  /** `--only reader`: the cluster reader's peak RSS and CPU at growing cluster sizes, with its run's date. */
+  readonly reader?: ReaderResults;
+}
+
+export interface ReaderResults {
+  readonly date: string;
+  /** How long each invocation watched, s. */
+  readonly watchSeconds: number;
+  /** Peak RSS growth per 1,000 pods, MB (least squares over the sizes). */
+  readonly rssMbPer1000Pods: number;
+  readonly rows: readonly Row[];
 }
 
 export interface CostResults {
@@ -484,6 +499,74 @@ export function throughputRegion(throughput: BenchResults['throughput']): string
   return lines.join('\n');
 }
 
+/** A month of the reader's schedule: one run a minute. */
+const READER_RUNS_PER_MONTH = SECONDS_PER_MONTH / 60;
+
+/**
+ * The cluster reader at each measured size, what its setting (serverless.yml's memorySize) covers,
+ * the setting for a larger cluster, and what a month of runs costs at it. `memory`: the deployed
+ * setting.
+ */
+export function readerRegion(reader: ReaderResults, memory: number = readerMemorySetting()): string {
+  const rows = [...reader.rows].sort((a, b) => num(a, 'pods', 'reader') - num(b, 'pods', 'reader'));
+  if (rows.length === 0) throw new BenchResultsError('bench/results.json: reader has no rows');
+  const where = (r: Row) => `reader ${text(r, 'pods', 'reader')} pods`;
+  const largest = rows[rows.length - 1];
+  const largestPods = num(largest, 'pods', where(largest));
+  const largestRss = num(largest, 'peak RSS MB', where(largest));
+  const perThousand = reader.rssMbPer1000Pods;
+  // The peak at a pod count, on the line through the largest size with the measured growth.
+  const rssAt = (pods: number) => largestRss + (perThousand * (pods - largestPods)) / 1000;
+  const covers =
+    perThousand > 0
+      ? Math.floor((largestPods + ((memory * RSS_HEADROOM - largestRss) / perThousand) * 1000) / 100) * 100
+      : undefined;
+  const example = 10_000;
+  const runSeconds = READER_WATCH_MS / 1000;
+  const monthAt = (mb: number) =>
+    READER_RUNS_PER_MONTH * runSeconds * (mb / 1024) * PRICES.lambdaGbSecond[ARCHITECTURE];
+  const rounds = Number(rows[0].rounds ?? 0);
+  const errors = rows.filter((r) => num(r, 'errors', where(r)) > 0);
+  return [
+    `Measured by \`npm run bench -- --only reader\` (its date is in bench/results.json's \`reader\` section): the reader's handler, built as packaged and loaded by a fresh Node as Lambda loads a CommonJS handler with the deployed function's environment, read a real kube-apiserver v1.36.2 into DynamoDB Local from an empty table, as its first run does: every kind the default configuration's plugins read listed and stored, then watched; a second invocation in the same process resumed from the checkpoint, as the next minute's run does. Each invocation watched ${reader.watchSeconds} s instead of ${runSeconds}: the list, not the watch, grows with the cluster. The cluster: pods of two containers, 25 to a namespace, each namespace with a ResourceQuota, a node per 30 pods. ${rounds > 1 ? `Medians of ${rounds} rounds; the` : 'The'} floor is an empty handler loaded and invoked the same way. CPU is user + system time on the bench machine's CPU; the last column stretches the first run's CPU to the setting's share of a vCPU (an estimate, not a measurement on Lambda), which must stay well within the function's ${READER_TIMEOUT_SECONDS} s.`,
+    '',
+    table(
+      [
+        'pods',
+        'namespaces',
+        'nodes',
+        'peak RSS MB (floor)',
+        'load CPU ms (floor)',
+        'first run CPU ms',
+        'first list s',
+        'store writes',
+        'memory it needs MB',
+        `first run CPU at ${memory} MB, s (est.)`,
+      ],
+      rows.map((r) => [
+        thousands(num(r, 'pods', where(r))),
+        num(r, 'namespaces', where(r)),
+        num(r, 'nodes', where(r)),
+        `${num(r, 'peak RSS MB', where(r))} (${num(r, 'floor peak RSS MB', where(r))})`,
+        `${num(r, 'load CPU ms', where(r))} (${num(r, 'floor load CPU ms', where(r))})`,
+        thousands(num(r, 'first run CPU ms', where(r))),
+        num(r, 'first list s', where(r)),
+        thousands(num(r, 'store writes', where(r))),
+        readerMemoryFor(num(r, 'peak RSS MB', where(r))).memoryMb,
+        round(estimatedMs(num(r, 'first run CPU ms', where(r)), memory) / 1000, 1),
+      ]),
+    ),
+    ...(errors.length > 0
+      ? [
+          '',
+          `Runs reported errors at ${errors.map((r) => `${text(r, 'pods', 'reader')} pods`).join(', ')}: those figures are not a clean read.`,
+        ]
+      : []),
+    '',
+    `The peak RSS grows by about ${perThousand} MB per 1,000 pods. The reader's setting, ${memory} MB (serverless.yml's \`memorySize\`), holds the peak${covers === undefined ? '' : ` of a cluster up to about ${thousands(covers)} pods`} with a quarter to spare; for a larger one, pass \`--param="memorySize=..."\` with the peak at its pod count over ${RSS_HEADROOM}, rounded up to ${MEMORY_STEP_MB} MB: ${thousands(example)} pods, about ${Math.round(rssAt(example))} MB at peak, need ${readerMemoryFor(rssAt(example)).memoryMb} MB. A run bills about ${runSeconds} s every minute whatever the cluster's size: ${thousands(READER_RUNS_PER_MONTH)} runs a month × ${runSeconds} s × ${round(memory / 1024, 4)} GB × $${PRICES.lambdaGbSecond[ARCHITECTURE]} = ${dollars(monthAt(memory))} a month at ${memory} MB, and ${dollars(monthAt(MEMORY_STEP_MB))} more for each further ${MEMORY_STEP_MB} MB.`,
+  ].join('\n');
+}
+
 /** The generated regions of docs/performance.md, by name. */
 export function performanceRegions(results: BenchResults): Record<string, string> {
   const ratios = keyRatios(results);
@@ -557,6 +640,9 @@ export function performanceRegions(results: BenchResults): Record<string, string
     'performance-cost': results.cost
       ? costRegion(results.cost)
       : 'Not measured yet: `npm run bench -- --only cost --merge bench/results.json`.',
+    'performance-reader': results.reader
+      ? readerRegion(results.reader)
+      : 'Not measured yet: `npm run bench -- --only reader --merge bench/results.json` (needs KUBEBUILDER_ASSETS).',
     'performance-logger': table(
       ['request log', 'µs per record (p50)', 'bundle KB'],
       results.logger.map((r) => [

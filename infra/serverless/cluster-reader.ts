@@ -4,8 +4,13 @@
 // key prefixes (lib/state/table.ts) and read only its own token source; eks needs no AWS
 // permission at all (STS GetCallerIdentity is allowed to every principal), only an EKS access
 // entry for the role (npm run -s emit -- --reader-rbac --eks-cluster NAME).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 import { READER_METRIC } from '../../lib/cluster/scheduled.js';
 import { tokenSourceCall } from '../../lib/kube/deployed-credentials.js';
+import type { MemoryBound } from './cost.js';
+import { chooseMemory } from './cost.js';
 import { rolePath, STATE_TABLE_LOGICAL_ID } from './functions.js';
 
 export const READER_FUNCTION = 'clusterReader';
@@ -14,7 +19,34 @@ export const READER_ALARM_LOGICAL_ID = 'ClusterReaderStoppedAlarm';
 /** The partition keys the reader writes (lib/state/table.ts), as dynamodb:LeadingKeys patterns. */
 export const READER_KEY_PREFIXES = ['ns#*', 'rq#*', 'pod#*', 'node#*', 'obj#*', 'reader#*', 'lease#cluster-reader'];
 /** A run watches ~50 s; the function may run a little longer to checkpoint and release its lease. */
-const READER_TIMEOUT_SECONDS = 70;
+export const READER_TIMEOUT_SECONDS = 70;
+/**
+ * The reader's memory setting from its peak RSS: chooseMemory's rule (infra/serverless/cost.ts),
+ * the peak with a quarter to spare, in 64 MB steps from 128 MB. The reader answers no request, so
+ * neither a warm request's CPU nor a webhook's cold-start budget applies to it; its run's CPU at
+ * the setting is measured beside it (docs/performance.md, "The cluster reader").
+ */
+export function readerMemoryFor(peakRssMb: number): { memoryMb: number; bound: MemoryBound } {
+  return chooseMemory({ peakRssMb, cpuMsPerRequest: 0, coldCpuMs: 0 });
+}
+
+/**
+ * What serverless.yml's default reader memory covers, from `npm run bench -- --only reader`: a
+ * cluster of `pods` pods (25 to a namespace, each namespace with a ResourceQuota, a node per 30
+ * pods) read from scratch, the reader's peak RSS there, and how much the peak grows per 1,000 pods.
+ */
+export const READER_MEASURED = { pods: 3_000, peakRssMb: 160.7, rssMbPer1000Pods: 25.1 } as const;
+
+/** serverless.yml's default of param memorySize: the reader's setting unless the operator overrides it. */
+export function readerMemorySetting(): number {
+  const yml = parse(readFileSync(join(import.meta.dirname, '../../serverless.yml'), 'utf8')) as {
+    params: { default: { memorySize: unknown } };
+  };
+  const memory = yml.params.default.memorySize;
+  if (typeof memory !== 'number') throw new Error('serverless.yml: params.default.memorySize is not a number');
+  return memory;
+}
+
 /** The alarm: no run reported within this, or one ended this far behind the apiserver. */
 const STOPPED_AFTER_SECONDS = 180;
 

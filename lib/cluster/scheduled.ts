@@ -38,6 +38,9 @@ export type ScheduledRunResult =
   | { readonly ran: false; readonly reason: 'no kinds' | 'lease held' }
   | { readonly ran: true; readonly kinds: readonly string[]; readonly lagSeconds: number };
 
+/** How long a scheduled run watches, unless its function's remaining time leaves it less. */
+export const READER_WATCH_MS = 50_000;
+
 /** The lease outlasts a run (watchMs plus checkpointing), and lapses before two schedules pass. */
 const LEASE_MARGIN_MS = 40_000;
 

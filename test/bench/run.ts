@@ -15,6 +15,7 @@ import { benchCost } from './cost.js';
 import { benchLogger } from './logger.js';
 import { benchHandlers } from './handlers.js';
 import { benchQuotaBurst } from './quota-burst.js';
+import { benchReader } from './reader.js';
 import { benchFlood } from './flood.js';
 import { table } from './stats.js';
 import { benchThroughput } from './throughput.js';
@@ -31,6 +32,7 @@ const SECTIONS = [
   'flood',
   'logger',
   'apiserver',
+  'reader',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -82,6 +84,12 @@ Measures, next to a floor in the same run:
               plugin), the targets' verdicts, and a trivial mTLS handler's round trip as the floor
               --rounds N (default 3), --requests N per path and round (default 60),
               --plugins a,b (default all; the quota burst runs only without it) shorten a trial run
+  reader      the cluster reader's handler as packaged, loaded as Lambda loads a CommonJS handler
+              with the deployed function's environment, reading a real kube-apiserver
+              (KUBEBUILDER_ASSETS) seeded with 100, 1,000 and 3,000 pods into DynamoDB Local from
+              scratch, two invocations of a short watch each, beside an empty handler: peak RSS, CPU,
+              the first list's time and store calls, and the memory setting the peak chooses
+              --rounds N per size (default 3), --pods a,b,c (default 100,1000,3000)
   logger      one request log record: lib/http/log vs Powertools Logger, per record and bundle bytes
 Writes .local/bench/results.json unless --out names another file; --out bench/results.json, the
 committed run, also regenerates docs/performance.md and its chart (as npm run docs does).
@@ -116,6 +124,7 @@ async function main(): Promise<void> {
       requests: { type: 'string' },
       plugins: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
+      pods: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -269,6 +278,22 @@ async function main(): Promise<void> {
         report('Quota burst through kube-apiserver (ms from the burst start, medians of rounds)', quotaBurst.rows);
         report('Quota burst through kube-apiserver: summary', [quotaBurst.summary]);
       }
+    }
+  }
+
+  if (only.has('reader')) {
+    if (!process.env.KUBEBUILDER_ASSETS && !values.only) {
+      process.stderr.write('reader: KUBEBUILDER_ASSETS is not set, skipped (see docs/design/development.md)\n');
+    } else {
+      process.stderr.write('reader: the cluster reader against a real kube-apiserver at growing sizes...\n');
+      const sizes = values.pods?.split(',').map((n) => positive(n, '--pods', 0));
+      const measured = await benchReader(sizes, positive(values.rounds, '--rounds', 3));
+      // The section carries its own date: --merge may add it to a file of an earlier run.
+      results.reader = { date: new Date().toISOString(), ...measured };
+      report('Cluster reader, read from scratch (memory chosen from the peak RSS)', measured.rows as never[]);
+      report('Cluster reader: growth', [
+        { 'peak RSS MB per 1,000 pods': measured.rssMbPer1000Pods, 'deployed MB': measured.deployedMb },
+      ]);
     }
   }
 

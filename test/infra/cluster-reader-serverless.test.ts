@@ -3,12 +3,16 @@
 // eks: no AWS permission beyond those) and the alarm on a stopped or lagging watcher; bad params
 // are refused at packaging, naming the param. (Packaged by osls: test/infra/serverless.test.ts, which
 // runs every packaging of the checkout one after another.)
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ReaderParams } from '../../infra/serverless/cluster-reader.js';
 import {
   READER_ALARM_LOGICAL_ID,
   READER_KEY_PREFIXES,
+  READER_MEASURED,
   READER_ROLE_LOGICAL_ID,
+  readerMemoryFor,
+  readerMemorySetting,
   readerParamProblems,
   readerPart,
 } from '../../infra/serverless/cluster-reader.js';
@@ -80,5 +84,29 @@ describe('the cluster reader in serverless.yml', () => {
     expect(readerParamProblems(params({ clusterName: '' }))).toEqual([
       'param clusterName is required with clusterReader eks',
     ]);
+  });
+});
+
+describe("the cluster reader's memory", () => {
+  it("is what its measured peak RSS chooses by the functions' rule, and serverless.yml deploys it", () => {
+    // 160.7 MB with a quarter to spare: 214.3 MB, in 64 MB steps 256.
+    expect(readerMemoryFor(READER_MEASURED.peakRssMb)).toEqual({ memoryMb: 256, bound: 'peak RSS' });
+    expect(readerMemorySetting()).toBe(readerMemoryFor(READER_MEASURED.peakRssMb).memoryMb);
+  });
+
+  it('needs no more than the least setting for a small peak: no request CPU bounds it', () => {
+    expect(readerMemoryFor(50)).toEqual({ memoryMb: 128, bound: 'minimum' });
+    expect(readerMemoryFor(97)).toEqual({ memoryMb: 192, bound: 'peak RSS' });
+  });
+
+  it('says in serverless.yml what cluster the setting covers and where to read how to raise it', () => {
+    const yml = readFileSync('serverless.yml', 'utf8');
+    const comment = yml.slice(
+      yml.lastIndexOf("# The cluster reader's memory", yml.indexOf('memorySize:')),
+      yml.indexOf('memorySize:'),
+    );
+    expect(comment).toContain(`a cluster of ${READER_MEASURED.pods.toLocaleString('en-US')} pods`);
+    expect(comment).toContain(`about ${Math.round(READER_MEASURED.rssMbPer1000Pods)} MB per 1,000 pods`);
+    expect(comment).toContain('docs/performance.md');
   });
 });

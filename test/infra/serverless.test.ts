@@ -21,7 +21,11 @@ import { requestOf, review } from '../support/review.js';
 import type { IamRequest, PolicyDocument } from '../support/iam-policy.js';
 import { evaluate, evaluateIntersection } from '../support/iam-policy.js';
 import { partitionPatterns } from '../../lib/state/partitions.js';
-import { READER_ALARM_LOGICAL_ID, READER_ROLE_LOGICAL_ID } from '../../infra/serverless/cluster-reader.js';
+import {
+  READER_ALARM_LOGICAL_ID,
+  READER_ROLE_LOGICAL_ID,
+  readerMemorySetting,
+} from '../../infra/serverless/cluster-reader.js';
 import { functionMemory } from '../../infra/serverless/functions.js';
 import { testPki } from '../support/pki.js';
 
@@ -1299,6 +1303,8 @@ describe('packaged with a cluster reader', () => {
     expect(Object.keys(resources).length).toBeLessThan(500);
     const fn = resources.ClusterReaderLambdaFunction.Properties;
     expect(fn.Role).toEqual({ 'Fn::GetAtt': [READER_ROLE_LOGICAL_ID, 'Arn'] });
+    // The reader's memory is param memorySize's, the setting its measured peak RSS chose.
+    expect(fn.MemorySize).toBe(readerMemorySetting());
     expect(fn.Environment.Variables).toMatchObject({ CLUSTER_READER: 'token', CLUSTER_TOKEN_SOURCE: READER_SECRET });
     const rule = Object.values(resources).find((r) => r.Type === 'AWS::Events::Rule');
     expect(rule?.Properties.ScheduleExpression).toBe('rate(1 minute)');

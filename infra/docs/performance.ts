@@ -575,7 +575,7 @@ export function performanceRegions(results: BenchResults): Record<string, string
   const cold = packaged(results);
   const sdk = results.coldStart.filter((r) => r.variant === 'AWS SDK client');
   return {
-    'performance-run': `Measured on ${day} with Node ${results.node} on ${results.cpus} CPUs${cpu}, by \`npm run bench -- --out bench/results.json\`.`,
+    'performance-run': `Measured on ${day} with Node ${results.node} on ${results.cpus} CPUs${cpu}, by \`npm run bench -- --out bench/results.json --cpu-prof\` (KUBEBUILDER_ASSETS set: the apiserver and reader sections run a real kube-apiserver).`,
     'performance-summary': table(
       ['what', 'ratio: median (range)', 'against', 'target', 'not met: the floor it sits on'],
       ratios.map((r) => [r.label, rangeText(r), r.floor, verdict(r), metEverywhere(r) ? '—' : (r.sitsOn ?? '—')]),

@@ -341,7 +341,7 @@ export function apiserverRegion(apiserver: ApiserverResults): string {
   const plugins = [...new Set(apiserver.rows.map((r) => text(r, 'plugin', 'apiserver')))];
   const perRound = apiserver.requests ?? 100;
   const lines = [
-    `Measured through kube-apiserver v1.36.2 in a run of its own (its date is in bench/results.json's \`apiserver\` section), by \`npm run bench -- --only apiserver --merge bench/results.json\`: medians of rounds of ${perRound} requests per path; each path against the baseline round by round (the built-in plugin, or no plugin where kube-apiserver has none), range in brackets. A cell reads client p50 ms, then its ratio; *admission* is the apiserver's admission time per request against the baseline's.`,
+    `Measured through kube-apiserver v1.36.2 by the bench's \`apiserver\` section (alone: \`npm run bench -- --only apiserver\`; its date is in bench/results.json's \`apiserver\` section): medians of rounds of ${perRound} requests per path; each path against the baseline round by round (the built-in plugin, or no plugin where kube-apiserver has none), range in brackets. A cell reads client p50 ms, then its ratio; *admission* is the apiserver's admission time per request against the baseline's.`,
     '',
     table(
       ['plugin', 'baseline', 'baseline p50 ms', ...APISERVER_PATHS.flatMap((p) => [p, `${p} admission`])],

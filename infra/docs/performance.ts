@@ -592,11 +592,12 @@ export function performanceRegions(results: BenchResults): Record<string, string
       ]),
     ),
     'performance-cold-start': table(
-      ['function', 'bundle KB', 'CPU vs bare node', 'wall vs target'],
+      ['function', 'bundle KB', 'CPU vs bare node', 'size floor: CPU vs bare node', 'wall vs target'],
       cold.map((r) => [
         `\`${r.function}\``,
         num(r, 'bundle KB', `coldStart ${r.function}`),
         times(num(r, 'cpu ratio', `coldStart ${r.function}`)),
+        typeof r['size floor cpu ratio'] === 'number' ? times(r['size floor cpu ratio']) : '—',
         stateful(r) ? times(num(r, 'vs target (wall)', `coldStart ${r.function}`)) : '(stateless)',
       ]),
     ),

@@ -89,9 +89,20 @@ describe('the cluster reader in serverless.yml', () => {
 
 describe("the cluster reader's memory", () => {
   it("is what its measured peak RSS chooses by the functions' rule, and serverless.yml deploys it", () => {
-    // 160.7 MB with a quarter to spare: 214.3 MB, in 64 MB steps 256.
+    // 154.5 MB with a quarter to spare: 206 MB, in 64 MB steps 256.
     expect(readerMemoryFor(READER_MEASURED.peakRssMb)).toEqual({ memoryMb: 256, bound: 'peak RSS' });
     expect(readerMemorySetting()).toBe(readerMemoryFor(READER_MEASURED.peakRssMb).memoryMb);
+  });
+
+  it('holds the figures of the committed bench run (bench/results.json)', () => {
+    const reader = (
+      JSON.parse(readFileSync('bench/results.json', 'utf8')) as {
+        reader: { rssMbPer1000Pods: number; rows: { pods: number; 'peak RSS MB': number }[] };
+      }
+    ).reader;
+    const measured = reader.rows.find((row) => row.pods === READER_MEASURED.pods);
+    expect(measured?.['peak RSS MB']).toBe(READER_MEASURED.peakRssMb);
+    expect(reader.rssMbPer1000Pods).toBe(READER_MEASURED.rssMbPer1000Pods);
   });
 
   it('needs no more than the least setting for a small peak: no request CPU bounds it', () => {

@@ -87,10 +87,10 @@ const driver = (bundle: string, event: string) =>
   `const t0=performance.now();${bundle.endsWith('.cjs') ? 'Promise.resolve(require' : 'import'}('${bundle.startsWith('/') ? '' : './'}${bundle}')${bundle.endsWith('.cjs') ? ')' : ''}.then(({handler})=>{const t1=performance.now();const e=JSON.parse(require('fs').readFileSync('${event.startsWith('/') ? '' : './'}${event}','utf8'));return handler(e,{getRemainingTimeInMillis:()=>1e4}).then(r=>{const t2=performance.now();const u=process.cpuUsage();process.stdout.write(JSON.stringify({load:t1-t0,answer:t2-t1,status:r.statusCode,cpu:(u.user+u.system)/1000}))})})`;
 
 /**
- * The store floor: bare node sending one GetItem to DynamoDB Local with Node's http, a placeholder
- * signature (DynamoDB Local checks none) and nothing else: a process's one store round trip.
+ * One raw GetItem to DynamoDB Local as a script's source: `http.request`'s options (add more after
+ * them, an agent say) and the body, with a placeholder signature (DynamoDB Local checks none).
  */
-function storeFloor(endpoint: string, table: string): string {
+export function rawGetItem(endpoint: string, table: string): { options: string; body: string } {
   const url = new URL(endpoint);
   const body = JSON.stringify({
     TableName: table,
@@ -103,7 +103,19 @@ function storeFloor(endpoint: string, table: string): string {
     authorization:
       'AWS4-HMAC-SHA256 Credential=local/20260101/local/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
   };
-  return `const r=require('http').request({host:'${url.hostname}',port:${url.port},method:'POST',path:'/',headers:${JSON.stringify(headers)}},s=>{s.resume();s.on('end',()=>{const u=process.cpuUsage();process.stdout.write(JSON.stringify({status:s.statusCode,cpu:(u.user+u.system)/1000}))})});r.end(${JSON.stringify(body)})`;
+  return {
+    options: `host:'${url.hostname}',port:${url.port},method:'POST',path:'/',headers:${JSON.stringify(headers)}`,
+    body: JSON.stringify(body),
+  };
+}
+
+/**
+ * The store floor: bare node sending one GetItem to DynamoDB Local with Node's http and nothing
+ * else: a process's one store round trip.
+ */
+function storeFloor(endpoint: string, table: string): string {
+  const { options, body } = rawGetItem(endpoint, table);
+  return `const r=require('http').request({${options}},s=>{s.resume();s.on('end',()=>{const u=process.cpuUsage();process.stdout.write(JSON.stringify({status:s.statusCode,cpu:(u.user+u.system)/1000}))})});r.end(${body})`;
 }
 
 export async function bundle(

@@ -20,7 +20,7 @@ import { usesStore } from '../../lib/admission/plugin.js';
 import { createTable } from '../support/dynamodb.js';
 import { gatewayEvent } from '../support/gateway-event.js';
 import { review } from '../support/review.js';
-import { bundle, OUT } from './cold-start.js';
+import { bundle, OUT, rawGetItem } from './cold-start.js';
 import { sampleReviewFor } from './samples.js';
 import { median, round } from './stats.js';
 import { SAMPLES } from './store.js';
@@ -48,21 +48,10 @@ const driver = (handlerFile: string, eventsFile: string, outFile: string) =>
  * signature: DynamoDB Local checks none), nothing else; CPU per call after a warm-up of 20.
  */
 const storeFloor = (endpoint: string, table: string, calls: number, outFile: string) => {
-  const url = new URL(endpoint);
-  const body = JSON.stringify({
-    TableName: table,
-    Key: { pk: { S: 'floor' }, sk: { S: 'floor' } },
-    ConsistentRead: true,
-  });
-  const headers = {
-    'content-type': 'application/x-amz-json-1.0',
-    'x-amz-target': 'DynamoDB_20120810.GetItem',
-    authorization:
-      'AWS4-HMAC-SHA256 Credential=local/20260101/local/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
-  };
+  const { options, body } = rawGetItem(endpoint, table);
   return (
     `const http=require('http');const fs=require('fs');const agent=new http.Agent({keepAlive:true});` +
-    `const one=()=>new Promise((res,rej)=>{const r=http.request({host:'${url.hostname}',port:${url.port},method:'POST',path:'/',headers:${JSON.stringify(headers)},agent},s=>{s.resume();s.on('end',res)});r.on('error',rej);r.end(${JSON.stringify(body)})});` +
+    `const one=()=>new Promise((res,rej)=>{const r=http.request({${options},agent},s=>{s.resume();s.on('end',res)});r.on('error',rej);r.end(${body})});` +
     `(async()=>{for(let i=0;i<20;i++)await one();const u0=process.cpuUsage();for(let i=0;i<${calls};i++)await one();` +
     `const u=process.cpuUsage(u0);fs.writeFileSync(${JSON.stringify(outFile)},JSON.stringify({cpuMsPerCall:(u.user+u.system)/1000/${calls}}));agent.destroy()})()` +
     `.catch(e=>{console.error(e);process.exit(1)})`

@@ -156,6 +156,18 @@ function throughputGap(summary: Row): string {
   return `the floor's own ${us('floor cpu µs/req')} µs of CPU per request (TLS, HTTP, parsing); beyond it ${us('gap cpu µs/req')} µs: the request log ${us('gap: request log µs/req')}, the Lambda handler's work beyond parsing ${us('gap: handler µs/req')}, the rest of the path (the API Gateway event, the answer) ${us('gap: rest of the path µs/req')} ([where](#the-local-server))`;
 }
 
+/** A ratio a bench summary states with its spread (`a–b`): the summary's median and range. */
+function summaryRatio(
+  label: string,
+  summary: Row,
+  where: string,
+  keys: { readonly ratio: string; readonly spread: string },
+  rest: Omit<KeyRatio, 'label' | 'value' | 'min' | 'max'>,
+): KeyRatio {
+  const [min, max] = spread(text(summary, keys.spread, where));
+  return { label, value: num(summary, keys.ratio, where), min, max, ...rest };
+}
+
 export function keyRatios(results: BenchResults): KeyRatio[] {
   const handlers = results.handlers;
   const podSecurity = handlers.find((r) => r.plugin === 'pod-security');
@@ -163,8 +175,6 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
   const cold = packaged(results);
   const throughput = results.throughput.summary;
   const burst = results.quotaBurst.summary;
-  const [throughputLow, throughputHigh] = spread(text(throughput, 'ratio spread', 'throughput.summary'));
-  const [burstLow, burstHigh] = spread(text(burst, 'ratio spread', 'quotaBurst.summary'));
   const burstThroughServer = results.quotaBurst.throughServer?.inMemory?.summary;
   const apiserverBurst = results.apiserver?.quotaBurst?.summary;
   const withLogs = handlers
@@ -241,50 +251,58 @@ export function keyRatios(results: BenchResults): KeyRatio[] {
         sitsOn: `${sizeFloor(cold.filter((r) => isPolicyPlugin(r.function)))}; beyond it, the CEL library's start-up (its protobuf runtime) and the policies, compiled at start so that a bad configuration fails there (each start's profile: \`profile top self\` in bench/results.json)`,
       },
     ),
-    {
-      label: 'Quota burst p99, 64 creates against pods: 32',
-      value: num(burst, 'p99 / floor', 'quotaBurst.summary'),
-      min: burstLow,
-      max: burstHigh,
-      target: 1.5,
-      floor: 'the same store calls, uncoordinated',
-      sitsOn: `the same calls with each create's first write the one queue append the namespace's creates share (the store applies one item's writes one at a time): the burst is ${num(burst, 'p99 / floor with the shared append', 'quotaBurst.summary')}× that floor`,
-    },
+    summaryRatio(
+      'Quota burst p99, 64 creates against pods: 32',
+      burst,
+      'quotaBurst.summary',
+      { ratio: 'p99 / floor', spread: 'ratio spread' },
+      {
+        target: 1.5,
+        floor: 'the same store calls, uncoordinated',
+        sitsOn: `the same calls with each create's first write the one queue append the namespace's creates share (the store applies one item's writes one at a time): the burst is ${num(burst, 'p99 / floor with the shared append', 'quotaBurst.summary')}× that floor`,
+      },
+    ),
     ...(burstThroughServer
       ? [
-          {
-            label: 'Quota burst p99, through npm start over mTLS',
-            value: num(burstThroughServer, 'p99 / floor', 'quotaBurst.throughServer.inMemory'),
-            min: spread(text(burstThroughServer, 'ratio spread', 'quotaBurst.throughServer.inMemory'))[0],
-            max: spread(text(burstThroughServer, 'ratio spread', 'quotaBurst.throughServer.inMemory'))[1],
-            target: 1.5,
-            floor: 'the same store calls, uncoordinated',
-            sitsOn: `the same 64 creates through \`npm start\`, each into a namespace of its own so nothing coordinates them (the connections a burst opens, the server's own work): the burst is ${num(burstThroughServer, 'p99 / floor through the server', 'quotaBurst.throughServer.inMemory')}× that floor`,
-          },
+          summaryRatio(
+            'Quota burst p99, through npm start over mTLS',
+            burstThroughServer,
+            'quotaBurst.throughServer.inMemory',
+            { ratio: 'p99 / floor', spread: 'ratio spread' },
+            {
+              target: 1.5,
+              floor: 'the same store calls, uncoordinated',
+              sitsOn: `the same 64 creates through \`npm start\`, each into a namespace of its own so nothing coordinates them (the connections a burst opens, the server's own work): the burst is ${num(burstThroughServer, 'p99 / floor through the server', 'quotaBurst.throughServer.inMemory')}× that floor`,
+            },
+          ),
         ]
       : []),
     ...(apiserverBurst && typeof apiserverBurst['client p99 / floor'] === 'number'
       ? [
-          {
-            label: 'Quota burst p99, through kube-apiserver and the webhooks',
-            value: num(apiserverBurst, 'client p99 / floor', 'apiserver.quotaBurst.summary'),
-            min: spread(text(apiserverBurst, 'floor ratio spread', 'apiserver.quotaBurst.summary'))[0],
-            max: spread(text(apiserverBurst, 'floor ratio spread', 'apiserver.quotaBurst.summary'))[1],
-            target: 1.5,
-            floor: `the same creates each into a namespace of its own (${num(apiserverBurst, 'floor p99 / built-in', 'apiserver.quotaBurst.summary')}× the built-in ResourceQuota's burst)`,
-          },
+          summaryRatio(
+            'Quota burst p99, through kube-apiserver and the webhooks',
+            apiserverBurst,
+            'apiserver.quotaBurst.summary',
+            { ratio: 'client p99 / floor', spread: 'floor ratio spread' },
+            {
+              target: 1.5,
+              floor: `the same creates each into a namespace of its own (${num(apiserverBurst, 'floor p99 / built-in', 'apiserver.quotaBurst.summary')}× the built-in ResourceQuota's burst)`,
+            },
+          ),
         ]
       : []),
-    {
-      label: 'Local server throughput',
-      value: num(throughput, 'throughput ratio', 'throughput.summary'),
-      min: throughputLow,
-      max: throughputHigh,
-      target: 0.9,
-      higherIsBetter: true,
-      floor: 'bare Node https with the same mTLS settings',
-      sitsOn: throughputGap(throughput),
-    },
+    summaryRatio(
+      'Local server throughput',
+      throughput,
+      'throughput.summary',
+      { ratio: 'throughput ratio', spread: 'ratio spread' },
+      {
+        target: 0.9,
+        higherIsBetter: true,
+        floor: 'bare Node https with the same mTLS settings',
+        sitsOn: throughputGap(throughput),
+      },
+    ),
   ];
 }
 

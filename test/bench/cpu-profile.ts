@@ -171,11 +171,10 @@ export function summarizeProfile(profile: CpuProfile, options: SummaryOptions = 
     const file = fileName(node.callFrame, cwd);
     files.set(file, (files.get(file) ?? 0) + us);
     // Every function on the sample's stack once, however often it recurses.
-    const onStack = new Set(stackOf(id).map((frame) => frameName(frame, cwd)));
+    const stack = stackOf(id);
+    const onStack = new Set(stack.map((frame) => frameName(frame, cwd)));
     for (const name of onStack) total.set(name, (total.get(name) ?? 0) + us);
-    const loads = stackOf(id)
-      .map(builtinBody)
-      .filter((module) => module !== undefined);
+    const loads = stack.map(builtinBody).filter((module) => module !== undefined);
     const outermost = loads.at(-1);
     if (outermost !== undefined) builtins.set(outermost, (builtins.get(outermost) ?? 0) + us);
   }

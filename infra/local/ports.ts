@@ -10,6 +10,11 @@ import { createServer } from 'node:net';
 
 const LOWEST = 10_000;
 const SLICES = 8;
+/**
+ * The ports at or above LOWEST on the Fetch standard's "bad ports" list: Node's fetch (undici)
+ * refuses to connect to them, so a child told one would never answer a readiness probe.
+ */
+export const FETCH_BAD_PORTS: ReadonlySet<number> = new Set([10_080]);
 const handedOut = new Set<number>();
 
 /** The lowest port of the kernel's ephemeral range (Linux), or the IANA dynamic range's start. */
@@ -44,11 +49,11 @@ function bindable(port: number): Promise<boolean> {
 }
 
 /** A port on 127.0.0.1 that nothing listens on now and that this process has not handed out. */
-export async function freePort(): Promise<number> {
-  const { low, high } = portRange();
+export async function freePort(range: { readonly low: number; readonly high: number } = portRange()): Promise<number> {
+  const { low, high } = range;
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = low + Math.floor(Math.random() * (high - low));
-    if (handedOut.has(port)) continue;
+    if (handedOut.has(port) || FETCH_BAD_PORTS.has(port)) continue;
     handedOut.add(port);
     if (await bindable(port)) return port;
   }

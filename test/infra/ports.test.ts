@@ -4,7 +4,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedDynamoDb } from '../../infra/local/dynamodb.js';
-import { addressInUse, freePort, portRange } from '../../infra/local/ports.js';
+import { addressInUse, FETCH_BAD_PORTS, freePort, portRange } from '../../infra/local/ports.js';
 
 describe('portRange', () => {
   it('gives each of eight test workers its own slice below the ephemeral range', () => {
@@ -32,6 +32,18 @@ describe('freePort', () => {
       expect(port).toBeGreaterThanOrEqual(low);
       expect(port).toBeLessThan(high);
     }
+  });
+});
+
+describe('the ports fetch refuses', () => {
+  it('are never handed out: a readiness probe by fetch could not reach them', async () => {
+    // Node's fetch refuses the Fetch standard's bad ports before it connects (a closed port would
+    // be ECONNREFUSED instead).
+    for (const port of FETCH_BAD_PORTS)
+      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toMatchObject({ cause: { message: 'bad port' } });
+    // A range holding 10080 and one other port: only the other comes out.
+    const port = await freePort({ low: 10_080, high: 10_082 });
+    expect(port).toBe(10_081);
   });
 });
 

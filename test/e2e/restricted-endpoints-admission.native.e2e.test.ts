@@ -80,11 +80,28 @@ const write =
   (cluster: ControlPlane) =>
     create(cluster, object, options);
 
+/**
+ * Endpoints the rows update, each beside a Service of its name without a selector: the native
+ * cluster runs kube-controller-manager, whose endpoints controller deletes Endpoints no Service
+ * owns (it lists them once its caches sync, and may find these). Labelled so that the mirroring
+ * controller does not copy them into EndpointSlices of its own.
+ */
+const SKIP_MIRROR = { 'endpointslice.kubernetes.io/skip-mirror': 'true' };
+const owned = (object: KubeObject): KubeObject => ({
+  ...object,
+  metadata: { ...object.metadata, labels: SKIP_MIRROR },
+});
 const STORED = [
-  endpoints('kept', { addresses: ['10.128.0.1'] }),
-  endpoints('ports', { addresses: ['10.128.0.1'], ports: [{ port: 80 }] }),
+  owned(endpoints('kept', { addresses: ['10.128.0.1'] })),
+  owned(endpoints('ports', { addresses: ['10.128.0.1'], ports: [{ port: 80 }] })),
   slice('kept-slice', [['10.128.0.1']]),
 ];
+const SERVICES: KubeObject[] = ['kept', 'ports'].map((name) => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'ns' },
+  spec: { ports: [{ port: 80 }] },
+}));
 
 const ROWS: Row[] = [
   {
@@ -206,7 +223,7 @@ async function seed(cluster: ControlPlane): Promise<void> {
     ],
     { users: GRANTED },
   );
-  for (const object of STORED) await seedObject(cluster, object);
+  for (const object of [...SERVICES, ...STORED]) await seedObject(cluster, object);
 }
 
 let pair: NativePair;
